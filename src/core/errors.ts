@@ -1,0 +1,57 @@
+/**
+ * Typed errors of the rating core. Adapters (CLI, service) map them to exit
+ * codes and HTTP statuses; the core never prints or exits.
+ */
+
+/** Base class: every error Ladder raises on purpose is a LadderError. */
+export class LadderError extends Error {
+  override name = 'LadderError';
+}
+
+/**
+ * Input that does not describe a valid match, game or option. `field` names
+ * the offending field as a path (`teams[1].players[0].seconds`); `line` is the
+ * 1-based input line when the input came from a file.
+ */
+export class InvalidInputError extends LadderError {
+  override name = 'InvalidInputError';
+  readonly field: string | undefined;
+  readonly line: number | undefined;
+
+  constructor(message: string, options: { field?: string; line?: number } = {}) {
+    const where = [
+      options.line !== undefined ? `line ${options.line}` : undefined,
+      options.field !== undefined ? `field ${options.field}` : undefined,
+    ]
+      .filter(Boolean)
+      .join(', ');
+    super(where ? `${where}: ${message}` : message);
+    this.field = options.field;
+    this.line = options.line;
+  }
+
+  /** The same error, placed on a line of an input file. */
+  atLine(line: number): InvalidInputError {
+    const bare = this.message.replace(/^(line \d+, )?(field [^:]+: )?/, '');
+    return new InvalidInputError(bare, { field: this.field, line });
+  }
+}
+
+/** A numerical procedure that could not reach an answer (no bracket, no convergence). */
+export class ConvergenceError extends LadderError {
+  override name = 'ConvergenceError';
+}
+
+/**
+ * A performance rating that has no finite value (a record of only wins or only
+ * losses under maximum likelihood or netzero), raised only when the caller
+ * asks for `unbounded: 'throw'`.
+ */
+export class UnboundedRatingError extends LadderError {
+  override name = 'UnboundedRatingError';
+  readonly direction: 'above' | 'below';
+  constructor(message: string, direction: 'above' | 'below') {
+    super(message);
+    this.direction = direction;
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Glicko-2, exactly as in Mark Glickman's "Example of the Glicko-2 system"
+ * (glicko.net, revised 2022-11-30): steps 1 to 8, the Illinois algorithm for
+ * the volatility with the 2022 `<=` revision, convergence tolerance 1e-6.
+ */
+import { InvalidInputError } from './errors.js';
+
+/** Glickman's conversion between the Glicko and Glicko-2 scales: 400 / ln 10. */
+export const GLICKO2_SCALE = 173.7178;
+
+export interface Glicko2Rating {
+  /** Glicko scale rating (1500 centred). */
+  rating: number;
+  /** Rating deviation on the Glicko scale. */
+  rd: number;
+  /** Volatility sigma. */
+  volatility: number;
+}
+
+export interface Glicko2Options {
+  /** Starting rating. @default 1500 */
+  rating?: number;
+  /** Starting rating deviation, also the ceiling RD never grows past. @default 350 */
+  rd?: number;
+  /** Starting volatility. @default 0.06 */
+  volatility?: number;
+  /** System constant tau: how fast volatility may change. @default 0.5 */
+  tau?: number;
+  /** Convergence tolerance of the volatility iteration. @default 1e-6 */
+  epsilon?: number;
+  /**
+   * Multiplier on the rating step (the World-vs-World seed's "k"); 1 is
+   * standard Glicko-2. @default 1
+   */
+  k?: number;
+  /**
+   * Length of one rating period in milliseconds for continuous time: an idle
+   * player's RD grows by one step 6 per period elapsed. @default 86_400_000 (one day)
+   */
+  periodMs?: number;
+}
+
+/** One game of a rating period, from the rated player's side. */
+export interface Glicko2Game {
+  opponent: Pick<Glicko2Rating, 'rating' | 'rd'>;
+  /** Score in [0, 1]: 1 win, 0.5 draw, 0 loss; any value between is allowed. */
+  score: number;
+}
+
+export interface ResolvedGlicko2Options {
+  rating: number;
+  rd: number;
+  volatility: number;
+  tau: number;
+  epsilon: number;
+  k: number;
+  periodMs: number;
+}
+
+export const GLICKO2_DEFAULTS: ResolvedGlicko2Options = Object.freeze({
+  rating: 1500,
+  rd: 350,
+  volatility: 0.06,
+  tau: 0.5,
+  epsilon: 1e-6,
+  k: 1,
+  periodMs: 86_400_000,
+});
+
+export function resolveGlicko2Options(options: Glicko2Options = {}): ResolvedGlicko2Options {
+  const resolved = { ...GLICKO2_DEFAULTS };
+  for (const key of Object.keys(GLICKO2_DEFAULTS) as Array<keyof ResolvedGlicko2Options>) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new InvalidInputError(`must be a finite number, got ${String(value)}`, { field: key });
+    }
+    resolved[key] = value;
+  }
+  for (const key of ['rd', 'volatility', 'tau', 'epsilon', 'periodMs'] as const) {
+    if (!(resolved[key] > 0)) throw new InvalidInputError(`must be positive, got ${resolved[key]}`, { field: key });
+  }
+  if (resolved.k < 0) throw new InvalidInputError(`must not be negative, got ${resolved.k}`, { field: 'k' });
+  return resolved;
+}
+
+/** A new player's rating. */
+export function glicko2Initial(options: Glicko2Options = {}): Glicko2Rating {
+  const o = resolveGlicko2Options(options);
+  return { rating: o.rating, rd: o.rd, volatility: o.volatility };
+}
+
+/** g(phi) of step 3. */
+export function glicko2G(phi: number): number {
+  return 1 / Math.sqrt(1 + (3 * phi * phi) / (Math.PI * Math.PI));
+}
+
+/**
+ * Steps 5 to 7 on the Glicko-2 scale: the new volatility by the Illinois
+ * algorithm, then the new phi and mu. `vInverse` is sum g^2 E (1 - E) and
+ * `improvement` is sum g (s - E) over the period's games. Writes
+ * [mu', phi', sigma'] into `out` so hot loops allocate nothing.
+ */
+export function glicko2Step(
+  mu: number,
+  phi: number,
+  sigma: number,
+  vInverse: number,
+  improvement: number,
+  tau: number,
+  epsilon: number,
+  k: number,
+  out: Float64Array | number[],
+): void {
+  const v = 1 / vInverse;
+  const delta = v * improvement;
+  const phi2 = phi * phi;
+  const delta2 = delta * delta;
+  const a = Math.log(sigma * sigma);
+  const tau2 = tau * tau;
+  const f = (x: number): number => {
+    const ex = Math.exp(x);
+    const d = phi2 + v + ex;
+    return (ex * (delta2 - phi2 - v - ex)) / (2 * d * d) - (x - a) / tau2;
+  };
+  let A = a;
+  let B: number;
+  if (delta2 > phi2 + v) {
+    B = Math.log(delta2 - phi2 - v);
+  } else {
+    let j = 1;
+    while (f(a - j * tau) < 0) j++;
+    B = a - j * tau;
+  }
+  let fA = f(A);
+  let fB = f(B);
+  // Bounded for safety: the Illinois iteration converges in well under 100 steps.
+  for (let iteration = 0; Math.abs(B - A) > epsilon && iteration < 200; iteration++) {
+    const C = A + ((A - B) * fA) / (fB - fA);
+    const fC = f(C);
+    if (fC * fB <= 0) {
+      A = B;
+      fA = fB;
+    } else {
+      fA /= 2;
+    }
+    B = C;
+    fB = fC;
+  }
+  const newSigma = Math.exp(A / 2);
+  const phiStar2 = phi2 + newSigma * newSigma;
+  const newPhi = 1 / Math.sqrt(1 / phiStar2 + vInverse);
+  out[0] = mu + k * newPhi * newPhi * improvement;
+  out[1] = newPhi;
+  out[2] = newSigma;
+}
+
+function checkScore(score: number, index: number): void {
+  if (!(score >= 0 && score <= 1)) {
+    throw new InvalidInputError(`must be in [0, 1], got ${score}`, { field: `games[${index}].score` });
+  }
+}
+
+/**
+ * Rates one player over one rating period: every game is rated from the
+ * ratings at the period's start. A period with no games is step 6 alone: RD
+ * grows by the volatility, rating and volatility stay (never past the
+ * starting RD of the options).
+ */
+export function glicko2Update(player: Glicko2Rating, games: readonly Glicko2Game[], options: Glicko2Options = {}): Glicko2Rating {
+  const o = resolveGlicko2Options(options);
+  const mu = (player.rating - 1500) / GLICKO2_SCALE;
+  const phi = player.rd / GLICKO2_SCALE;
+  if (games.length === 0) return glicko2Idle(player, 1, options);
+  let vInverse = 0;
+  let improvement = 0;
+  games.forEach((game, index) => {
+    checkScore(game.score, index);
+    const muJ = (game.opponent.rating - 1500) / GLICKO2_SCALE;
+    const g = glicko2G(game.opponent.rd / GLICKO2_SCALE);
+    const e = 1 / (1 + Math.exp(-g * (mu - muJ)));
+    vInverse += g * g * e * (1 - e);
+    improvement += g * (game.score - e);
+  });
+  const out = [0, 0, 0];
+  glicko2Step(mu, phi, player.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+  return { rating: out[0]! * GLICKO2_SCALE + 1500, rd: out[1]! * GLICKO2_SCALE, volatility: out[2]! };
+}
+
+/**
+ * Step 6 for an idle stretch: phi^2 grows by sigma^2 per period, so `periods`
+ * may be fractional (continuous time). RD never grows past the starting RD.
+ */
+export function glicko2Idle(player: Glicko2Rating, periods: number, options: Glicko2Options = {}): Glicko2Rating {
+  const o = resolveGlicko2Options(options);
+  if (!(periods > 0)) return { ...player };
+  const phi = player.rd / GLICKO2_SCALE;
+  const grown = Math.sqrt(phi * phi + periods * player.volatility * player.volatility) * GLICKO2_SCALE;
+  return { rating: player.rating, rd: Math.min(Math.max(grown, player.rd), Math.max(o.rd, player.rd)), volatility: player.volatility };
+}
+
+/**
+ * Expected score of `a` against `b` (the probability that a wins, draws
+ * counting half), with both players' uncertainty: g is taken of the combined
+ * deviation sqrt(phi_a^2 + phi_b^2), as Glickman recommends for predictions.
+ */
+export function glicko2WinProbability(a: Pick<Glicko2Rating, 'rating' | 'rd'>, b: Pick<Glicko2Rating, 'rating' | 'rd'>): number {
+  const phiA = a.rd / GLICKO2_SCALE;
+  const phiB = b.rd / GLICKO2_SCALE;
+  const g = glicko2G(Math.sqrt(phiA * phiA + phiB * phiB));
+  return 1 / (1 + Math.exp((-g * (a.rating - b.rating)) / GLICKO2_SCALE));
+}
+
+/**
+ * A team as one composite opponent: the mean rating and the root mean square
+ * RD of its players. Each player of the other team plays one game against it.
+ */
+export function glicko2Composite(players: ReadonlyArray<Pick<Glicko2Rating, 'rating' | 'rd'>>): { rating: number; rd: number } {
+  let rating = 0;
+  let rd2 = 0;
+  for (const p of players) {
+    rating += p.rating;
+    rd2 += p.rd * p.rd;
+  }
+  return { rating: rating / players.length, rd: Math.sqrt(rd2 / players.length) };
+}

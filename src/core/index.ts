@@ -1,0 +1,54 @@
+/**
+ * Ladder's rating core: pure functions on plain records, no I/O.
+ */
+export { ConvergenceError, InvalidInputError, LadderError, UnboundedRatingError } from './errors.js';
+export { type Match, type MatchInput, type MatchPlayer, type MatchTeam, pairScore, parseMatch, parseTime, teamPlacements } from './match.js';
+export {
+  GLICKO2_DEFAULTS,
+  GLICKO2_SCALE,
+  type Glicko2Game,
+  type Glicko2Options,
+  type Glicko2Rating,
+  glicko2Composite,
+  glicko2G,
+  glicko2Idle,
+  glicko2Initial,
+  glicko2Step,
+  glicko2Update,
+  glicko2WinProbability,
+  resolveGlicko2Options,
+} from './glicko2.js';
+export {
+  mulberry32,
+  WVW_DEFAULTS,
+  type WvwGroupOptions,
+  type WvwOptions,
+  type WvwWorld,
+  wvwExpectedScores,
+  wvwGlickoScore,
+  wvwGroups,
+  wvwRateMatch,
+} from './wvw.js';
+export {
+  roundHalfUp,
+  TEAM_RANK_DEFAULTS,
+  type TeamRankChange,
+  type TeamRankOptions,
+  type TeamRankOutcome,
+  type TeamRankPlayer,
+  type TeamRankResult,
+  teamRankMatch,
+  teamRankWinProbability,
+} from './teamrank.js';
+export { ELO_DEFAULTS, type EloGame, type EloOptions, type EloRating, eloExpected, eloInitial, eloUpdate, eloWinProbability } from './elo.js';
+export {
+  createSystem,
+  type MatchRating,
+  type PlayerChange,
+  type PlayerState,
+  type RatePeriodOptions,
+  type RatingSystem,
+  SYSTEM_NAMES,
+  type SystemName,
+} from './systems.js';
+export { Replay, replay, type StartingState } from './replay.js';

@@ -1,0 +1,175 @@
+/**
+ * The match record every rating system reads, and its validation.
+ *
+ * A match is two or more teams; a team is one or more players. The outcome
+ * comes from each team's `rank` (1 is best, equal ranks tie) or, where no team
+ * has a rank, from its `score` (higher is better).
+ */
+import { InvalidInputError } from './errors.js';
+
+export interface MatchPlayer {
+  id: string;
+  /** Seconds this player spent in the game (team rank's time-in-game modifier). */
+  seconds?: number;
+  /** The player left before the end (team rank's automatic loss). */
+  quit?: boolean;
+}
+
+export interface MatchTeam {
+  players: MatchPlayer[];
+  /** Placement, 1 is best; equal ranks tie. */
+  rank?: number;
+  /** Raw score, higher is better (World-vs-World needs it). */
+  score?: number;
+}
+
+export interface Match {
+  id?: string;
+  /** Epoch milliseconds. */
+  at?: number;
+  /** Consecutive matches with the same period form one Glicko-2 rating period. */
+  period?: string;
+  teams: MatchTeam[];
+  /** Relative weight of the game (Elo's per-game weight); 1 when absent. */
+  weight?: number;
+}
+
+/** The wire form accepted from users: a player may be a bare id, `at` an ISO string. */
+export interface MatchInput {
+  id?: string | number;
+  at?: string | number;
+  period?: string | number;
+  teams: Array<{
+    players: Array<string | number | { id: string | number; seconds?: number; quit?: boolean }>;
+    rank?: number;
+    score?: number;
+  }>;
+  weight?: number;
+}
+
+const MAX_ID_LENGTH = 200;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(field: string, message: string): never {
+  throw new InvalidInputError(message, { field });
+}
+
+function parseId(value: unknown, field: string): string {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') fail(field, `must be a string id, got ${describe(value)}`);
+  if (value.length === 0) fail(field, 'must not be empty');
+  if (value.length > MAX_ID_LENGTH) fail(field, `must be at most ${MAX_ID_LENGTH} characters`);
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return String(value);
+  return typeof value;
+}
+
+function parseFiniteNumber(value: unknown, field: string, { min }: { min?: number } = {}): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) fail(field, `must be a finite number, got ${describe(value)}`);
+  if (min !== undefined && value < min) fail(field, `must be at least ${min}, got ${value}`);
+  return value;
+}
+
+/**
+ * Parses a date as epoch milliseconds: a number is taken as epoch
+ * milliseconds; a string may be ISO 8601 or a compact `YYYYMMDD` (as in
+ * tennis and chess data).
+ */
+export function parseTime(value: unknown, field = 'at'): number {
+  if (typeof value === 'number') return parseFiniteNumber(value, field);
+  if (typeof value !== 'string') fail(field, `must be an ISO date string, got ${describe(value)}`);
+  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(value);
+  const ms = compact ? Date.UTC(+compact[1]!, +compact[2]! - 1, +compact[3]!) : Date.parse(value);
+  if (!Number.isFinite(ms)) fail(field, `is not a date: ${JSON.stringify(value.slice(0, 40))}`);
+  return ms;
+}
+
+/**
+ * Validates a match from its wire form and returns the normalised record.
+ * Throws InvalidInputError naming the field for: no teams, a team without
+ * players, a player on two teams, a non-finite or negative score or seconds,
+ * and teams with neither rank nor score.
+ */
+export function parseMatch(raw: unknown): Match {
+  if (!isRecord(raw)) fail('match', `must be a JSON object, got ${describe(raw)}`);
+  const match: Match = { teams: [] };
+  if (raw.id !== undefined) match.id = parseId(raw.id, 'id');
+  if (raw.at !== undefined && raw.at !== null) match.at = parseTime(raw.at, 'at');
+  if (raw.period !== undefined && raw.period !== null) match.period = parseId(raw.period, 'period');
+  if (raw.weight !== undefined) match.weight = parseFiniteNumber(raw.weight, 'weight', { min: 0 });
+  if (!Array.isArray(raw.teams)) fail('teams', `must be an array of teams, got ${describe(raw.teams)}`);
+  if (raw.teams.length < 2) fail('teams', `needs at least two teams, got ${raw.teams.length}`);
+
+  const seen = new Map<string, number>();
+  raw.teams.forEach((rawTeam: unknown, t: number) => {
+    const at = `teams[${t}]`;
+    if (!isRecord(rawTeam)) fail(at, `must be an object, got ${describe(rawTeam)}`);
+    if (!Array.isArray(rawTeam.players)) fail(`${at}.players`, `must be an array, got ${describe(rawTeam.players)}`);
+    if (rawTeam.players.length === 0) fail(`${at}.players`, 'a team needs at least one player');
+    const team: MatchTeam = { players: [] };
+    if (rawTeam.rank !== undefined && rawTeam.rank !== null) team.rank = parseFiniteNumber(rawTeam.rank, `${at}.rank`, { min: 0 });
+    if (rawTeam.score !== undefined && rawTeam.score !== null) team.score = parseFiniteNumber(rawTeam.score, `${at}.score`, { min: 0 });
+    rawTeam.players.forEach((rawPlayer: unknown, p: number) => {
+      const pat = `${at}.players[${p}]`;
+      let player: MatchPlayer;
+      if (typeof rawPlayer === 'string' || typeof rawPlayer === 'number') {
+        player = { id: parseId(rawPlayer, pat) };
+      } else if (isRecord(rawPlayer)) {
+        player = { id: parseId(rawPlayer.id, `${pat}.id`) };
+        if (rawPlayer.seconds !== undefined && rawPlayer.seconds !== null) player.seconds = parseFiniteNumber(rawPlayer.seconds, `${pat}.seconds`, { min: 0 });
+        if (rawPlayer.quit !== undefined && rawPlayer.quit !== null) {
+          if (typeof rawPlayer.quit !== 'boolean') fail(`${pat}.quit`, `must be true or false, got ${describe(rawPlayer.quit)}`);
+          player.quit = rawPlayer.quit;
+        }
+      } else {
+        fail(pat, `must be a player id or an object with an id, got ${describe(rawPlayer)}`);
+      }
+      const other = seen.get(player.id);
+      if (other !== undefined) {
+        fail(`${pat}.id`, other === t ? `player ${JSON.stringify(player.id)} appears twice in the same team` : `player ${JSON.stringify(player.id)} is on two teams (teams[${other}] and teams[${t}])`);
+      }
+      seen.set(player.id, t);
+      team.players.push(player);
+    });
+    match.teams.push(team);
+  });
+
+  const ranked = match.teams.filter((team) => team.rank !== undefined).length;
+  const scored = match.teams.filter((team) => team.score !== undefined).length;
+  if (ranked !== 0 && ranked !== match.teams.length) {
+    const missing = match.teams.findIndex((team) => team.rank === undefined);
+    fail(`teams[${missing}].rank`, 'every team needs a rank when one has one');
+  }
+  if (ranked === 0 && scored !== match.teams.length) {
+    const missing = match.teams.findIndex((team) => team.score === undefined);
+    fail(`teams[${missing}]`, 'needs a rank or a score');
+  }
+  return match;
+}
+
+/**
+ * Placement of each team, 1 best, equal values tying: from `rank` when the
+ * teams have ranks, else from `score` (higher is better).
+ */
+export function teamPlacements(match: Match): number[] {
+  const teams = match.teams;
+  if (teams[0]!.rank !== undefined) return teams.map((team) => team.rank!);
+  return teams.map((team) => 1 + teams.filter((other) => other.score! > team.score!).length);
+}
+
+/**
+ * The Glicko/Elo score of team `a` against team `b`: 1 win, 0.5 draw, 0 loss.
+ */
+export function pairScore(placements: readonly number[], a: number, b: number): number {
+  const pa = placements[a]!;
+  const pb = placements[b]!;
+  return pa < pb ? 1 : pa > pb ? 0 : 0.5;
+}
