@@ -95,6 +95,13 @@ export function glicko2G(phi: number): number {
   return 1 / Math.sqrt(1 + (3 * phi * phi) / (Math.PI * Math.PI));
 }
 
+/** f(x) of step 5.1, a module function so the hot loop allocates no closure. */
+function volatilityF(x: number, delta2: number, phi2: number, v: number, a: number, tau2: number): number {
+  const ex = Math.exp(x);
+  const d = phi2 + v + ex;
+  return (ex * (delta2 - phi2 - v - ex)) / (2 * d * d) - (x - a) / tau2;
+}
+
 /**
  * Steps 5 to 7 on the Glicko-2 scale: the new volatility by the Illinois
  * algorithm, then the new phi and mu. `vInverse` is sum g^2 E (1 - E) and
@@ -118,26 +125,21 @@ export function glicko2Step(
   const delta2 = delta * delta;
   const a = Math.log(sigma * sigma);
   const tau2 = tau * tau;
-  const f = (x: number): number => {
-    const ex = Math.exp(x);
-    const d = phi2 + v + ex;
-    return (ex * (delta2 - phi2 - v - ex)) / (2 * d * d) - (x - a) / tau2;
-  };
   let A = a;
   let B: number;
   if (delta2 > phi2 + v) {
     B = Math.log(delta2 - phi2 - v);
   } else {
     let j = 1;
-    while (f(a - j * tau) < 0) j++;
+    while (volatilityF(a - j * tau, delta2, phi2, v, a, tau2) < 0) j++;
     B = a - j * tau;
   }
-  let fA = f(A);
-  let fB = f(B);
+  let fA = volatilityF(A, delta2, phi2, v, a, tau2);
+  let fB = volatilityF(B, delta2, phi2, v, a, tau2);
   // Bounded for safety: the Illinois iteration converges in well under 100 steps.
   for (let iteration = 0; Math.abs(B - A) > epsilon && iteration < 200; iteration++) {
     const C = A + ((A - B) * fA) / (fB - fA);
-    const fC = f(C);
+    const fC = volatilityF(C, delta2, phi2, v, a, tau2);
     if (fC * fB <= 0) {
       A = B;
       fA = fB;

@@ -52,3 +52,35 @@ export {
   type SystemName,
 } from './systems.js';
 export { Replay, replay, type StartingState } from './replay.js';
+export {
+  algo400,
+  eloReplayRule,
+  type GameResult,
+  glicko2ReplayRule,
+  type Glicko2ReplayOptions,
+  maxLikelihood,
+  netzero,
+  netzeroUnordered,
+  parsePerformanceGame,
+  PERFORMANCE_METHODS,
+  type PerformanceGame,
+  type PerformanceMethod,
+  type PerformanceOptions,
+  performanceRating,
+  performanceRatings,
+  type PerformanceRatings,
+  type RatingUpdate,
+  type ReplayRule,
+  type StatefulRatingUpdate,
+  type UnboundedPolicy,
+} from './performance.js';
+export { DEFAULT_TIER_TABLE, displayTier, type Tier, type TierDisplay, type TierTable, validateTierTable } from './display.js';
+export {
+  eloReplayPairwise,
+  glicko2RatePairwise,
+  glicko2ReplayPairwise,
+  initialGlicko2Ratings,
+  type PairwiseLog,
+  PairwiseLogBuilder,
+  type PairwiseRatings,
+} from './pairwise.js';

@@ -152,7 +152,9 @@ export function teamRankMatch(
     });
   });
 
-  const fullGame = Math.max(0, ...teams.flat().map((p) => p.seconds ?? 0));
+  // Without any reported seconds every player counts as present the whole game (modifier 1).
+  const reported = teams.flat().filter((p) => p.seconds !== undefined);
+  const fullGame = reported.length === 0 ? 1 : Math.max(...reported.map((p) => p.seconds!));
   const averages = teams.map((team) => average(team.map((p) => p.rank)));
   const allQuit = teams.map((team) => team.every((p) => p.quit === true));
   const presence = teams.map((team) => teamPresence(team, fullGame, o));

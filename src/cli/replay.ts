@@ -1,0 +1,223 @@
+/**
+ * `ladder replay`: rates a match log and prints the standings.
+ */
+import { SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import { InvalidInputError } from '../core/errors.js';
+import { Replay, type StartingState } from '../core/replay.js';
+import { createSystem, type PlayerState, SYSTEM_NAMES, type SystemName } from '../core/systems.js';
+import { wvwGroups } from '../core/wvw.js';
+import { readInputText } from '../io/jsonl.js';
+import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../io/matches.js';
+import { eloReplayPairwise, glicko2ReplayPairwise } from '../core/pairwise.js';
+import { action, numberOption } from './errors.js';
+
+export interface ReplayCommandOptions {
+  system: string;
+  tau?: number;
+  k?: number;
+  rd?: number;
+  players?: string;
+  json?: boolean;
+  format?: MatchLogFormat;
+  map?: string;
+  groupRule?: 'sorted' | 'randomized';
+  seed?: number;
+  skipInvalid?: boolean;
+}
+
+export interface ReplayOutput {
+  system: SystemName;
+  players: Array<{ id: string; rating: number; rd?: number; volatility?: number; matches: number }>;
+  groups?: string[][];
+}
+
+function systemOptions(system: SystemName, options: ReplayCommandOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (options.tau !== undefined) {
+    if (system !== 'glicko2' && system !== 'wvw') throw new InvalidInputError(`--tau applies to glicko2 and wvw, not ${system}`, { field: 'tau' });
+    out.tau = options.tau;
+  }
+  if (options.rd !== undefined) out.rd = options.rd;
+  if (options.k !== undefined) {
+    if (system === 'teamrank' || system === 'glicko2') throw new InvalidInputError(`--k applies to elo and wvw, not ${system}`, { field: 'k' });
+    out.k = options.k;
+  }
+  return out;
+}
+
+/** Parses the `--players` file: a JSON array of starting states. */
+export function parseStartingStates(text: string): StartingState[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(`malformed JSON: ${(error as Error).message}`, { field: 'players' });
+  }
+  if (!Array.isArray(value)) throw new InvalidInputError('must be a JSON array of {"id","rating","rd"?,"volatility"?}', { field: 'players' });
+  const seen = new Set<string>();
+  return value.map((entry: unknown, i) => {
+    const field = `players[${i}]`;
+    if (typeof entry !== 'object' || entry === null) throw new InvalidInputError('must be an object', { field });
+    const record = entry as Record<string, unknown>;
+    const id = typeof record.id === 'number' ? String(record.id) : record.id;
+    if (typeof id !== 'string' || id === '') throw new InvalidInputError('must be a non-empty string', { field: `${field}.id` });
+    if (seen.has(id)) throw new InvalidInputError(`player ${JSON.stringify(id)} is listed twice`, { field: `${field}.id` });
+    seen.add(id);
+    const state: StartingState = { id, rating: 0 };
+    for (const key of ['rating', 'rd', 'volatility'] as const) {
+      const v = record[key];
+      if (v === undefined && key !== 'rating') continue;
+      if (typeof v !== 'number' || !Number.isFinite(v) || (key !== 'rating' && v <= 0)) {
+        throw new InvalidInputError(`must be a finite${key === 'rating' ? '' : ', positive'} number, got ${JSON.stringify(v)}`, { field: `${field}.${key}` });
+      }
+      state[key] = v;
+    }
+    return state;
+  });
+}
+
+/** Runs a replay and returns the standings; throws InvalidInputError on bad input. */
+export function runReplay(
+  source: string,
+  options: ReplayCommandOptions,
+  onProgress?: (done: number, total: number) => void,
+  onSkipped?: (errors: InvalidInputError[]) => void,
+): ReplayOutput {
+  if (!(SYSTEM_NAMES as readonly string[]).includes(options.system)) {
+    throw new InvalidInputError(`unknown system ${JSON.stringify(options.system)}; expected one of ${SYSTEM_NAMES.join(', ')}`, { field: 'system' });
+  }
+  const name = options.system as SystemName;
+  const system = createSystem(name, systemOptions(name, options));
+  const starting = options.players ? parseStartingStates(readInputText(options.players)) : [];
+  const text = readInputText(source);
+  const format = formatOf(source, options.format);
+  const map = options.map ? parseColumnMap(options.map) : undefined;
+  const onInvalid = options.skipInvalid ? (error: InvalidInputError) => skipped.push(error) : undefined;
+  const skipped: InvalidInputError[] = [];
+  const report = () => {
+    if (skipped.length > 0) onSkipped?.(skipped);
+  };
+  if (format === 'csv' && starting.length === 0 && (name === 'glicko2' || name === 'elo')) {
+    const log = parsePairwiseCsv(text, map, onInvalid);
+    if (log) {
+      report();
+      const ratings = name === 'glicko2' ? glicko2ReplayPairwise(log, system.options) : eloReplayPairwise(log, system.options);
+      const players = new Map<string, PlayerState>();
+      log.ids.forEach((id, i) => {
+        const state: PlayerState = { rating: ratings.rating[i]!, matches: ratings.matches[i]! };
+        if (ratings.rd) state.rd = ratings.rd[i]!;
+        if (ratings.volatility) state.volatility = ratings.volatility[i]!;
+        players.set(id, state);
+      });
+      return standings(name, players);
+    }
+    skipped.length = 0;
+  }
+  const run = new Replay(system, starting);
+  const total = onProgress ? countLines(text) : 0;
+  let done = 0;
+  for (const { line, match } of parseMatchLog(text, format, { map, onInvalid })) {
+    try {
+      run.push(match);
+    } catch (error) {
+      if (error instanceof InvalidInputError) throw error.atLine(line);
+      throw error;
+    }
+    if (onProgress && ++done % 10_000 === 0) onProgress(line, total);
+  }
+  const players = run.finish();
+  report();
+  return standings(name, players, name === 'wvw' ? { rule: options.groupRule, seed: options.seed } : undefined);
+}
+
+function countLines(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) count++;
+  return count + 1;
+}
+
+/** Sorts players best first (ties by id) into the output record. */
+export function standings(system: SystemName, players: ReadonlyMap<string, PlayerState>, groups?: { rule?: 'sorted' | 'randomized'; seed?: number }): ReplayOutput {
+  const list = [...players].map(([id, state]) => {
+    const entry: ReplayOutput['players'][number] = { id, rating: state.rating, matches: state.matches };
+    if (state.rd !== undefined) entry.rd = state.rd;
+    if (state.volatility !== undefined) entry.volatility = state.volatility;
+    return entry;
+  });
+  list.sort((a, b) => b.rating - a.rating || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const output: ReplayOutput = { system, players: list };
+  if (groups) output.groups = wvwGroups(list.map((p) => ({ id: p.id, rating: p.rating, rd: p.rd ?? 0 })), groups);
+  return output;
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+export function formatTable(output: ReplayOutput): string {
+  const hasRd = output.players.some((p) => p.rd !== undefined);
+  const decimals = output.system === 'teamrank' ? 2 : 1;
+  const idWidth = Math.max(6, ...output.players.map((p) => p.id.length));
+  const rows = [
+    [pad('#', 6, true), pad('player', idWidth), pad(output.system === 'teamrank' ? 'rank' : 'rating', 10, true), ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []), pad('matches', 8, true)].join('  '),
+  ];
+  output.players.forEach((p, i) => {
+    rows.push(
+      [
+        pad(String(i + 1), 6, true),
+        pad(p.id, idWidth),
+        pad(p.rating.toFixed(decimals), 10, true),
+        ...(hasRd ? [pad(p.rd?.toFixed(1) ?? '', 7, true), pad(p.volatility?.toFixed(5) ?? '', 8, true)] : []),
+        pad(String(p.matches), 8, true),
+      ].join('  '),
+    );
+  });
+  let text = `${output.system}: ${output.players.length} players\n${rows.join('\n')}\n`;
+  if (output.groups) text += `\nnext round, top tier first:\n${output.groups.map((g, i) => `  tier ${i + 1}: ${g.join(', ')}`).join('\n')}\n`;
+  return text;
+}
+
+export function register(program: Command): void {
+  program
+    .command('replay')
+    .description('rate a match log (JSON Lines or CSV) and print the standings')
+    .requiredOption('--system <name>', `rating system: ${SYSTEM_NAMES.join('|')}`)
+    .option('--tau <x>', 'Glicko-2 system constant (glicko2 default 0.5, wvw default 0.6)', numberOption('tau'))
+    .option('--k <x>', 'Elo K factor (default 32) or the WvW step multiplier (default 1)', numberOption('k'))
+    .option('--rd <x>', 'Glicko-2 starting and maximum RD (default 350)', numberOption('rd'))
+    .option('--players <file>', 'JSON array of starting states {"id","rating","rd"?,"volatility"?}')
+    .option('--format <format>', 'jsonl or csv (default: from the file name)')
+    .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_id,loser=loser_id,at=tourney_date')
+    .option('--group-rule <rule>', 'wvw grouping: sorted (the seed) or randomized (ArenaNet\'s later rule)', 'sorted')
+    .option('--seed <n>', 'seed of the randomized wvw grouping', numberOption('seed'))
+    .option('--skip-invalid', 'skip invalid lines (reported on stderr) instead of stopping at the first')
+    .option('--json', 'print one JSON object instead of a table')
+    .argument('<matches>', 'match log file, or - for standard input')
+    .action(
+      action((source: string, options: ReplayCommandOptions) => {
+        if (options.format !== undefined && options.format !== 'jsonl' && options.format !== 'csv') {
+          throw new InvalidInputError(`must be jsonl or csv, got ${JSON.stringify(options.format)}`, { field: 'format' });
+        }
+        let bar: SingleBar | undefined;
+        const progress = process.stderr.isTTY
+          ? (done: number, total: number) => {
+              if (!bar) {
+                bar = new SingleBar({ stream: process.stderr, format: 'replay [{bar}] {percentage}% | {value}/{total} lines' });
+                bar.start(total, 0);
+              }
+              bar.update(done);
+            }
+          : undefined;
+        let output: ReplayOutput;
+        try {
+          output = runReplay(source, options, progress, (errors) => {
+            process.stderr.write(`ladder: skipped ${errors.length} invalid line(s):\n${errors.slice(0, 10).map((e) => `  ${e.message}`).join('\n')}\n`);
+          });
+        } finally {
+          bar?.stop();
+        }
+        process.stdout.write(options.json ? `${JSON.stringify(output)}\n` : formatTable(output));
+      }),
+    );
+}

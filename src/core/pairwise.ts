@@ -1,0 +1,187 @@
+/**
+ * A columnar fast path for logs of one-against-one games, the shape of most
+ * real match data (tennis, chess). It gives exactly the ratings that
+ * `Replay` gives for the same games with `createSystem('glicko2' | 'elo')`
+ * (each game its own rating period, RD growing with idle time), on typed
+ * arrays, so a six-hundred-thousand-game log rates in a fraction of a second.
+ */
+import { eloExpected, resolveEloOptions, type EloOptions } from './elo.js';
+import { GLICKO2_SCALE, type Glicko2Options, glicko2G, glicko2Step, resolveGlicko2Options } from './glicko2.js';
+
+export interface PairwiseLog {
+  /** Player ids by index. */
+  ids: string[];
+  /** Number of games. */
+  count: number;
+  /** Index of the first player of each game. */
+  a: Int32Array;
+  /** Index of the second player of each game. */
+  b: Int32Array;
+  /** Score of the first player: 1, 0.5 or 0 (anything in [0, 1]). */
+  score: Float64Array;
+  /** Epoch ms of each game, NaN where unknown. */
+  at: Float64Array;
+}
+
+export interface PairwiseRatings {
+  rating: Float64Array;
+  /** Glicko-2 only. */
+  rd?: Float64Array;
+  /** Glicko-2 only. */
+  volatility?: Float64Array;
+  matches: Int32Array;
+  /** Epoch ms of each player's last game, NaN before their first. */
+  lastAt: Float64Array;
+}
+
+/** Builds a log incrementally, interning player ids. */
+export class PairwiseLogBuilder {
+  private readonly index = new Map<string, number>();
+  readonly ids: string[] = [];
+  private a = new Int32Array(1024);
+  private b = new Int32Array(1024);
+  private score = new Float64Array(1024);
+  private at = new Float64Array(1024);
+  count = 0;
+
+  playerIndex(id: string): number {
+    let i = this.index.get(id);
+    if (i === undefined) {
+      i = this.ids.length;
+      this.index.set(id, i);
+      this.ids.push(id);
+    }
+    return i;
+  }
+
+  add(a: string, b: string, scoreOfA: number, at = NaN): void {
+    if (this.count === this.a.length) this.grow();
+    const n = this.count++;
+    this.a[n] = this.playerIndex(a);
+    this.b[n] = this.playerIndex(b);
+    this.score[n] = scoreOfA;
+    this.at[n] = at;
+  }
+
+  private grow(): void {
+    const size = this.a.length * 2;
+    const copy = <T extends Int32Array | Float64Array>(from: T, to: T): T => {
+      to.set(from);
+      return to;
+    };
+    this.a = copy(this.a, new Int32Array(size));
+    this.b = copy(this.b, new Int32Array(size));
+    this.score = copy(this.score, new Float64Array(size));
+    this.at = copy(this.at, new Float64Array(size));
+  }
+
+  build(): PairwiseLog {
+    const n = this.count;
+    return { ids: this.ids, count: n, a: this.a.subarray(0, n), b: this.b.subarray(0, n), score: this.score.subarray(0, n), at: this.at.subarray(0, n) };
+  }
+}
+
+/** Starting ratings for a log's players: everyone at the options' defaults. */
+export function initialGlicko2Ratings(players: number, options: Glicko2Options = {}): Required<PairwiseRatings> {
+  const o = resolveGlicko2Options(options);
+  return {
+    rating: new Float64Array(players).fill(o.rating),
+    rd: new Float64Array(players).fill(o.rd),
+    volatility: new Float64Array(players).fill(o.volatility),
+    matches: new Int32Array(players),
+    lastAt: new Float64Array(players).fill(NaN),
+  };
+}
+
+/**
+ * Rates games `from` to `to` (exclusive) of the log into `state`, in place.
+ * `onGame`, when given, sees each game's prediction (the probability that
+ * the first player wins) before the game is rated.
+ */
+export function glicko2RatePairwise(
+  log: PairwiseLog,
+  state: Required<PairwiseRatings>,
+  options: Glicko2Options = {},
+  from = 0,
+  to = log.count,
+  onGame?: (game: number, probabilityA: number) => void,
+): void {
+  const o = resolveGlicko2Options(options);
+  const { rating, rd, volatility, matches, lastAt } = state;
+  const out = new Float64Array(3);
+  const { tau, epsilon, k, periodMs } = o;
+  const maxPhi = o.rd / GLICKO2_SCALE;
+  for (let game = from; game < to; game++) {
+    const i = log.a[game]!;
+    const j = log.b[game]!;
+    const at = log.at[game]!;
+    let phiI = rd[i]! / GLICKO2_SCALE;
+    let phiJ = rd[j]! / GLICKO2_SCALE;
+    // Continuous time: step 6 for the idle time, never past the starting RD.
+    if (at > lastAt[i]!) phiI = grow(phiI, volatility[i]!, (at - lastAt[i]!) / periodMs, maxPhi);
+    if (at > lastAt[j]!) phiJ = grow(phiJ, volatility[j]!, (at - lastAt[j]!) / periodMs, maxPhi);
+    const muI = (rating[i]! - 1500) / GLICKO2_SCALE;
+    const muJ = (rating[j]! - 1500) / GLICKO2_SCALE;
+    if (onGame) {
+      const g = glicko2G(Math.sqrt(phiI * phiI + phiJ * phiJ));
+      onGame(game, 1 / (1 + Math.exp(-g * (muI - muJ))));
+    }
+    const s = log.score[game]!;
+    const gJ = glicko2G(phiJ);
+    const gI = glicko2G(phiI);
+    const eI = 1 / (1 + Math.exp(-gJ * (muI - muJ)));
+    const eJ = 1 / (1 + Math.exp(-gI * (muJ - muI)));
+    glicko2Step(muI, phiI, volatility[i]!, gJ * gJ * eI * (1 - eI), gJ * (s - eI), tau, epsilon, k, out);
+    const newMuI = out[0]!;
+    const newPhiI = out[1]!;
+    const newSigmaI = out[2]!;
+    glicko2Step(muJ, phiJ, volatility[j]!, gI * gI * eJ * (1 - eJ), gI * (1 - s - eJ), tau, epsilon, k, out);
+    rating[i] = newMuI * GLICKO2_SCALE + 1500;
+    rd[i] = newPhiI * GLICKO2_SCALE;
+    volatility[i] = newSigmaI;
+    rating[j] = out[0]! * GLICKO2_SCALE + 1500;
+    rd[j] = out[1]! * GLICKO2_SCALE;
+    volatility[j] = out[2]!;
+    matches[i]!++;
+    matches[j]!++;
+    // A game without a time (NaN) leaves lastAt alone, as Replay does.
+    if (at === at && !(lastAt[i]! >= at)) lastAt[i] = at;
+    if (at === at && !(lastAt[j]! >= at)) lastAt[j] = at;
+  }
+}
+
+function grow(phi: number, sigma: number, periods: number, maxPhi: number): number {
+  const grown = Math.sqrt(phi * phi + periods * sigma * sigma);
+  return Math.min(grown, Math.max(maxPhi, phi));
+}
+
+/** Rates the whole log with Glicko-2 from default starting ratings. */
+export function glicko2ReplayPairwise(log: PairwiseLog, options: Glicko2Options = {}): Required<PairwiseRatings> {
+  const state = initialGlicko2Ratings(log.ids.length, options);
+  glicko2RatePairwise(log, state, options);
+  return state;
+}
+
+/** Rates the whole log with Elo (each game rated from the ratings before it). */
+export function eloReplayPairwise(log: PairwiseLog, options: EloOptions = {}, onGame?: (game: number, probabilityA: number) => void): PairwiseRatings {
+  const o = resolveEloOptions(options);
+  const rating = new Float64Array(log.ids.length).fill(o.rating);
+  const matches = new Int32Array(log.ids.length);
+  const lastAt = new Float64Array(log.ids.length).fill(NaN);
+  const weightless = o.k;
+  for (let game = 0; game < log.count; game++) {
+    const i = log.a[game]!;
+    const j = log.b[game]!;
+    const e = eloExpected(rating[i]!, rating[j]!, o.scale);
+    onGame?.(game, e);
+    const delta = weightless * (log.score[game]! - e);
+    rating[i] = rating[i]! + delta;
+    rating[j] = rating[j]! - delta;
+    matches[i]!++;
+    matches[j]!++;
+    const at = log.at[game]!;
+    if (at === at && !(lastAt[i]! >= at)) lastAt[i] = at;
+    if (at === at && !(lastAt[j]! >= at)) lastAt[j] = at;
+  }
+  return { rating, matches, lastAt };
+}

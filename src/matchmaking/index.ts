@@ -1,0 +1,13 @@
+/** Matchmaking: tickets, widening filters and the pass that forms matches. */
+export { FILTER_DEFAULTS, type FilterDefaults, parseTicket, type PlayerFilter, type Ticket, type TicketPlayer } from './ticket.js';
+export { effectiveWithin, resolveWidening, type ResolvedWidening, WIDENING_DEFAULTS, type WideningOptions, wideningStep } from './widening.js';
+export {
+  balanceTeams,
+  type FormedMatch,
+  Matchmaker,
+  type MatchmakerOptions,
+  type MatchQuality,
+  matchmake,
+  parseMode,
+  type PassResult,
+} from './matchmaker.js';

@@ -1,0 +1,271 @@
+/**
+ * Leaderboard order, percentiles and divisions. Two implementations behind
+ * one interface: in process (the standings library's Leaderboard, one per
+ * ladder, loaded from the database on first use) and in Redis (sorted sets
+ * shared by every instance). Rules are the standings library's: a player is
+ * ranked once placed and while their last match is within the window.
+ */
+import type { Redis } from 'ioredis';
+import { divisionOf, Leaderboard, percentileOf } from '../standings/index.js';
+import type { Database } from '../store/database.js';
+import type { Ladder } from './ladders.js';
+import type { CommittedPlayer } from './writer.js';
+
+export interface StandingView {
+  rank: number | null;
+  percentile: number | null;
+  division: string | null;
+  placementRemaining: number;
+}
+
+export interface RankedEntry {
+  id: string;
+  rating: number;
+  rank: number;
+  percentile: number;
+}
+
+export interface Rankings {
+  /** Applies committed player states. */
+  update(ladder: Ladder, players: readonly CommittedPlayer[], lastSeq: number): Promise<void>;
+  standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView>;
+  page(ladder: Ladder, offset: number, limit: number): Promise<{ total: number; offset: number; entries: RankedEntry[] }>;
+  /** Offset of the page centred on `id`, or null when not ranked. */
+  positionOf(ladder: Ladder, id: string): Promise<number | null>;
+  close(): Promise<void>;
+}
+
+interface PlayerOrderRow {
+  id: string;
+  rating: number;
+  matches: number;
+  last_at: number | null;
+}
+
+/** In-process leaderboards: correct for one instance (other instances' writes are not seen). */
+export class MemoryRankings implements Rankings {
+  private readonly boards = new Map<string, Promise<Leaderboard>>();
+  constructor(private readonly db: Database) {}
+
+  private board(ladder: Ladder): Promise<Leaderboard> {
+    let board = this.boards.get(ladder.id);
+    if (!board) {
+      board = (async () => {
+        const lb = new Leaderboard(ladder.standings);
+        const rows = await this.db.query<PlayerOrderRow>('SELECT id, rating, matches, last_at FROM players WHERE ladder = $1', [ladder.id]);
+        for (const row of rows) lb.upsert(row.id, row.rating, row.last_at ?? 0, row.matches);
+        return lb;
+      })();
+      board.catch(() => this.boards.delete(ladder.id));
+      this.boards.set(ladder.id, board);
+    }
+    return board;
+  }
+
+  private async fresh(ladder: Ladder): Promise<Leaderboard> {
+    const board = await this.board(ladder);
+    board.expire(Math.max(board.now, Date.now()));
+    return board;
+  }
+
+  async update(ladder: Ladder, players: readonly CommittedPlayer[]): Promise<void> {
+    // A board not yet loaded will read these states from the database when first used.
+    if (!this.boards.has(ladder.id)) return;
+    const board = await this.board(ladder);
+    for (const p of players) board.upsert(p.id, p.state.rating, p.state.lastAt ?? 0, p.state.matches);
+  }
+
+  async standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView> {
+    const board = await this.fresh(ladder);
+    const s = board.standing(player.id);
+    const placementRemaining = Math.max(0, ladder.resolvedStandings.placementMatches - player.matches);
+    if (!s) return { rank: null, percentile: null, division: null, placementRemaining };
+    return { rank: s.rank, percentile: s.percentile, division: s.division, placementRemaining: s.placementRemaining };
+  }
+
+  async page(ladder: Ladder, offset: number, limit: number) {
+    const board = await this.fresh(ladder);
+    return { total: board.rankedCount, offset, entries: board.top(limit, offset).map(({ id, rating, rank, percentile }) => ({ id, rating, rank, percentile })) };
+  }
+
+  async positionOf(ladder: Ladder, id: string): Promise<number | null> {
+    const board = await this.fresh(ladder);
+    const around = board.around(id, 0);
+    return around.length === 0 ? null : around[0]!.position;
+  }
+
+  async close(): Promise<void> {
+    this.boards.clear();
+  }
+}
+
+/**
+ * Applies a batch of player states to the sorted sets, skipping any player
+ * whose stored version (match seq) is newer: two instances committing one
+ * after the other may reach Redis in the opposite order.
+ * KEYS: rank zset (score -rating), seen zset (score lastAt), versions hash, synced seq.
+ * ARGV: count, cutoff, then per player id, -rating, lastAt, placed(0/1), seq; last: batch seq.
+ */
+const UPDATE_SCRIPT = `
+local n = tonumber(ARGV[1])
+local cutoff = tonumber(ARGV[2])
+local i = 3
+for k = 1, n do
+  local id = ARGV[i]
+  local score = ARGV[i + 1]
+  local lastAt = tonumber(ARGV[i + 2])
+  local placed = ARGV[i + 3]
+  local seq = tonumber(ARGV[i + 4])
+  i = i + 5
+  local current = tonumber(redis.call('HGET', KEYS[3], id) or '0')
+  if seq >= current then
+    redis.call('HSET', KEYS[3], id, seq)
+    if placed == '1' then
+      redis.call('ZADD', KEYS[2], lastAt, id)
+      if lastAt >= cutoff then redis.call('ZADD', KEYS[1], score, id) else redis.call('ZREM', KEYS[1], id) end
+    else
+      redis.call('ZREM', KEYS[1], id)
+      redis.call('ZREM', KEYS[2], id)
+    end
+  end
+end
+local synced = tonumber(redis.call('GET', KEYS[4]) or '0')
+if tonumber(ARGV[i]) > synced then redis.call('SET', KEYS[4], ARGV[i]) end
+return 1`;
+
+/** Drops players whose last match left the window. KEYS: rank, seen. ARGV: cutoff. */
+const EXPIRE_SCRIPT = `
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1])
+for i = 1, #ids, 500 do
+  local j = math.min(i + 499, #ids)
+  redis.call('ZREM', KEYS[1], unpack(ids, i, j))
+end
+return #ids`;
+
+/** Shared leaderboards in Redis sorted sets, for several instances behind one address. */
+export class RedisRankings implements Rankings {
+  private readonly lastExpire = new Map<string, number>();
+  private readonly checked = new Set<string>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly db: Database,
+    private readonly prefix: string,
+  ) {}
+
+  private keys(ladder: string): [string, string, string, string] {
+    const base = `${this.prefix}lb:${ladder}:`;
+    return [`${base}rank`, `${base}seen`, `${base}ver`, `${base}synced`];
+  }
+
+  private placed(ladder: Ladder, matches: number): boolean {
+    return ladder.resolvedStandings.countPlacementPlayers || matches >= ladder.resolvedStandings.placementMatches;
+  }
+
+  private async apply(ladder: Ladder, players: ReadonlyArray<{ id: string; rating: number; matches: number; lastAt: number; seq: number }>, batchSeq: number) {
+    const keys = this.keys(ladder.id);
+    const cutoff = Date.now() - ladder.resolvedStandings.windowMs;
+    for (let start = 0; start < Math.max(players.length, 1); start += 2000) {
+      const chunk = players.slice(start, start + 2000);
+      const args: (string | number)[] = [chunk.length, cutoff];
+      for (const p of chunk) args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq);
+      args.push(batchSeq);
+      await this.redis.eval(UPDATE_SCRIPT, 4, ...keys, ...args);
+    }
+  }
+
+  /**
+   * Brings the sorted sets up to the database: fully when they were never
+   * loaded, else the players changed after the last synced seq (a crash
+   * between commit and Redis write leaves that gap).
+   */
+  async sync(ladder: Ladder): Promise<void> {
+    const keys = this.keys(ladder.id);
+    const [synced, head] = await Promise.all([
+      this.redis.get(keys[3]),
+      this.db.query<{ next_seq: number }>('SELECT next_seq FROM ladders WHERE id = $1', [ladder.id]),
+    ]);
+    const last = (head[0]?.next_seq ?? 1) - 1;
+    const from = synced === null ? 0 : Number(synced);
+    if (from >= last && synced !== null) return;
+    const rows =
+      from === 0
+        ? await this.db.query<PlayerOrderRow>('SELECT id, rating, matches, last_at FROM players WHERE ladder = $1', [ladder.id])
+        : await this.db.query<PlayerOrderRow>(
+            'SELECT id, rating, matches, last_at FROM players WHERE ladder = $1 AND id IN (SELECT player FROM rating_changes WHERE ladder = $1 AND seq > $2)',
+            [ladder.id, from],
+          );
+    await this.apply(
+      ladder,
+      rows.map((r) => ({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last })),
+      last,
+    );
+  }
+
+  private async ready(ladder: Ladder): Promise<void> {
+    if (!this.checked.has(ladder.id)) {
+      await this.sync(ladder);
+      this.checked.add(ladder.id);
+    }
+    const now = Date.now();
+    if ((this.lastExpire.get(ladder.id) ?? 0) < now - 1000) {
+      this.lastExpire.set(ladder.id, now);
+      const [rank, seen] = this.keys(ladder.id);
+      await this.redis.eval(EXPIRE_SCRIPT, 2, rank, seen, now - ladder.resolvedStandings.windowMs);
+    }
+  }
+
+  async update(ladder: Ladder, players: readonly CommittedPlayer[], lastSeq: number): Promise<void> {
+    await this.apply(
+      ladder,
+      players.map((p) => ({ id: p.id, rating: p.state.rating, matches: p.state.matches, lastAt: p.state.lastAt ?? 0, seq: p.seq })),
+      lastSeq,
+    );
+  }
+
+  private async counts(rankKey: string, rating: number): Promise<{ above: number; below: number }> {
+    const score = -rating;
+    const [above, below] = await Promise.all([this.redis.zcount(rankKey, '-inf', `(${score}`), this.redis.zcount(rankKey, `(${score}`, '+inf')]);
+    return { above, below };
+  }
+
+  async standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView> {
+    await this.ready(ladder);
+    const placementRemaining = Math.max(0, ladder.resolvedStandings.placementMatches - player.matches);
+    const [rankKey] = this.keys(ladder.id);
+    const score = await this.redis.zscore(rankKey, player.id);
+    if (score === null) return { rank: null, percentile: null, division: null, placementRemaining };
+    const { above, below } = await this.counts(rankKey, -Number(score));
+    const percentile = placementRemaining === 0 ? percentileOf(below, above) : null;
+    return { rank: 1 + above, percentile, division: percentile === null ? null : divisionOf(percentile, ladder.resolvedStandings.divisions).name, placementRemaining };
+  }
+
+  async page(ladder: Ladder, offset: number, limit: number) {
+    await this.ready(ladder);
+    const [rankKey] = this.keys(ladder.id);
+    const [total, flat] = await Promise.all([this.redis.zcard(rankKey), this.redis.zrange(rankKey, offset, offset + limit - 1, 'WITHSCORES')]);
+    const entries: RankedEntry[] = [];
+    const cache = new Map<number, { above: number; below: number }>();
+    for (let i = 0; i < flat.length; i += 2) {
+      const rating = -Number(flat[i + 1]);
+      let c = cache.get(rating);
+      if (!c) cache.set(rating, (c = await this.counts(rankKey, rating)));
+      entries.push({ id: flat[i]!, rating, rank: 1 + c.above, percentile: percentileOf(c.below, c.above) });
+    }
+    return { total, offset, entries };
+  }
+
+  async positionOf(ladder: Ladder, id: string): Promise<number | null> {
+    await this.ready(ladder);
+    const [rankKey] = this.keys(ladder.id);
+    return this.redis.zrank(rankKey, id);
+  }
+
+  /** Removes every key of a ladder (rebuild --fix reloads them). */
+  async reset(ladder: string): Promise<void> {
+    await this.redis.del(...this.keys(ladder));
+    this.checked.delete(ladder);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,66 @@
+/**
+ * How the service turns stored matches into ratings. The writer (live) and
+ * `ladder rebuild` (replay) both go through `rateUnit`, so a replay of the
+ * stored matches in sequence order reproduces the stored states exactly.
+ *
+ * A unit is either one match, rated on arrival in continuous time (a
+ * Glicko-2 player's RD first grows for the time since their last match), or
+ * one World-vs-World round, whose matches form one rating period rated from
+ * the ratings before the round (no continuous growth: the round is the period).
+ */
+import type { Match } from '../core/match.js';
+import type { MatchRating, PlayerState, RatingSystem } from '../core/systems.js';
+
+export interface StoredMatch {
+  seq: number;
+  id: string;
+  /** Epoch ms: the match's own time or the server's receive time. */
+  at: number;
+  /** Round name for matches posted as part of a World-vs-World round. */
+  round: string | null;
+  body: Match;
+}
+
+export function rateUnit(system: RatingSystem, matches: readonly Match[], states: ReadonlyMap<string, PlayerState>, round: boolean): MatchRating[] {
+  if (round) return system.ratePeriod(matches, states, { timeIdle: false });
+  return matches.map((match) => system.rateMatch(match, states, { timeIdle: true }));
+}
+
+/** The public form of a player state: rating, RD and volatility where the system has them, matches played. */
+export function publicState(state: PlayerState): { rating: number; rd?: number; volatility?: number; matches: number } {
+  const out: { rating: number; rd?: number; volatility?: number; matches: number } = { rating: state.rating, matches: state.matches };
+  if (state.rd !== undefined) out.rd = state.rd;
+  if (state.volatility !== undefined) out.volatility = state.volatility;
+  return out;
+}
+
+/**
+ * Replays stored matches (in seq order) from nothing and returns every
+ * player's final state. Consecutive matches of the same round form one unit.
+ */
+export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch>): Map<string, PlayerState> {
+  const states = new Map<string, PlayerState>();
+  let roundName: string | null = null;
+  let roundMatches: Match[] = [];
+  const apply = (ratings: MatchRating[]) => {
+    for (const rating of ratings) for (const change of rating.players) states.set(change.id, change.after);
+  };
+  const flushRound = () => {
+    if (roundMatches.length > 0) apply(rateUnit(system, roundMatches, states, true));
+    roundMatches = [];
+    roundName = null;
+  };
+  for (const stored of matches) {
+    if (stored.round !== null) {
+      if (stored.round !== roundName) flushRound();
+      roundName = stored.round;
+      roundMatches.push(stored.body);
+      continue;
+    }
+    flushRound();
+    // One match at a time: each sees the states left by the one before.
+    apply(rateUnit(system, [stored.body], states, false));
+  }
+  flushRound();
+  return states;
+}

@@ -1,0 +1,162 @@
+/**
+ * Request schemas. The same zod objects validate request bodies and generate
+ * /openapi.json (z.toJSONSchema), so the documentation cannot drift from
+ * what the server accepts. Semantic checks the shape cannot express (a
+ * player on two teams, ranks vs scores) are left to the rating core's
+ * parsers, which name the field the same way.
+ */
+import { z } from 'zod';
+import { InvalidInputError } from '../core/errors.js';
+
+const id = z.string().min(1).max(200);
+const idOrNumber = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]);
+const finiteNonNegative = z.number().min(0).max(1e15);
+
+export const systemName = z.enum(['glicko2', 'wvw', 'teamrank', 'elo']);
+
+const division = z.object({ name: z.string().min(1).max(60), minPercentile: z.number().min(1).max(100) }).strict();
+
+export const standingsOptionsSchema = z
+  .object({
+    windowMs: z.number().positive().max(1e13).optional().describe('A player is ranked while their last match is at most this old. Default 30 days.'),
+    placementMatches: z.number().int().min(0).max(1000).optional().describe('Matches before a player is ranked. Default 10.'),
+    countPlacementPlayers: z.boolean().optional(),
+    divisions: z.array(division).min(1).max(50).optional(),
+  })
+  .strict();
+
+export const createLadderSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
+    system: systemName,
+    options: z.record(z.string().max(40), z.union([z.number(), z.string().max(40), z.boolean()])).optional().describe('Options of the rating system (see docs/SYSTEMS.md); unknown names are rejected.'),
+    public: z.boolean().optional().describe('Anyone may read the leaderboard, players, history and rounds without a key. Default false.'),
+    standings: standingsOptionsSchema.optional(),
+    matchmaking: z
+      .object({
+        teamSize: z.number().int().min(1).max(16).optional(),
+        teams: z.number().int().min(2).max(8).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+const matchPlayer = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.object({ id: idOrNumber, seconds: finiteNonNegative.optional(), quit: z.boolean().optional() }).strict()]);
+
+export const matchSchema = z
+  .object({
+    id: idOrNumber.optional(),
+    at: z.union([z.string().max(40), z.number().min(0).max(8.64e15)]).optional().describe('ISO 8601 or epoch ms; the server receive time when absent.'),
+    period: idOrNumber.optional().describe('Accepted for compatibility with match files and ignored: the service rates each match as it arrives.'),
+    weight: z.number().min(0).max(1e6).optional(),
+    teams: z
+      .array(
+        z
+          .object({
+            players: z.array(matchPlayer).min(1).max(64),
+            rank: z.number().min(0).max(1e6).optional(),
+            score: finiteNonNegative.optional(),
+          })
+          .strict(),
+      )
+      .min(2)
+      .max(64),
+  })
+  .strict();
+
+export const roundSchema = z
+  .object({
+    round: id.optional().describe('Name of the round, unique in the ladder; "r<number>" when absent.'),
+    at: z.union([z.string().max(40), z.number().min(0).max(8.64e15)]).optional(),
+    matches: z
+      .array(
+        z
+          .object({
+            id: id.optional(),
+            worlds: z.record(id, finiteNonNegative).describe('World id → raw score of the round.'),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(1000),
+  })
+  .strict();
+
+export const ticketSchema = z
+  .object({
+    id: id.optional(),
+    mode: z.string().max(40).optional(),
+    players: z
+      .array(
+        z
+          .object({
+            id,
+            percentile: z.number().min(1).max(100).optional().describe('Taken from the ladder when absent.'),
+            rating: z.number().min(0).max(1e9).optional(),
+            pings: z.record(z.string().min(1).max(40), z.number().min(0).max(1e6)),
+            filter: z.object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() }).strict().optional(),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(16),
+  })
+  .strict();
+
+export const performanceSchema = z
+  .object({
+    games: z
+      .array(
+        z
+          .object({
+            opponent: z.number().min(-1e6).max(1e6),
+            result: z.enum(['win', 'loss', 'draw']),
+            weight: z.number().min(0).max(1e6).optional(),
+            opponentRd: z.number().positive().max(1e4).optional(),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(5000),
+    k: z.number().positive().max(1000).optional().describe('Elo K of the netzero replays and of `path`. Default 32.'),
+  })
+  .strict();
+
+export const createKeySchema = z
+  .object({
+    name: z.string().min(1).max(100),
+    scopes: z.array(z.enum(['admin', 'write', 'read'])).min(1).max(3),
+  })
+  .strict();
+
+export const pageQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+  offset: z.coerce.number().int().min(0).max(1e9).optional(),
+});
+
+export const leaderboardQuerySchema = pageQuerySchema.extend({
+  around: id.optional(),
+  search: z.string().min(1).max(200).optional(),
+});
+
+/** `teams[1].players[0]` from zod's path array. */
+export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+/** Validates `value` against `schema`, throwing InvalidInputError that names the first bad field. */
+export function validate<S extends z.ZodType>(schema: S, value: unknown, where = 'body'): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  let path = fieldPath(issue.path);
+  if (issue.code === 'unrecognized_keys') path = path === '' ? issue.keys[0]! : `${path}.${issue.keys[0]}`;
+  const message = issue.code === 'unrecognized_keys' ? `unknown field ${JSON.stringify(issue.keys[0]).slice(0, 80)}` : issue.message;
+  throw new InvalidInputError(message, { field: path === '' ? where : path });
+}

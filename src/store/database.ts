@@ -1,0 +1,219 @@
+/**
+ * One PostgreSQL interface over two drivers: embedded PGlite (a data
+ * directory, one process) and a real server through `pg.Pool`. Both run the
+ * same SQL text with `$1..$n` parameters; nothing is ever interpolated.
+ */
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { LadderError } from '../core/errors.js';
+
+/** Something that runs one statement: the database itself or an open transaction. */
+export interface Queryable {
+  /** Runs one parameterised statement and returns its rows. */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations only). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** The data directory is held by another live process. */
+export class DataDirectoryLockedError extends LadderError {
+  override name = 'DataDirectoryLockedError';
+}
+
+/** int8 (count(*), epoch milliseconds, sequence numbers) as a JS number: every value Ladder stores is far below 2^53. */
+const INT8_OID = 20;
+const parseInt8 = (value: string): number => Number(value);
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dir>/ladder.lock` exclusively (O_EXCL create) and writes our pid in
+ * it. A lock left by a process that no longer exists (killed, crashed) is
+ * stale and taken over; a live holder is refused, so two processes never
+ * open the same PGlite directory. Returns the release function.
+ */
+export function lockDataDirectory(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, 'ladder.lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => {
+        try {
+          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
+        } catch {
+          // Already gone: nothing to release.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      let holder = NaN;
+      try {
+        holder = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+      } catch {
+        // Vanished between open and read: try again.
+        continue;
+      }
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new DataDirectoryLockedError(`data directory ${resolve(dir)} is in use by process ${holder} (lock file ${path}); stop it or use another --data directory`);
+      }
+      // Stale lock from a dead process (or garbage): remove it and retry the exclusive create.
+      try {
+        unlinkSync(path);
+      } catch {
+        // Someone else removed it first; the retry decides who wins.
+      }
+    }
+  }
+  throw new DataDirectoryLockedError(`could not take the lock ${path}`);
+}
+
+/** Opens embedded PGlite in `dataDir` (created if missing), holding the directory lock. */
+export async function openPglite(dataDir: string): Promise<Database> {
+  const release = lockDataDirectory(dataDir);
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const pgDir = join(dataDir, 'pgdata');
+    if (!existsSync(pgDir)) mkdirSync(pgDir, { recursive: true });
+    const pg = await PGlite.create(pgDir, { parsers: { [INT8_OID]: parseInt8 } });
+    type Tx = { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }>; exec: (sql: string) => Promise<unknown> };
+    const wrap = (target: Tx): Queryable => ({
+      query: async <Row>(sql: string, params: readonly unknown[] = []) => (await target.query(sql, [...params])).rows as Row[],
+      exec: async (sql: string) => {
+        await target.exec(sql);
+      },
+    });
+    const base = wrap(pg as unknown as Tx);
+    let closed = false;
+    return {
+      kind: 'pglite',
+      query: base.query,
+      exec: base.exec,
+      transaction: (work) => pg.transaction((tx) => work(wrap(tx as unknown as Tx))),
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        try {
+          await pg.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+export interface PostgresOptions {
+  /** Connection string, e.g. postgres://user@host:5432/db. */
+  url: string;
+  /**
+   * Schema to create (if missing) and use as the search path; tests use a
+   * fresh one each so they never collide. @default the server's default (public)
+   */
+  schema?: string;
+  /** Pool size. @default 10 */
+  max?: number;
+}
+
+/** Opens a pool on a real PostgreSQL server. */
+export async function openPostgres(options: PostgresOptions): Promise<Database> {
+  const pg = await import('pg');
+  const { Pool, types } = pg.default;
+  if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
+    throw new LadderError(`schema name must be lower-case letters, digits and underscores, got ${JSON.stringify(options.schema)}`);
+  }
+  const parsers = {
+    getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? parseInt8 : types.getTypeParser(oid, format as 'text')),
+  };
+  if (options.schema !== undefined) {
+    // The name is checked above; identifiers cannot be parameters.
+    const setup = new Pool({ connectionString: options.url, max: 1 });
+    try {
+      await setup.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
+    } finally {
+      await setup.end();
+    }
+  }
+  const pool = new Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    types: parsers as never,
+    ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  const onClient = (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Queryable => ({
+    query: async <Row>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, [...params])).rows as Row[],
+    exec: async (sql: string) => {
+      await client.query(sql);
+    },
+  });
+  let closed = false;
+  return {
+    kind: 'postgres',
+    query: async <Row>(sql: string, params: readonly unknown[] = []) => (await pool.query(sql, [...params])).rows as Row[],
+    exec: async (sql: string) => {
+      await pool.query(sql);
+    },
+    transaction: async (work) => {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work(onClient(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL connection string; when absent, embedded PGlite in `dataDir`. */
+  databaseUrl?: string;
+  /** @default './ladder-data' */
+  dataDir?: string;
+  /** Schema for PostgreSQL (see PostgresOptions.schema). */
+  schema?: string;
+  /** Pool size for PostgreSQL. @default 10 */
+  poolSize?: number;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres({ url: options.databaseUrl, schema: options.schema, max: options.poolSize });
+  return openPglite(options.dataDir ?? './ladder-data');
+}

@@ -1,0 +1,116 @@
+/**
+ * Versioned schema migrations, applied in order on start. Each runs once, in
+ * its own transaction, recorded in `schema_migrations`; an advisory lock
+ * keeps two instances starting together from racing. Never edit a shipped
+ * migration: add the next number.
+ */
+import type { Database } from './database.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'ladders, matches, players, history, idempotency, keys, rounds',
+    sql: `
+CREATE TABLE ladders (
+  id text PRIMARY KEY,
+  system text NOT NULL,
+  options jsonb NOT NULL,
+  settings jsonb NOT NULL,
+  public boolean NOT NULL DEFAULT false,
+  created_at int8 NOT NULL,
+  next_seq int8 NOT NULL DEFAULT 1,
+  match_count int8 NOT NULL DEFAULT 0,
+  player_count int8 NOT NULL DEFAULT 0,
+  round_count int8 NOT NULL DEFAULT 0
+);
+-- Matches are the source of truth: every player state is a replay of them in seq order.
+CREATE TABLE matches (
+  ladder text NOT NULL,
+  seq int8 NOT NULL,
+  id text NOT NULL,
+  at int8 NOT NULL,
+  received_at int8 NOT NULL,
+  round text,
+  body jsonb NOT NULL,
+  win_probability jsonb,
+  PRIMARY KEY (ladder, seq),
+  UNIQUE (ladder, id)
+);
+CREATE TABLE players (
+  ladder text NOT NULL,
+  id text NOT NULL,
+  rating float8 NOT NULL,
+  rd float8,
+  volatility float8,
+  matches int4 NOT NULL,
+  last_at int8,
+  PRIMARY KEY (ladder, id)
+);
+CREATE INDEX players_by_rating ON players (ladder, rating DESC, id);
+CREATE TABLE rating_changes (
+  ladder text NOT NULL,
+  player text NOT NULL,
+  seq int8 NOT NULL,
+  team int4 NOT NULL,
+  before jsonb NOT NULL,
+  after jsonb NOT NULL,
+  terms jsonb NOT NULL,
+  PRIMARY KEY (ladder, player, seq)
+);
+CREATE TABLE idempotency (
+  ladder text NOT NULL,
+  key text NOT NULL,
+  request_hash text NOT NULL,
+  status int4 NOT NULL,
+  response jsonb NOT NULL,
+  created_at int8 NOT NULL,
+  PRIMARY KEY (ladder, key)
+);
+CREATE TABLE api_keys (
+  id text PRIMARY KEY,
+  hash text NOT NULL UNIQUE,
+  name text NOT NULL,
+  scopes text[] NOT NULL,
+  created_at int8 NOT NULL,
+  revoked_at int8
+);
+CREATE TABLE rounds (
+  ladder text NOT NULL,
+  number int8 NOT NULL,
+  name text NOT NULL,
+  at int8 NOT NULL,
+  first_seq int8 NOT NULL,
+  last_seq int8 NOT NULL,
+  summary jsonb NOT NULL,
+  PRIMARY KEY (ladder, number),
+  UNIQUE (ladder, name)
+);`,
+  },
+];
+
+/** Arbitrary constant naming Ladder's migration lock among advisory locks. */
+const MIGRATION_LOCK = 715_120_501;
+
+/** Applies every migration not yet recorded; returns the versions applied now. */
+export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version int4 PRIMARY KEY, name text NOT NULL, applied_at int8 NOT NULL)`);
+  const applied: number[] = [];
+  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+    const done = await db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      const rows = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
+      if (rows.length > 0) return false;
+      await tx.exec(migration.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
+      return true;
+    });
+    if (done) applied.push(migration.version);
+  }
+  return applied;
+}

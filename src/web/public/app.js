@@ -1,0 +1,105 @@
+// Hash router: #/ladders, #/ladders/:id, #/ladders/:id/players/:player,
+// #/ladders/:id/wvw, #/ladders/:id/matchmaking, #/performance.
+// Hash routing keeps every page a plain static file: the server needs no
+// fallback route and links work when the dashboard is mounted under a prefix.
+import { apiKey, setApiKey } from './api.js';
+import { clear, errorBox, h, parseHash } from './ui.js';
+import * as laddersPage from './pages/ladders.js';
+import * as leaderboardPage from './pages/leaderboard.js';
+import * as playerPage from './pages/player.js';
+import * as wvwPage from './pages/wvw.js';
+import * as matchmakingPage from './pages/matchmaking.js';
+import * as performancePage from './pages/performance.js';
+
+const routes = [
+  { pattern: /^\/?$/, page: laddersPage },
+  { pattern: /^\/ladders\/?$/, page: laddersPage },
+  { pattern: /^\/ladders\/([^/]+)\/?$/, page: leaderboardPage, names: ['ladder'] },
+  { pattern: /^\/ladders\/([^/]+)\/players\/([^/]+)\/?$/, page: playerPage, names: ['ladder', 'player'] },
+  { pattern: /^\/ladders\/([^/]+)\/wvw\/?$/, page: wvwPage, names: ['ladder'] },
+  { pattern: /^\/ladders\/([^/]+)\/matchmaking\/?$/, page: matchmakingPage, names: ['ladder'] },
+  { pattern: /^\/performance\/?$/, page: performancePage },
+];
+
+let current = { controller: null, cleanup: null };
+let firstRender = true;
+
+async function render() {
+  current.controller?.abort();
+  try {
+    current.cleanup?.();
+  } catch {
+    // A page's cleanup failing must not stop the next page.
+  }
+  const controller = new AbortController();
+  current = { controller, cleanup: null };
+
+  const { path, query } = parseHash(location.hash);
+  const main = clear(document.getElementById('main'));
+  const route = routes.find((candidate) => candidate.pattern.test(path));
+  markNav(path);
+  if (!route) {
+    main.append(h('h1', { tabindex: '-1' }, 'Page not found'), h('p', {}, h('a', { href: '#/ladders' }, 'Back to the ladders')));
+    finishNavigation(main);
+    return;
+  }
+  const match = route.pattern.exec(path);
+  const params = {};
+  (route.names ?? []).forEach((name, index) => {
+    params[name] = decodeURIComponent(match[index + 1]);
+  });
+  main.setAttribute('aria-busy', 'true');
+  try {
+    const cleanup = await route.page.render(main, { params, query, signal: controller.signal });
+    if (controller.signal.aborted) cleanup?.();
+    else current.cleanup = cleanup ?? null;
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    if (!main.querySelector('h1')) main.append(h('h1', { tabindex: '-1' }, 'Something went wrong'));
+    main.append(errorBox(error));
+  } finally {
+    if (!controller.signal.aborted) {
+      main.removeAttribute('aria-busy');
+      finishNavigation(main);
+    }
+  }
+}
+
+/** Moves focus to the new heading so keyboard and screen reader users land on the content. */
+function finishNavigation(main) {
+  const heading = main.querySelector('h1');
+  document.title = heading ? `${heading.textContent} · Ladder` : 'Ladder dashboard';
+  if (firstRender) {
+    firstRender = false;
+    return;
+  }
+  if (heading) {
+    heading.setAttribute('tabindex', '-1');
+    heading.focus({ preventScroll: false });
+  }
+  document.getElementById('route-announcer').textContent = document.title;
+}
+
+function markNav(path) {
+  for (const link of document.querySelectorAll('#nav a')) {
+    const target = link.getAttribute('href').slice(1);
+    const active = target === '/ladders' ? path === '/' || path.startsWith('/ladders') : path.startsWith(target);
+    if (active) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+function setupApiKeyForm() {
+  const form = document.getElementById('api-key-form');
+  const input = document.getElementById('api-key');
+  input.value = apiKey();
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    setApiKey(input.value.trim());
+    render();
+  });
+}
+
+window.addEventListener('hashchange', render);
+setupApiKeyForm();
+render();

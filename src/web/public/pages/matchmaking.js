@@ -1,0 +1,184 @@
+import { api } from '../api.js';
+import { clear, errorMessage, formatDate, formatPercent, formatSeconds, h, table } from '../ui.js';
+import { ladderHeader, playerHref } from './common.js';
+
+/** @default 3000 ms; short enough to feel live, long enough not to load the service. */
+const POLL_MS = 3000;
+
+export async function render(main, { params, signal }) {
+  const ladder = await api.ladder(params.ladder, { signal });
+  main.append(...ladderHeader(ladder, 'matchmaking', `${ladder.id}: matchmaking`));
+
+  const summary = h('p', { id: 'queue-summary', class: 'big-number', 'aria-live': 'polite', 'aria-atomic': 'true' }, 'Loading the queue…');
+  const updated = h('span', { id: 'queue-updated', class: 'meta' });
+  let paused = false;
+  const pauseButton = h('button', { type: 'button', id: 'pause', 'aria-pressed': 'false' }, 'Pause updates');
+  pauseButton.addEventListener('click', () => {
+    paused = !paused;
+    pauseButton.setAttribute('aria-pressed', String(paused));
+    pauseButton.textContent = paused ? 'Resume updates' : 'Pause updates';
+    if (!paused) refresh();
+  });
+  const regions = h('div', { id: 'by-region' });
+  const bands = h('div', { id: 'by-band' });
+  const recent = h('div', { id: 'recent-matches' });
+  const rated = h('div', { id: 'rated-matches' });
+  const problem = h('div', { 'aria-live': 'assertive' });
+
+  main.append(
+    h('div', { class: 'live-bar' }, summary, h('div', {}, pauseButton, ' ', updated)),
+    problem,
+    h('div', { class: 'grid-2' }, h('section', { 'aria-labelledby': 'band-heading' }, h('h2', { id: 'band-heading' }, 'Waiting by percentile band'), bands), h('section', { 'aria-labelledby': 'region-heading' }, h('h2', { id: 'region-heading' }, 'Waiting by region'), regions)),
+    h('section', { 'aria-labelledby': 'recent-heading' }, h('h2', { id: 'recent-heading' }, 'Recently made matches'), recent),
+    h('section', { 'aria-labelledby': 'rated-heading' }, h('h2', { id: 'rated-heading' }, 'Recently rated matches'), rated),
+  );
+
+  let busy = false;
+  async function refresh() {
+    if (busy || signal.aborted) return;
+    busy = true;
+    try {
+      const [queue, matches] = await Promise.all([
+        api.queue(ladder.id, { signal }),
+        api.matches(ladder.id, { limit: 10 }, { signal }).catch((error) => ({ error })),
+      ]);
+      clear(problem);
+      drawQueue(queue);
+      drawRated(matches);
+      updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    } catch (error) {
+      const message = errorMessage(error);
+      if (message) clear(problem).append(h('p', { class: 'error', role: 'alert' }, message));
+    } finally {
+      busy = false;
+    }
+  }
+
+  function drawQueue(queue) {
+    const waiting = queue.waiting ?? 0;
+    summary.textContent = `${waiting} ${waiting === 1 ? 'ticket' : 'tickets'} waiting`;
+    const regionEntries = Object.entries(queue.byRegion ?? {}).sort((a, b) => b[1] - a[1]);
+    clear(regions).append(
+      regionEntries.length === 0
+        ? h('p', {}, 'Nobody waiting.')
+        : table({
+            caption: 'Tickets waiting per region',
+            id: 'region-table',
+            columns: [{ label: 'Region' }, { label: 'Waiting', numeric: true }],
+            rows: regionEntries.map(([region, count]) => h('tr', { dataset: { region } }, h('td', {}, region), h('td', { class: 'num' }, String(count)))),
+          }),
+    );
+    const bandEntries = queue.byBand ?? [];
+    const most = Math.max(1, ...bandEntries.map((band) => band.count));
+    clear(bands).append(
+      bandEntries.length === 0
+        ? h('p', {}, 'Nobody waiting.')
+        : h(
+            'ul',
+            { class: 'bars', id: 'band-bars' },
+            bandEntries.map((band) =>
+              h(
+                'li',
+                { dataset: { band: band.band } },
+                h('span', { class: 'bar-label' }, `${band.band}`),
+                h('span', { class: 'bar-track' }, h('span', { class: 'bar', style: `width:${((band.count / most) * 100).toFixed(1)}%` })),
+                h('span', { class: 'num bar-value' }, String(band.count)),
+              ),
+            ),
+          ),
+    );
+    const recentMatches = queue.recent ?? [];
+    clear(recent).append(
+      recentMatches.length === 0
+        ? h('p', {}, 'No matches made yet.')
+        : table({
+            caption: 'Matches made by the matchmaker, newest first',
+            id: 'recent-table',
+            columns: [{ label: 'When' }, { label: 'Region' }, { label: 'Teams' }, { label: 'Team 1 wins', numeric: true }, { label: 'Median wait', numeric: true }, { label: 'Longest wait', numeric: true }],
+            rows: recentMatches.map((match) =>
+              h(
+                'tr',
+                { dataset: { match: match.matchId } },
+                h('td', {}, formatDate(match.at)),
+                h('td', {}, match.region ?? '–'),
+                h('td', { class: 'teams' }, (match.teams ?? []).map((team) => team.join(', ')).join(' vs ')),
+                h('td', { class: 'num win-probability' }, formatPercent(match.winProbability)),
+                h('td', { class: 'num' }, formatSeconds(match.waitSeconds?.p50)),
+                h('td', { class: 'num' }, formatSeconds(match.waitSeconds?.max)),
+              ),
+            ),
+          }),
+    );
+  }
+
+  function drawRated(result) {
+    if (result.error) {
+      const message = errorMessage(result.error);
+      clear(rated).append(h('p', { class: 'meta' }, `Not available: ${message}`));
+      return;
+    }
+    const matches = result.matches ?? [];
+    clear(rated).append(
+      matches.length === 0
+        ? h('p', {}, 'No rated matches yet.')
+        : table({
+            caption: 'Rated matches, newest first, with the win chance predicted before rating',
+            id: 'rated-table',
+            columns: [{ label: 'When' }, { label: 'Teams' }, { label: 'Predicted', numeric: true }, { label: 'Result' }],
+            rows: matches.map((match) =>
+              h(
+                'tr',
+                { dataset: { match: match.id } },
+                h('td', {}, formatDate(match.at)),
+                h(
+                  'td',
+                  { class: 'teams' },
+                  match.teams.map((team, index) => [
+                    index > 0 ? ' vs ' : '',
+                    team.players.map((member, position) => {
+                      const id = typeof member === 'string' ? member : member.id;
+                      return [position > 0 ? ', ' : '', h('a', { href: playerHref(ladder.id, id) }, id)];
+                    }),
+                  ]),
+                ),
+                h('td', { class: 'num win-probability' }, (match.winProbability ?? []).map((p) => formatPercent(p, 0)).join(' / ')),
+                h('td', {}, resultText(match.teams)),
+              ),
+            ),
+          }),
+    );
+  }
+
+  await refresh();
+  const timer = setInterval(() => {
+    if (!paused && document.visibilityState !== 'hidden') refresh();
+  }, POLL_MS);
+  // The assignment stream makes new matches show at once; polling covers the rest.
+  let stream;
+  if ('EventSource' in window) {
+    try {
+      stream = new EventSource(api.assignmentsUrl(ladder.id));
+      stream.addEventListener('assignment', () => {
+        if (!paused) refresh();
+      });
+      stream.onerror = () => stream?.close();
+    } catch {
+      stream = undefined;
+    }
+  }
+  return () => {
+    clearInterval(timer);
+    stream?.close();
+  };
+}
+
+function resultText(teams) {
+  const ranked = teams.map((team, index) => ({ index, rank: team.rank, score: team.score }));
+  if (ranked.every((team) => team.rank !== undefined)) {
+    const best = Math.min(...ranked.map((team) => team.rank));
+    const winners = ranked.filter((team) => team.rank === best);
+    return winners.length > 1 ? 'draw' : `team ${winners[0].index + 1} won`;
+  }
+  if (ranked.every((team) => team.score !== undefined)) return ranked.map((team) => team.score).join(' – ');
+  return '–';
+}

@@ -1,0 +1,167 @@
+import { api } from '../api.js';
+import { lineChart } from '../charts.js';
+import { clear, errorBox, formatNumber, h, table } from '../ui.js';
+
+const PRESETS = {
+  'blog-example': {
+    label: 'Three wins, then three losses, all against 1500',
+    text: '1500 win\n1500 win\n1500 win\n1500 loss\n1500 loss\n1500 loss',
+  },
+  'giant-killer': {
+    label: 'Beats stronger players, loses to weaker ones',
+    text: '1700 win\n1650 win\n1400 loss\n1750 win\n1350 loss\n1600 draw',
+  },
+  'blitz-weights': {
+    label: 'Mixed long and blitz games (blitz weighs a third)',
+    text: '1550 win 1\n1500 win 0.333\n1600 loss 1\n1450 win 0.333\n1580 draw 1\n1620 loss 0.333\n1490 win 1',
+  },
+};
+
+const RESULTS = { win: 'win', w: 'win', 1: 'win', loss: 'loss', lose: 'loss', l: 'loss', 0: 'loss', draw: 'draw', d: 'draw', '0.5': 'draw', '½': 'draw' };
+
+/**
+ * Parses "opponent result [weight]" lines, separated by spaces, commas or tabs.
+ * Throws naming the line, so a paste from a spreadsheet is easy to fix.
+ */
+export function parseGames(text) {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[') || trimmed.startsWith('{')) {
+    const parsed = JSON.parse(trimmed);
+    return Array.isArray(parsed) ? parsed : parsed.games;
+  }
+  const games = [];
+  trimmed.split(/\r?\n/).forEach((line, index) => {
+    const content = line.replace(/#.*/, '').trim();
+    if (!content) return;
+    const [opponentText, resultText, weightText] = content.split(/[\s,;]+/);
+    const opponent = Number(opponentText);
+    if (!Number.isFinite(opponent)) throw new Error(`line ${index + 1}: opponent rating “${opponentText}” is not a number`);
+    const result = RESULTS[(resultText ?? '').toLowerCase()];
+    if (!result) throw new Error(`line ${index + 1}: result “${resultText ?? ''}” must be win, loss or draw`);
+    const game = { opponent, result };
+    if (weightText !== undefined) {
+      const weight = Number(weightText);
+      if (!(weight > 0)) throw new Error(`line ${index + 1}: weight “${weightText}” must be a positive number`);
+      game.weight = weight;
+    }
+    games.push(game);
+  });
+  if (games.length === 0) throw new Error('enter at least one game');
+  return games;
+}
+
+const ALGORITHMS = [
+  { key: 'algo400', label: 'Algorithm of 400', help: 'average opponent + 400 × (wins − losses) / games' },
+  { key: 'maxLikelihood', label: 'Maximum likelihood', help: 'the rating most likely to produce these results' },
+  { key: 'netzero', label: 'Netzero', help: 'the start rating that ends the run, in this order, where it began' },
+  { key: 'netzeroUnordered', label: 'Unordered netzero', help: 'the fixed rating whose gains and losses sum to zero' },
+];
+
+export async function render(main, { signal }) {
+  main.append(
+    h('h1', { tabindex: '-1' }, 'Performance rating'),
+    h('p', { class: 'explain' }, 'Paste a run of games or pick an example to compare four ways of rating how well the run was played, next to the rating path the run produces under Elo.'),
+  );
+  const gamesInput = h('textarea', { id: 'games', rows: '8', spellcheck: 'false', 'aria-describedby': 'games-help' }, PRESETS['blog-example'].text);
+  const kInput = h('input', { id: 'k', type: 'number', min: '1', max: '400', step: '1', value: '32', inputmode: 'numeric' });
+  const preset = h(
+    'select',
+    { id: 'preset' },
+    Object.entries(PRESETS).map(([key, value]) => h('option', { value: key }, value.label)),
+  );
+  preset.addEventListener('change', () => {
+    gamesInput.value = PRESETS[preset.value].text;
+  });
+  const output = h('div', { id: 'performance-output', 'aria-live': 'polite' });
+  let chart;
+
+  const form = h(
+    'form',
+    { id: 'performance-form', class: 'stack' },
+    h('div', { class: 'field' }, h('label', { for: 'preset' }, 'Example run'), preset),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'games' }, 'Games'),
+      h('p', { id: 'games-help', class: 'meta' }, 'One game a line: opponent rating, result (win, loss or draw), optional weight. Spaces or commas between.'),
+      gamesInput,
+    ),
+    h('div', { class: 'field narrow' }, h('label', { for: 'k' }, 'Elo K for the path and netzero'), kInput),
+    h('button', { type: 'submit' }, 'Rate this run'),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    chart?.destroy();
+    chart = undefined;
+    clear(output);
+    let games;
+    try {
+      games = parseGames(gamesInput.value);
+    } catch (error) {
+      output.append(errorBox(error));
+      gamesInput.focus();
+      return;
+    }
+    try {
+      const k = Number(kInput.value);
+      const result = await api.performance({ games, ...(Number.isFinite(k) && k > 0 ? { k } : {}) }, { signal });
+      chart = showResult(output, games, result);
+    } catch (error) {
+      output.append(errorBox(error));
+    }
+  });
+  main.append(form, output);
+  form.requestSubmit();
+  return () => chart?.destroy();
+}
+
+function showResult(output, games, result) {
+  output.append(
+    h(
+      'dl',
+      { class: 'stats big', id: 'performance-ratings' },
+      ALGORITHMS.map((algorithm) =>
+        h('div', { dataset: { algorithm: algorithm.key }, title: algorithm.help }, h('dt', {}, algorithm.label), h('dd', {}, formatNumber(result[algorithm.key], 1)), h('p', { class: 'meta' }, algorithm.help)),
+      ),
+    ),
+  );
+  const path = result.path ?? [];
+  // The path may or may not include the starting rating; line it up with game numbers either way.
+  const firstGame = path.length === games.length + 1 ? 0 : 1;
+  const x = path.map((_value, index) => index + firstGame);
+  const flat = (key) => path.map(() => result[key] ?? null);
+  const chart = lineChart({
+    title: 'Rating path over the run, with the four performance ratings',
+    x,
+    series: [
+      { label: 'Rating path', values: path, color: '#111827', width: 3 },
+      { label: 'Algorithm of 400', values: flat('algo400'), color: '#2563eb', dash: [6, 4], points: false },
+      { label: 'Max likelihood', values: flat('maxLikelihood'), color: '#059669', dash: [2, 3], points: false },
+      { label: 'Netzero', values: flat('netzero'), color: '#dc2626', dash: [10, 4], points: false },
+      { label: 'Unordered netzero', values: flat('netzeroUnordered'), color: '#d97706', dash: [4, 2, 1, 2], points: false },
+    ],
+    xLabel: 'Game',
+    yLabel: 'Rating',
+    formatX: (value) => (value === 0 ? 'start' : `#${value}`),
+  });
+  output.append(chart.figure);
+  output.append(
+    table({
+      caption: 'The run, game by game',
+      id: 'performance-games',
+      columns: [{ label: 'Game', numeric: true }, { label: 'Opponent', numeric: true }, { label: 'Result' }, { label: 'Weight', numeric: true }, { label: 'Rating after', numeric: true }],
+      rows: games.map((game, index) =>
+        h(
+          'tr',
+          {},
+          h('td', { class: 'num' }, String(index + 1)),
+          h('td', { class: 'num' }, String(game.opponent)),
+          h('td', { class: `result ${game.result}` }, game.result),
+          h('td', { class: 'num' }, String(game.weight ?? 1)),
+          h('td', { class: 'num' }, formatNumber(path[index + (firstGame === 0 ? 1 : 0)], 1)),
+        ),
+      ),
+    }),
+  );
+  return chart;
+}

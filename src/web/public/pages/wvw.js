@@ -1,0 +1,132 @@
+import { api } from '../api.js';
+import { colour, lineChart } from '../charts.js';
+import { formatNumber, formatPercent, h, hashLink, table } from '../ui.js';
+import { ladderHeader } from './common.js';
+
+export async function render(main, { params, query, signal }) {
+  const [ladder, { rounds }] = await Promise.all([api.ladder(params.ladder, { signal }), api.rounds(params.ladder, { signal })]);
+  main.append(...ladderHeader(ladder, 'wvw', `${ladder.id}: World vs World`));
+  if (rounds.length === 0) {
+    main.append(h('p', {}, 'No rounds yet. Post one to /v1/ladders/' + ladder.id + '/rounds.'));
+    return;
+  }
+  const chosenIndex = Math.max(0, rounds.findIndex((round) => round.round === query.round));
+  const index = query.round && rounds.some((round) => round.round === query.round) ? chosenIndex : rounds.length - 1;
+  const round = rounds[index];
+  const previous = index > 0 ? rounds[index - 1] : undefined;
+
+  main.append(
+    h(
+      'form',
+      { class: 'toolbar', onsubmit: (event) => event.preventDefault() },
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: 'round' }, 'Round'),
+        h(
+          'select',
+          { id: 'round', onchange: (event) => (location.hash = hashLink(`/ladders/${encodeURIComponent(ladder.id)}/wvw`, { round: event.target.value })) },
+          rounds.map((candidate, position) =>
+            h('option', { value: candidate.round, selected: position === index }, `${candidate.round}${position === rounds.length - 1 ? ' (latest)' : ''}`),
+          ),
+        ),
+      ),
+    ),
+  );
+
+  const ratings = round.ratings ?? {};
+  const previousRatings = previous?.ratings ?? {};
+  main.append(h('h2', {}, `Tiers of round ${round.round}`));
+  main.append(
+    h(
+      'ol',
+      { class: 'cards tiers', id: 'tiers' },
+      tiersOf(round).map((group, tier) =>
+        h(
+          'li',
+          { class: 'card tier', dataset: { tier: tier + 1 } },
+          h('h3', {}, `Tier ${tier + 1}`),
+          h(
+            'ul',
+            { class: 'worlds' },
+            group.map((world) => {
+              const now = ratings[world]?.rating;
+              const before = previousRatings[world]?.rating;
+              const change = now !== undefined && before !== undefined ? now - before : undefined;
+              return h(
+                'li',
+                { dataset: { world } },
+                h('span', { class: 'world-name' }, world),
+                h('span', { class: 'num world-rating' }, formatNumber(now, 1)),
+                change === undefined ? null : h('span', { class: `num change ${change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, `${change >= 0 ? '+' : ''}${change.toFixed(1)}`),
+              );
+            }),
+          ),
+        ),
+      ),
+    ),
+  );
+
+  main.append(h('h2', {}, 'Score share of each match'));
+  main.append(
+    h(
+      'ul',
+      { class: 'shares', id: 'shares' },
+      (round.matches ?? []).map((match, matchIndex) => {
+        const worlds = Object.keys(match.worlds);
+        return h(
+          'li',
+          { class: 'share-match' },
+          h(
+            'div',
+            { class: 'share-bar', role: 'img', 'aria-label': worlds.map((world) => `${world} ${formatPercent(match.shares?.[world])}`).join(', ') },
+            worlds.map((world, position) =>
+              h(
+                'span',
+                { class: 'share', style: `width:${((match.shares?.[world] ?? 0) * 100).toFixed(2)}%;background:${colour(position)}`, dataset: { world } },
+                `${world} ${formatPercent(match.shares?.[world], 0)}`,
+              ),
+            ),
+          ),
+          h('p', { class: 'meta' }, `Match ${matchIndex + 1}: `, worlds.map((world) => `${world} ${match.worlds[world]}`).join(' · ')),
+        );
+      }),
+    ),
+  );
+
+  const allWorlds = [...new Set(rounds.flatMap((candidate) => Object.keys(candidate.ratings ?? {})))].sort(
+    (a, b) => (ratings[b]?.rating ?? -Infinity) - (ratings[a]?.rating ?? -Infinity),
+  );
+  const chart = lineChart({
+    title: 'Each world’s rating over the rounds',
+    x: rounds.map((_round, position) => position),
+    series: allWorlds.map((world, position) => ({
+      label: world,
+      values: rounds.map((candidate) => candidate.ratings?.[world]?.rating ?? null),
+      color: colour(position),
+    })),
+    xLabel: 'Round',
+    yLabel: 'Rating',
+    formatX: (value) => rounds[value]?.round ?? '',
+    height: 320,
+  });
+  main.append(chart.figure);
+
+  main.append(
+    table({
+      caption: `Ratings after round ${round.round}`,
+      id: 'world-ratings',
+      columns: [{ label: 'World' }, { label: 'Rating', numeric: true }, { label: 'RD', numeric: true }],
+      rows: allWorlds
+        .filter((world) => ratings[world])
+        .map((world) => h('tr', { dataset: { world } }, h('td', {}, world), h('td', { class: 'num' }, formatNumber(ratings[world].rating, 1)), h('td', { class: 'num' }, formatNumber(ratings[world].rd, 1)))),
+    }),
+  );
+  return chart.destroy;
+}
+
+/** The round's groups of three, highest rated first; from its matches when groups are missing. */
+function tiersOf(round) {
+  if (Array.isArray(round.groups) && round.groups.length > 0) return round.groups;
+  return (round.matches ?? []).map((match) => Object.keys(match.worlds));
+}
