@@ -134,7 +134,10 @@ export function glicko2Step(
     while (volatilityF(a - j * tau, delta2, phi2, v, a, tau2) < 0) j++;
     B = a - j * tau;
   }
-  let fA = volatilityF(A, delta2, phi2, v, a, tau2);
+  // f(a) without an exp: e^a is sigma^2.
+  const sigma2 = sigma * sigma;
+  const d0 = phi2 + v + sigma2;
+  let fA = (sigma2 * (delta2 - phi2 - v - sigma2)) / (2 * d0 * d0);
   let fB = volatilityF(B, delta2, phi2, v, a, tau2);
   // Bounded for safety: the Illinois iteration converges in well under 100 steps.
   for (let iteration = 0; Math.abs(B - A) > epsilon && iteration < 200; iteration++) {

@@ -50,6 +50,12 @@ export interface CoreContenderOptions {
    * per `periodMs`). @default true
    */
   idleBeforePredict?: boolean;
+  /**
+   * Glicko-2 and WvW: grow RD with the time between matches at all (the
+   * core's `timeIdle`). `false` rates every match as a rating period with no
+   * growth in between, and also turns `idleBeforePredict` off. @default true
+   */
+  continuousTime?: boolean;
 }
 
 /**
@@ -96,8 +102,13 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
   if (homeAdvantage !== 0 && system.name === 'teamrank') {
     throw new InvalidInputError('team rank has no additive rating scale for a home advantage', { field: 'homeAdvantage' });
   }
-  const idleBeforePredict = options.idleBeforePredict ?? true;
-  const rated = homeAdvantage !== 0 ? withHomeAdvantage(system, homeAdvantage) : system;
+  const continuousTime = options.continuousTime ?? true;
+  const idleBeforePredict = continuousTime && (options.idleBeforePredict ?? true);
+  let rated = homeAdvantage !== 0 ? withHomeAdvantage(system, homeAdvantage) : system;
+  if (!continuousTime) {
+    const inner = rated;
+    rated = { ...inner, ratePeriod: (matches, states) => inner.ratePeriod(matches, states, { timeIdle: false }) };
+  }
   const replay = new Replay(rated);
   const players = replay.players;
   const periodMs = (system.options as { periodMs?: number }).periodMs;
@@ -118,6 +129,7 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
     if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') parameters[key] = value;
   }
   if (homeAdvantage !== 0) parameters.homeAdvantage = homeAdvantage;
+  if (!continuousTime && periodMs !== undefined) parameters.continuousTime = false;
 
   return {
     label: system.name,

@@ -38,6 +38,11 @@ export interface EvaluationOptions {
   isTest: (match: EvalMatch, index: number) => boolean;
   /** @default 'all' */
   scored?: ScoredMatches;
+  /**
+   * Narrows the scored test matches further (e.g. one tournament, completed
+   * matches only). A test match it rejects is still learnt from.
+   */
+  isScored?: (match: EvalMatch, index: number) => boolean;
   /** @default 'auto' */
   draws?: DrawHandling;
   /**
@@ -129,8 +134,8 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
       }
     }
     const expected = contender.predict(match);
-    let counted = true;
-    if (scored !== 'all') {
+    let counted = options.isScored ? options.isScored(match, index) : true;
+    if (counted && scored !== 'all') {
       let seen = 0;
       let players = 0;
       for (const team of match.teams) {

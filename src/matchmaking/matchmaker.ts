@@ -99,6 +99,8 @@ interface QueuedTicket {
   /** Worst player ping per region bit (undefined: someone has no ping there). */
   worstPing: number[];
   cancelled: boolean;
+  /** Still in the queue (false once matched or cancelled; map entries are swept lazily). */
+  waiting: boolean;
 }
 
 function compareQueued(a: QueuedTicket, b: QueuedTicket): number {
@@ -116,7 +118,10 @@ export class Matchmaker {
   private readonly filterDefaults: FilterDefaults;
   private queue: QueuedTicket[] = [];
   private readonly byTicketId = new Map<string, QueuedTicket>();
-  private readonly byPlayerId = new Map<string, string>();
+  // Both maps may hold entries of tickets that already left (swept in bulk): deleting
+  // hundreds of thousands of keys after every pass would cost more than the pass.
+  private readonly byPlayerId = new Map<string, QueuedTicket>();
+  private liveCount = 0;
   private readonly regionBits = new Map<string, number>();
   private readonly regionNames: string[] = [];
   private cancelledCount = 0;
@@ -132,7 +137,7 @@ export class Matchmaker {
 
   /** Tickets waiting. */
   get size(): number {
-    return this.byTicketId.size;
+    return this.liveCount;
   }
 
   /** Region names in the order first seen. */
@@ -147,10 +152,10 @@ export class Matchmaker {
    */
   add(input: Ticket | unknown): void {
     const ticket = parseTicket(input, this.teamSize, this.filterDefaults);
-    if (this.byTicketId.has(ticket.id)) throw new InvalidInputError(`ticket "${ticket.id}" is already queued`, { field: 'id' });
+    if (this.byTicketId.get(ticket.id)?.waiting) throw new InvalidInputError(`ticket "${ticket.id}" is already queued`, { field: 'id' });
     ticket.players.forEach((player, index) => {
       const other = this.byPlayerId.get(player.id);
-      if (other !== undefined) throw new InvalidInputError(`player "${player.id}" is already queued in ticket "${other}"`, { field: `players[${index}].id` });
+      if (other?.waiting) throw new InvalidInputError(`player "${player.id}" is already queued in ticket "${other.ticket.id}"`, { field: `players[${index}].id` });
     });
     const newRegions = new Set<string>();
     for (const player of ticket.players) for (const region of Object.keys(player.pings)) if (!this.regionBits.has(region)) newRegions.add(region);
@@ -160,8 +165,11 @@ export class Matchmaker {
       this.regionNames.push(region);
     }
     const queued = this.compile(ticket);
+    // Sweep here rather than in `pass`: amortised over arrivals, one delete per departed ticket.
+    if (this.byTicketId.size > 2 * this.liveCount + 4096) this.sweep();
     this.byTicketId.set(ticket.id, queued);
-    for (const player of ticket.players) this.byPlayerId.set(player.id, ticket.id);
+    for (const player of ticket.players) this.byPlayerId.set(player.id, queued);
+    this.liveCount++;
     const last = this.queue[this.queue.length - 1];
     if (last === undefined || compareQueued(last, queued) <= 0) this.queue.push(queued);
     else {
@@ -180,8 +188,9 @@ export class Matchmaker {
   /** Removes a waiting ticket; returns whether it was waiting. */
   cancel(ticketId: string): boolean {
     const queued = this.byTicketId.get(ticketId);
-    if (queued === undefined) return false;
-    this.forget(queued);
+    if (queued === undefined || !queued.waiting) return false;
+    queued.waiting = false;
+    this.liveCount--;
     queued.cancelled = true;
     this.cancelledCount++;
     return true;
@@ -207,13 +216,23 @@ export class Matchmaker {
     const s = this.teamSize;
     const regionCount = this.regionNames.length;
 
-    let T0 = performance.now();
     // Ranges at `now`.
     const lows = new Float64Array(n);
     const highs = new Float64Array(n);
     const steps = new Int32Array(n);
+    // Flat copies of the per-ticket numbers the search reads, for cache locality.
+    const minPs = new Float64Array(n);
+    const maxPs = new Float64Array(n);
+    const sizes = new Int32Array(n);
+    const masks = new Int32Array(n);
+    const rankSums = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       const q = queue[i];
+      minPs[i] = q.minPercentile;
+      maxPs[i] = q.maxPercentile;
+      sizes[i] = q.size;
+      masks[i] = q.regionMask;
+      rankSums[i] = q.rankSum;
       const step = wideningStep(now - q.ticket.at, this.widening);
       steps[i] = step;
       let low = Infinity;
@@ -227,7 +246,6 @@ export class Matchmaker {
       highs[i] = high;
     }
 
-    console.log('ranges', performance.now()-T0); T0=performance.now();
     // Index: region × percentile bucket → queue positions, oldest first (counting sort).
     const BUCKETS = 100;
     const bucketOf = (percentile: number) => Math.min(BUCKETS - 1, Math.floor(percentile) - 1);
@@ -271,8 +289,7 @@ export class Matchmaker {
       return x;
     };
 
-    console.log('index', performance.now()-T0); T0=performance.now();
-    let FT=0;
+    const maxCandidates = this.maxCandidates;
     const matches: FormedMatch[] = [];
     // Scratch for one attempt.
     const chosen: number[] = [];
@@ -286,15 +303,18 @@ export class Matchmaker {
       // Anchor's regions, best (lowest worst-ping) first.
       regionOrder.length = 0;
       for (let r = 0; r < regionCount; r++) if ((a.regionMask >>> r) & 1) regionOrder.push(r);
-      regionOrder.sort((x, y) => a.worstPing[x] - a.worstPing[y] || x - y);
+      if (regionOrder.length > 1) regionOrder.sort((x, y) => a.worstPing[x] - a.worstPing[y] || x - y);
 
-      for (const region of regionOrder) {
+      for (let regionIndex = 0; regionIndex < regionOrder.length; regionIndex++) {
+        const region = regionOrder[regionIndex];
         chosen.length = 0;
         chosenTeam.length = 0;
         chosen.push(anchor);
         chosenTeam.push(0);
-        const room = [s - a.size, s];
-        const sums = [a.rankSum, 0];
+        let room0 = s - a.size;
+        let room1 = s;
+        let sum0 = a.rankSum;
+        let sum1 = 0;
         let low = lows[anchor];
         let high = highs[anchor];
         let pMin = a.minPercentile;
@@ -304,7 +324,7 @@ export class Matchmaker {
         const center = bucketOf((a.minPercentile + a.maxPercentile) / 2);
         const base = region * BUCKETS;
         // Walk buckets outward from the anchor's centre while they can still hold compatible tickets.
-        for (let distance = 0; distance < BUCKETS && room[0] + room[1] > 0 && examined < this.maxCandidates; distance++) {
+        search: for (let distance = 0; distance < BUCKETS; distance++) {
           // Ranges only narrow as tickets join, so once both directions leave the range they stay out.
           const upOut = center + distance >= BUCKETS || center + distance + 1 > high;
           const downOut = center - distance < 0 || center - distance + 2 <= low;
@@ -319,53 +339,58 @@ export class Matchmaker {
             for (let e = nextLive(starts[base + b], end); e < end; e = nextLive(e + 1, end)) {
               const c = entries[e];
               if (c === anchor) continue;
-              if (++examined > this.maxCandidates) break;
-              const q = queue[c];
+              if (++examined > maxCandidates) break search;
               const newLow = lows[c] > low ? lows[c] : low;
               const newHigh = highs[c] < high ? highs[c] : high;
-              const newPMin = q.minPercentile < pMin ? q.minPercentile : pMin;
-              const newPMax = q.maxPercentile > pMax ? q.maxPercentile : pMax;
+              const newPMin = minPs[c] < pMin ? minPs[c] : pMin;
+              const newPMax = maxPs[c] > pMax ? maxPs[c] : pMax;
               if (newLow > newPMin || newPMax > newHigh) continue;
+              const size = sizes[c];
               let team: number;
-              if (q.size <= room[0] && q.size <= room[1]) team = sums[0] / Math.max(1, s - room[0]) <= sums[1] / Math.max(1, s - room[1]) ? 0 : 1;
-              else if (q.size <= room[0]) team = 0;
-              else if (q.size <= room[1]) team = 1;
+              // Fill the team with the lower average rank so far; the final split is rebalanced anyway.
+              if (size <= room0 && size <= room1) team = sum0 * (s - room1) <= sum1 * (s - room0) ? 0 : 1;
+              else if (size <= room0) team = 0;
+              else if (size <= room1) team = 1;
               else continue;
               chosen.push(c);
               chosenTeam.push(team);
-              room[team] -= q.size;
-              sums[team] += q.rankSum;
+              if (team === 0) {
+                room0 -= size;
+                sum0 += rankSums[c];
+              } else {
+                room1 -= size;
+                sum1 += rankSums[c];
+              }
               low = newLow;
               high = newHigh;
               pMin = newPMin;
               pMax = newPMax;
-              mask &= q.regionMask;
-              if (room[0] + room[1] === 0) break;
+              mask &= masks[c];
+              if (room0 + room1 === 0) break search;
             }
-            if (room[0] + room[1] === 0 || examined > this.maxCandidates) break;
           }
         }
-        if (room[0] + room[1] !== 0) continue;
-        for (const c of chosen) matched[c] = 1;
-        const F0=performance.now(); matches.push(this.finish(chosen, chosenTeam, mask, now, steps)); FT+=performance.now()-F0;
+        if (room0 + room1 !== 0) continue;
+        for (let k = 0; k < chosen.length; k++) matched[chosen[k]] = 1;
+        matches.push(this.finish(chosen, chosenTeam, mask, now, steps));
         break;
       }
     }
 
-    console.log('match', performance.now()-T0, 'finish', FT); T0=performance.now();
     const remaining: QueuedTicket[] = [];
     for (let i = 0; i < n; i++) {
-      if (matched[i] === 1) this.forget(queue[i]);
+      if (matched[i] === 1) queue[i].waiting = false;
       else remaining.push(queue[i]);
     }
-    console.log('forget', performance.now()-T0);
+    this.liveCount = remaining.length;
     this.queue = remaining;
     return { matches, waiting: remaining.map((q) => q.ticket.id) };
   }
 
-  private forget(queued: QueuedTicket): void {
-    this.byTicketId.delete(queued.ticket.id);
-    for (const player of queued.ticket.players) this.byPlayerId.delete(player.id);
+  /** Drops map entries of tickets that left the queue. */
+  private sweep(): void {
+    for (const [id, queued] of this.byTicketId) if (!queued.waiting) this.byTicketId.delete(id);
+    for (const [id, queued] of this.byPlayerId) if (!queued.waiting) this.byPlayerId.delete(id);
   }
 
   private compile(ticket: Ticket): QueuedTicket {
@@ -389,7 +414,7 @@ export class Matchmaker {
       regionMask &= playerMask;
     }
     for (let bit = 0; bit < worstPing.length; bit++) if (!seen[bit]) worstPing[bit] = Infinity;
-    return { ticket, size: ticket.players.length, minPercentile, maxPercentile, rankSum, regionMask, worstPing, cancelled: false };
+    return { ticket, size: ticket.players.length, minPercentile, maxPercentile, rankSum, regionMask, worstPing, cancelled: false, waiting: true };
   }
 
   /** Balances the chosen tickets into two teams, picks the region and reports quality. */
@@ -414,8 +439,17 @@ export class Matchmaker {
         region = r;
       }
     }
-    const order = chosen.map((c, k) => ({ c, k })).sort((x, y) => x.c - y.c);
-    const firstTeam = team[order[0].k];
+    // Oldest (lowest queue position) first; insertion sort, k is small.
+    const order: number[] = [];
+    for (let k = 0; k < chosen.length; k++) {
+      let at = order.length;
+      while (at > 0 && chosen[order[at - 1]] > chosen[k]) {
+        order[at] = order[at - 1];
+        at--;
+      }
+      order[at] = k;
+    }
+    const firstTeam = team[order[0]];
     const teams: string[][] = [[], []];
     const players: string[][] = [[], []];
     const waits: number[][] = [[], []];
@@ -423,7 +457,8 @@ export class Matchmaker {
     let pMin = Infinity;
     let pMax = -Infinity;
     let step = 0;
-    for (const { c, k } of order) {
+    for (const k of order) {
+      const c = chosen[k];
       const side = team[k] === firstTeam ? 0 : 1;
       const q = this.queue[c];
       teams[side].push(q.ticket.id);
@@ -455,7 +490,18 @@ export class Matchmaker {
  */
 export function balanceTeams(sizes: readonly number[], rankSums: readonly number[], teamSize: number, fallback: readonly number[]): number[] {
   const k = sizes.length;
-  const order = sizes.map((_, i) => i).sort((x, y) => sizes[y] - sizes[x] || rankSums[y] - rankSums[x] || x - y);
+  // Largest party first, then highest rank; insertion sort (k ≤ 2·teamSize is small).
+  const order: number[] = [];
+  for (let i = 0; i < k; i++) {
+    let at = order.length;
+    while (at > 0) {
+      const o = order[at - 1];
+      if (sizes[o] > sizes[i] || (sizes[o] === sizes[i] && rankSums[o] >= rankSums[i])) break;
+      order[at] = o;
+      at--;
+    }
+    order[at] = i;
+  }
   let team = new Array<number>(k).fill(-1);
   const room = [teamSize, teamSize];
   const sums = [0, 0];
@@ -484,7 +530,7 @@ export function balanceTeams(sizes: readonly number[], rankSums: readonly number
   // Local improvement: the best size-preserving exchange, repeated. Matches
   // hold at most 2·teamSize tickets, so the O(k³) scan per round is small.
   const sides: number[][] = [[], []];
-  for (let round = 0; round < 4 * k; round++) {
+  for (let round = 0; round < k; round++) {
     sides[0].length = 0;
     sides[1].length = 0;
     for (let i = 0; i < k; i++) sides[team[i]].push(i);

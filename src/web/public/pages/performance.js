@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { lineChart } from '../charts.js';
-import { clear, errorBox, formatNumber, h, table } from '../ui.js';
+import { clear, errorBox, errorMessage, formatNumber, h, table } from '../ui.js';
 
 const PRESETS = {
   'blog-example': {
@@ -73,12 +73,14 @@ export async function render(main, { signal }) {
     gamesInput.value = PRESETS[preset.value].text;
   });
   const output = h('div', { id: 'performance-output', 'aria-live': 'polite' });
+  const fromPlayer = await playerRunPicker(gamesInput, signal);
   let chart;
 
   const form = h(
     'form',
     { id: 'performance-form', class: 'stack' },
     h('div', { class: 'field' }, h('label', { for: 'preset' }, 'Example run'), preset),
+    fromPlayer,
     h(
       'div',
       { class: 'field' },
@@ -164,4 +166,65 @@ function showResult(output, games, result) {
     }),
   );
   return chart;
+}
+
+/**
+ * "Pick a run" from a ladder: a player's recent Elo or Glicko-2 matches, each
+ * opponent taken as the rating their expected score implies
+ * (before + 400·log10(1/expected − 1)), which is exact for Elo 1v1 and the
+ * RD-discounted effective opponent for Glicko-2.
+ */
+async function playerRunPicker(gamesInput, signal) {
+  let ladders = [];
+  try {
+    ({ ladders } = await api.ladders({ signal }));
+  } catch {
+    return null;
+  }
+  const eligible = ladders.filter((ladder) => ladder.system === 'elo' || ladder.system === 'glicko2');
+  if (eligible.length === 0) return null;
+  const ladderSelect = h('select', { id: 'run-ladder' }, eligible.map((ladder) => h('option', { value: ladder.id }, ladder.id)));
+  const playerInput = h('input', { id: 'run-player', type: 'text', autocomplete: 'off', placeholder: 'player id' });
+  const countInput = h('input', { id: 'run-count', type: 'number', min: '1', max: '200', value: '10', inputmode: 'numeric' });
+  const status = h('p', { class: 'meta', 'aria-live': 'polite' });
+  const load = h('button', { type: 'button', id: 'run-load' }, 'Load their games');
+  load.addEventListener('click', async () => {
+    const player = playerInput.value.trim();
+    if (!player) {
+      status.textContent = 'Enter a player id.';
+      playerInput.focus();
+      return;
+    }
+    try {
+      const count = Math.min(200, Math.max(1, Number(countInput.value) || 10));
+      const { history } = await api.history(ladderSelect.value, player, { limit: count }, { signal });
+      const lines = history
+        .slice()
+        .reverse()
+        .filter((entry) => typeof entry.terms?.expected === 'number' && entry.terms.expected > 0 && entry.terms.expected < 1)
+        .map((entry) => `${impliedOpponent(entry.before.rating, entry.terms.expected).toFixed(1)} ${entry.result}`);
+      if (lines.length === 0) {
+        status.textContent = `No rated games found for ${player}.`;
+        return;
+      }
+      gamesInput.value = lines.join('\n');
+      status.textContent = `Loaded ${lines.length} games of ${player}, oldest first. Press “Rate this run”.`;
+    } catch (error) {
+      status.textContent = errorMessage(error) ?? '';
+    }
+  });
+  return h(
+    'fieldset',
+    { class: 'pick-run' },
+    h('legend', {}, 'Or pick a player’s recent games'),
+    h('div', { class: 'field' }, h('label', { for: 'run-ladder' }, 'Ladder'), ladderSelect),
+    h('div', { class: 'field' }, h('label', { for: 'run-player' }, 'Player'), playerInput),
+    h('div', { class: 'field narrow' }, h('label', { for: 'run-count' }, 'Games'), countInput),
+    load,
+    status,
+  );
+}
+
+export function impliedOpponent(rating, expected) {
+  return rating + 400 * Math.log10(1 / expected - 1);
 }

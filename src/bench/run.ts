@@ -1,0 +1,24 @@
+/**
+ * `npm run bench [-- NAME...]`: runs the named benchmarks (all by default)
+ * and prints their results. Numbers go to docs/BENCHMARKS.md by hand, with
+ * this command.
+ */
+import { benchRating } from './rating.js';
+import { benchMatchmaking } from './matchmaking.js';
+
+const benchmarks: Record<string, () => Promise<unknown>> = {
+  rating: () => benchRating(),
+  matchmaking: () => benchMatchmaking(),
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!benchmarks[name]) {
+    console.error(`unknown benchmark ${JSON.stringify(name)}; choose from ${Object.keys(benchmarks).join(', ')}`);
+    process.exit(2);
+  }
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(benchmarks)) {
+  console.log(`\n## ${name}`);
+  await benchmarks[name]!();
+}

@@ -1,0 +1,130 @@
+/**
+ * Parameter fitting on the training part alone.
+ *
+ * The training matches are replayed online; the first `burnIn` share only
+ * teaches the ratings and the rest is scored, as the test part will be. The
+ * log-loss of that scored tail is minimised one parameter at a time by
+ * golden-section search (on a log scale for positive parameters), cycling
+ * over the parameters `rounds` times. The test part is never read: callers
+ * pass only the training matches, and `fitOnTraining` cuts them itself.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import type { Contender, EvalMatch } from './contenders.js';
+import { type DrawHandling, evaluate, type EvaluationOptions } from './engine.js';
+
+export interface ParameterSpec {
+  name: string;
+  min: number;
+  max: number;
+  /** `log` searches ln(value): for positive scale-like parameters. @default 'log' */
+  scale?: 'log' | 'linear';
+  /** Where the search starts for the other parameters' first round. @default the geometric (log) or arithmetic mean of min and max */
+  initial?: number;
+}
+
+export interface FitOptions {
+  /** Share of the training matches that only teach before scoring starts. @default 0.7 */
+  burnIn?: number;
+  /** Cycles over the parameters. @default 2 */
+  rounds?: number;
+  /** Search stops when the bracket is this narrow (in ln units for `log`, value units for `linear`). @default 0.02 */
+  tolerance?: number;
+  /** @default 'auto' */
+  draws?: DrawHandling;
+  /** Progress: each objective evaluation. */
+  onEvaluation?: (parameters: Record<string, number>, logLoss: number) => void;
+}
+
+export interface FitResult {
+  parameters: Record<string, number>;
+  /** Log-loss of the scored tail of the training part at the chosen parameters. */
+  trainingLogLoss: number;
+  evaluations: number;
+  /** Matches the objective scored (the training part after the burn-in). */
+  scoredMatches: number;
+}
+
+/**
+ * Chooses the parameters named in `specs` for the contender built by `make`
+ * by minimising the training log-loss. `fixed` are passed through unchanged.
+ */
+export function fitParameters(
+  make: (parameters: Record<string, number>) => Contender,
+  training: readonly EvalMatch[],
+  specs: readonly ParameterSpec[],
+  options: FitOptions = {},
+): FitResult {
+  if (training.length < 10) throw new InvalidInputError(`fitting needs a training part; it has ${training.length} matches`, { field: 'split' });
+  if (specs.length === 0) throw new InvalidInputError('nothing to fit', { field: 'fit' });
+  const burnIn = options.burnIn ?? 0.7;
+  if (!(burnIn >= 0 && burnIn < 1)) throw new InvalidInputError(`must be in [0, 1), got ${burnIn}`, { field: 'burnIn' });
+  const rounds = options.rounds ?? 2;
+  const tolerance = options.tolerance ?? 0.02;
+  const firstScored = Math.floor(training.length * burnIn);
+  const protocol: EvaluationOptions = { isTest: (_, index) => index >= firstScored, draws: options.draws ?? 'auto' };
+
+  const cache = new Map<string, number>();
+  let evaluations = 0;
+  let scoredMatches = 0;
+  const objective = (parameters: Record<string, number>): number => {
+    const key = specs.map((s) => parameters[s.name]!.toPrecision(12)).join(',');
+    const cached = cache.get(key);
+    if (cached !== undefined) return cached;
+    const result = evaluate(make(parameters), training, protocol);
+    evaluations++;
+    scoredMatches = result.test.n;
+    const loss = Number.isFinite(result.test.logLoss) ? result.test.logLoss : Infinity;
+    cache.set(key, loss);
+    options.onEvaluation?.({ ...parameters }, loss);
+    return loss;
+  };
+
+  const current: Record<string, number> = {};
+  for (const spec of specs) {
+    if (!(spec.max > spec.min)) throw new InvalidInputError(`max must exceed min for ${spec.name}`, { field: spec.name });
+    if ((spec.scale ?? 'log') === 'log' && !(spec.min > 0)) throw new InvalidInputError(`a log-scale search needs min > 0 for ${spec.name}`, { field: spec.name });
+    current[spec.name] = spec.initial ?? ((spec.scale ?? 'log') === 'log' ? Math.sqrt(spec.min * spec.max) : (spec.min + spec.max) / 2);
+  }
+
+  const ratio = (Math.sqrt(5) - 1) / 2;
+  for (let round = 0; round < rounds; round++) {
+    for (const spec of specs) {
+      const log = (spec.scale ?? 'log') === 'log';
+      const toValue = (x: number) => (log ? Math.exp(x) : x);
+      const at = (x: number) => objective({ ...current, [spec.name]: toValue(x) });
+      let low = log ? Math.log(spec.min) : spec.min;
+      let high = log ? Math.log(spec.max) : spec.max;
+      let x1 = high - ratio * (high - low);
+      let x2 = low + ratio * (high - low);
+      let f1 = at(x1);
+      let f2 = at(x2);
+      while (high - low > tolerance) {
+        if (f1 <= f2) {
+          high = x2;
+          x2 = x1;
+          f2 = f1;
+          x1 = high - ratio * (high - low);
+          f1 = at(x1);
+        } else {
+          low = x1;
+          x1 = x2;
+          f1 = f2;
+          x2 = low + ratio * (high - low);
+          f2 = at(x2);
+        }
+      }
+      current[spec.name] = toValue(f1 <= f2 ? x1 : x2);
+    }
+  }
+  return { parameters: { ...current }, trainingLogLoss: objective(current), evaluations, scoredMatches };
+}
+
+/** The training part of a protocol: the matches before the first test match. */
+export function trainingPart(matches: readonly EvalMatch[], isTest: EvaluationOptions['isTest']): EvalMatch[] {
+  const training: EvalMatch[] = [];
+  for (let i = 0; i < matches.length; i++) {
+    if (isTest(matches[i]!, i)) break;
+    training.push(matches[i]!);
+  }
+  return training;
+}

@@ -1,0 +1,243 @@
+/**
+ * The evaluation data sets with their published protocols: how each is
+ * loaded and split, which of Ladder's systems run on it with which
+ * parameters (fixed, or fitted on the training part), which peers, and the
+ * published numbers to compare with. `ladder evaluate --dataset NAME` and the
+ * report (report.ts) run these.
+ */
+import type { SystemName } from '../core/systems.js';
+import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from './contenders.js';
+import { chessMonth, loadChess, loadFootball, loadHalo2, loadOverwatch, loadTennisKdd19, loadTennisTour, type TourMatch } from './datasets.js';
+import type { DrawHandling, EvaluationOptions, ScoredMatches } from './engine.js';
+import type { ParameterSpec } from './fit.js';
+
+/** One row of our own: a system with fixed options, or options fitted on the training part. */
+export interface SystemRun {
+  /** Row label, e.g. `elo (K fitted)`. */
+  label: string;
+  system: SystemName | 'elo-538';
+  options?: Record<string, number>;
+  contender?: CoreContenderOptions;
+  /** Parameters to fit on the training part; names are system options, or `homeAdvantage`. */
+  fit?: ParameterSpec[];
+}
+
+export interface PublishedRow {
+  model: string;
+  logLoss?: number;
+  accuracy?: number;
+  /** Other numbers, as printed (e.g. "87/117 correct"). */
+  note?: string;
+  source: string;
+}
+
+export interface PeerConfig {
+  openskill?: Record<string, number>;
+  trueskill?: { mu?: number; sigma?: number; beta?: number; tau?: number; drawProbability?: number };
+  /** Row label suffix for a second TrueSkill row, etc. */
+  label?: string;
+}
+
+export interface DatasetPreset {
+  name: string;
+  title: string;
+  /** How the split reads in a table. */
+  split: string;
+  load: () => EvalMatch[];
+  isTest: EvaluationOptions['isTest'];
+  isScored?: EvaluationOptions['isScored'];
+  scored?: ScoredMatches;
+  draws?: DrawHandling;
+  runs: SystemRun[];
+  /** Peer configurations; draw probabilities may be filled from the training part by `peerContenders`. */
+  peers: PeerConfig[];
+  published: PublishedRow[];
+  /** Counts to report (e.g. wrong predictions) rather than rates. */
+  reportCounts?: boolean;
+}
+
+const KDD = 'Maystre, Kristof & Grossglauser, KDD 2019 (kickscore-kdd19, notebooks/dataset-tennis.ipynb)';
+
+/** Natural-log learning rate 0.262 on the 400-point scale: K = 0.262 × 400 / ln 10. */
+export const KDD19_ELO_K = (0.262 * 400) / Math.LN10;
+
+export function createRunContender(run: SystemRun, fitted: Record<string, number> = {}): Contender {
+  if (run.system === 'elo-538') return fiveThirtyEightEloContender(run.options ?? {});
+  const { homeAdvantage, ...systemOptions } = { ...run.options, ...fitted };
+  const contenderOptions: CoreContenderOptions = { ...run.contender };
+  if (homeAdvantage !== undefined) contenderOptions.homeAdvantage = homeAdvantage;
+  return systemContender(run.system, systemOptions, contenderOptions);
+}
+
+const glickoFit: ParameterSpec[] = [
+  { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
+  { name: 'rd', min: 50, max: 600, initial: 350 },
+];
+const eloFit = (min = 4, max = 200): ParameterSpec => ({ name: 'k', min, max, initial: 32 });
+const homeFit: ParameterSpec = { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 };
+
+export const PRESETS: DatasetPreset[] = [
+  {
+    name: 'tennis-kdd19',
+    title: 'ATP tennis, all levels 1991–2017 (KDD 2019 protocol)',
+    split: 'train before 2011-08-28, test from it (online)',
+    load: () => loadTennisKdd19(),
+    isTest: (m) => m.at! >= Date.UTC(2011, 7, 28),
+    runs: [
+      { label: 'elo, K 45.5 (the paper\'s lr 0.262)', system: 'elo', options: { k: KDD19_ELO_K } },
+      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'glicko2, defaults, no idle growth', system: 'glicko2', contender: { continuousTime: false } },
+      { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
+      { label: 'glicko2, tau and RD fitted, RD grows per idle day', system: 'glicko2', fit: glickoFit },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [
+      { openskill: {} },
+      { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: 'the paper\'s TrueSkill parameters' },
+    ],
+    published: [
+      { model: 'random', logLoss: 0.693, accuracy: 0.5, source: KDD },
+      { model: 'Elo, lr 0.262 (≈ K 45.5)', logLoss: 0.563, accuracy: 0.705, source: KDD },
+      { model: 'TrueSkill μ0 0, σ0 0.3701, β 1/√2, τ 0.0808', logLoss: 0.563, accuracy: 0.705, source: KDD },
+      { model: 'kickscore, constant skill', logLoss: 0.581, accuracy: 0.689, source: KDD },
+      { model: 'kickscore, Wiener (best)', logLoss: 0.552, accuracy: 0.714, source: KDD },
+    ],
+  },
+  {
+    name: 'atp-usopen-2016',
+    title: 'ATP tour level 1968–2016, scored on the 117 completed US Open 2016 matches',
+    split: 'learn 1968 to the US Open; score tourney 2016-560, completed matches only',
+    load: () => loadTennisTour(1968, 2016),
+    isTest: (m) => m.at! >= Date.UTC(2016, 7, 29),
+    isScored: (m) => (m as TourMatch).tourneyId === '2016-560' && !(m as TourMatch).incomplete,
+    reportCounts: true,
+    runs: [
+      { label: 'FiveThirtyEight Elo, K = 250/(5+m)^0.4', system: 'elo-538' },
+      { label: 'elo, K 32', system: 'elo' },
+      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
+      { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
+    ],
+    peers: [{ openskill: {} }, { trueskill: { drawProbability: 0 } }],
+    published: [
+      { model: 'Pinnacle odds', note: '90/117 (76.92%)', source: 'Tennis Abstract blog, 2017-01-15' },
+      { model: 'FiveThirtyEight Elo', note: '88/117 (75.21%)', source: 'Tennis Abstract blog, 2017-01-15' },
+      { model: 'Tennis Abstract Elo', note: '87/117 (74.36%)', source: 'Tennis Abstract blog, 2017-01-15' },
+      { model: 'ATP ranking', note: '85/117 (72.65%)', source: 'Tennis Abstract blog, 2017-01-15' },
+    ],
+  },
+  {
+    name: 'chess-kaggle2010',
+    title: 'Kaggle chess 2010 (draws): months 1–95 train, 96–100 test',
+    split: 'train months 1–95, test 96–100 (online, game by game)',
+    load: () => loadChess(),
+    isTest: (m) => chessMonth(m) >= 96,
+    draws: 'davidson',
+    runs: [
+      { label: 'elo, K 32', system: 'elo' },
+      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'elo, K and white advantage fitted', system: 'elo', fit: [eloFit(), homeFit] },
+      { label: 'glicko2, defaults', system: 'glicko2' },
+      { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
+      { label: 'glicko2, tau, RD and white advantage fitted', system: 'glicko2', fit: [...glickoFit, homeFit] },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [{ openskill: {} }, { trueskill: {} }],
+    published: [{ model: 'none on this split (Kaggle scored months 101–105 by player-month RMSE; that test set is not public)', source: 'chess_kaggle2010/SOURCE.md' }],
+  },
+  {
+    name: 'football-intl',
+    title: 'International football 1872–2026 (draws, scores, neutral venues)',
+    split: 'train before 2011-06-03 (kickscore\'s football cutoff), test from it',
+    load: () => loadFootball(),
+    isTest: (m) => m.at! >= Date.UTC(2011, 5, 3),
+    draws: 'davidson',
+    runs: [
+      { label: 'elo, K fitted, no home advantage', system: 'elo', fit: [eloFit()] },
+      { label: 'elo, K and home advantage fitted', system: 'elo', fit: [eloFit(), homeFit] },
+      { label: 'glicko2, tau and RD fitted, no home advantage', system: 'glicko2', fit: glickoFit },
+      { label: 'glicko2, tau, RD and home advantage fitted', system: 'glicko2', fit: [...glickoFit, homeFit] },
+      { label: 'wvw (goal margin), tau and RD fitted, no home advantage', system: 'wvw', fit: glickoFit },
+      { label: 'wvw (goal margin), tau, RD and home advantage fitted', system: 'wvw', fit: [...glickoFit, homeFit] },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [{ openskill: {} }, { trueskill: {} }],
+    published: [
+      {
+        model: 'kickscore KDD 2019 "World football" (a different extract: 19,158 matches, cutoff 2011-06-03): Elo 0.950/0.551, TrueSkill 0.937/0.554, kickscore 0.926/0.558, with home advantage 0.900/0.579 (3-way log-loss / accuracy)',
+        source: KDD,
+      },
+    ],
+  },
+  {
+    name: 'halo2-h2h',
+    title: 'Halo 2 beta HeadToHead (1v1), all games online',
+    split: 'no training part: every game predicted, then learnt; scored if a player was seen before',
+    load: () => loadHalo2('HeadToHead'),
+    isTest: () => true,
+    scored: 'any-seen',
+    draws: 'davidson',
+    reportCounts: true,
+    runs: [
+      { label: 'elo, K 32', system: 'elo' },
+      { label: 'glicko2, defaults', system: 'glicko2' },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [{ openskill: {} }, { trueskill: {} }],
+    published: [
+      { model: 'TrueSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
+      { model: 'OpenSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
+    ],
+  },
+  {
+    name: 'halo2-largeteam',
+    title: 'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online',
+    split: 'no training part: every game predicted, then learnt; scored if a player was seen before',
+    load: () => loadHalo2('LargeTeam'),
+    isTest: () => true,
+    scored: 'any-seen',
+    draws: 'davidson',
+    reportCounts: true,
+    runs: [
+      { label: 'elo, K 32', system: 'elo' },
+      { label: 'glicko2, defaults', system: 'glicko2' },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [{ openskill: {} }, { trueskill: {} }],
+    published: [{ model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' }],
+  },
+  {
+    name: 'owl',
+    title: 'Overwatch League maps 2018–2019 (6v6 lineups, drawn maps)',
+    split: 'train on 2018, test on 2019 (online)',
+    load: () => loadOverwatch(),
+    isTest: (m) => m.at! >= Date.UTC(2019, 0, 1),
+    draws: 'davidson',
+    runs: [
+      { label: 'elo, K 32', system: 'elo' },
+      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'glicko2, defaults', system: 'glicko2' },
+      { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
+      { label: 'wvw (map-score margin), defaults', system: 'wvw' },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [{ openskill: {} }, { trueskill: {} }],
+    published: [{ model: 'no published accuracy table for this data', source: 'overwatch_league_rosters/SOURCE.md' }],
+  },
+];
+
+export function findPreset(name: string): DatasetPreset | undefined {
+  return PRESETS.find((p) => p.name === name);
+}
+
+/** Share of drawn matches in the training part: TrueSkill's draw probability where a preset leaves it open. */
+export function trainingDrawRate(training: readonly EvalMatch[]): number {
+  let draws = 0;
+  for (const m of training) {
+    const a = m.teams[0]!;
+    const b = m.teams[1]!;
+    if (a.rank !== undefined ? a.rank === b.rank : a.score === b.score) draws++;
+  }
+  return training.length ? draws / training.length : 0;
+}
+

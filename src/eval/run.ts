@@ -1,0 +1,99 @@
+/**
+ * Runs a data set's whole comparison: each of our systems (fitting its
+ * parameters on the training part first where the preset says so) and the
+ * peers, all under the same protocol, on the same matches.
+ */
+import type { Contender, EvalMatch, ParameterValue } from './contenders.js';
+import { evaluate, type EvaluationOptions, type EvaluationResult } from './engine.js';
+import { fitParameters, trainingPart } from './fit.js';
+import { createRunContender, type DatasetPreset, type PeerConfig, trainingDrawRate } from './presets.js';
+
+export interface PresetRow extends EvaluationResult {
+  label: string;
+  kind: 'ladder' | 'peer';
+  /** The parameters fitted on the training part, when any. */
+  fitted?: Record<string, number>;
+  fitSeconds?: number;
+}
+
+export interface PresetRunOptions {
+  /** Run the peers (needs the devDependencies openskill and ts-trueskill). @default true */
+  peers?: boolean;
+  /** Only rows whose label contains this text. */
+  only?: string;
+  onRow?: (row: PresetRow) => void;
+  onLog?: (message: string) => void;
+}
+
+export function protocolOf(preset: DatasetPreset): EvaluationOptions {
+  const options: EvaluationOptions = { isTest: preset.isTest };
+  if (preset.isScored) options.isScored = preset.isScored;
+  if (preset.scored) options.scored = preset.scored;
+  if (preset.draws) options.draws = preset.draws;
+  return options;
+}
+
+async function peerContenders(configs: readonly PeerConfig[], training: readonly EvalMatch[]): Promise<Contender[]> {
+  const { openSkillContender, trueSkillContender } = await import('./peers.js');
+  const contenders: Contender[] = [];
+  for (const config of configs) {
+    if (config.openskill) contenders.push(openSkillContender(config.openskill));
+    if (config.trueskill) {
+      const trueskill = { ...config.trueskill };
+      // Where the data has draws, TrueSkill's assumed draw rate is the training part's.
+      if (trueskill.drawProbability === undefined && training.length > 0) trueskill.drawProbability = trainingDrawRate(training);
+      contenders.push(trueSkillContender(trueskill));
+    }
+  }
+  return contenders;
+}
+
+function labelOf(contender: Contender, config?: PeerConfig): string {
+  const parameters = Object.entries(contender.parameters)
+    .map(([k, v]: [string, ParameterValue]) => `${k} ${typeof v === 'number' ? +v.toPrecision(4) : v}`)
+    .join(', ');
+  return config?.label ? `${contender.label} (${config.label})` : `${contender.label} (${parameters})`;
+}
+
+export async function runPreset(preset: DatasetPreset, options: PresetRunOptions = {}): Promise<{ matches: number; rows: PresetRow[] }> {
+  const log = options.onLog ?? (() => {});
+  const started = performance.now();
+  const matches = preset.load();
+  log(`${preset.name}: ${matches.length} matches loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const protocol = protocolOf(preset);
+  const training = trainingPart(matches, preset.isTest);
+  const rows: PresetRow[] = [];
+  const add = (row: PresetRow) => {
+    rows.push(row);
+    options.onRow?.(row);
+  };
+
+  for (const run of preset.runs) {
+    if (options.only && !run.label.includes(options.only)) continue;
+    let fitted: Record<string, number> | undefined;
+    let fitSeconds: number | undefined;
+    if (run.fit) {
+      const fitStart = performance.now();
+      const fit = fitParameters((parameters) => createRunContender(run, parameters), training, run.fit, { draws: preset.draws ?? 'auto' });
+      fitted = fit.parameters;
+      fitSeconds = (performance.now() - fitStart) / 1000;
+      log(`  fitted ${run.label}: ${JSON.stringify(fitted)} (training log-loss ${fit.trainingLogLoss.toFixed(4)}, ${fit.evaluations} runs, ${fitSeconds.toFixed(0)} s)`);
+    }
+    const result = evaluate(createRunContender(run, fitted), matches, protocol);
+    const row: PresetRow = { ...result, label: run.label, kind: 'ladder' };
+    if (fitted) row.fitted = fitted;
+    if (fitSeconds !== undefined) row.fitSeconds = fitSeconds;
+    add(row);
+  }
+  if (options.peers ?? true) {
+    for (const config of preset.peers) {
+      const contenders = await peerContenders([config], training);
+      for (const contender of contenders) {
+        const label = labelOf(contender, config);
+        if (options.only && !label.includes(options.only)) continue;
+        add({ ...evaluate(contender, matches, protocol), label, kind: 'peer' });
+      }
+    }
+  }
+  return { matches: matches.length, rows };
+}

@@ -1,0 +1,99 @@
+/** A small Prometheus text-format registry: counters, gauges and histograms with labels. */
+
+type Labels = Record<string, string>;
+
+function labelText(labels: Labels): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  return parts.length === 0 ? '' : `{${parts.join(',')}}`;
+}
+
+interface Metric {
+  render(): string;
+}
+
+export class Counter implements Metric {
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelText(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
+    return lines.join('\n');
+  }
+}
+
+export class Gauge implements Metric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly collect: () => Array<[Labels, number]>,
+  ) {}
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const [labels, value] of this.collect()) lines.push(`${this.name}${labelText(labels)} ${value}`);
+    return lines.join('\n');
+  }
+}
+
+export class Histogram implements Metric {
+  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
+  observe(labels: Labels, value: number): void {
+    const key = labelText(labels);
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const s of this.series.values()) {
+      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`));
+      lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
+      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`);
+      lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`);
+    }
+    return lines.join('\n');
+  }
+}
+
+export class Registry {
+  private readonly metrics: Metric[] = [];
+  add<M extends Metric>(metric: M): M {
+    this.metrics.push(metric);
+    return metric;
+  }
+  render(): string {
+    return `${this.metrics.map((m) => m.render()).join('\n')}\n`;
+  }
+}
+
+/** The service's metrics. Gauges of waiting tickets are filled in at scrape time. */
+export function serviceMetrics() {
+  const registry = new Registry();
+  let waiting: Array<[Labels, number]> = [];
+  return {
+    registry,
+    requestSeconds: registry.add(new Histogram('ladder_http_request_duration_seconds', 'HTTP request latency by route and status class.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])),
+    matchesRated: registry.add(new Counter('ladder_matches_rated_total', 'Matches rated (committed) by ladder.')),
+    batchSize: registry.add(new Histogram('ladder_write_batch_size', 'Submissions per write transaction (group commit).', [1, 2, 4, 8, 16, 32, 64, 128, 256])),
+    ticketWaitSeconds: registry.add(new Histogram('ladder_ticket_wait_seconds', 'Seconds a ticket waited before it was placed in a match, by queue.', [1, 5, 10, 30, 60, 120, 300, 600])),
+    matchesFormed: registry.add(new Counter('ladder_matchmaking_matches_total', 'Matches formed by the matchmaker, by queue.')),
+    ticketsWaiting: registry.add(new Gauge('ladder_tickets_waiting', 'Tickets waiting, by queue.', () => waiting)),
+    setWaiting(values: Array<[Labels, number]>) {
+      waiting = values;
+    },
+  };
+}
+export type ServiceMetrics = ReturnType<typeof serviceMetrics>;
