@@ -11,6 +11,8 @@ import { createRunContender, type DatasetPreset, type PeerConfig, trainingDrawRa
 export interface PresetRow extends EvaluationResult {
   label: string;
   kind: 'ladder' | 'peer';
+  /** Row number for \`--row\`. */
+  row: number;
   /** The parameters fitted on the training part, when any. */
   fitted?: Record<string, number>;
   fitSeconds?: number;
@@ -19,8 +21,8 @@ export interface PresetRow extends EvaluationResult {
 export interface PresetRunOptions {
   /** Run the peers (needs the devDependencies openskill and ts-trueskill). @default true */
   peers?: boolean;
-  /** Only rows whose label contains this text. */
-  only?: string;
+  /** Only these rows, 1-based: the preset's runs first, then the peers in order. */
+  rows?: readonly number[];
   onRow?: (row: PresetRow) => void;
   onLog?: (message: string) => void;
 }
@@ -68,8 +70,13 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
     options.onRow?.(row);
   };
 
+  let rowNumber = 0;
+  const wanted = () => {
+    rowNumber++;
+    return !options.rows || options.rows.includes(rowNumber);
+  };
   for (const run of preset.runs) {
-    if (options.only && !run.label.includes(options.only)) continue;
+    if (!wanted()) continue;
     let fitted: Record<string, number> | undefined;
     let fitSeconds: number | undefined;
     if (run.fit) {
@@ -80,18 +87,16 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
       log(`  fitted ${run.label}: ${JSON.stringify(fitted)} (training log-loss ${fit.trainingLogLoss.toFixed(4)}, ${fit.evaluations} runs, ${fitSeconds.toFixed(0)} s)`);
     }
     const result = evaluate(createRunContender(run, fitted), matches, protocol);
-    const row: PresetRow = { ...result, label: run.label, kind: 'ladder' };
+    const row: PresetRow = { ...result, label: run.label, kind: 'ladder', row: rowNumber };
     if (fitted) row.fitted = fitted;
     if (fitSeconds !== undefined) row.fitSeconds = fitSeconds;
     add(row);
   }
   if (options.peers ?? true) {
     for (const config of preset.peers) {
-      const contenders = await peerContenders([config], training);
-      for (const contender of contenders) {
-        const label = labelOf(contender, config);
-        if (options.only && !label.includes(options.only)) continue;
-        add({ ...evaluate(contender, matches, protocol), label, kind: 'peer' });
+      if (!wanted()) continue;
+      for (const contender of await peerContenders([config], training)) {
+        add({ ...evaluate(contender, matches, protocol), label: labelOf(contender, config), kind: 'peer', row: rowNumber });
       }
     }
   }

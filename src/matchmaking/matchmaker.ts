@@ -420,20 +420,26 @@ export class Matchmaker {
   /** Balances the chosen tickets into two teams, picks the region and reports quality. */
   private finish(chosen: number[], chosenTeam: number[], mask: number, now: number, steps: Int32Array): FormedMatch {
     const s = this.teamSize;
-    const tickets = chosen.map((c) => this.queue[c]);
-    const team = balanceTeams(
-      tickets.map((t) => t.size),
-      tickets.map((t) => t.rankSum),
-      s,
-      chosenTeam,
-    );
+    const tickets: QueuedTicket[] = [];
+    const ticketSizes: number[] = [];
+    const ticketSums: number[] = [];
+    for (const c of chosen) {
+      const q = this.queue[c];
+      tickets.push(q);
+      ticketSizes.push(q.size);
+      ticketSums.push(q.rankSum);
+    }
+    const team = balanceTeams(ticketSizes, ticketSums, s, chosenTeam);
     // Region: the allowed one with the lowest worst ping; ties to the earlier-seen region.
     let region = -1;
     let regionPing = Infinity;
     for (let r = 0; r < this.regionNames.length; r++) {
       if (((mask >>> r) & 1) === 0) continue;
       let worst = 0;
-      for (const t of tickets) worst = Math.max(worst, t.worstPing[r] ?? Infinity);
+      for (const t of tickets) {
+        const ping = t.worstPing[r] ?? Infinity;
+        if (ping > worst) worst = ping;
+      }
       if (worst < regionPing) {
         regionPing = worst;
         region = r;
