@@ -47,5 +47,3 @@ function runOnce(size: number, seed: number): MatchmakingBenchRow {
   return { tickets: size, players, addMs, passMs, matches: result.matches.length, matchedShare: matched / size };
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (invokedDirectly) await benchMatchmaking();

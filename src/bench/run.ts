@@ -5,10 +5,12 @@
  */
 import { benchRating } from './rating.js';
 import { benchMatchmaking } from './matchmaking.js';
+import { benchStandings } from './standings.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
   matchmaking: () => benchMatchmaking(),
+  standings: () => benchStandings(),
 };
 
 const wanted = process.argv.slice(2);

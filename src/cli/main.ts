@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import { register as registerReplay } from './replay.js';
 import { register as registerPerformance } from './performance.js';
+import { register as registerMatchmake } from './matchmake.js';
 
 // A reader that stops early (`| head`) is not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -22,5 +23,6 @@ program
 
 registerReplay(program);
 registerPerformance(program);
+registerMatchmake(program);
 
 await program.parseAsync(process.argv);

@@ -10,6 +10,7 @@ import { wvwGroups } from '../core/wvw.js';
 import { readInputText } from '../io/jsonl.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../io/matches.js';
 import { eloReplayPairwise, glicko2ReplayPairwise } from '../core/pairwise.js';
+import { DAY_MS, standingsAt } from '../standings/index.js';
 import { action, numberOption } from './errors.js';
 
 export interface ReplayCommandOptions {
@@ -24,11 +25,24 @@ export interface ReplayCommandOptions {
   groupRule?: 'sorted' | 'randomized';
   seed?: number;
   skipInvalid?: boolean;
+  /** Activity window for percentiles, in days. @default 30 */
+  window?: number;
+  /** Placement matches before a percentile is shown. @default 10 */
+  placement?: number;
 }
 
 export interface ReplayOutput {
   system: SystemName;
-  players: Array<{ id: string; rating: number; rd?: number; volatility?: number; matches: number }>;
+  players: Array<{
+    id: string;
+    rating: number;
+    rd?: number;
+    volatility?: number;
+    matches: number;
+    /** 1–100 over players active at the time of the last match; null in placement or inactive. */
+    percentile: number | null;
+    division: string | null;
+  }>;
   groups?: string[][];
 }
 
@@ -106,11 +120,12 @@ export function runReplay(
       const players = new Map<string, PlayerState>();
       log.ids.forEach((id, i) => {
         const state: PlayerState = { rating: ratings.rating[i]!, matches: ratings.matches[i]! };
+        if (!Number.isNaN(ratings.lastAt[i]!)) state.lastAt = ratings.lastAt[i]!;
         if (ratings.rd) state.rd = ratings.rd[i]!;
         if (ratings.volatility) state.volatility = ratings.volatility[i]!;
         players.set(id, state);
       });
-      return standings(name, players);
+      return standings(name, players, undefined, standingOptions(options, maxLastAt(players)));
     }
     skipped.length = 0;
   }
@@ -128,7 +143,7 @@ export function runReplay(
   }
   const players = run.finish();
   report();
-  return standings(name, players, name === 'wvw' ? { rule: options.groupRule, seed: options.seed } : undefined);
+  return standings(name, players, name === 'wvw' ? { rule: options.groupRule, seed: options.seed } : undefined, standingOptions(options, run.lastAt));
 }
 
 function countLines(text: string): number {
@@ -137,12 +152,49 @@ function countLines(text: string): number {
   return count + 1;
 }
 
-/** Sorts players best first (ties by id) into the output record. */
-export function standings(system: SystemName, players: ReadonlyMap<string, PlayerState>, groups?: { rule?: 'sorted' | 'randomized'; seed?: number }): ReplayOutput {
+function maxLastAt(players: ReadonlyMap<string, PlayerState>): number | undefined {
+  let latest: number | undefined;
+  for (const state of players.values()) if (state.lastAt !== undefined && (latest === undefined || state.lastAt > latest)) latest = state.lastAt;
+  return latest;
+}
+
+interface StandingOptions {
+  now: number;
+  windowMs: number;
+  placementMatches: number;
+}
+
+function standingOptions(options: ReplayCommandOptions, lastAt: number | undefined): StandingOptions {
+  const window = options.window ?? 30;
+  const placement = options.placement ?? 10;
+  if (!(window > 0)) throw new InvalidInputError(`must be a positive number of days, got ${window}`, { field: 'window' });
+  if (!(Number.isInteger(placement) && placement >= 0)) throw new InvalidInputError(`must be a whole number of matches, got ${placement}`, { field: 'placement' });
+  return { now: lastAt ?? 0, windowMs: window * DAY_MS, placementMatches: placement };
+}
+
+/**
+ * Sorts players best first (ties by id) into the output record, with each
+ * player's percentile and division at the time of the last match. Players of
+ * a log without times are all taken as active.
+ */
+export function standings(
+  system: SystemName,
+  players: ReadonlyMap<string, PlayerState>,
+  groups?: { rule?: 'sorted' | 'randomized'; seed?: number },
+  standing: StandingOptions = { now: 0, windowMs: 30 * DAY_MS, placementMatches: 10 },
+): ReplayOutput {
+  const placed = standingsAt(
+    [...players].map(([id, state]) => ({ id, rating: state.rating, matches: state.matches, lastActiveAt: state.lastAt ?? standing.now })),
+    standing.now,
+    { windowMs: standing.windowMs, placementMatches: standing.placementMatches },
+  );
   const list = [...players].map(([id, state]) => {
-    const entry: ReplayOutput['players'][number] = { id, rating: state.rating, matches: state.matches };
+    const entry: ReplayOutput['players'][number] = { id, rating: state.rating, matches: state.matches, percentile: null, division: null };
     if (state.rd !== undefined) entry.rd = state.rd;
     if (state.volatility !== undefined) entry.volatility = state.volatility;
+    const place = placed.get(id);
+    entry.percentile = place?.percentile ?? null;
+    entry.division = place?.division ?? null;
     return entry;
   });
   list.sort((a, b) => b.rating - a.rating || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -160,7 +212,7 @@ export function formatTable(output: ReplayOutput): string {
   const decimals = output.system === 'teamrank' ? 2 : 1;
   const idWidth = Math.max(6, ...output.players.map((p) => p.id.length));
   const rows = [
-    [pad('#', 6, true), pad('player', idWidth), pad(output.system === 'teamrank' ? 'rank' : 'rating', 10, true), ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []), pad('matches', 8, true)].join('  '),
+    [pad('#', 6, true), pad('player', idWidth), pad(output.system === 'teamrank' ? 'rank' : 'rating', 10, true), ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []), pad('matches', 8, true), pad('pct', 5, true), 'division'].join('  '),
   ];
   output.players.forEach((p, i) => {
     rows.push(
@@ -170,6 +222,8 @@ export function formatTable(output: ReplayOutput): string {
         pad(p.rating.toFixed(decimals), 10, true),
         ...(hasRd ? [pad(p.rd?.toFixed(1) ?? '', 7, true), pad(p.volatility?.toFixed(5) ?? '', 8, true)] : []),
         pad(String(p.matches), 8, true),
+        pad(p.percentile === null ? '-' : String(p.percentile), 5, true),
+        p.division ?? '',
       ].join('  '),
     );
   });
@@ -191,6 +245,8 @@ export function register(program: Command): void {
     .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_id,loser=loser_id,at=tourney_date')
     .option('--group-rule <rule>', 'wvw grouping: sorted (the seed) or randomized (ArenaNet\'s later rule)', 'sorted')
     .option('--seed <n>', 'seed of the randomized wvw grouping', numberOption('seed'))
+    .option('--window <days>', 'percentiles count players active within this many days of the last match', numberOption('window'), 30)
+    .option('--placement <n>', 'matches before a player gets a percentile', numberOption('placement'), 10)
     .option('--skip-invalid', 'skip invalid lines (reported on stderr) instead of stopping at the first')
     .option('--json', 'print one JSON object instead of a table')
     .argument('<matches>', 'match log file, or - for standard input')

@@ -11,7 +11,7 @@ import { createRunContender, type DatasetPreset, type PeerConfig, trainingDrawRa
 export interface PresetRow extends EvaluationResult {
   label: string;
   kind: 'ladder' | 'peer';
-  /** Row number for \`--row\`. */
+  /** Row number for `--row`. */
   row: number;
   /** The parameters fitted on the training part, when any. */
   fitted?: Record<string, number>;

@@ -103,6 +103,28 @@ describe('ladder replay', () => {
     expect(output.groups![0]).toContain('E');
   });
 
+  it('gives percentiles and divisions over active, placed players at the time of the last match', () => {
+    const sample = join(root, 'examples/sample-matches.jsonl');
+    const placed = runReplay(sample, { system: 'teamrank', placement: 3 });
+    const byId = new Map(placed.players.map((p) => [p.id, p]));
+    // Eight placed players; fay alone at the top is percentile 100, ada and eli tied at the floor share percentile 1.
+    expect(byId.get('fay')!.percentile).toBe(100);
+    expect(byId.get('ada')!.percentile).toBe(1);
+    expect(byId.get('eli')!.percentile).toBe(1);
+    expect(byId.get('fay')!.division).toBe('Master');
+    // With the default ten placement matches nobody in the sample has a percentile yet.
+    expect(runReplay(sample, { system: 'teamrank' }).players.every((p) => p.percentile === null && p.division === null)).toBe(true);
+    // A window shorter than the gap to a player's last match leaves them inactive.
+    const old = file('old.jsonl', [
+      { at: '2024-01-01', teams: [{ players: ['gone'], rank: 1 }, { players: ['x'], rank: 2 }] },
+      { at: '2024-03-01', teams: [{ players: ['x'], rank: 1 }, { players: ['y'], rank: 2 }] },
+    ].map((m) => JSON.stringify(m)).join('\n'));
+    const windowed = runReplay(old, { system: 'elo', placement: 0, window: 30 });
+    expect(windowed.players.find((p) => p.id === 'gone')!.percentile).toBeNull();
+    expect(windowed.players.find((p) => p.id === 'x')!.percentile).toBe(100);
+    expect(windowed.players.find((p) => p.id === 'y')!.percentile).toBe(1);
+  });
+
   it('rejects bad input with the line and the field, printing nothing on stdout', () => {
     const cases: Array<[string, RegExp]> = [
       ['{"teams":[{"players":["a"],"rank":1},{"players":["b"],"rank":2}]}\n{not json', /line 2: malformed JSON/],

@@ -1,0 +1,68 @@
+/**
+ * Benchmark: leaderboard at one million players — build time, update time,
+ * and per-query latency of rank + percentile (p50 / p99) for random players.
+ * Target from issue 4: p99 under 10 µs.
+ */
+import { Leaderboard } from '../standings/leaderboard.js';
+import { seededRandom } from '../sim/tickets.js';
+
+export interface StandingsBenchResult {
+  players: number;
+  /** Milliseconds to upsert every player once. */
+  buildMs: number;
+  /** Mean microseconds per rating update (upsert of an existing player). */
+  updateMeanUs: number;
+  /** rank(id) + percentile(id) together, per query. */
+  queryP50Us: number;
+  queryP99Us: number;
+  queries: number;
+  /** top(100) page, mean microseconds. */
+  topPageUs: number;
+}
+
+export async function benchStandings(players = 1_000_000, queries = 200_000): Promise<StandingsBenchResult> {
+  const random = seededRandom(4);
+  const board = new Leaderboard({ placementMatches: 10, initialCapacity: players });
+  const ids = Array.from({ length: players }, (_, i) => `player-${i}`);
+  // Team-rank-like ratings: a long right tail above the 1.00 floor, rounded to 2 decimals so ties occur.
+  const ratingOf = () => Math.round(100 * (1 + 30 * -Math.log(1 - random() * 0.999999))) / 100;
+  const now = 30 * 86_400_000;
+  const buildStart = performance.now();
+  for (let i = 0; i < players; i++) board.upsert(ids[i], ratingOf(), now - Math.floor(random() * 29 * 86_400_000), 10 + (i % 50));
+  const buildMs = performance.now() - buildStart;
+  board.expire(now);
+
+  const updates = 100_000;
+  const updateStart = performance.now();
+  for (let u = 0; u < updates; u++) {
+    const i = Math.floor(random() * players);
+    board.upsert(ids[i], ratingOf(), now, 60);
+  }
+  const updateMeanUs = ((performance.now() - updateStart) * 1000) / updates;
+
+  (globalThis as { gc?: () => void }).gc?.();
+  const samples = new Float64Array(queries);
+  let checksum = 0;
+  for (let q = 0; q < queries; q++) {
+    const id = ids[Math.floor(random() * players)];
+    const start = process.hrtime.bigint();
+    checksum += (board.rank(id) ?? 0) + (board.percentile(id) ?? 0);
+    samples[q] = Number(process.hrtime.bigint() - start) / 1000;
+  }
+  samples.sort();
+  const queryP50Us = samples[Math.floor(queries * 0.5)];
+  const queryP99Us = samples[Math.floor(queries * 0.99)];
+
+  const pages = 2_000;
+  const pageStart = performance.now();
+  for (let p = 0; p < pages; p++) checksum += board.top(100, Math.floor(random() * (players - 100))).length;
+  const topPageUs = ((performance.now() - pageStart) * 1000) / pages;
+
+  const result = { players, buildMs, updateMeanUs, queryP50Us, queryP99Us, queries, topPageUs };
+  console.log(
+    `leaderboard ${players} players: build ${buildMs.toFixed(0)} ms, update ${updateMeanUs.toFixed(2)} µs mean, ` +
+      `rank+percentile p50 ${queryP50Us.toFixed(2)} µs p99 ${queryP99Us.toFixed(2)} µs (${queries} queries), top-100 page ${topPageUs.toFixed(1)} µs` +
+      (checksum === -1 ? '' : ''),
+  );
+  return result;
+}

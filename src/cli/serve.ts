@@ -1,0 +1,55 @@
+/**
+ * `ladder serve`: the rating and matchmaking service. DATABASE_URL selects a
+ * PostgreSQL server (else embedded PGlite in --data), REDIS_URL shares state
+ * between instances, LADDER_ADMIN_KEY sets the first admin key.
+ */
+import type { Command } from 'commander';
+import { seedDemo } from '../service/demo.js';
+import { startService } from '../service/index.js';
+import { action, numberOption } from './errors.js';
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('run the HTTP rating and matchmaking service (env: DATABASE_URL, REDIS_URL, LADDER_ADMIN_KEY)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0: any free port)', numberOption('port'), 8080)
+    .option('--data <dir>', 'embedded database directory (when DATABASE_URL is not set)', './ladder-data')
+    .option('--demo', 'seed public demo ladders on first start (npm start)', false)
+    .option('--rate-limit <perSecond>', 'requests per second per API key (burst twice that)', numberOption('rate-limit'), 5000)
+    .option('--log', 'log every request (JSON lines on stdout)', false)
+    .action(
+      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean }) => {
+        const service = await startService({
+          host: opts.host,
+          port: opts.port,
+          dataDir: opts.data,
+          databaseUrl: process.env.DATABASE_URL || undefined,
+          databaseSchema: process.env.DATABASE_SCHEMA || undefined,
+          redisUrl: process.env.REDIS_URL || undefined,
+          redisPrefix: process.env.REDIS_PREFIX || undefined,
+          adminKey: process.env.LADDER_ADMIN_KEY || undefined,
+          rateLimit: { perSecond: opts.rateLimit },
+          logger: opts.log,
+          onAdminKey: (key, generated) => {
+            if (generated) process.stderr.write(`ladder: first admin key (shown once, store it now): ${key}\n`);
+            else process.stderr.write('ladder: admin key from LADDER_ADMIN_KEY registered\n');
+          },
+        });
+        if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');
+        const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
+        process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
+        // Machine-readable line for scripts and tests that start the server on port 0.
+        process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);
+        let stopping = false;
+        const stop = async () => {
+          if (stopping) return;
+          stopping = true;
+          await service.close();
+          process.exit(0);
+        };
+        process.on('SIGINT', () => void stop());
+        process.on('SIGTERM', () => void stop());
+      }),
+    );
+}

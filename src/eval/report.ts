@@ -1,0 +1,90 @@
+/**
+ * Regenerates the evaluation results: `node dist/eval/report.js [dataset…]
+ * [--no-peers]`. For each data set it runs the preset (our systems and the
+ * peers), writes docs/eval/<dataset>.json and docs/eval/<dataset>-reliability.svg,
+ * and rewrites that data set's table in docs/EVALUATION.md between the
+ * markers `<!-- table:<dataset> -->` and `<!-- /table:<dataset> -->`.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { reliabilitySvg } from './plot.js';
+import { type DatasetPreset, PRESETS } from './presets.js';
+import { type PresetRow, runPreset } from './run.js';
+
+const fixed = (value: number | undefined, digits = 4) => (value === undefined || !Number.isFinite(value) ? '—' : value.toFixed(digits));
+
+function parametersText(row: PresetRow): string {
+  const shown = { ...row.parameters, ...(row.fitted ?? {}) };
+  return Object.entries(shown)
+    .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis'].includes(key))
+    .map(([key, value]) => `${key} ${typeof value === 'number' ? +value.toPrecision(4) : value}${row.fitted && key in row.fitted ? '*' : ''}`)
+    .join(', ');
+}
+
+export function tableOf(preset: DatasetPreset, rows: readonly PresetRow[]): string {
+  const draws = rows.some((r) => r.test.draws > 0);
+  const head = ['#', 'system', 'parameters (* fitted on training)', 'scored', 'log-loss', 'accuracy', 'Brier'];
+  if (draws) head.push('3-way acc.', 'ν', 'decisive log-loss / acc.');
+  if (preset.reportCounts) head.push('favourite won / wrong');
+  head.push('s');
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const row of rows) {
+    const t = row.test;
+    const cells = [String(row.row), row.label, parametersText(row), String(t.n), fixed(t.logLoss), fixed(t.accuracy), fixed(t.brier)];
+    if (draws) cells.push(fixed(t.accuracy3), fixed(row.drawNu, 3), t.decisive ? `${fixed(t.decisive.logLoss)} / ${fixed(t.decisive.accuracy)}` : '—');
+    if (preset.reportCounts) {
+      const right = Math.round(t.accuracy * t.n);
+      cells.push(`${right} / ${t.n - right}`);
+    }
+    cells.push((row.seconds + (row.fitSeconds ?? 0)).toFixed(1));
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  lines.push('', 'Published:', '');
+  for (const p of preset.published) {
+    const numbers = [p.logLoss !== undefined ? `log-loss ${p.logLoss}` : '', p.accuracy !== undefined ? `accuracy ${p.accuracy}` : '', p.note ?? ''].filter(Boolean).join(', ');
+    lines.push(`- ${p.model}${numbers ? `: ${numbers}` : ''} (${p.source})`);
+  }
+  lines.push('', `Reproduce a row: \`ladder evaluate --dataset ${preset.name} --row N\` (all rows: \`node dist/eval/report.js ${preset.name}\`).`);
+  return lines.join('\n');
+}
+
+function replaceBetweenMarkers(document: string, name: string, content: string): string {
+  const open = `<!-- table:${name} -->`;
+  const close = `<!-- /table:${name} -->`;
+  const start = document.indexOf(open);
+  const end = document.indexOf(close);
+  if (start < 0 || end < start) return `${document.trimEnd()}\n\n${open}\n${content}\n${close}\n`;
+  return `${document.slice(0, start + open.length)}\n${content}\n${document.slice(end)}`;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const peers = !argv.includes('--no-peers');
+  const names = argv.filter((a) => !a.startsWith('--'));
+  const chosen = names.length ? PRESETS.filter((p) => names.includes(p.name)) : PRESETS;
+  const unknown = names.filter((n) => !PRESETS.some((p) => p.name === n));
+  if (unknown.length) throw new Error(`unknown data set(s): ${unknown.join(', ')}; expected ${PRESETS.map((p) => p.name).join(', ')}`);
+  const docs = join(process.cwd(), 'docs');
+  mkdirSync(join(docs, 'eval'), { recursive: true });
+  const documentPath = join(docs, 'EVALUATION.md');
+  for (const preset of chosen) {
+    const { matches, rows } = await runPreset(preset, {
+      peers,
+      onLog: (m) => process.stderr.write(`${m}\n`),
+      onRow: (r) => process.stderr.write(`  ${r.row}. ${r.label}: n ${r.test.n}, log-loss ${fixed(r.test.logLoss)}, accuracy ${fixed(r.test.accuracy)} (${r.seconds.toFixed(1)} s)\n`),
+    });
+    writeFileSync(join(docs, 'eval', `${preset.name}.json`), `${JSON.stringify({ dataset: preset.name, matches, rows }, null, 1)}\n`);
+    writeFileSync(
+      join(docs, 'eval', `${preset.name}-reliability.svg`),
+      reliabilitySvg(preset.title, rows.map((r) => ({ label: `${r.row}. ${r.label}`, bins: r.calibration }))),
+    );
+    const document = existsSync(documentPath) ? readFileSync(documentPath, 'utf8') : '# Evaluation\n';
+    writeFileSync(documentPath, replaceBetweenMarkers(document, preset.name, tableOf(preset, rows)));
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
