@@ -6,11 +6,13 @@
 import { benchRating } from './rating.js';
 import { benchMatchmaking } from './matchmaking.js';
 import { benchStandings } from './standings.js';
+import { benchEvaluate } from './evaluate.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
   matchmaking: () => benchMatchmaking(),
   standings: () => benchStandings(),
+  evaluate: () => benchEvaluate(),
 };
 
 const wanted = process.argv.slice(2);

@@ -16,6 +16,10 @@ export interface StandingsBenchResult {
   queryP50Us: number;
   queryP99Us: number;
   queries: number;
+  rankOnlyP50Us: number;
+  rankOnlyP99Us: number;
+  percentileOnlyP50Us: number;
+  percentileOnlyP99Us: number;
   /** top(100) page, mean microseconds. */
   topPageUs: number;
 }
@@ -52,16 +56,45 @@ export async function benchStandings(players = 1_000_000, queries = 200_000): Pr
   samples.sort();
   const queryP50Us = samples[Math.floor(queries * 0.5)];
   const queryP99Us = samples[Math.floor(queries * 0.99)];
+  // Rank alone and percentile alone, each its own descent (no shared counts).
+  const single = (ask: (id: string) => number | null) => {
+    const own = new Float64Array(queries);
+    for (let q = 0; q < queries; q++) {
+      const id = ids[Math.floor(random() * players)];
+      board.upsert(ids[0], 1, now, 60); // invalidates the shared counts
+      const start = process.hrtime.bigint();
+      checksum += ask(id) ?? 0;
+      own[q] = Number(process.hrtime.bigint() - start) / 1000;
+    }
+    own.sort();
+    return { p50: own[Math.floor(queries * 0.5)], p99: own[Math.floor(queries * 0.99)] };
+  };
+  const rankOnly = single((id) => board.rank(id));
+  const percentileOnly = single((id) => board.percentile(id));
 
   const pages = 2_000;
   const pageStart = performance.now();
   for (let p = 0; p < pages; p++) checksum += board.top(100, Math.floor(random() * (players - 100))).length;
   const topPageUs = ((performance.now() - pageStart) * 1000) / pages;
 
-  const result = { players, buildMs, updateMeanUs, queryP50Us, queryP99Us, queries, topPageUs };
+  const result = {
+    players,
+    buildMs,
+    updateMeanUs,
+    queryP50Us,
+    queryP99Us,
+    queries,
+    rankOnlyP50Us: rankOnly.p50,
+    rankOnlyP99Us: rankOnly.p99,
+    percentileOnlyP50Us: percentileOnly.p50,
+    percentileOnlyP99Us: percentileOnly.p99,
+    topPageUs,
+  };
   console.log(
     `leaderboard ${players} players: build ${buildMs.toFixed(0)} ms, update ${updateMeanUs.toFixed(2)} µs mean, ` +
-      `rank+percentile p50 ${queryP50Us.toFixed(2)} µs p99 ${queryP99Us.toFixed(2)} µs (${queries} queries), top-100 page ${topPageUs.toFixed(1)} µs` +
+      `rank+percentile p50 ${queryP50Us.toFixed(2)} µs p99 ${queryP99Us.toFixed(2)} µs (${queries} queries); ` +
+      `rank alone p50 ${rankOnly.p50.toFixed(2)} p99 ${rankOnly.p99.toFixed(2)} µs; percentile alone p50 ${percentileOnly.p50.toFixed(2)} p99 ${percentileOnly.p99.toFixed(2)} µs; ` +
+      `top-100 page ${topPageUs.toFixed(1)} µs` +
       (checksum === -1 ? '' : ''),
   );
   return result;

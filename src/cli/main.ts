@@ -1,12 +1,22 @@
 #!/usr/bin/env node
 /**
  * The `ladder` command line: each command lives in its own module and
- * registers itself here.
+ * registers itself here. Only the module of the command being run is
+ * loaded, so `ladder replay` does not pay for the service's dependencies.
  */
 import { Command } from 'commander';
-import { register as registerReplay } from './replay.js';
-import { register as registerPerformance } from './performance.js';
-import { register as registerMatchmake } from './matchmake.js';
+
+type Register = (program: Command) => void;
+
+const commands: Record<string, () => Promise<{ register: Register }>> = {
+  replay: () => import('./replay.js'),
+  performance: () => import('./performance.js'),
+  matchmake: () => import('./matchmake.js'),
+  evaluate: () => import('./evaluate.js'),
+  fit: () => import('./fit.js'),
+  serve: () => import('./serve.js'),
+  rebuild: () => import('./rebuild.js'),
+};
 
 // A reader that stops early (`| head`) is not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -21,8 +31,8 @@ program
   .version('0.1.0')
   .showHelpAfterError();
 
-registerReplay(program);
-registerPerformance(program);
-registerMatchmake(program);
+const requested = process.argv[2];
+const names = requested !== undefined && requested in commands ? [requested] : Object.keys(commands);
+for (const name of names) (await commands[name]!()).register(program);
 
 await program.parseAsync(process.argv);

@@ -5,8 +5,27 @@
  */
 import { InvalidInputError } from '../core/errors.js';
 
-export function splitCsvLine(text: string, line: number): string[] {
-  if (text.indexOf('"') === -1) return text.split(',');
+/**
+ * Splits one CSV line into its fields. With `limit`, only the first that
+ * many are returned, so a reader that needs a few leading columns does not
+ * pay for the rest.
+ */
+export function splitCsvLine(text: string, line: number, limit = Infinity): string[] {
+  if (text.indexOf('"') === -1) {
+    if (limit === Infinity) return text.split(',');
+    const out: string[] = [];
+    let start = 0;
+    while (out.length < limit) {
+      const comma = text.indexOf(',', start);
+      if (comma === -1) {
+        out.push(text.slice(start));
+        break;
+      }
+      out.push(text.slice(start, comma));
+      start = comma + 1;
+    }
+    return out;
+  }
   const fields: string[] = [];
   let i = 0;
   while (i <= text.length) {

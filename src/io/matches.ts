@@ -196,11 +196,12 @@ export function parsePairwiseCsv(
   if (ca < 0 || cb < 0 || (!winnerLoser && cresult < 0 && (csa < 0 || csb < 0))) return undefined;
   if (Object.entries(names).some(([, name]) => !header.includes(name!))) return undefined;
   const cat = col('at');
+  const needed = Math.max(ca, cb, csa, csb, cresult, cat) + 1;
   let lastDate = '';
   let lastMs = NaN;
   for (const { line, text: lineText } of lines) {
     try {
-      const cells = splitCsvLine(lineText, line);
+      const cells = splitCsvLine(lineText, line, needed);
       const a = cells[ca];
       const b = cells[cb];
       if (a === undefined || b === undefined) return undefined;

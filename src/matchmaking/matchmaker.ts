@@ -233,7 +233,8 @@ export class Matchmaker {
       sizes[i] = q.size;
       masks[i] = q.regionMask;
       rankSums[i] = q.rankSum;
-      const step = wideningStep(now - q.ticket.at, this.widening);
+      // Steps past the end of the schedule change nothing; report the one in effect.
+      const step = Math.min(wideningStep(now - q.ticket.at, this.widening), this.widening.steps.length);
       steps[i] = step;
       let low = Infinity;
       let high = -Infinity;

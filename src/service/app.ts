@@ -162,7 +162,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw new InvalidInputError('must be 1 to 200 printable ASCII characters', { field: 'Idempotency-Key' });
     return key;
   };
-  const sendOutcome = (reply: FastifyReply, outcome: { status: number; body: unknown }) => reply.code(outcome.status).send(outcome.body);
+  const sendOutcome = (reply: FastifyReply, outcome: { status: number; body: unknown }) =>
+    typeof outcome.body === 'string' ? reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body) : reply.code(outcome.status).send(outcome.body);
   const checkAt = (at: number, field: string) => {
     if (at < 0 || at > Date.now() + maxFutureMs) throw new InvalidInputError(`must lie between 1970 and ${Math.round(maxFutureMs / 3_600_000)} hours from now`, { field });
     return at;

@@ -82,7 +82,7 @@ export async function seedDemo(service: Service): Promise<boolean> {
       }),
     }));
     const outcome = await service.writer.submitRound(wvw, `week ${week + 1}`, at, matches, undefined, `demo-w-${week}`);
-    groups = (outcome.body as { groups: string[][] }).groups;
+    groups = (JSON.parse(outcome.body as string) as { groups: string[][] }).groups;
   }
 
   // A few waiting tickets (fewer than one match's worth, so they stay waiting).

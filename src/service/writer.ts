@@ -28,6 +28,7 @@ import { ConflictError, HttpError } from './errors.js';
 import type { Ladder, Ladders } from './ladders.js';
 import { publicState, rateUnit } from './rating.js';
 
+/** An answer: `body` is an object, or the exact JSON text stored for an idempotent repeat. */
 export type Outcome = { status: number; body: unknown };
 
 interface Job {
@@ -305,13 +306,14 @@ export class MatchWriter {
         takenRounds.add(roundName!);
         body = { round: roundName, matches: matchesOut, ratings: ratingsOut, groups };
       }
-      const outcome: Outcome = { status: 201, body };
+      const text = JSON.stringify(body);
+      const outcome: Outcome = { status: 201, body: text };
       if (job.key !== undefined) {
         batchKeys.set(job.key, { hash: job.hash, outcome });
         idemRows.key.push(job.key);
         idemRows.hash.push(job.hash);
         idemRows.status.push(201);
-        idemRows.response.push(JSON.stringify(body));
+        idemRows.response.push(text);
       }
       return outcome;
     });
@@ -349,7 +351,7 @@ export class MatchWriter {
     if (idemRows.key.length > 0) {
       await tx.query(
         `INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
-         SELECT $1, k, h, s, r::jsonb, $6 FROM unnest($2::text[], $3::text[], $4::int4[], $5::text[]) AS u(k, h, s, r)`,
+         SELECT $1, k, h, s, r, $6 FROM unnest($2::text[], $3::text[], $4::int4[], $5::text[]) AS u(k, h, s, r)`,
         [ladder.id, idemRows.key, idemRows.hash, idemRows.status, idemRows.response, Date.now()],
       );
     }

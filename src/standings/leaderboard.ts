@@ -179,6 +179,12 @@ export class Leaderboard {
   private readonly records = new Map<string, InternalRecord>();
   private readonly activity = new ActivityHeap();
   private clock = -Infinity;
+  private readonly counts = { above: 0, below: 0 };
+  // The last rating counted, valid until the tree changes: a page that shows a
+  // player's rank and percentile asks for the same counts twice in a row.
+  private treeVersion = 0;
+  private countedVersion = -1;
+  private countedRating = NaN;
 
   constructor(options: LeaderboardOptions = {}) {
     this.options = resolveLeaderboardOptions(options);
@@ -215,6 +221,7 @@ export class Leaderboard {
       this.records.set(id, record);
     } else {
       if (record.ranked) this.tree.remove(id, record.rating);
+      this.treeVersion++;
       record.ranked = false;
       const pushed = record.lastActiveAt !== lastActiveAt;
       record.rating = rating;
@@ -234,6 +241,7 @@ export class Leaderboard {
     const record = this.records.get(id);
     if (record === undefined) return false;
     if (record.ranked) this.tree.remove(id, record.rating);
+    this.treeVersion++;
     this.records.delete(id);
     return true;
   }
@@ -256,6 +264,7 @@ export class Leaderboard {
       if (record === undefined || record.lastActiveAt !== time) continue;
       if (record.ranked) {
         this.tree.remove(id, record.rating);
+        this.treeVersion++;
         record.ranked = false;
         dropped.push(id);
       }
@@ -273,7 +282,7 @@ export class Leaderboard {
     if (now !== undefined) this.expire(now);
     const record = this.records.get(id);
     if (record === undefined || !record.ranked) return null;
-    return 1 + this.tree.countAbove(record.rating);
+    return 1 + this.above(record.rating);
   }
 
   /** Percentile (see percentile.ts for the formula), or null in placement / inactive / unknown. */
@@ -284,6 +293,17 @@ export class Leaderboard {
     return this.percentileOfRating(record.rating);
   }
 
+  /**
+   * The percentile a rating would have against the current ranked population
+   * (as if one more player held it). Used to give players still in placement
+   * a matchmaking coordinate; null when nobody is ranked yet.
+   */
+  percentileForRating(rating: number): number | null {
+    if (this.tree.size === 0) return null;
+    this.count(rating);
+    return percentileOf(this.counts.below, this.counts.above);
+  }
+
   /** Full public standing of a player; undefined when the player is unknown. */
   standing(id: string, now?: number): Standing | undefined {
     if (now !== undefined) this.expire(now);
@@ -291,7 +311,7 @@ export class Leaderboard {
     if (record === undefined) return undefined;
     const placementRemaining = Math.max(0, this.options.placementMatches - record.matches);
     const active = this.isActive(record);
-    const rank = record.ranked ? 1 + this.tree.countAbove(record.rating) : null;
+    const rank = record.ranked ? 1 + this.above(record.rating) : null;
     const percentile = record.ranked && placementRemaining === 0 ? this.percentileOfRating(record.rating) : null;
     return {
       id,
@@ -331,7 +351,7 @@ export class Leaderboard {
     let percentile = 0;
     rows.forEach((row, index) => {
       if (row.rating !== previousRating) {
-        rank = 1 + this.tree.countAbove(row.rating);
+        rank = 1 + this.above(row.rating);
         percentile = this.percentileOfRating(row.rating);
         previousRating = row.rating;
       }
@@ -341,7 +361,21 @@ export class Leaderboard {
   }
 
   private percentileOfRating(rating: number): number {
-    return percentileOf(this.tree.countBelow(rating), this.tree.countAbove(rating));
+    this.count(rating);
+    return percentileOf(this.counts.below, this.counts.above);
+  }
+
+  /** Players strictly above `rating` (competition rank − 1). */
+  private above(rating: number): number {
+    this.count(rating);
+    return this.counts.above;
+  }
+
+  private count(rating: number): void {
+    if (this.countedVersion === this.treeVersion && this.countedRating === rating) return;
+    this.tree.countAround(rating, this.counts);
+    this.countedVersion = this.treeVersion;
+    this.countedRating = rating;
   }
 
   private isActive(record: PlayerRecord): boolean {
@@ -353,6 +387,7 @@ export class Leaderboard {
     const placed = this.options.countPlacementPlayers || record.matches >= this.options.placementMatches;
     if (placed && this.isActive(record)) {
       this.tree.insert(record.id, record.rating);
+      this.treeVersion++;
       record.ranked = true;
     }
   }

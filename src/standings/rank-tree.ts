@@ -11,12 +11,17 @@
  */
 
 const NIL = -1;
-/** Slots per node in `nodes`: rating, left, right, size. */
-const STRIDE = 4;
+/**
+ * Slots per node in `nodes`: rating, left, right, and the sizes of the left
+ * and right subtrees — kept in the node itself so a descent reads one node
+ * per level instead of also loading a child just for its size.
+ */
+const STRIDE = 5;
 const RATING = 0;
 const LEFT = 1;
 const RIGHT = 2;
-const SIZE = 3;
+const LEFT_SIZE = 3;
+const RIGHT_SIZE = 4;
 
 export class RankTree {
   private nodes: Float64Array;
@@ -36,7 +41,7 @@ export class RankTree {
 
   /** Number of entries. */
   get size(): number {
-    return this.root === NIL ? 0 : this.nodes[this.root * STRIDE + SIZE];
+    return this.sizeOf(this.root);
   }
 
   /** Adds an entry. The caller guarantees (rating, id) is not present. */
@@ -61,8 +66,7 @@ export class RankTree {
       const base = t * STRIDE;
       if (nodes[base + RATING] > rating) {
         // t and its whole left subtree (all rated ≥ t) are above.
-        const left = nodes[base + LEFT];
-        count += 1 + (left === NIL ? 0 : nodes[left * STRIDE + SIZE]);
+        count += 1 + nodes[base + LEFT_SIZE];
         t = nodes[base + RIGHT];
       } else {
         t = nodes[base + LEFT];
@@ -79,14 +83,57 @@ export class RankTree {
     while (t !== NIL) {
       const base = t * STRIDE;
       if (nodes[base + RATING] < rating) {
-        const right = nodes[base + RIGHT];
-        count += 1 + (right === NIL ? 0 : nodes[right * STRIDE + SIZE]);
+        count += 1 + nodes[base + RIGHT_SIZE];
         t = nodes[base + LEFT];
       } else {
         t = nodes[base + RIGHT];
       }
     }
     return count;
+  }
+
+  /**
+   * Entries strictly above and strictly below `rating` in one descent: the
+   * two counts share their path down to the first node rated exactly
+   * `rating`, then split into its two subtrees.
+   */
+  countAround(rating: number, out: { above: number; below: number }): void {
+    const nodes = this.nodes;
+    let above = 0;
+    let below = 0;
+    let t = this.root;
+    while (t !== NIL) {
+      const base = t * STRIDE;
+      const r = nodes[base + RATING];
+      if (r > rating) {
+        above += 1 + nodes[base + LEFT_SIZE];
+        t = nodes[base + RIGHT];
+      } else if (r < rating) {
+        below += 1 + nodes[base + RIGHT_SIZE];
+        t = nodes[base + LEFT];
+      } else {
+        // Left subtree: ratings ≥ rating; count those strictly above.
+        let u = nodes[base + LEFT];
+        while (u !== NIL) {
+          const ub = u * STRIDE;
+          if (nodes[ub + RATING] > rating) {
+            above += 1 + nodes[ub + LEFT_SIZE];
+            u = nodes[ub + RIGHT];
+          } else u = nodes[ub + LEFT];
+        }
+        u = nodes[base + RIGHT];
+        while (u !== NIL) {
+          const ub = u * STRIDE;
+          if (nodes[ub + RATING] < rating) {
+            below += 1 + nodes[ub + RIGHT_SIZE];
+            u = nodes[ub + LEFT];
+          } else u = nodes[ub + RIGHT];
+        }
+        break;
+      }
+    }
+    out.above = above;
+    out.below = below;
   }
 
   /** 0-based position of (rating, id) in (rating desc, id asc) order, or -1 if absent. */
@@ -98,7 +145,7 @@ export class RankTree {
       const base = t * STRIDE;
       const r = nodes[base + RATING];
       const left = nodes[base + LEFT];
-      const leftSize = left === NIL ? 0 : nodes[left * STRIDE + SIZE];
+      const leftSize = nodes[base + LEFT_SIZE];
       const nodeId = this.ids[t];
       if (r === rating && nodeId === id) return position + leftSize;
       if (rating > r || (rating === r && id < nodeId)) {
@@ -120,7 +167,7 @@ export class RankTree {
     for (;;) {
       const base = t * STRIDE;
       const left = nodes[base + LEFT];
-      const leftSize = left === NIL ? 0 : nodes[left * STRIDE + SIZE];
+      const leftSize = nodes[base + LEFT_SIZE];
       if (remaining < leftSize) t = left;
       else if (remaining === leftSize) return { id: this.ids[t], rating: nodes[base + RATING] };
       else {
@@ -142,7 +189,7 @@ export class RankTree {
     while (t !== NIL) {
       const base = t * STRIDE;
       const left = nodes[base + LEFT];
-      const leftSize = left === NIL ? 0 : nodes[left * STRIDE + SIZE];
+      const leftSize = nodes[base + LEFT_SIZE];
       if (remaining < leftSize) {
         stack.push(t);
         t = left;
@@ -187,7 +234,8 @@ export class RankTree {
     this.nodes[base + RATING] = rating;
     this.nodes[base + LEFT] = NIL;
     this.nodes[base + RIGHT] = NIL;
-    this.nodes[base + SIZE] = 1;
+    this.nodes[base + LEFT_SIZE] = 0;
+    this.nodes[base + RIGHT_SIZE] = 0;
     this.priorities[node] = this.nextPriority();
     this.ids[node] = id;
     return node;
@@ -204,12 +252,15 @@ export class RankTree {
   }
 
   private sizeOf(t: number): number {
-    return t === NIL ? 0 : this.nodes[t * STRIDE + SIZE];
+    if (t === NIL) return 0;
+    const base = t * STRIDE;
+    return 1 + this.nodes[base + LEFT_SIZE] + this.nodes[base + RIGHT_SIZE];
   }
 
   private update(t: number): void {
     const base = t * STRIDE;
-    this.nodes[base + SIZE] = 1 + this.sizeOf(this.nodes[base + LEFT]) + this.sizeOf(this.nodes[base + RIGHT]);
+    this.nodes[base + LEFT_SIZE] = this.sizeOf(this.nodes[base + LEFT]);
+    this.nodes[base + RIGHT_SIZE] = this.sizeOf(this.nodes[base + RIGHT]);
   }
 
   private rotateRight(t: number): number {
@@ -244,11 +295,11 @@ export class RankTree {
     const base = t * STRIDE;
     if (this.before(nodes[node * STRIDE + RATING], this.ids[node], t)) {
       nodes[base + LEFT] = this.insertAt(nodes[base + LEFT], node);
-      nodes[base + SIZE] += 1;
+      nodes[base + LEFT_SIZE] += 1;
       if (this.priorities[nodes[base + LEFT]] > this.priorities[t]) return this.rotateRight(t);
     } else {
       nodes[base + RIGHT] = this.insertAt(nodes[base + RIGHT], node);
-      nodes[base + SIZE] += 1;
+      nodes[base + RIGHT_SIZE] += 1;
       if (this.priorities[nodes[base + RIGHT]] > this.priorities[t]) return this.rotateLeft(t);
     }
     return t;
@@ -267,11 +318,11 @@ export class RankTree {
     if (this.before(rating, id, t)) {
       const before = this.sizeOf(nodes[base + LEFT]);
       nodes[base + LEFT] = this.removeAt(nodes[base + LEFT], id, rating);
-      if (this.sizeOf(nodes[base + LEFT]) < before) nodes[base + SIZE] -= 1;
+      if (this.sizeOf(nodes[base + LEFT]) < before) nodes[base + LEFT_SIZE] -= 1;
     } else {
       const before = this.sizeOf(nodes[base + RIGHT]);
       nodes[base + RIGHT] = this.removeAt(nodes[base + RIGHT], id, rating);
-      if (this.sizeOf(nodes[base + RIGHT]) < before) nodes[base + SIZE] -= 1;
+      if (this.sizeOf(nodes[base + RIGHT]) < before) nodes[base + RIGHT_SIZE] -= 1;
     }
     return t;
   }

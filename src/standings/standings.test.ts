@@ -127,6 +127,9 @@ describe('RankTree', () => {
             expect(tree.at(position)?.id).toBe(id);
             expect(tree.countAbove(rating)).toBe(sorted.filter((e) => e[1] > rating).length);
             expect(tree.countBelow(rating)).toBe(sorted.filter((e) => e[1] < rating).length);
+            const counts = { above: -1, below: -1 };
+            tree.countAround(rating, counts);
+            expect(counts).toEqual({ above: tree.countAbove(rating), below: tree.countBelow(rating) });
           });
         },
       ),

@@ -68,7 +68,8 @@ CREATE TABLE idempotency (
   key text NOT NULL,
   request_hash text NOT NULL,
   status int4 NOT NULL,
-  response jsonb NOT NULL,
+  -- The answer as sent, byte for byte, so a repeat gets the same body.
+  response text NOT NULL,
   created_at int8 NOT NULL,
   PRIMARY KEY (ladder, key)
 );

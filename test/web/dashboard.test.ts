@@ -106,12 +106,13 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
       expect(searched.entries.length).toBeGreaterThan(0);
       await checkRows(searched);
 
-      // Around me: the page centred on a mid-table player, their row marked.
-      const target = second.entries[5].id as string;
+      // Around me: the page centred on the last-ranked player (offset 30 - 1 - 12 = 17), their row marked.
+      const target = second.entries[second.entries.length - 1].id as string;
       await page.getByLabel('Around me').fill(target);
       await page.getByRole('button', { name: 'Show' }).click();
       await page.waitForSelector(`#leaderboard tr.me[data-player="${target}"]`);
       const around = await api.get(`/v1/ladders/duel/leaderboard?limit=25&around=${target}`);
+      expect(around.offset).toBeGreaterThan(0);
       await checkRows(around);
       expect(await page.locator('#leaderboard tr[aria-current="true"] td.player').innerText()).toBe(target);
     });
@@ -220,6 +221,17 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
       expect(after.waiting).toBe(queue.waiting + 1);
       await page.waitForFunction((waiting) => document.querySelector('#queue-summary')?.textContent?.startsWith(`${waiting} `), after.waiting, { timeout: 10_000 });
 
+      // Six tickets around the 50th percentile in eu make one 3v3 match; it shows in the recent list.
+      for (let index = 1; index <= 6; index += 1) {
+        await api.post('/v1/ladders/squad/tickets', { id: `party-${index}`, players: [{ id: `squad-0${index}`, percentile: 50 + index, pings: { eu: 20 + index }, filter: { within: 10, strict: false, maxPing: 80 } }] });
+      }
+      expect(await service.matchmakeNow()).toBeGreaterThan(0);
+      const formed = await api.get('/v1/ladders/squad/queue');
+      expect(formed.recent.length).toBeGreaterThan(0);
+      await page.waitForSelector('#recent-table tbody tr', { timeout: 10_000 });
+      expect(await cellTexts(page, '#recent-table td.win-probability')).toEqual(formed.recent.map((match: any) => (match.winProbability === null ? '–' : `${(match.winProbability * 100).toFixed(1)}%`)));
+      await page.waitForFunction((waiting) => document.querySelector('#queue-summary')?.textContent?.startsWith(`${waiting} `), formed.waiting, { timeout: 10_000 });
+
       // Rated matches carry the prediction made before rating.
       const { matches } = await api.get('/v1/ladders/squad/matches?limit=10');
       const predicted = await cellTexts(page, '#rated-table td.win-probability');
@@ -248,6 +260,7 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
         expect(await page.locator(`#performance-ratings [data-algorithm="${key}"] dd`).innerText(), key).toBe(fixed(expected[key], 1));
       }
       await page.waitForSelector('#performance-output .uplot canvas');
+      expect(await cellTexts(page, '#performance-games tbody td:last-child')).toEqual(expected.path.map((value: number) => fixed(value, 1)));
 
       // Bad input names the line.
       await page.getByLabel('Games', { exact: true }).fill('1500 win\n15x0 loss');

@@ -56,13 +56,14 @@ export async function seedKnownData(api: Api): Promise<void> {
   const next = random(20240601);
   const strength = new Map(DUEL_PLAYERS.map((id, index) => [id, 30 - index]));
   const duelCount = 150;
+  const duels: unknown[] = [];
   for (let index = 0; index < duelCount; index += 1) {
     const a = DUEL_PLAYERS[index % 30];
     let b = DUEL_PLAYERS[Math.floor(next() * 30)];
     if (b === a) b = DUEL_PLAYERS[(index + 1) % 30];
     const chanceA = 1 / (1 + 10 ** ((strength.get(b)! - strength.get(a)!) / 10));
     const aWins = next() < chanceA;
-    await api.post('/v1/ladders/duel/matches', {
+    duels.push({
       id: `duel-${index + 1}`,
       at: new Date(now - (duelCount - index) * minute).toISOString(),
       teams: [
@@ -70,6 +71,10 @@ export async function seedKnownData(api: Api): Promise<void> {
         { players: [b], rank: aWins ? 2 : 1 },
       ],
     });
+  }
+  // Ten at a time: the service batches concurrent submissions, which keeps the seed quick on a busy machine.
+  for (let start = 0; start < duels.length; start += 10) {
+    await Promise.all(duels.slice(start, start + 10).map((match) => api.post('/v1/ladders/duel/matches', match)));
   }
 
   const squadCount = 24;

@@ -127,10 +127,12 @@ function showResult(output, games, result) {
       ),
     ),
   );
-  const path = result.path ?? [];
-  // The path may or may not include the starting rating; line it up with game numbers either way.
-  const firstGame = path.length === games.length + 1 ? 0 : 1;
-  const x = path.map((_value, index) => index + firstGame);
+  // The API's path holds the rating after each game, starting from the opponents' average
+  // (api.md); the start is drawn too so the first game's move shows.
+  const after = result.path ?? [];
+  const start = games.reduce((sum, game) => sum + game.opponent, 0) / games.length;
+  const path = after.length === games.length ? [start, ...after] : after;
+  const x = path.map((_value, index) => index);
   const flat = (key) => path.map(() => result[key] ?? null);
   const chart = lineChart({
     title: 'Rating path over the run, with the four performance ratings',
@@ -160,7 +162,7 @@ function showResult(output, games, result) {
           h('td', { class: 'num' }, String(game.opponent)),
           h('td', { class: `result ${game.result}` }, game.result),
           h('td', { class: 'num' }, String(game.weight ?? 1)),
-          h('td', { class: 'num' }, formatNumber(path[index + (firstGame === 0 ? 1 : 0)], 1)),
+          h('td', { class: 'num' }, formatNumber(after[index], 1)),
         ),
       ),
     }),
@@ -219,7 +221,7 @@ async function playerRunPicker(gamesInput, signal) {
     h('legend', {}, 'Or pick a player’s recent games'),
     h('div', { class: 'field' }, h('label', { for: 'run-ladder' }, 'Ladder'), ladderSelect),
     h('div', { class: 'field' }, h('label', { for: 'run-player' }, 'Player'), playerInput),
-    h('div', { class: 'field narrow' }, h('label', { for: 'run-count' }, 'Games'), countInput),
+    h('div', { class: 'field narrow' }, h('label', { for: 'run-count' }, 'How many'), countInput),
     load,
     status,
   );

@@ -36,7 +36,12 @@ export async function render(main, { params, query, signal }) {
 
   const ratings = round.ratings ?? {};
   const previousRatings = previous?.ratings ?? {};
-  main.append(h('h2', {}, `Tiers of round ${round.round}`));
+  // The service groups worlds after rating each round: these tiers are the matchups that follow it.
+  const isLatest = index === rounds.length - 1;
+  main.append(
+    h('h2', {}, isLatest ? 'This round’s tiers of three' : `Tiers drawn after round ${round.round}`),
+    h('p', { class: 'meta' }, `Worlds grouped by rating after round ${round.round}, highest first.`),
+  );
   main.append(
     h(
       'ol',
@@ -67,7 +72,7 @@ export async function render(main, { params, query, signal }) {
     ),
   );
 
-  main.append(h('h2', {}, 'Score share of each match'));
+  main.append(h('h2', {}, `Score share of each match in round ${round.round}`));
   main.append(
     h(
       'ul',

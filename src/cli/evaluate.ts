@@ -1,0 +1,237 @@
+/**
+ * `ladder evaluate`: how well a rating system predicts a match log, online:
+ * the training part (before `--split`) only teaches; each test match is
+ * predicted from the current ratings, scored, then learnt. `--dataset`
+ * runs one of the built-in evaluation data sets with its published protocol.
+ */
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidInputError } from '../core/errors.js';
+import { parseTime } from '../core/match.js';
+import { SYSTEM_NAMES, type SystemName } from '../core/systems.js';
+import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from '../eval/contenders.js';
+import { type DrawHandling, evaluate, type EvaluationOptions, type EvaluationResult, type ScoredMatches, splitAtDate } from '../eval/engine.js';
+import { reliabilitySvg } from '../eval/plot.js';
+import { findPreset, PRESETS } from '../eval/presets.js';
+import { type PresetRow, runPreset } from '../eval/run.js';
+import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog } from '../io/matches.js';
+import { readInputText } from '../io/jsonl.js';
+import { action, numberOption } from './errors.js';
+
+/** Systems `--system` accepts: Ladder's, FiveThirtyEight-style Elo, and the two peers. */
+export const EVALUATION_SYSTEMS = [...SYSTEM_NAMES, 'elo-538', 'openskill', 'trueskill'] as const;
+
+export interface EvaluateCommandOptions {
+  system?: string;
+  split?: string;
+  k?: number;
+  tau?: number;
+  rd?: number;
+  rating?: number;
+  scale?: number;
+  homeAdvantage?: number;
+  param?: string[];
+  continuousTime?: boolean;
+  scored?: string;
+  draws?: string;
+  format?: MatchLogFormat;
+  map?: string;
+  plot?: string;
+  json?: boolean;
+  dataset?: string;
+  row?: number[];
+  peers?: boolean;
+}
+
+/** Collects `key=value` pairs of `--param`, numbers where they parse. */
+export function parseParams(pairs: readonly string[] = []): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new InvalidInputError(`expected key=value, got ${JSON.stringify(pair)}`, { field: 'param' });
+    const raw = pair.slice(eq + 1).trim();
+    const value = Number(raw);
+    out[pair.slice(0, eq).trim()] = raw !== '' && Number.isFinite(value) ? value : raw;
+  }
+  return out;
+}
+
+/** The system's options from the command line flags (`--param` last, so it wins). */
+export function systemOptionsOf(options: EvaluateCommandOptions): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const key of ['k', 'tau', 'rd', 'rating', 'scale'] as const) if (options[key] !== undefined) out[key] = options[key]!;
+  return { ...out, ...parseParams(options.param) };
+}
+
+export function checkSystem(name: string | undefined): (typeof EVALUATION_SYSTEMS)[number] {
+  if (name === undefined) throw new InvalidInputError('--system is required (or --dataset)', { field: 'system' });
+  if (!(EVALUATION_SYSTEMS as readonly string[]).includes(name)) {
+    throw new InvalidInputError(`unknown system ${JSON.stringify(name)}; expected one of ${EVALUATION_SYSTEMS.join(', ')}`, { field: 'system' });
+  }
+  return name as (typeof EVALUATION_SYSTEMS)[number];
+}
+
+/** Builds the contender for `--system` (peers are imported only when asked for). */
+export async function contenderOf(name: (typeof EVALUATION_SYSTEMS)[number], systemOptions: Record<string, number | string>, contenderOptions: CoreContenderOptions): Promise<Contender> {
+  if (name === 'elo-538') return fiveThirtyEightEloContender(systemOptions as Record<string, number>);
+  if (name === 'openskill' || name === 'trueskill') {
+    const peers = await import('../eval/peers.js');
+    return name === 'openskill' ? peers.openSkillContender(systemOptions as Record<string, number>) : peers.trueSkillContender(systemOptions as Record<string, number>);
+  }
+  return systemContender(name as SystemName, systemOptions, contenderOptions);
+}
+
+/** Input line of each match read from a file, for error messages. */
+const lineOfMatch = new WeakMap<EvalMatch, number>();
+
+/** Reads a match log fully (so a bad line fails before any output), each error naming its line. */
+export function readEvalMatches(source: string, format?: MatchLogFormat, map?: string): EvalMatch[] {
+  const text = readInputText(source);
+  const matches: EvalMatch[] = [];
+  for (const { line, match } of parseMatchLog(text, formatOf(source, format), { map: map ? parseColumnMap(map) : undefined })) {
+    lineOfMatch.set(match, line);
+    matches.push(match);
+  }
+  return matches;
+}
+
+/** The contender, with any input error it raises placed on the match's line. */
+export function withLines(contender: Contender): Contender {
+  const placed = <T>(match: EvalMatch, run: () => T): T => {
+    try {
+      return run();
+    } catch (error) {
+      const line = lineOfMatch.get(match);
+      if (error instanceof InvalidInputError && line !== undefined) throw error.atLine(line);
+      throw error;
+    }
+  };
+  return {
+    label: contender.label,
+    parameters: contender.parameters,
+    predict: (match) => placed(match, () => contender.predict(match)),
+    update: (match) => placed(match, () => contender.update(match)),
+    known: (id) => contender.known(id),
+  };
+}
+
+export function splitOf(split: string | undefined): number {
+  if (split === undefined) throw new InvalidInputError('--split DATE is required: matches from that date on are the test part', { field: 'split' });
+  return parseTime(split, 'split');
+}
+
+export function protocolOptions(options: EvaluateCommandOptions, isTest: EvaluationOptions['isTest']): EvaluationOptions {
+  const protocol: EvaluationOptions = { isTest };
+  if (options.scored !== undefined) {
+    if (!['all', 'any-seen', 'all-seen'].includes(options.scored)) throw new InvalidInputError(`must be all, any-seen or all-seen, got ${JSON.stringify(options.scored)}`, { field: 'scored' });
+    protocol.scored = options.scored as ScoredMatches;
+  }
+  if (options.draws !== undefined) {
+    if (!['auto', 'davidson', 'none'].includes(options.draws)) throw new InvalidInputError(`must be auto, davidson or none, got ${JSON.stringify(options.draws)}`, { field: 'draws' });
+    protocol.draws = options.draws as DrawHandling;
+  }
+  return protocol;
+}
+
+/** Evaluates a log read by readEvalMatches: a match the system rejects is reported with its line number. */
+function evaluateLog(contender: Contender, matches: EvalMatch[], protocol: EvaluationOptions): EvaluationResult {
+  return evaluate(withLines(contender), matches, protocol);
+}
+
+const f4 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(4));
+
+export function formatResult(result: EvaluationResult & { label?: string }): string {
+  const t = result.test;
+  const parameters = Object.entries(result.parameters)
+    .map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toPrecision(6) : v}`)
+    .join(' ');
+  const lines = [
+    `${result.label ?? result.system}${parameters ? `  (${parameters})` : ''}`,
+    `  train ${result.train.n} matches; test ${t.n} scored${t.skipped ? `, ${t.skipped} not scored` : ''}${t.draws ? `, ${t.draws} draws` : ''}`,
+    `  log-loss ${f4(t.logLoss)}${result.drawNu !== undefined ? ` (three outcomes, Davidson ν ${result.drawNu.toFixed(3)})` : ''}  accuracy ${f4(t.accuracy)}  Brier ${f4(t.brier)}`,
+  ];
+  if (t.accuracy3 !== undefined) lines.push(`  three-outcome accuracy ${f4(t.accuracy3)}`);
+  if (t.decisive) lines.push(`  decisive matches: ${t.decisive.n}, log-loss ${f4(t.decisive.logLoss)}, accuracy ${f4(t.decisive.accuracy)}`);
+  lines.push('  calibration (favourite\'s predicted chance → observed score):');
+  for (const bin of result.calibration) {
+    if (bin.n === 0) continue;
+    lines.push(`    ${bin.from.toFixed(2)}–${bin.to.toFixed(2)}  n ${String(bin.n).padStart(7)}  predicted ${bin.predicted.toFixed(3)}  observed ${bin.observed.toFixed(3)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The `--json` shape: {system, parameters, train, test: {n, logLoss, accuracy, brier, …}, calibration}. */
+export function jsonOf(result: EvaluationResult & { label?: string; fitted?: Record<string, number> }): Record<string, unknown> {
+  const { seconds: _seconds, ...rest } = result;
+  return rest;
+}
+
+export async function runEvaluate(source: string | undefined, options: EvaluateCommandOptions): Promise<Array<EvaluationResult & { label?: string }>> {
+  if (options.dataset !== undefined) {
+    const preset = findPreset(options.dataset);
+    if (!preset) throw new InvalidInputError(`unknown data set ${JSON.stringify(options.dataset)}; expected one of ${PRESETS.map((p) => p.name).join(', ')}`, { field: 'dataset' });
+    if (source !== undefined) throw new InvalidInputError('give either --dataset or a match log, not both', { field: 'dataset' });
+    const { rows } = await runPreset(preset, { peers: options.peers ?? true, ...(options.row ? { rows: options.row } : {}), onLog: (m) => process.stderr.write(`${m}\n`) });
+    return rows.map((row: PresetRow) => ({ ...row, label: `${row.row}. ${row.label}` }));
+  }
+  if (source === undefined) throw new InvalidInputError('a match log (file or -) is required, or --dataset', { field: 'matches' });
+  const name = checkSystem(options.system);
+  const splitAt = splitOf(options.split);
+  const contenderOptions: CoreContenderOptions = {};
+  if (options.homeAdvantage !== undefined) contenderOptions.homeAdvantage = options.homeAdvantage;
+  if (options.continuousTime === false) contenderOptions.continuousTime = false;
+  const systemOptions = systemOptionsOf(options);
+  // Build the contender first so bad parameters fail before the file is read.
+  const contender = await contenderOf(name, systemOptions, contenderOptions);
+  const matches = readEvalMatches(source, options.format, options.map);
+  const protocol = protocolOptions(options, splitAtDate(splitAt));
+  const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol)];
+  if (options.peers) {
+    const peers = await import('../eval/peers.js');
+    for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol));
+  }
+  return results;
+}
+
+export function register(program: Command): void {
+  program
+    .command('evaluate')
+    .description('score a rating system\'s predictions on a match log: train before --split, predict-then-learn after it')
+    .option('--system <name>', `${EVALUATION_SYSTEMS.join('|')}`)
+    .option('--split <date>', 'first date of the test part (ISO or YYYYMMDD)')
+    .option('--k <x>', 'Elo K factor (default 32) or the WvW step multiplier', numberOption('k'))
+    .option('--tau <x>', 'Glicko-2 system constant (default 0.5; wvw 0.6)', numberOption('tau'))
+    .option('--rd <x>', 'Glicko-2 starting and maximum RD (default 350)', numberOption('rd'))
+    .option('--rating <x>', 'starting rating', numberOption('rating'))
+    .option('--scale <x>', 'Elo scale (default 400)', numberOption('scale'))
+    .option('--param <key=value...>', 'any other system option, e.g. --param stakeDivisor=10 (openskill/trueskill: mu, sigma, beta, tau, drawProbability)')
+    .option('--home-advantage <points>', 'rating points added to the home team of matches that have one', numberOption('home-advantage'))
+    .option('--no-continuous-time', 'Glicko-2/WvW: no RD growth between matches (one period per match)')
+    .option('--scored <which>', 'test matches scored: all, any-seen or all-seen (a player seen before)', 'all')
+    .option('--draws <how>', 'auto, davidson (three outcomes, ν fitted on the training part) or none (a draw = half a win)', 'auto')
+    .option('--format <format>', 'jsonl or csv (default: from the file name)')
+    .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_name,loser=loser_name,at=tourney_date')
+    .option('--plot <file.svg>', 'write a reliability plot')
+    .option('--peers', 'also run the npm peers openskill and ts-trueskill (development dependencies) on the same protocol')
+    .option('--dataset <name>', `a built-in evaluation data set with its protocol: ${PRESETS.map((p) => p.name).join(', ')}`)
+    .option('--row <n...>', 'with --dataset: only these rows of its table', (value: string, previous: number[] = []) => [...previous, numberOption('row')(value)])
+    .option('--json', 'print JSON instead of text')
+    .argument('[matches]', 'match log file, or - for standard input')
+    .action(
+      action(async (source: string | undefined, options: EvaluateCommandOptions) => {
+        if (options.format !== undefined && options.format !== 'jsonl' && options.format !== 'csv') {
+          throw new InvalidInputError(`must be jsonl or csv, got ${JSON.stringify(options.format)}`, { field: 'format' });
+        }
+        const results = await runEvaluate(source, options);
+        if (options.plot) {
+          writeFileSync(options.plot, reliabilitySvg(options.dataset ?? source ?? 'evaluation', results.map((r) => ({ label: r.label ?? r.system, bins: r.calibration }))));
+        }
+        if (options.json) {
+          const out = results.map(jsonOf);
+          process.stdout.write(`${JSON.stringify(out.length === 1 ? out[0] : out)}\n`);
+        } else {
+          process.stdout.write(results.map(formatResult).join('\n'));
+        }
+      }),
+    );
+}

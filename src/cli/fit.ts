@@ -1,0 +1,132 @@
+/**
+ * `ladder fit`: chooses a system's parameters by minimising the online
+ * log-loss on the training part of a match log (the matches before
+ * `--split`), and reports them. The test part is never read for the fit;
+ * `--evaluate` then scores the fitted parameters on it, once.
+ */
+import type { Command } from 'commander';
+import { InvalidInputError } from '../core/errors.js';
+import type { SystemName } from '../core/systems.js';
+import type { CoreContenderOptions, EvalMatch } from '../eval/contenders.js';
+import { systemContender } from '../eval/contenders.js';
+import { evaluate, splitAtDate } from '../eval/engine.js';
+import { fitParameters, type ParameterSpec, trainingPart } from '../eval/fit.js';
+import { action, numberOption } from './errors.js';
+import { checkSystem, type EvaluateCommandOptions, formatResult, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
+
+/** Search ranges of the parameters `--fit` may name. */
+export const FIT_RANGES: Record<string, ParameterSpec> = {
+  tau: { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
+  rd: { name: 'rd', min: 50, max: 600, initial: 350 },
+  k: { name: 'k', min: 1, max: 200, initial: 32 },
+  homeAdvantage: { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 },
+  stakeDivisor: { name: 'stakeDivisor', min: 2, max: 200, initial: 20 },
+};
+
+/** What `ladder fit` fits by default: Glicko-2 tau and starting RD, Elo K; home advantage where matches have a home side. */
+export function defaultFitFor(system: SystemName, hasHome: boolean): string[] {
+  const base = system === 'glicko2' || system === 'wvw' ? ['tau', 'rd'] : system === 'elo' ? ['k'] : ['stakeDivisor'];
+  return hasHome && system !== 'teamrank' ? [...base, 'homeAdvantage'] : base;
+}
+
+interface FitCommandOptions extends EvaluateCommandOptions {
+  fit?: string;
+  burnIn?: number;
+  rounds?: number;
+  evaluate?: boolean;
+}
+
+export interface FitOutput {
+  system: string;
+  parameters: Record<string, number | string>;
+  fitted: Record<string, number>;
+  training: { n: number; scored: number; logLoss: number; burnIn: number };
+  evaluations: number;
+}
+
+export function runFit(source: string, options: FitCommandOptions) {
+  const name = checkSystem(options.system);
+  if (name === 'elo-538' || name === 'openskill' || name === 'trueskill') throw new InvalidInputError(`ladder fit fits Ladder's systems, not ${name}`, { field: 'system' });
+  const splitAt = splitOf(options.split);
+  const fixed = systemOptionsOf(options);
+  const matches = readEvalMatches(source, options.format, options.map);
+  const isTest = splitAtDate(splitAt);
+  const training = trainingPart(matches, isTest);
+  const hasHome = training.some((m: EvalMatch) => m.home !== undefined);
+  const names = options.fit ? options.fit.split(',').map((s) => s.trim()).filter(Boolean) : defaultFitFor(name, hasHome);
+  const specs = names.map((n) => {
+    const spec = FIT_RANGES[n];
+    if (!spec) throw new InvalidInputError(`cannot fit ${JSON.stringify(n)}; expected some of ${Object.keys(FIT_RANGES).join(', ')}`, { field: 'fit' });
+    return spec;
+  });
+  const contenderOptions = (fitted: Record<string, number>): [Record<string, number | string>, CoreContenderOptions] => {
+    const { homeAdvantage, ...rest } = { ...fixed, ...fitted } as Record<string, number | string>;
+    const contender: CoreContenderOptions = {};
+    const home = homeAdvantage ?? options.homeAdvantage;
+    if (home !== undefined) contender.homeAdvantage = Number(home);
+    if (options.continuousTime === false) contender.continuousTime = false;
+    return [rest, contender];
+  };
+  const burnIn = options.burnIn ?? 0.7;
+  const protocol = protocolOptions(options, isTest);
+  const fit = fitParameters(
+    (parameters) => {
+      const [systemOptions, contender] = contenderOptions(parameters);
+      return withLines(systemContender(name as SystemName, systemOptions, contender));
+    },
+    training,
+    specs,
+    { burnIn, rounds: options.rounds ?? 2, draws: protocol.draws ?? 'auto' },
+  );
+  const output: FitOutput = {
+    system: name,
+    parameters: { ...fixed, ...fit.parameters },
+    fitted: fit.parameters,
+    training: { n: training.length, scored: fit.scoredMatches, logLoss: fit.trainingLogLoss, burnIn },
+    evaluations: fit.evaluations,
+  };
+  let test;
+  if (options.evaluate) {
+    const [systemOptions, contender] = contenderOptions(fit.parameters);
+    test = evaluate(withLines(systemContender(name as SystemName, systemOptions, contender)), matches, protocol);
+  }
+  return { output, test };
+}
+
+export function register(program: Command): void {
+  program
+    .command('fit')
+    .description('choose a system\'s parameters by minimising log-loss on the training part (before --split) only')
+    .requiredOption('--system <name>', 'glicko2|elo|wvw|teamrank')
+    .requiredOption('--split <date>', 'first date of the test part; only matches before it are used')
+    .option('--fit <names>', `comma-separated parameters to fit (default: glicko2/wvw tau,rd; elo k; plus homeAdvantage when matches have a home side): ${Object.keys(FIT_RANGES).join(', ')}`)
+    .option('--burn-in <share>', 'share of the training part that only teaches before scoring starts', numberOption('burn-in'), 0.7)
+    .option('--rounds <n>', 'cycles of one-parameter searches', numberOption('rounds'), 2)
+    .option('--k <x>', 'fixed Elo K (when not fitted)', numberOption('k'))
+    .option('--tau <x>', 'fixed Glicko-2 tau (when not fitted)', numberOption('tau'))
+    .option('--rd <x>', 'fixed starting RD (when not fitted)', numberOption('rd'))
+    .option('--rating <x>', 'starting rating', numberOption('rating'))
+    .option('--param <key=value...>', 'any other fixed system option')
+    .option('--home-advantage <points>', 'fixed home advantage (when not fitted)', numberOption('home-advantage'))
+    .option('--no-continuous-time', 'Glicko-2/WvW: no RD growth between matches')
+    .option('--draws <how>', 'auto, davidson or none (see ladder evaluate)', 'auto')
+    .option('--format <format>', 'jsonl or csv (default: from the file name)')
+    .option('--map <mapping>', 'CSV column mapping')
+    .option('--evaluate', 'then score the fitted parameters on the test part')
+    .option('--json', 'print JSON')
+    .argument('<matches>', 'match log file, or - for standard input')
+    .action(
+      action((source: string, options: FitCommandOptions) => {
+        const { output, test } = runFit(source, options);
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(test ? { ...output, test: jsonOf(test) } : output)}\n`);
+          return;
+        }
+        const shown = Object.entries(output.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`).join(', ');
+        process.stdout.write(
+          `${output.system}: fitted ${shown}\n  training part: ${output.training.n} matches, the last ${output.training.scored} scored after a ${Math.round(output.training.burnIn * 100)}% burn-in; log-loss ${output.training.logLoss.toFixed(4)} (${output.evaluations} runs)\n`,
+        );
+        if (test) process.stdout.write(`\ntest part with the fitted parameters:\n${formatResult(test)}`);
+      }),
+    );
+}

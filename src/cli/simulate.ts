@@ -1,0 +1,88 @@
+/**
+ * `ladder simulate`: runs the matchmaking simulator with team rank and
+ * Glicko-2 (or the systems named) and prints the match-quality report.
+ *
+ *   ladder simulate [--players 2000] [--days 2] [--mode 6v6] [--systems teamrank,glicko2] [--seed 1] [--json] [--plot FILE.svg]
+ */
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidInputError } from '../core/errors.js';
+import { SYSTEM_NAMES, type SystemName } from '../core/index.js';
+import { parseMode } from '../matchmaking/index.js';
+import { errorCurveSvg, simulate, type SimulationReport } from '../sim/index.js';
+import { action, numberOption } from './errors.js';
+
+export interface SimulateCommandOptions {
+  /** @default 2000 */
+  players?: number;
+  /** @default 2 */
+  days?: number;
+  /** @default '6v6' */
+  mode?: string;
+  /** @default 'teamrank,glicko2' */
+  systems?: string;
+  /** @default 1 */
+  seed?: number;
+  json?: boolean;
+  plot?: string;
+}
+
+export function runSimulate(options: SimulateCommandOptions): SimulationReport[] {
+  const systems = (options.systems ?? 'teamrank,glicko2').split(',').map((name, index) => {
+    const trimmed = name.trim();
+    if (!(SYSTEM_NAMES as readonly string[]).includes(trimmed)) throw new InvalidInputError(`unknown system ${JSON.stringify(trimmed)}; use ${SYSTEM_NAMES.join(', ')}`, { field: `--systems[${index}]` });
+    return trimmed as SystemName;
+  });
+  const players = options.players ?? 2000;
+  const days = options.days ?? 2;
+  if (!Number.isInteger(players) || players < 2) throw new InvalidInputError(`must be an integer of at least 2, got ${players}`, { field: '--players' });
+  if (!(days > 0)) throw new InvalidInputError(`must be positive, got ${days}`, { field: '--days' });
+  const teamSize = parseMode(options.mode ?? '6v6');
+  return systems.map((system) => simulate({ players, days, teamSize, system, seed: options.seed ?? 1 }));
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+export function simulateText(reports: readonly SimulationReport[]): string {
+  const lines: string[] = [];
+  for (const r of reports) {
+    lines.push(`== ${r.system}: ${r.options.players} players, ${r.options.days} day(s), ${r.options.teamSize}v${r.options.teamSize}, ${r.matches} matches`);
+    lines.push(`wait (s) all: p50 ${r.waitAll.p50} p90 ${r.waitAll.p90} p99 ${r.waitAll.p99}`);
+    for (const [title, table] of [
+      ['percentile band', r.waitByPercentileBand],
+      ['region', r.waitByRegion],
+      ['party size', r.waitByPartySize],
+    ] as const) {
+      for (const [key, q] of Object.entries(table)) lines.push(`wait (s) ${title} ${key}: p50 ${q.p50} p90 ${q.p90} p99 ${q.p99} (${q.count} tickets)`);
+    }
+    lines.push(`predicted win prob 45–55%: ${pct(r.predictedClose)}, below 40%: ${pct(r.predictedLopsided)}`);
+    lines.push(`true win prob 45–55%: ${pct(r.trueClose)}, below 40%: ${pct(r.trueLopsided)}`);
+    lines.push(`percentile spread per match: p50 ${r.percentileSpread.p50} p90 ${r.percentileSpread.p90}`);
+    lines.push(`formed at widening step: ${Object.entries(r.wideningSteps).map(([k, v]) => `${k}: ${pct(v)}`).join(', ')}`);
+    lines.push(`worst ping in a match, p95: ${r.worstPingP95} ms`);
+    lines.push(`matches to settle within ±${r.options.settleTolerance} percentiles: p50 ${r.matchesToSettle.p50} p90 ${r.matchesToSettle.p90} (${r.matchesToSettle.settled} settled, ${r.matchesToSettle.notSettled} not yet)`);
+    lines.push(`mean |percentile error| after 1/10/20/40 matches: ${[0, 9, 19, 39].map((k) => (r.errorCurve[k] ?? NaN).toFixed(1)).join(' / ')}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+export function register(program: Command): void {
+  program
+    .command('simulate')
+    .description('simulate a population through the matchmaker and report match quality')
+    .option('--players <n>', 'population size (default 2000)', numberOption('players'))
+    .option('--days <n>', 'simulated days (default 2)', numberOption('days'))
+    .option('--mode <mode>', 'teams, e.g. 6v6', '6v6')
+    .option('--systems <names>', 'rating systems to compare, comma-separated', 'teamrank,glicko2')
+    .option('--seed <n>', 'random seed (default 1)', numberOption('seed'))
+    .option('--json', 'print the reports as JSON')
+    .option('--plot <file>', 'write an SVG of the rating-error curves')
+    .action(
+      action((options: SimulateCommandOptions) => {
+        const reports = runSimulate(options);
+        if (options.plot) writeFileSync(options.plot, errorCurveSvg(reports));
+        process.stdout.write(options.json ? `${JSON.stringify(reports, null, 2)}\n` : simulateText(reports));
+      }),
+    );
+}
