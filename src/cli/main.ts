@@ -12,6 +12,7 @@ const commands: Record<string, () => Promise<{ register: Register }>> = {
   replay: () => import('./replay.js'),
   performance: () => import('./performance.js'),
   matchmake: () => import('./matchmake.js'),
+  simulate: () => import('./simulate.js'),
   evaluate: () => import('./evaluate.js'),
   fit: () => import('./fit.js'),
   serve: () => import('./serve.js'),

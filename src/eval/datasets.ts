@@ -147,7 +147,9 @@ export const CHESS_MONTH_MS = 30.4 * 86_400_000;
  * Kaggle chess 2010 training games (months 1–100), white as team 0 and
  * marked as the "home" side so a first-move advantage can be fitted. Times
  * are month starts counted from the epoch: the real origin is unknown (the
- * data are shifted), but the spacing is the real one.
+ * data are shifted), but the spacing is the real one. No `period` is set:
+ * games are rated one at a time in file order within a month (continuous
+ * time), so every system, peers included, learns game by game.
  */
 export function loadChess(path = join(dataRoot(), 'chess_kaggle2010/games.csv')): EvalMatch[] {
   const lines = linesOf(readText(path));
@@ -164,7 +166,6 @@ export function loadChess(path = join(dataRoot(), 'chess_kaggle2010/games.csv'))
     const m = Number(cells[month]);
     matches.push({
       at: (m - 1) * CHESS_MONTH_MS,
-      period: String(m),
       home: 0,
       teams: [
         { players: [{ id: cells[white]! }], rank: score === 1 ? 1 : score === 0 ? 2 : 1 },

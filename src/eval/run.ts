@@ -3,7 +3,7 @@
  * parameters on the training part first where the preset says so) and the
  * peers, all under the same protocol, on the same matches.
  */
-import type { Contender, EvalMatch, ParameterValue } from './contenders.js';
+import type { Contender, EvalMatch } from './contenders.js';
 import { evaluate, type EvaluationOptions, type EvaluationResult } from './engine.js';
 import { fitParameters, trainingPart } from './fit.js';
 import { createRunContender, type DatasetPreset, type PeerConfig, trainingDrawRate } from './presets.js';
@@ -51,10 +51,8 @@ async function peerContenders(configs: readonly PeerConfig[], training: readonly
 }
 
 function labelOf(contender: Contender, config?: PeerConfig): string {
-  const parameters = Object.entries(contender.parameters)
-    .map(([k, v]: [string, ParameterValue]) => `${k} ${typeof v === 'number' ? +v.toPrecision(4) : v}`)
-    .join(', ');
-  return config?.label ? `${contender.label} (${config.label})` : `${contender.label} (${parameters})`;
+  // The parameters have their own column; the label only names the configuration.
+  return config?.label ? `${contender.label} (${config.label})` : contender.label;
 }
 
 export async function runPreset(preset: DatasetPreset, options: PresetRunOptions = {}): Promise<{ matches: number; rows: PresetRow[] }> {

@@ -29,7 +29,7 @@ export const createLadderSchema = z
   .object({
     id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
     system: systemName,
-    options: z.record(z.string().max(40), z.union([z.number(), z.string().max(40), z.boolean()])).optional().describe('Options of the rating system (see docs/SYSTEMS.md); unknown names are rejected.'),
+    options: z.record(z.string().max(40), z.union([z.number().min(-1e9).max(1e9), z.string().max(40), z.boolean()])).optional().describe('Options of the rating system (see docs/SYSTEMS.md); unknown names are rejected.'),
     public: z.boolean().optional().describe('Anyone may read the leaderboard, players, history and rounds without a key. Default false.'),
     standings: standingsOptionsSchema.optional(),
     matchmaking: z

@@ -3,12 +3,12 @@
  * directory, since initdb under WASM takes seconds) and the machine's real
  * PostgreSQL and Redis (a fresh schema and key prefix per test).
  */
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openPglite } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrations.js';
+import { MIGRATIONS, migrate } from '../../src/store/migrations.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.js';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -18,15 +18,23 @@ export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 export type Backend = 'pglite' | 'postgres+redis';
 export const BACKENDS: Backend[] = ['pglite', 'postgres+redis'];
 
-let template: string | undefined;
+/** Shared by test files and runs; named after the latest migration so a schema change makes a new one. */
+const template = join(tmpdir(), `ladder-pglite-template-v${MIGRATIONS[MIGRATIONS.length - 1]!.version}`);
 
-/** A fresh PGlite data directory, migrated, copied from a template made once per test file. */
+/** A fresh PGlite data directory, migrated, copied from a template made once. */
 export async function freshDataDir(): Promise<string> {
-  if (template === undefined || !existsSync(template)) {
-    template = mkdtempSync(join(tmpdir(), 'ladder-template-'));
-    const db = await openPglite(template);
+  if (!existsSync(join(template, 'ready'))) {
+    const building = mkdtempSync(join(tmpdir(), 'ladder-template-build-'));
+    const db = await openPglite(building);
     await migrate(db);
     await db.close();
+    writeFileSync(join(building, 'ready'), '');
+    try {
+      renameSync(building, template);
+    } catch {
+      // Another test file won the race; its template is as good.
+      rmSync(building, { recursive: true, force: true });
+    }
   }
   const dir = mkdtempSync(join(tmpdir(), 'ladder-test-'));
   cpSync(template, dir, { recursive: true });

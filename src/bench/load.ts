@@ -1,0 +1,286 @@
+/**
+ * Service load benchmark: match submissions per second and p50/p99 latency,
+ * measured by this process against `ladder serve` running as a separate
+ * child process on loopback, on embedded PGlite and on PostgreSQL; and the
+ * server's memory with one million players in a ladder.
+ *
+ *   node dist/bench/load.js [--backend pglite|postgres|both] [--seconds 20] [--concurrency 64] [--memory]
+ *
+ * PostgreSQL runs use DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
+ * in a fresh schema that is dropped afterwards.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { mulberry32 } from '../core/wvw.js';
+
+export interface LoadOptions {
+  backend: 'pglite' | 'postgres';
+  /** Seconds of measured load (after a warm-up of a tenth of it). @default 20 */
+  seconds?: number;
+  /** Requests in flight. @default 64 */
+  concurrency?: number;
+  /** Players the matches draw from. @default 10000 */
+  players?: number;
+  /** '1v1' Glicko-2 or '6v6' team rank matches. @default '1v1' */
+  shape?: '1v1' | '6v6';
+  databaseUrl?: string;
+}
+
+export interface LoadResult {
+  backend: string;
+  shape: string;
+  concurrency: number;
+  seconds: number;
+  matches: number;
+  matchesPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
+}
+
+const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
+
+function cliEntry(): { args: string[] } {
+  const compiled = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+  if (existsSync(compiled)) return { args: [compiled] };
+  return { args: ['--import', 'tsx', fileURLToPath(new URL('../cli/main.ts', import.meta.url))] };
+}
+
+async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra], {
+    env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.startsWith('{"listening"')) resolve({ child, url: (JSON.parse(line) as { listening: string }).listening });
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+function post(agent: Agent, url: URL, path: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { agent, host: url.hostname, port: url.port, path, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${ADMIN_KEY}`, ...headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function get(url: string): Promise<string> {
+  return fetch(url).then((r) => r.text());
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+async function withBackend<T>(options: { backend: 'pglite' | 'postgres'; databaseUrl?: string }, run: (env: Record<string, string>, extra: string[]) => Promise<T>): Promise<T> {
+  const databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  if (options.backend === 'pglite') {
+    const dir = mkdtempSync(join(tmpdir(), 'ladder-bench-'));
+    try {
+      return await run({ DATABASE_URL: '', REDIS_URL: '' }, ['--data', dir]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const schema = `ladder_bench_${Date.now().toString(36)}`;
+  try {
+    return await run({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '' }, []);
+  } finally {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  }
+}
+
+/** Runs one load measurement. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const seconds = options.seconds ?? 20;
+  const concurrency = options.concurrency ?? 64;
+  const players = options.players ?? 10_000;
+  const shape = options.shape ?? '1v1';
+  return withBackend(options, async (env, extra) => {
+    const { child, url } = await startServer(env, extra);
+    try {
+      const base = new URL(url);
+      const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+      const ladder = shape === '1v1' ? { id: 'bench', system: 'glicko2' } : { id: 'bench', system: 'teamrank' };
+      await post(agent, base, '/v1/ladders', JSON.stringify(ladder));
+      const random = mulberry32(1);
+      let counter = 0;
+      const nextBody = () => {
+        counter++;
+        const pick = () => `p${Math.floor(random() * players)}`;
+        if (shape === '1v1') {
+          const a = pick();
+          let b = pick();
+          while (b === a) b = pick();
+          return JSON.stringify({ teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
+        }
+        const ids = new Set<string>();
+        while (ids.size < 12) ids.add(pick());
+        const list = [...ids];
+        return JSON.stringify({ teams: [{ players: list.slice(0, 6), rank: 1 }, { players: list.slice(6), rank: 2 }] });
+      };
+      const warmupEnd = performance.now() + (seconds * 1000) / 10;
+      const end = warmupEnd + seconds * 1000;
+      const latencies: number[] = [];
+      let errors = 0;
+      let measured = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          for (;;) {
+            const started = performance.now();
+            if (started >= end) return;
+            const status = await post(agent, base, '/v1/ladders/bench/matches', nextBody(), { 'idempotency-key': `b${process.pid}-${counter}` }).catch(() => 0);
+            const finished = performance.now();
+            if (started >= warmupEnd && finished <= end) {
+              if (status === 201) {
+                measured++;
+                latencies.push(finished - started);
+              } else errors++;
+            }
+          }
+        }),
+      );
+      agent.destroy();
+      const sorted = Float64Array.from(latencies).sort();
+      return {
+        backend: options.backend,
+        shape,
+        concurrency,
+        seconds,
+        matches: measured,
+        matchesPerSecond: measured / seconds,
+        p50ms: percentile(sorted, 0.5),
+        p99ms: percentile(sorted, 0.99),
+        errors,
+      };
+    } finally {
+      await stop(child);
+    }
+  });
+}
+
+export interface MemoryResult {
+  backend: string;
+  players: number;
+  rssMiB: number;
+  /** Seconds until the first leaderboard answer (loading the in-process leaderboard). */
+  firstLeaderboardSeconds: number;
+}
+
+/**
+ * Server memory (resident set) with `players` players in one ladder, after a
+ * leaderboard and a player page have been served (so the in-process
+ * leaderboard is loaded). The players are written straight into the database.
+ */
+export async function runMemory(options: { backend: 'pglite' | 'postgres'; players?: number; databaseUrl?: string }): Promise<MemoryResult> {
+  const players = options.players ?? 1_000_000;
+  return withBackend(options, async (env, extra) => {
+    let { child, url } = await startServer(env, extra);
+    const base = new URL(url);
+    const agent = new Agent({ keepAlive: true });
+    await post(agent, base, '/v1/ladders', JSON.stringify({ id: 'big', system: 'glicko2' }));
+    await post(agent, base, '/v1/ladders/big/matches', JSON.stringify({ teams: [{ players: ['seed-a'], rank: 1 }, { players: ['seed-b'], rank: 2 }] }));
+    agent.destroy();
+    await stop(child);
+    // Fill the database directly (the service would take minutes to rate a million players' matches).
+    const now = Date.now();
+    const fill = `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
+      SELECT 'big', 'p' || g, 1500 + 300 * sin(g), 60, 0.06, 20, ${now} FROM generate_series(1, ${players}) AS g`;
+    if (options.backend === 'pglite') {
+      const { openPglite } = await import('../store/database.js');
+      const dir = extra[1]!;
+      const db = await openPglite(dir);
+      await db.exec(fill);
+      await db.query("UPDATE ladders SET player_count = player_count + $1 WHERE id = 'big'", [players]);
+      await db.close();
+    } else {
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: env.DATABASE_URL, options: `-c search_path=${env.DATABASE_SCHEMA}` });
+      await client.connect();
+      await client.query(fill);
+      await client.query("UPDATE ladders SET player_count = player_count + $1 WHERE id = 'big'", [players]);
+      await client.end();
+    }
+    ({ child, url } = await startServer(env, extra));
+    try {
+      const started = performance.now();
+      await get(`${url}/v1/ladders/big/leaderboard?limit=10`);
+      const firstLeaderboardSeconds = (performance.now() - started) / 1000;
+      await get(`${url}/v1/ladders/big/players/p12345`);
+      (globalThis as { gc?: () => void }).gc?.();
+      await new Promise((r) => setTimeout(r, 1000));
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+      return { backend: options.backend, players, rssMiB: rssKiB / 1024, firstLeaderboardSeconds };
+    } finally {
+      await stop(child);
+    }
+  });
+}
+
+/** Everything, for `npm run bench` and the standalone command. */
+export async function runServiceLoadBenchmarks(options: { backends?: Array<'pglite' | 'postgres'>; seconds?: number; concurrency?: number; memory?: boolean } = {}) {
+  const loads: LoadResult[] = [];
+  const memory: MemoryResult[] = [];
+  for (const backend of options.backends ?? ['pglite', 'postgres']) {
+    for (const shape of ['1v1', '6v6'] as const) loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency }));
+    if (options.memory) memory.push(await runMemory({ backend }));
+  }
+  return { loads, memory };
+}
+
+function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): string {
+  const lines = ['| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors |', '|---|---|---|---|---|---|---|'];
+  for (const r of result.loads) lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} |`);
+  if (result.memory.length > 0) {
+    lines.push('', '| backend | players | server RSS MiB | first leaderboard s |', '|---|---|---|---|');
+    for (const m of result.memory) lines.push(`| ${m.backend} | ${m.players} | ${m.rssMiB.toFixed(0)} | ${m.firstLeaderboardSeconds.toFixed(1)} |`);
+  }
+  return lines.join('\n');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  const value = (name: string) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const backendArg = value('--backend') ?? 'both';
+  const backends = backendArg === 'both' ? (['pglite', 'postgres'] as const) : ([backendArg] as Array<'pglite' | 'postgres'>);
+  const result = await runServiceLoadBenchmarks({
+    backends: [...backends],
+    seconds: Number(value('--seconds') ?? 20),
+    concurrency: Number(value('--concurrency') ?? 64),
+    memory: args.includes('--memory'),
+  });
+  process.stdout.write(`${format(result)}\n`);
+}

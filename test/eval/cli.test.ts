@@ -1,0 +1,105 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runEvaluate } from '../../src/cli/evaluate.js';
+import { runFit } from '../../src/cli/fit.js';
+import { InvalidInputError } from '../../src/core/errors.js';
+import { loadFootball } from '../../src/eval/datasets.js';
+
+const root = join(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'ladder-eval-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const fourMatches = join(import.meta.dirname, 'fixtures/four-matches.jsonl');
+
+function ladder(args: string[]) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, encoding: 'utf8' });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A log of 60 days of games among six players whose strength follows their name, then a test part. */
+function syntheticLog(testOutcomes: 'as-strength' | 'reversed'): string {
+  const lines: string[] = [];
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let day = 0; day < 80; day++) {
+    const a = Math.floor(random() * 6);
+    const b = (a + 1 + Math.floor(random() * 5)) % 6;
+    const test = day >= 60;
+    const strongerWins = test && testOutcomes === 'reversed' ? false : random() < 0.5 + 0.08 * Math.abs(a - b);
+    const aWins = (a > b) === strongerWins;
+    const at = new Date(Date.UTC(2023, 0, 1 + day)).toISOString().slice(0, 10);
+    lines.push(JSON.stringify({ at, teams: [{ players: [`p${a}`], rank: aWins ? 1 : 2 }, { players: [`p${b}`], rank: aWins ? 2 : 1 }] }));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('ladder fit', () => {
+  it('never reads the test part: the same training part gives the same parameters whatever the test results', () => {
+    const a = runFit(file('a.jsonl', syntheticLog('as-strength')), { system: 'elo', split: '2023-03-02' });
+    const b = runFit(file('b.jsonl', syntheticLog('reversed')), { system: 'elo', split: '2023-03-02' });
+    expect(a.output.training.n).toBe(60);
+    expect(a.output.fitted.k).toBe(b.output.fitted.k);
+    expect(a.output.training.logLoss).toBe(b.output.training.logLoss);
+  });
+
+  it('fits Glicko-2 tau and RD by default, within their ranges', () => {
+    const { output } = runFit(file('c.jsonl', syntheticLog('as-strength')), { system: 'glicko2', split: '2023-03-02', rounds: 1 });
+    expect(Object.keys(output.fitted).sort()).toEqual(['rd', 'tau']);
+    expect(output.fitted.tau).toBeGreaterThanOrEqual(0.05);
+    expect(output.fitted.rd).toBeLessThanOrEqual(600);
+  });
+});
+
+describe('ladder evaluate', () => {
+  it('returns the hand-computed metrics of the four-match fixture (see engine.test.ts)', async () => {
+    const [result] = await runEvaluate(fourMatches, { system: 'elo', k: 32, split: '2020-01-03' });
+    expect(result!.train.n).toBe(2);
+    expect(result!.test.n).toBe(2);
+    expect(result!.test.logLoss).toBeCloseTo(0.6963736, 6);
+  });
+
+  it('prints the documented JSON shape', () => {
+    const run = ladder(['evaluate', '--system', 'elo', '--k', '32', '--split', '2020-01-03', '--json', fourMatches]);
+    expect(run.status).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.system).toBe('elo');
+    expect(out.test).toMatchObject({ n: 2, accuracy: 0.5 });
+    expect(out.test.logLoss).toBeCloseTo(0.6963736, 6);
+    expect(out.test.brier).toBeCloseTo(0.2516086, 6);
+    expect(out.calibration).toHaveLength(10);
+  });
+
+  it('exits 2 naming the line and the field for a bad match', () => {
+    const bad = file('bad.jsonl', `${readFileSync(fourMatches, 'utf8')}{"at":"2020-01-05","teams":[{"players":["A"],"rank":1}]}\n`);
+    const run = ladder(['evaluate', '--system', 'elo', '--split', '2020-01-03', bad]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/line 5/);
+    expect(run.stderr).toMatch(/field teams/);
+    expect(run.stdout).toBe('');
+  });
+
+  it('names the line of a match the system itself rejects (WvW needs scores)', async () => {
+    await expect(runEvaluate(fourMatches, { system: 'wvw', split: '2020-01-03' })).rejects.toThrow(/line 1, field teams\[0\]\.score/);
+  });
+
+  it('requires a split and a known system', async () => {
+    await expect(runEvaluate(fourMatches, { system: 'elo' })).rejects.toThrow(InvalidInputError);
+    await expect(runEvaluate(fourMatches, { system: 'nope', split: '2020-01-03' })).rejects.toThrow(/unknown system/);
+  });
+});
+
+describe('dataset loaders', () => {
+  it('reads football with goals as scores and home only away from neutral venues', () => {
+    // test/fixtures/football-excerpt.csv: the first six rows of martj42/international_results (CC0).
+    const matches = loadFootball(join(root, 'test/fixtures/football-excerpt.csv'));
+    expect(matches).toHaveLength(6);
+    expect(matches[0]).toMatchObject({ at: Date.UTC(1872, 10, 30), home: 0, teams: [{ players: [{ id: 'Scotland' }], score: 0 }, { players: [{ id: 'England' }], score: 0 }] });
+    expect(matches[1]!.teams[0]!.score).toBe(4);
+  });
+});

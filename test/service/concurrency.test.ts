@@ -1,0 +1,104 @@
+/**
+ * No lost update: concurrent submissions that share players give the same
+ * ratings as applying them one after another in the order the server
+ * sequenced them, on one instance and on two instances sharing one
+ * PostgreSQL database and one Redis.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSystem } from '../../src/core/systems.js';
+import { Replay } from '../../src/core/replay.js';
+import { parseMatch } from '../../src/core/match.js';
+import { mulberry32 } from '../../src/core/wvw.js';
+import { rebuildLadder } from '../../src/service/rebuild.js';
+import { cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+
+function generateMatches(count: number, seed: number) {
+  const random = mulberry32(seed);
+  // Recent times, so every player is inside the leaderboard window.
+  const start = Date.now() - count * 60_000;
+  return Array.from({ length: count }, (_, i) => {
+    // Eight players only, so nearly every pair of concurrent matches shares someone.
+    const a = Math.floor(random() * 8);
+    const b = (a + 1 + Math.floor(random() * 7)) % 8;
+    return { id: `c${i}`, at: start + i * 60_000, teams: [{ players: [`p${a}`], rank: random() < 0.5 ? 1 : 2 }, { players: [`p${b}`], rank: random() < 0.5 ? 1 : 2 }] };
+  });
+}
+
+async function submitAll(targets: Array<ReturnType<typeof client>>, matches: ReturnType<typeof generateMatches>, concurrency: number) {
+  const seqOf = new Map<string, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (next < matches.length) {
+        const match = matches[next++]!;
+        const target = targets[worker % targets.length]!;
+        const reply = await target.post('/v1/ladders/race/matches', match, { 'idempotency-key': match.id });
+        expect(reply.status).toBe(201);
+        seqOf.set(match.id, reply.body.match.seq);
+      }
+    }),
+  );
+  return seqOf;
+}
+
+/** The core's own replay of the matches in the server's sequence order. */
+function expectedStates(matches: ReturnType<typeof generateMatches>, seqOf: Map<string, number>) {
+  const ordered = [...matches].sort((x, y) => seqOf.get(x.id)! - seqOf.get(y.id)!);
+  const replay = new Replay(createSystem('glicko2'));
+  for (const match of ordered) replay.push(parseMatch(match));
+  return replay.players;
+}
+
+async function expectStored(api: ReturnType<typeof client>, expected: Map<string, { rating: number; rd?: number; matches: number }>) {
+  for (const [id, state] of expected) {
+    const stored = (await api.get(`/v1/ladders/race/players/${id}`)).body;
+    expect(stored.matches).toBe(state.matches);
+    expect(stored.rating).toBeCloseTo(state.rating, 9);
+    expect(stored.rd).toBeCloseTo(state.rd!, 9);
+  }
+}
+
+describe('concurrent submissions sharing players', () => {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    for (const s of servers) await s.dispose();
+    await cleanupShared(servers[0]?.schema, servers[0]?.prefix);
+  });
+
+  it('one instance on PGlite: equal to a sequential replay', async () => {
+    const server = await startTestServer({ backend: 'pglite' });
+    servers.push(server);
+    const api = client(server.url, server.admin);
+    await api.post('/v1/ladders', { id: 'race', system: 'glicko2' });
+    const matches = generateMatches(240, 7);
+    const seqOf = await submitAll([api], matches, 24);
+    expect(new Set(seqOf.values()).size).toBe(matches.length);
+    await expectStored(api, expectedStates(matches, seqOf));
+    const report = await rebuildLadder(server.db, await server.ladders.get('race'));
+    expect(report.differences).toEqual([]);
+    expect(report.matches).toBe(240);
+  });
+
+  it('two instances on one PostgreSQL and Redis: equal to a sequential replay, one leaderboard', async () => {
+    const first = await startTestServer({ backend: 'postgres+redis' });
+    servers.push(first);
+    const second = await startTestServer({ backend: 'postgres+redis', schema: first.schema, prefix: first.prefix });
+    servers.push(second);
+    const one = client(first.url, first.admin);
+    const two = client(second.url, second.admin);
+    await one.post('/v1/ladders', { id: 'race', system: 'glicko2', standings: { placementMatches: 1 } });
+    const matches = generateMatches(300, 11);
+    const seqOf = await submitAll([one, two], matches, 32);
+    expect([...seqOf.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    const expected = expectedStates(matches, seqOf);
+    await expectStored(one, expected);
+    await expectStored(two, expected);
+    const boardOne = (await one.get('/v1/ladders/race/leaderboard?limit=20')).body;
+    const boardTwo = (await two.get('/v1/ladders/race/leaderboard?limit=20')).body;
+    expect(boardTwo).toEqual(boardOne);
+    const order = [...expected].sort((x, y) => y[1].rating - x[1].rating).map(([id]) => id);
+    expect(boardOne.entries.map((e: { id: string }) => e.id)).toEqual(order);
+    const report = await rebuildLadder(first.db, await first.ladders.get('race'));
+    expect(report.differences).toEqual([]);
+  });
+});
