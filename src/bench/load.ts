@@ -207,7 +207,7 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
     let { child, url } = await startServer(env, extra);
     const base = new URL(url);
     const agent = new Agent({ keepAlive: true });
-    await post(agent, base, '/v1/ladders', JSON.stringify({ id: 'big', system: 'glicko2' }));
+    await post(agent, base, '/v1/ladders', JSON.stringify({ id: 'big', system: 'glicko2', public: true }));
     await post(agent, base, '/v1/ladders/big/matches', JSON.stringify({ teams: [{ players: ['seed-a'], rank: 1 }, { players: ['seed-b'], rank: 2 }] }));
     agent.destroy();
     await stop(child);
@@ -233,8 +233,9 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
     ({ child, url } = await startServer(env, extra));
     try {
       const started = performance.now();
-      await get(`${url}/v1/ladders/big/leaderboard?limit=10`);
+      const board = JSON.parse(await get(`${url}/v1/ladders/big/leaderboard?limit=10`)) as { total?: number };
       const firstLeaderboardSeconds = (performance.now() - started) / 1000;
+      if (board.total !== players) throw new Error(`leaderboard holds ${board.total} players, expected ${players}`);
       await get(`${url}/v1/ladders/big/players/p12345`);
       (globalThis as { gc?: () => void }).gc?.();
       await new Promise((r) => setTimeout(r, 1000));

@@ -7,12 +7,14 @@ import { benchRating } from './rating.js';
 import { benchMatchmaking } from './matchmaking.js';
 import { benchStandings } from './standings.js';
 import { benchEvaluate } from './evaluate.js';
+import { runServiceLoadBenchmarks } from './load.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
   matchmaking: () => benchMatchmaking(),
   standings: () => benchStandings(),
   evaluate: () => benchEvaluate(),
+  load: () => runServiceLoadBenchmarks({ memory: true }),
 };
 
 const wanted = process.argv.slice(2);

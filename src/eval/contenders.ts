@@ -105,6 +105,12 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
   const continuousTime = options.continuousTime ?? true;
   const idleBeforePredict = continuousTime && (options.idleBeforePredict ?? true);
   let rated = homeAdvantage !== 0 ? withHomeAdvantage(system, homeAdvantage) : system;
+  {
+    // A period of one match goes to rateMatch: the same rating, but team rank's
+    // ratePeriod copies the whole state map per call, O(players) per match.
+    const inner = rated;
+    rated = { ...inner, ratePeriod: (matches, states, o) => (matches.length === 1 ? [inner.rateMatch(matches[0]!, states, o)] : inner.ratePeriod(matches, states, o)) };
+  }
   if (!continuousTime) {
     const inner = rated;
     rated = { ...inner, ratePeriod: (matches, states) => inner.ratePeriod(matches, states, { timeIdle: false }) };

@@ -195,7 +195,6 @@ export class MatchWriter {
     }
     const hasRound = batch.some((job) => job.kind === 'round');
     const working = new Map<string, PlayerState>();
-    const known = new Set<string>();
     const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
     // A round needs every world for the next round's groups; other writes only their players.
     const rows = hasRound
@@ -203,7 +202,6 @@ export class MatchWriter {
       : await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, playerIds]);
     for (const row of rows) {
       working.set(row.id, rowToState(row));
-      known.add(row.id);
     }
 
     const matchRows = { seq: [] as number[], id: [] as string[], at: [] as number[], receivedAt: [] as number[], round: [] as (string | null)[], body: [] as string[], wp: [] as string[] };
