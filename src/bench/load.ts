@@ -4,13 +4,13 @@
  * child process on loopback, on embedded PGlite and on PostgreSQL; and the
  * server's memory with one million players in a ladder.
  *
- *   node dist/bench/load.js [--backend pglite|postgres|both] [--seconds 20] [--concurrency 64] [--memory]
+ *   node dist/bench/load.js [--backend pglite|postgres|both] [--shape 1v1|6v6|both] [--seconds 20] [--concurrency 64] [--memory]
  *
  * PostgreSQL runs use DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
  * in a fresh schema that is dropped afterwards.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,42 @@ export interface LoadResult {
   p50ms: number;
   p99ms: number;
   errors: number;
+  /** CPU seconds per measured second (1 = one core busy) of the server, this load generator and every PostgreSQL process. */
+  cpu: { server: number; client: number; postgres: number };
+}
+
+/** CPU seconds (user + system) used so far by process `pid`, from /proc (Linux); NaN elsewhere. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    // After the command: state is field 0, utime field 11, stime field 12 (proc(5)), in clock ticks (100/s on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds of every process whose command name is `postgres` (the server and its backends). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += processCpuSeconds(Number(entry));
+      } catch {
+        // The process ended while we looked.
+      }
+    }
+  } catch {
+    return NaN;
+  }
+  return total;
+}
+
+function cpuSnapshot(serverPid: number) {
+  const own = process.cpuUsage();
+  return { server: processCpuSeconds(serverPid), client: (own.user + own.system) / 1e6, postgres: postgresCpuSeconds() };
 }
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
@@ -153,6 +189,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const latencies: number[] = [];
       let errors = 0;
       let measured = 0;
+      let cpuStart: ReturnType<typeof cpuSnapshot> | undefined;
+      const cpuTimer = setTimeout(() => (cpuStart = cpuSnapshot(child.pid!)), warmupEnd - performance.now());
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
           for (;;) {
@@ -169,6 +207,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           }
         }),
       );
+      clearTimeout(cpuTimer);
+      const cpuEnd = cpuSnapshot(child.pid!);
+      const perSecond = (key: 'server' | 'client' | 'postgres') => (cpuStart ? (cpuEnd[key] - cpuStart[key]) / seconds : NaN);
       agent.destroy();
       const sorted = Float64Array.from(latencies).sort();
       return {
@@ -181,6 +222,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         p50ms: percentile(sorted, 0.5),
         p99ms: percentile(sorted, 0.99),
         errors,
+        cpu: { server: perSecond('server'), client: perSecond('client'), postgres: perSecond('postgres') },
       };
     } finally {
       await stop(child);
@@ -249,19 +291,24 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
 }
 
 /** Everything, for `npm run bench` and the standalone command. */
-export async function runServiceLoadBenchmarks(options: { backends?: Array<'pglite' | 'postgres'>; seconds?: number; concurrency?: number; memory?: boolean } = {}) {
+export async function runServiceLoadBenchmarks(
+  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Array<'1v1' | '6v6'>; seconds?: number; concurrency?: number; memory?: boolean } = {},
+) {
   const loads: LoadResult[] = [];
   const memory: MemoryResult[] = [];
   for (const backend of options.backends ?? ['pglite', 'postgres']) {
-    for (const shape of ['1v1', '6v6'] as const) loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency }));
+    for (const shape of options.shapes ?? (['1v1', '6v6'] as const)) loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency }));
     if (options.memory) memory.push(await runMemory({ backend }));
   }
   return { loads, memory };
 }
 
 function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): string {
-  const lines = ['| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors |', '|---|---|---|---|---|---|---|'];
-  for (const r of result.loads) lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} |`);
+  const lines = ['| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres |', '|---|---|---|---|---|---|---|---|'];
+  for (const r of result.loads) {
+    const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
+    lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpu} |`);
+  }
   if (result.memory.length > 0) {
     lines.push('', '| backend | players | server RSS MiB | first leaderboard s |', '|---|---|---|---|');
     for (const m of result.memory) lines.push(`| ${m.backend} | ${m.players} | ${m.rssMiB.toFixed(0)} | ${m.firstLeaderboardSeconds.toFixed(1)} |`);
@@ -277,8 +324,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   };
   const backendArg = value('--backend') ?? 'both';
   const backends = backendArg === 'both' ? (['pglite', 'postgres'] as const) : ([backendArg] as Array<'pglite' | 'postgres'>);
+  const shapeArg = value('--shape') ?? 'both';
+  const shapes = shapeArg === 'both' ? (['1v1', '6v6'] as const) : ([shapeArg] as Array<'1v1' | '6v6'>);
   const result = await runServiceLoadBenchmarks({
     backends: [...backends],
+    shapes: [...shapes],
     seconds: Number(value('--seconds') ?? 20),
     concurrency: Number(value('--concurrency') ?? 64),
     memory: args.includes('--memory'),

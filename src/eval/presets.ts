@@ -56,7 +56,7 @@ export interface DatasetPreset {
   reportCounts?: boolean;
 }
 
-const KDD = 'Maystre, Kristof & Grossglauser, KDD 2019 (kickscore-kdd19, notebooks/dataset-tennis.ipynb)';
+const KDD = 'Maystre, Kristof & Grossglauser, KDD 2019 (kickscore-kdd19 notebooks, via data/BENCHMARKS.md)';
 
 /** Natural-log learning rate 0.262 on the 400-point scale: K = 0.262 × 400 / ln 10. */
 export const KDD19_ELO_K = (0.262 * 400) / Math.LN10;
