@@ -88,7 +88,9 @@ function cliEntry(): { args: string[] } {
 }
 
 async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra], {
+  // LADDER_BENCH_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+  const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra], {
     env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -262,14 +264,14 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
       const dir = extra[1]!;
       const db = await openPglite(dir);
       await db.exec(fill);
-      await db.query("UPDATE ladders SET player_count = player_count + $1 WHERE id = 'big'", [players]);
+      await db.query("UPDATE ladders SET player_count = player_count + $1, version = version + 1 WHERE id = 'big'", [players]);
       await db.close();
     } else {
       const pg = (await import('pg')).default;
       const client = new pg.Client({ connectionString: env.DATABASE_URL, options: `-c search_path=${env.DATABASE_SCHEMA}` });
       await client.connect();
       await client.query(fill);
-      await client.query("UPDATE ladders SET player_count = player_count + $1 WHERE id = 'big'", [players]);
+      await client.query("UPDATE ladders SET player_count = player_count + $1, version = version + 1 WHERE id = 'big'", [players]);
       await client.end();
     }
     ({ child, url } = await startServer(env, extra));

@@ -41,6 +41,19 @@ export interface EvaluateCommandOptions {
   dataset?: string;
   row?: number[];
   peers?: boolean;
+  skipInvalid?: boolean;
+}
+
+/** With --skip-invalid: collects the skipped lines' errors and reports them on stderr once read. */
+export function invalidLineReporter(skip: boolean | undefined): { onInvalid?: (error: InvalidInputError) => void; report: () => void } {
+  if (!skip) return { report: () => {} };
+  const errors: InvalidInputError[] = [];
+  return {
+    onInvalid: (error) => errors.push(error),
+    report: () => {
+      if (errors.length > 0) process.stderr.write(`ladder: skipped ${errors.length} invalid line(s):\n${errors.slice(0, 10).map((e) => `  ${e.message}`).join('\n')}\n`);
+    },
+  };
 }
 
 /** Collects `key=value` pairs of `--param`, numbers where they parse. */
@@ -85,10 +98,10 @@ export async function contenderOf(name: (typeof EVALUATION_SYSTEMS)[number], sys
 const lineOfMatch = new WeakMap<EvalMatch, number>();
 
 /** Reads a match log fully (so a bad line fails before any output), each error naming its line. */
-export function readEvalMatches(source: string, format?: MatchLogFormat, map?: string): EvalMatch[] {
+export function readEvalMatches(source: string, format?: MatchLogFormat, map?: string, onInvalid?: (error: InvalidInputError) => void): EvalMatch[] {
   const text = readInputText(source);
   const matches: EvalMatch[] = [];
-  for (const { line, match } of parseMatchLog(text, formatOf(source, format), { map: map ? parseColumnMap(map) : undefined })) {
+  for (const { line, match } of parseMatchLog(text, formatOf(source, format), { map: map ? parseColumnMap(map) : undefined, onInvalid })) {
     lineOfMatch.set(match, line);
     matches.push(match);
   }
@@ -183,7 +196,9 @@ export async function runEvaluate(source: string | undefined, options: EvaluateC
   const systemOptions = systemOptionsOf(options);
   // Build the contender first so bad parameters fail before the file is read.
   const contender = await contenderOf(name, systemOptions, contenderOptions);
-  const matches = readEvalMatches(source, options.format, options.map);
+  const invalid = invalidLineReporter(options.skipInvalid);
+  const matches = readEvalMatches(source, options.format, options.map, invalid.onInvalid);
+  invalid.report();
   const protocol = protocolOptions(options, splitAtDate(splitAt));
   const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol)];
   if (options.peers) {
@@ -211,6 +226,7 @@ export function register(program: Command): void {
     .option('--draws <how>', 'auto, davidson (three outcomes, ν fitted on the training part) or none (a draw = half a win)', 'auto')
     .option('--format <format>', 'jsonl or csv (default: from the file name)')
     .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_name,loser=loser_name,at=tourney_date')
+    .option('--skip-invalid', 'skip invalid lines (reported on stderr) instead of stopping at the first')
     .option('--plot <file.svg>', 'write a reliability plot')
     .option('--peers', 'also run the npm peers openskill and ts-trueskill (development dependencies) on the same protocol')
     .option('--dataset <name>', `a built-in evaluation data set with its protocol: ${PRESETS.map((p) => p.name).join(', ')}`)

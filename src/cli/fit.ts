@@ -12,7 +12,7 @@ import { systemContender } from '../eval/contenders.js';
 import { evaluate, splitAtDate } from '../eval/engine.js';
 import { fitParameters, type ParameterSpec, trainingPart } from '../eval/fit.js';
 import { action, numberOption } from './errors.js';
-import { checkSystem, type EvaluateCommandOptions, formatResult, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
+import { checkSystem, type EvaluateCommandOptions, formatResult, invalidLineReporter, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
 
 /** Search ranges of the parameters `--fit` may name. */
 export const FIT_RANGES: Record<string, ParameterSpec> = {
@@ -49,7 +49,9 @@ export function runFit(source: string, options: FitCommandOptions) {
   if (name === 'elo-538' || name === 'openskill' || name === 'trueskill') throw new InvalidInputError(`ladder fit fits Ladder's systems, not ${name}`, { field: 'system' });
   const splitAt = splitOf(options.split);
   const fixed = systemOptionsOf(options);
-  const matches = readEvalMatches(source, options.format, options.map);
+  const invalid = invalidLineReporter(options.skipInvalid);
+  const matches = readEvalMatches(source, options.format, options.map, invalid.onInvalid);
+  invalid.report();
   const isTest = splitAtDate(splitAt);
   const training = trainingPart(matches, isTest);
   const hasHome = training.some((m: EvalMatch) => m.home !== undefined);
@@ -112,6 +114,7 @@ export function register(program: Command): void {
     .option('--draws <how>', 'auto, davidson or none (see ladder evaluate)', 'auto')
     .option('--format <format>', 'jsonl or csv (default: from the file name)')
     .option('--map <mapping>', 'CSV column mapping')
+    .option('--skip-invalid', 'skip invalid lines (reported on stderr) instead of stopping at the first')
     .option('--evaluate', 'then score the fitted parameters on the test part')
     .option('--json', 'print JSON')
     .argument('<matches>', 'match log file, or - for standard input')

@@ -199,9 +199,14 @@ export function glicko2Update(player: Glicko2Rating, games: readonly Glicko2Game
 export function glicko2Idle(player: Glicko2Rating, periods: number, options: Glicko2Options = {}): Glicko2Rating {
   const o = resolveGlicko2Options(options);
   if (!(periods > 0)) return { ...player };
-  const phi = player.rd / GLICKO2_SCALE;
-  const grown = Math.sqrt(phi * phi + periods * player.volatility * player.volatility) * GLICKO2_SCALE;
-  return { rating: player.rating, rd: Math.min(Math.max(grown, player.rd), Math.max(o.rd, player.rd)), volatility: player.volatility };
+  return { rating: player.rating, rd: glicko2IdleRd(player.rd, player.volatility, periods, o.rd), volatility: player.volatility };
+}
+
+/** The RD after `periods` of step 6, capped at `maxRd` (an RD already above it stays). */
+export function glicko2IdleRd(rd: number, volatility: number, periods: number, maxRd: number): number {
+  const phi = rd / GLICKO2_SCALE;
+  const grown = Math.sqrt(phi * phi + periods * volatility * volatility) * GLICKO2_SCALE;
+  return Math.min(Math.max(grown, rd), Math.max(maxRd, rd));
 }
 
 /**

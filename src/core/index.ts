@@ -12,6 +12,7 @@ export {
   glicko2Composite,
   glicko2G,
   glicko2Idle,
+  glicko2IdleRd,
   glicko2Initial,
   glicko2Step,
   glicko2Update,

@@ -32,6 +32,11 @@ export interface Match {
   teams: MatchTeam[];
   /** Relative weight of the game (Elo's per-game weight); 1 when absent. */
   weight?: number;
+  /**
+   * Index of the team that played at home; absent at a neutral venue. The
+   * rating systems ignore it; evaluation and fitting use it for home advantage.
+   */
+  home?: number;
 }
 
 /** The wire form accepted from users: a player may be a bare id, `at` an ISO string. */
@@ -45,6 +50,7 @@ export interface MatchInput {
     score?: number;
   }>;
   weight?: number;
+  home?: number;
 }
 
 const MAX_ID_LENGTH = 200;
@@ -141,6 +147,14 @@ export function parseMatch(raw: unknown): Match {
     });
     match.teams.push(team);
   });
+
+  if (raw.home !== undefined && raw.home !== null) {
+    const home = raw.home;
+    if (typeof home !== 'number' || !Number.isInteger(home) || home < 0 || home >= match.teams.length) {
+      fail('home', `must be the index of a team (0 to ${match.teams.length - 1}), got ${describe(home)}`);
+    }
+    match.home = home;
+  }
 
   const ranked = match.teams.filter((team) => team.rank !== undefined).length;
   const scored = match.teams.filter((team) => team.score !== undefined).length;

@@ -8,7 +8,7 @@ import {
   GLICKO2_SCALE,
   type Glicko2Options,
   glicko2G,
-  glicko2Idle,
+  glicko2IdleRd,
   glicko2Step,
   glicko2WinProbability,
   resolveGlicko2Options,
@@ -145,8 +145,8 @@ function stateOf(states: ReadonlyMap<string, PlayerState>, id: string, initial: 
 function glickoSystem(name: 'glicko2' | 'wvw', o: ReturnType<typeof resolveGlicko2Options>): RatingSystem {
   const initial = (): PlayerState => ({ rating: o.rating, rd: o.rd, volatility: o.volatility, matches: 0 });
   const idle = (state: PlayerState, periods: number): PlayerState => {
-    const grown = glicko2Idle({ rating: state.rating, rd: state.rd ?? o.rd, volatility: state.volatility ?? o.volatility }, periods, o);
-    return { ...state, rd: grown.rd };
+    if (!(periods > 0)) return state;
+    return { ...state, rd: glicko2IdleRd(state.rd ?? o.rd, state.volatility ?? o.volatility, periods, o.rd) };
   };
   const composite = (team: readonly PlayerState[]) => {
     let rd2 = 0;
@@ -356,12 +356,16 @@ function teamRankSystem(options: TeamRankOptions): RatingSystem {
     name: 'teamrank',
     options: o,
     initial,
-    // Team rank has no rating periods: matches are applied in order.
+    // Team rank has no rating periods: matches are applied in order, each
+    // seeing the changes before it through a small overlay (never a copy of
+    // the whole population).
     ratePeriod: (matches, states) => {
-      const working = new Map(states);
+      if (matches.length === 1) return [rateMatch(matches[0]!, states)];
+      const changed = new Map<string, PlayerState>();
+      const view: ReadonlyMap<string, PlayerState> = { get: (id: string) => changed.get(id) ?? states.get(id) } as ReadonlyMap<string, PlayerState>;
       return matches.map((match) => {
-        const rating = rateMatch(match, working);
-        for (const change of rating.players) working.set(change.id, change.after);
+        const rating = rateMatch(match, view);
+        for (const change of rating.players) changed.set(change.id, change.after);
         return rating;
       });
     },

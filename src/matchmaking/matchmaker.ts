@@ -24,8 +24,8 @@
  * pointers, and each anchor examines at most `maxCandidates` live tickets.
  */
 import { InvalidInputError } from '../core/errors.js';
-import { type FilterDefaults, parseTicket, type Ticket } from './ticket.js';
-import { effectiveWithin, resolveWidening, type ResolvedWidening, type WideningOptions, wideningStep } from './widening.js';
+import { type FilterDefaults, parseTicketInto, type PlayerFilter, resolveFilterDefaults, type Ticket, TicketColumns, type TicketPlayer } from './ticket.js';
+import { effectiveWithin, resolveWidening, type ResolvedWidening, type WideningOptions } from './widening.js';
 
 export interface MatchmakerOptions {
   /** Players per team (6 for "6v6"). @default 6 */
@@ -86,53 +86,86 @@ export function parseMode(mode: string): number {
 }
 
 const MAX_REGIONS = 31;
+const BUCKETS = 100;
 
-interface QueuedTicket {
-  ticket: Ticket;
-  size: number;
-  minPercentile: number;
-  maxPercentile: number;
-  /** Sum of the players' balancing ranks (rating, else percentile). */
-  rankSum: number;
-  /** Bit r set: every player's ping to region r ≤ their maxPing. */
-  regionMask: number;
-  /** Worst player ping per region bit (undefined: someone has no ping there). */
-  worstPing: number[];
-  cancelled: boolean;
-  /** Still in the queue (false once matched or cancelled; map entries are swept lazily). */
-  waiting: boolean;
-}
-
-function compareQueued(a: QueuedTicket, b: QueuedTicket): number {
-  return a.ticket.at - b.ticket.at || (a.ticket.id < b.ticket.id ? -1 : a.ticket.id > b.ticket.id ? 1 : 0);
+/** Bucket of a lowest percentile: bucket b holds [b+1, b+2); 100 joins 99. */
+function bucketOf(percentile: number): number {
+  return Math.min(BUCKETS - 1, Math.floor(percentile) - 1);
 }
 
 /**
  * A queue of tickets with incremental passes: `add` and `cancel` at any
  * time, `pass(now)` forms what it can and removes the matched tickets.
+ *
+ * Storage is struct-of-arrays: each queued ticket owns a slot, and what the
+ * pass reads (ranges per widening step, percentiles, sizes, region masks,
+ * pings) lives in typed arrays indexed by slot, filled at `add`. The pass then
+ * never follows a pointer into per-ticket objects — at a million tickets
+ * those pointer chases (cache misses) and the garbage collector were most of
+ * its time. Slots are compacted after each pass, in queue order.
  */
 export class Matchmaker {
   readonly teamSize: number;
   readonly widening: ResolvedWidening;
   readonly maxCandidates: number;
-  private readonly filterDefaults: FilterDefaults;
-  private queue: QueuedTicket[] = [];
-  private readonly byTicketId = new Map<string, QueuedTicket>();
-  // Both maps may hold entries of tickets that already left (swept in bulk): deleting
-  // hundreds of thousands of keys after every pass would cost more than the pass.
-  private readonly byPlayerId = new Map<string, QueuedTicket>();
-  private liveCount = 0;
+  private readonly filterDefaults: PlayerFilter;
+  /** Widening levels a range can be at: own (0) up to every global step. */
+  private readonly levels: number;
+  private readonly columns = new TicketColumns();
+
+  // Per-slot columns (capacity `slotCapacity`, `slotCount` used).
+  private slotCapacity = 0;
+  private slotCount = 0;
+  private ticketIds: string[] = [];
+  private arrivals = new Float64Array(0);
+  private minPercentiles = new Float64Array(0);
+  private maxPercentiles = new Float64Array(0);
+  private rankSums = new Float64Array(0);
+  private sizes = new Int32Array(0);
+  /** Bit r set: every player's ping to region r ≤ their maxPing. */
+  private masks = new Int32Array(0);
+  private cancelled = new Uint8Array(0);
+  /** Slot s's players are player rows [firstPlayer[s], firstPlayer[s] + sizes[s]). */
+  private firstPlayer = new Int32Array(0);
+  /** [low, high] of slot s at widening level l: ranges[(s · levels + l) · 2 + 0/1]. */
+  private ranges = new Float64Array(0);
+  /** Worst ping of the ticket's players per region: worstPings[s · regionStride + r] (Infinity: nobody has a ping there). */
+  private worstPings = new Float64Array(0);
+
+  // Per-player rows (kept for `waiting()` and the output's player ids).
+  private playerCapacity = 0;
+  private playerCount = 0;
+  private playerIds: string[] = [];
+  private playerPercentiles = new Float64Array(0);
+  private playerRatings = new Float64Array(0);
+  private playerWithin = new Float64Array(0);
+  private playerStrict = new Uint8Array(0);
+  private playerMaxPing = new Float64Array(0);
+  /** playerPings[row · regionStride + r]; NaN when the player sent no ping for region r. */
+  private playerPings = new Float64Array(0);
+
+  private regionStride = 4;
   private readonly regionBits = new Map<string, number>();
   private readonly regionNames: string[] = [];
+
+  /** Slots oldest first (cancelled ones stay until the next pass). */
+  private order: number[] = [];
+  // Both maps may hold entries of tickets that already left (checked on use, swept in bulk):
+  // deleting hundreds of thousands of keys after every pass would cost more than the pass.
+  private readonly byTicketId = new Map<string, number>();
+  private readonly byPlayerId = new Map<string, number>();
+  private liveCount = 0;
   private cancelledCount = 0;
 
   constructor(options: MatchmakerOptions = {}) {
     this.teamSize = options.teamSize ?? 6;
     if (!Number.isInteger(this.teamSize) || this.teamSize < 1) throw new InvalidInputError(`must be a positive integer, got ${this.teamSize}`, { field: 'teamSize' });
     this.widening = resolveWidening(options.widening);
-    this.filterDefaults = options.filterDefaults ?? {};
+    this.filterDefaults = resolveFilterDefaults(options.filterDefaults);
     this.maxCandidates = options.maxCandidates ?? 256;
     if (!Number.isInteger(this.maxCandidates) || this.maxCandidates < 1) throw new InvalidInputError(`must be a positive integer, got ${this.maxCandidates}`, { field: 'maxCandidates' });
+    this.levels = this.widening.steps.length + 1;
+    this.allocate(1024, 1024);
   }
 
   /** Tickets waiting. */
@@ -151,54 +184,89 @@ export class Matchmaker {
    * a player already queued in another ticket; the queue is unchanged then.
    */
   add(input: Ticket | unknown): void {
-    const ticket = parseTicket(input, this.teamSize, this.filterDefaults);
-    if (this.byTicketId.get(ticket.id)?.waiting) throw new InvalidInputError(`ticket "${ticket.id}" is already queued`, { field: 'id' });
-    ticket.players.forEach((player, index) => {
-      const other = this.byPlayerId.get(player.id);
-      if (other?.waiting) throw new InvalidInputError(`player "${player.id}" is already queued in ticket "${other.ticket.id}"`, { field: `players[${index}].id` });
-    });
-    const newRegions = new Set<string>();
-    for (const player of ticket.players) for (const region of Object.keys(player.pings)) if (!this.regionBits.has(region)) newRegions.add(region);
-    if (this.regionNames.length + newRegions.size > MAX_REGIONS) throw new InvalidInputError(`at most ${MAX_REGIONS} distinct regions are supported`, { field: 'players[].pings' });
-    for (const region of newRegions) {
-      this.regionBits.set(region, this.regionNames.length);
-      this.regionNames.push(region);
+    const t = this.columns;
+    parseTicketInto(input, this.teamSize, this.filterDefaults, t);
+    if (this.waitingSlotOfTicket(t.id) !== -1) throw new InvalidInputError(`ticket "${t.id}" is already queued`, { field: 'id' });
+    for (let k = 0; k < t.count; k++) {
+      const other = this.waitingSlotOfPlayer(t.playerIds[k]);
+      if (other !== -1) throw new InvalidInputError(`player "${t.playerIds[k]}" is already queued in ticket "${this.ticketIds[other]}"`, { field: `players[${k}].id` });
     }
-    const queued = this.compile(ticket);
+    let newRegions: Set<string> | undefined;
+    const pingCount = t.pingStart[t.count];
+    for (let p = 0; p < pingCount; p++) {
+      const region = t.pingRegions[p];
+      if (!this.regionBits.has(region)) (newRegions ??= new Set()).add(region);
+    }
+    if (newRegions !== undefined) {
+      if (this.regionNames.length + newRegions.size > MAX_REGIONS) throw new InvalidInputError(`at most ${MAX_REGIONS} distinct regions are supported`, { field: 'players[].pings' });
+      for (const region of newRegions) {
+        this.regionBits.set(region, this.regionNames.length);
+        this.regionNames.push(region);
+      }
+      if (this.regionNames.length > this.regionStride) this.widenRegions(Math.min(32, Math.max(this.regionNames.length, 2 * this.regionStride)));
+    }
+
     // Sweep here rather than in `pass`: amortised over arrivals, one delete per departed ticket.
     if (this.byTicketId.size > 2 * this.liveCount + 4096) this.sweep();
-    this.byTicketId.set(ticket.id, queued);
-    for (const player of ticket.players) this.byPlayerId.set(player.id, queued);
+    const slot = this.store(t);
+    this.byTicketId.set(t.id, slot);
+    for (let k = 0; k < t.count; k++) this.byPlayerId.set(t.playerIds[k], slot);
     this.liveCount++;
-    const last = this.queue[this.queue.length - 1];
-    if (last === undefined || compareQueued(last, queued) <= 0) this.queue.push(queued);
+    const order = this.order;
+    const last = order.length === 0 ? -1 : order[order.length - 1];
+    if (last === -1 || this.compareSlots(last, slot) <= 0) order.push(slot);
     else {
       // Late arrival (an `at` earlier than the newest): keep the queue sorted.
       let low = 0;
-      let high = this.queue.length;
+      let high = order.length;
       while (low < high) {
         const mid = (low + high) >> 1;
-        if (compareQueued(this.queue[mid], queued) <= 0) low = mid + 1;
+        if (this.compareSlots(order[mid], slot) <= 0) low = mid + 1;
         else high = mid;
       }
-      this.queue.splice(low, 0, queued);
+      order.splice(low, 0, slot);
     }
   }
 
   /** Removes a waiting ticket; returns whether it was waiting. */
   cancel(ticketId: string): boolean {
-    const queued = this.byTicketId.get(ticketId);
-    if (queued === undefined || !queued.waiting) return false;
-    queued.waiting = false;
+    const slot = this.waitingSlotOfTicket(ticketId);
+    if (slot === -1) return false;
+    this.cancelled[slot] = 1;
     this.liveCount--;
-    queued.cancelled = true;
     this.cancelledCount++;
     return true;
   }
 
-  /** The waiting tickets, oldest first. */
+  /**
+   * The waiting tickets, oldest first, as validated (filter defaults filled
+   * in). Each player's `pings` lists regions in the order the queue first saw
+   * them, which may differ from the order the ticket sent them in.
+   */
   waiting(): Ticket[] {
-    return this.queue.filter((q) => !q.cancelled).map((q) => q.ticket);
+    const result: Ticket[] = [];
+    const stride = this.regionStride;
+    for (const slot of this.order) {
+      if (this.cancelled[slot] === 1) continue;
+      const players: TicketPlayer[] = [];
+      for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) {
+        const pings: Record<string, number> = {};
+        for (let r = 0; r < this.regionNames.length; r++) {
+          const ping = this.playerPings[row * stride + r];
+          if (!Number.isNaN(ping)) pings[this.regionNames[r]] = ping;
+        }
+        const player: TicketPlayer = {
+          id: this.playerIds[row],
+          percentile: this.playerPercentiles[row],
+          pings,
+          filter: { within: this.playerWithin[row], strict: this.playerStrict[row] === 1, maxPing: this.playerMaxPing[row] },
+        };
+        if (!Number.isNaN(this.playerRatings[row])) player.rating = this.playerRatings[row];
+        players.push(player);
+      }
+      result.push({ id: this.ticketIds[slot], at: this.arrivals[slot], players });
+    }
+    return result;
   }
 
   /**
@@ -207,54 +275,55 @@ export class Matchmaker {
    */
   pass(now: number): PassResult {
     if (typeof now !== 'number' || !Number.isFinite(now)) throw new InvalidInputError(`must be a finite number of seconds, got ${now}`, { field: 'now' });
-    if (this.cancelledCount > 0) {
-      this.queue = this.queue.filter((q) => !q.cancelled);
-      this.cancelledCount = 0;
+    // Queue position i → slot.
+    const n = this.liveCount;
+    const slots = new Int32Array(n);
+    {
+      let i = 0;
+      for (const slot of this.order) if (this.cancelled[slot] === 0) slots[i++] = slot;
     }
-    const queue = this.queue;
-    const n = queue.length;
     const s = this.teamSize;
     const regionCount = this.regionNames.length;
+    const levels = this.levels;
+    const lastLevel = levels - 1;
+    const everySeconds = this.widening.everySeconds;
+    const slotRanges = this.ranges;
+    const slotMin = this.minPercentiles;
+    const slotMax = this.maxPercentiles;
+    const slotMasks = this.masks;
 
-    // Ranges at `now`.
+    // Ranges at `now`, and flat per-position copies of what the search reads.
     const lows = new Float64Array(n);
     const highs = new Float64Array(n);
     const steps = new Int32Array(n);
-    // Flat copies of the per-ticket numbers the search reads, for cache locality.
     const minPs = new Float64Array(n);
     const maxPs = new Float64Array(n);
     const sizes = new Int32Array(n);
     const masks = new Int32Array(n);
     const rankSums = new Float64Array(n);
     for (let i = 0; i < n; i++) {
-      const q = queue[i];
-      minPs[i] = q.minPercentile;
-      maxPs[i] = q.maxPercentile;
-      sizes[i] = q.size;
-      masks[i] = q.regionMask;
-      rankSums[i] = q.rankSum;
+      const slot = slots[i];
+      minPs[i] = slotMin[slot];
+      maxPs[i] = slotMax[slot];
+      sizes[i] = this.sizes[slot];
+      masks[i] = slotMasks[slot];
+      rankSums[i] = this.rankSums[slot];
       // Steps past the end of the schedule change nothing; report the one in effect.
-      const step = Math.min(wideningStep(now - q.ticket.at, this.widening), this.widening.steps.length);
+      const waited = now - this.arrivals[slot];
+      const step = waited <= 0 ? 0 : Math.min(Math.floor(waited / everySeconds), lastLevel);
       steps[i] = step;
-      let low = Infinity;
-      let high = -Infinity;
-      for (const player of q.ticket.players) {
-        const within = effectiveWithin(player.filter.within, player.filter.strict, step, this.widening);
-        if (player.percentile - within < low) low = player.percentile - within;
-        if (player.percentile + within > high) high = player.percentile + within;
-      }
-      lows[i] = low;
-      highs[i] = high;
+      const at = (slot * levels + step) * 2;
+      lows[i] = slotRanges[at];
+      highs[i] = slotRanges[at + 1];
     }
 
     // Index: region × percentile bucket → queue positions, oldest first (counting sort).
-    const BUCKETS = 100;
-    const bucketOf = (percentile: number) => Math.min(BUCKETS - 1, Math.floor(percentile) - 1);
     const starts = new Int32Array(regionCount * BUCKETS + 1);
+    const bucket = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      const q = queue[i];
-      let mask = q.regionMask;
-      const b = bucketOf(q.minPercentile);
+      let mask = masks[i];
+      const b = bucketOf(minPs[i]);
+      bucket[i] = b;
       while (mask !== 0) {
         const r = 31 - Math.clz32(mask & -mask);
         mask &= mask - 1;
@@ -266,9 +335,8 @@ export class Matchmaker {
     const entries = new Int32Array(total);
     const fill = starts.slice(0, starts.length - 1);
     for (let i = 0; i < n; i++) {
-      const q = queue[i];
-      let mask = q.regionMask;
-      const b = bucketOf(q.minPercentile);
+      let mask = masks[i];
+      const b = bucket[i];
       while (mask !== 0) {
         const r = 31 - Math.clz32(mask & -mask);
         mask &= mask - 1;
@@ -292,37 +360,47 @@ export class Matchmaker {
 
     const maxCandidates = this.maxCandidates;
     const matches: FormedMatch[] = [];
-    // Scratch for one attempt.
-    const chosen: number[] = [];
-    const chosenTeam: number[] = [];
-    const regionOrder: number[] = [];
+    // Scratch for one attempt: a match holds at most 2·teamSize tickets.
+    const chosen = new Int32Array(2 * s);
+    const chosenTeam = new Int32Array(2 * s);
+    const regionOrder = new Int32Array(MAX_REGIONS);
+    const stride = this.regionStride;
+    const worstPings = this.worstPings;
 
     for (let anchor = 0; anchor < n; anchor++) {
       if (matched[anchor] === 1) continue;
-      const a = queue[anchor];
-      if (a.regionMask === 0) continue;
-      // Anchor's regions, best (lowest worst-ping) first.
-      regionOrder.length = 0;
-      for (let r = 0; r < regionCount; r++) if ((a.regionMask >>> r) & 1) regionOrder.push(r);
-      if (regionOrder.length > 1) regionOrder.sort((x, y) => a.worstPing[x] - a.worstPing[y] || x - y);
+      const anchorMask = masks[anchor];
+      if (anchorMask === 0) continue;
+      // Anchor's regions, best (lowest worst-ping) first, ties to the earlier region (insertion sort, stable).
+      const pingBase = slots[anchor] * stride;
+      let regionsToTry = 0;
+      for (let r = 0; r < regionCount; r++) {
+        if (((anchorMask >>> r) & 1) === 0) continue;
+        const ping = worstPings[pingBase + r];
+        let at = regionsToTry++;
+        while (at > 0 && worstPings[pingBase + regionOrder[at - 1]] > ping) {
+          regionOrder[at] = regionOrder[at - 1];
+          at--;
+        }
+        regionOrder[at] = r;
+      }
 
-      for (let regionIndex = 0; regionIndex < regionOrder.length; regionIndex++) {
+      for (let regionIndex = 0; regionIndex < regionsToTry; regionIndex++) {
         const region = regionOrder[regionIndex];
-        chosen.length = 0;
-        chosenTeam.length = 0;
-        chosen.push(anchor);
-        chosenTeam.push(0);
-        let room0 = s - a.size;
+        let chosenCount = 1;
+        chosen[0] = anchor;
+        chosenTeam[0] = 0;
+        let room0 = s - sizes[anchor];
         let room1 = s;
-        let sum0 = a.rankSum;
+        let sum0 = rankSums[anchor];
         let sum1 = 0;
         let low = lows[anchor];
         let high = highs[anchor];
-        let pMin = a.minPercentile;
-        let pMax = a.maxPercentile;
-        let mask = a.regionMask;
+        let pMin = minPs[anchor];
+        let pMax = maxPs[anchor];
+        let mask = anchorMask;
         let examined = 0;
-        const center = bucketOf((a.minPercentile + a.maxPercentile) / 2);
+        const center = bucketOf((pMin + pMax) / 2);
         const base = region * BUCKETS;
         // Walk buckets outward from the anchor's centre while they can still hold compatible tickets.
         search: for (let distance = 0; distance < BUCKETS; distance++) {
@@ -353,8 +431,9 @@ export class Matchmaker {
               else if (size <= room0) team = 0;
               else if (size <= room1) team = 1;
               else continue;
-              chosen.push(c);
-              chosenTeam.push(team);
+              chosen[chosenCount] = c;
+              chosenTeam[chosenCount] = team;
+              chosenCount++;
               if (team === 0) {
                 room0 -= size;
                 sum0 += rankSums[c];
@@ -372,73 +451,256 @@ export class Matchmaker {
           }
         }
         if (room0 + room1 !== 0) continue;
-        for (let k = 0; k < chosen.length; k++) matched[chosen[k]] = 1;
-        matches.push(this.finish(chosen, chosenTeam, mask, now, steps));
+        for (let k = 0; k < chosenCount; k++) matched[chosen[k]] = 1;
+        matches.push(this.finish(chosen, chosenTeam, chosenCount, mask, now, slots, steps));
         break;
       }
     }
 
-    const remaining: QueuedTicket[] = [];
-    for (let i = 0; i < n; i++) {
-      if (matched[i] === 1) queue[i].waiting = false;
-      else remaining.push(queue[i]);
-    }
-    this.liveCount = remaining.length;
-    this.queue = remaining;
-    return { matches, waiting: remaining.map((q) => q.ticket.id) };
+    // Keep the unmatched tickets, renumbered 0… in queue order.
+    let remaining = 0;
+    for (let i = 0; i < n; i++) if (matched[i] === 0) slots[remaining++] = slots[i];
+    const kept = slots.subarray(0, remaining);
+    const waiting = new Array<string>(remaining);
+    for (let i = 0; i < remaining; i++) waiting[i] = this.ticketIds[kept[i]];
+    this.compact(kept);
+    return { matches, waiting };
+  }
+
+  /** Slot of the waiting ticket with this id, or -1. */
+  private waitingSlotOfTicket(ticketId: string): number {
+    const slot = this.byTicketId.get(ticketId);
+    if (slot === undefined || slot >= this.slotCount || this.cancelled[slot] === 1 || this.ticketIds[slot] !== ticketId) return -1;
+    return slot;
+  }
+
+  /** Slot of the waiting ticket holding this player, or -1. */
+  private waitingSlotOfPlayer(playerId: string): number {
+    const slot = this.byPlayerId.get(playerId);
+    if (slot === undefined || slot >= this.slotCount || this.cancelled[slot] === 1) return -1;
+    for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) if (this.playerIds[row] === playerId) return slot;
+    return -1;
+  }
+
+  /** Oldest first, ties by ticket id. */
+  private compareSlots(a: number, b: number): number {
+    const idA = this.ticketIds[a];
+    const idB = this.ticketIds[b];
+    return this.arrivals[a] - this.arrivals[b] || (idA < idB ? -1 : idA > idB ? 1 : 0);
   }
 
   /** Drops map entries of tickets that left the queue. */
   private sweep(): void {
-    for (const [id, queued] of this.byTicketId) if (!queued.waiting) this.byTicketId.delete(id);
-    for (const [id, queued] of this.byPlayerId) if (!queued.waiting) this.byPlayerId.delete(id);
+    for (const [id] of this.byTicketId) if (this.waitingSlotOfTicket(id) === -1) this.byTicketId.delete(id);
+    for (const [id] of this.byPlayerId) if (this.waitingSlotOfPlayer(id) === -1) this.byPlayerId.delete(id);
   }
 
-  private compile(ticket: Ticket): QueuedTicket {
+  /** Fresh columns with room for `slots` tickets and `players` players (contents dropped). */
+  private allocate(slots: number, players: number): void {
+    const levels = this.levels;
+    const stride = this.regionStride;
+    this.slotCapacity = slots;
+    this.ticketIds = new Array<string>(slots);
+    this.arrivals = new Float64Array(slots);
+    this.minPercentiles = new Float64Array(slots);
+    this.maxPercentiles = new Float64Array(slots);
+    this.rankSums = new Float64Array(slots);
+    this.sizes = new Int32Array(slots);
+    this.masks = new Int32Array(slots);
+    this.cancelled = new Uint8Array(slots);
+    this.firstPlayer = new Int32Array(slots);
+    this.ranges = new Float64Array(slots * levels * 2);
+    this.worstPings = new Float64Array(slots * stride);
+    this.playerCapacity = players;
+    this.playerIds = new Array<string>(players);
+    this.playerPercentiles = new Float64Array(players);
+    this.playerRatings = new Float64Array(players);
+    this.playerWithin = new Float64Array(players);
+    this.playerStrict = new Uint8Array(players);
+    this.playerMaxPing = new Float64Array(players);
+    this.playerPings = new Float64Array(players * stride);
+  }
+
+  /** Copies the given slots, in this order, into fresh columns as slots 0…; remaps the id maps. */
+  private compact(kept: Int32Array): void {
+    const old = {
+      ticketIds: this.ticketIds, arrivals: this.arrivals, minPercentiles: this.minPercentiles, maxPercentiles: this.maxPercentiles,
+      rankSums: this.rankSums, sizes: this.sizes, masks: this.masks, firstPlayer: this.firstPlayer, ranges: this.ranges, worstPings: this.worstPings,
+      playerIds: this.playerIds, playerPercentiles: this.playerPercentiles, playerRatings: this.playerRatings, playerWithin: this.playerWithin,
+      playerStrict: this.playerStrict, playerMaxPing: this.playerMaxPing, playerPings: this.playerPings,
+    };
+    const m = kept.length;
+    let players = 0;
+    for (let i = 0; i < m; i++) players += old.sizes[kept[i]];
+    this.allocate(Math.max(1024, m * 2), Math.max(1024, players * 2));
+    const levels2 = this.levels * 2;
+    const stride = this.regionStride;
+    let row = 0;
+    for (let slot = 0; slot < m; slot++) {
+      const from = kept[slot];
+      const id = old.ticketIds[from];
+      this.ticketIds[slot] = id;
+      this.arrivals[slot] = old.arrivals[from];
+      this.minPercentiles[slot] = old.minPercentiles[from];
+      this.maxPercentiles[slot] = old.maxPercentiles[from];
+      this.rankSums[slot] = old.rankSums[from];
+      this.sizes[slot] = old.sizes[from];
+      this.masks[slot] = old.masks[from];
+      this.firstPlayer[slot] = row;
+      this.ranges.set(old.ranges.subarray(from * levels2, (from + 1) * levels2), slot * levels2);
+      this.worstPings.set(old.worstPings.subarray(from * stride, (from + 1) * stride), slot * stride);
+      this.byTicketId.set(id, slot);
+      for (let p = old.firstPlayer[from], end = p + old.sizes[from]; p < end; p++, row++) {
+        this.playerIds[row] = old.playerIds[p];
+        this.playerPercentiles[row] = old.playerPercentiles[p];
+        this.playerRatings[row] = old.playerRatings[p];
+        this.playerWithin[row] = old.playerWithin[p];
+        this.playerStrict[row] = old.playerStrict[p];
+        this.playerMaxPing[row] = old.playerMaxPing[p];
+        this.playerPings.set(old.playerPings.subarray(p * stride, (p + 1) * stride), row * stride);
+        this.byPlayerId.set(old.playerIds[p], slot);
+      }
+    }
+    this.slotCount = m;
+    this.playerCount = row;
+    this.order = Array.from({ length: m }, (_, i) => i);
+    this.liveCount = m;
+    this.cancelledCount = 0;
+  }
+
+  /** Grows the columns (doubling), keeping their contents. */
+  private grow(slotsNeeded: number, playersNeeded: number): void {
+    const levels = this.levels;
+    const stride = this.regionStride;
+    if (slotsNeeded > this.slotCapacity) {
+      let capacity = this.slotCapacity;
+      while (capacity < slotsNeeded) capacity *= 2;
+      this.slotCapacity = capacity;
+      this.ticketIds.length = capacity;
+      this.arrivals = grown(this.arrivals, capacity);
+      this.minPercentiles = grown(this.minPercentiles, capacity);
+      this.maxPercentiles = grown(this.maxPercentiles, capacity);
+      this.rankSums = grown(this.rankSums, capacity);
+      this.sizes = grown(this.sizes, capacity);
+      this.masks = grown(this.masks, capacity);
+      this.cancelled = grown(this.cancelled, capacity);
+      this.firstPlayer = grown(this.firstPlayer, capacity);
+      this.ranges = grown(this.ranges, capacity * levels * 2);
+      this.worstPings = grown(this.worstPings, capacity * stride);
+    }
+    if (playersNeeded > this.playerCapacity) {
+      let capacity = this.playerCapacity;
+      while (capacity < playersNeeded) capacity *= 2;
+      this.playerCapacity = capacity;
+      this.playerIds.length = capacity;
+      this.playerPercentiles = grown(this.playerPercentiles, capacity);
+      this.playerRatings = grown(this.playerRatings, capacity);
+      this.playerWithin = grown(this.playerWithin, capacity);
+      this.playerStrict = grown(this.playerStrict, capacity);
+      this.playerMaxPing = grown(this.playerMaxPing, capacity);
+      this.playerPings = grown(this.playerPings, capacity * stride);
+    }
+  }
+
+  /** Re-lays the per-region columns out with room for `stride` regions. */
+  private widenRegions(stride: number): void {
+    const relayout = (from: Float64Array, rows: number, fillValue: number): Float64Array<ArrayBuffer> => {
+      const to = new Float64Array((from.length / this.regionStride) * stride).fill(fillValue);
+      for (let row = 0; row < rows; row++) to.set(from.subarray(row * this.regionStride, (row + 1) * this.regionStride), row * stride);
+      return to;
+    };
+    this.worstPings = relayout(this.worstPings, this.slotCount, Infinity);
+    this.playerPings = relayout(this.playerPings, this.playerCount, NaN);
+    this.regionStride = stride;
+  }
+
+  /** Writes a parsed ticket into a new slot; returns the slot. */
+  private store(t: TicketColumns): number {
+    this.grow(this.slotCount + 1, this.playerCount + t.count);
+    const slot = this.slotCount++;
+    const firstRow = this.playerCount;
+    this.playerCount += t.count;
+    const stride = this.regionStride;
+    const widening = this.widening;
+    const levels = this.levels;
+    const worstBase = slot * stride;
+    for (let r = 0; r < stride; r++) this.worstPings[worstBase + r] = -1; // -1: no player has a ping there yet
     let minPercentile = Infinity;
     let maxPercentile = -Infinity;
     let rankSum = 0;
     let regionMask = -1 >>> 1; // all 31 bits
-    const worstPing: number[] = new Array(this.regionNames.length).fill(0);
-    const seen = new Array<boolean>(this.regionNames.length).fill(false);
-    for (const player of ticket.players) {
-      minPercentile = Math.min(minPercentile, player.percentile);
-      maxPercentile = Math.max(maxPercentile, player.percentile);
-      rankSum += player.rating ?? player.percentile;
+    for (let k = 0; k < t.count; k++) {
+      const row = firstRow + k;
+      const percentile = t.percentiles[k];
+      const rating = t.ratings[k];
+      const maxPing = t.maxPing[k];
+      this.playerIds[row] = t.playerIds[k];
+      this.playerPercentiles[row] = percentile;
+      this.playerRatings[row] = rating;
+      this.playerWithin[row] = t.within[k];
+      this.playerStrict[row] = t.strict[k] ? 1 : 0;
+      this.playerMaxPing[row] = maxPing;
+      minPercentile = Math.min(minPercentile, percentile);
+      maxPercentile = Math.max(maxPercentile, percentile);
+      rankSum += Number.isNaN(rating) ? percentile : rating;
+      const pingBase = row * stride;
+      for (let r = 0; r < stride; r++) this.playerPings[pingBase + r] = NaN;
       let playerMask = 0;
-      for (const [region, ping] of Object.entries(player.pings)) {
-        const bit = this.regionBits.get(region)!;
-        seen[bit] = true;
-        if (ping > worstPing[bit]) worstPing[bit] = ping;
-        if (ping <= player.filter.maxPing) playerMask |= 1 << bit;
+      for (let p = t.pingStart[k]; p < t.pingStart[k + 1]; p++) {
+        const bit = this.regionBits.get(t.pingRegions[p])!;
+        const ping = t.pingValues[p];
+        this.playerPings[pingBase + bit] = ping;
+        if (ping > this.worstPings[worstBase + bit]) this.worstPings[worstBase + bit] = ping;
+        if (ping <= maxPing) playerMask |= 1 << bit;
       }
       regionMask &= playerMask;
     }
-    for (let bit = 0; bit < worstPing.length; bit++) if (!seen[bit]) worstPing[bit] = Infinity;
-    return { ticket, size: ticket.players.length, minPercentile, maxPercentile, rankSum, regionMask, worstPing, cancelled: false, waiting: true };
+    for (let r = 0; r < stride; r++) if (this.worstPings[worstBase + r] === -1) this.worstPings[worstBase + r] = Infinity;
+    // The range at every widening level, so a pass only looks one up.
+    for (let level = 0; level < levels; level++) {
+      let low = Infinity;
+      let high = -Infinity;
+      for (let k = 0; k < t.count; k++) {
+        const percentile = t.percentiles[k];
+        const within = effectiveWithin(t.within[k], t.strict[k], level, widening);
+        if (percentile - within < low) low = percentile - within;
+        if (percentile + within > high) high = percentile + within;
+      }
+      this.ranges[(slot * levels + level) * 2] = low;
+      this.ranges[(slot * levels + level) * 2 + 1] = high;
+    }
+    this.ticketIds[slot] = t.id;
+    this.arrivals[slot] = t.at;
+    this.minPercentiles[slot] = minPercentile;
+    this.maxPercentiles[slot] = maxPercentile;
+    this.rankSums[slot] = rankSum;
+    this.sizes[slot] = t.count;
+    this.masks[slot] = regionMask;
+    this.cancelled[slot] = 0;
+    this.firstPlayer[slot] = firstRow;
+    return slot;
   }
 
   /** Balances the chosen tickets into two teams, picks the region and reports quality. */
-  private finish(chosen: number[], chosenTeam: number[], mask: number, now: number, steps: Int32Array): FormedMatch {
+  private finish(chosen: Int32Array, chosenTeam: Int32Array, k: number, mask: number, now: number, slots: Int32Array, steps: Int32Array): FormedMatch {
     const s = this.teamSize;
-    const tickets: QueuedTicket[] = [];
-    const ticketSizes: number[] = [];
-    const ticketSums: number[] = [];
-    for (const c of chosen) {
-      const q = this.queue[c];
-      tickets.push(q);
-      ticketSizes.push(q.size);
-      ticketSums.push(q.rankSum);
+    const scratch = this.balanceScratch();
+    for (let i = 0; i < k; i++) {
+      const slot = slots[chosen[i]];
+      scratch.sizes[i] = this.sizes[slot];
+      scratch.sums[i] = this.rankSums[slot];
     }
-    const team = balanceTeams(ticketSizes, ticketSums, s, chosenTeam);
+    const team = scratch.team;
+    balanceInto(k, scratch.sizes, scratch.sums, s, chosenTeam, team, scratch);
     // Region: the allowed one with the lowest worst ping; ties to the earlier-seen region.
+    const stride = this.regionStride;
     let region = -1;
     let regionPing = Infinity;
     for (let r = 0; r < this.regionNames.length; r++) {
       if (((mask >>> r) & 1) === 0) continue;
       let worst = 0;
-      for (const t of tickets) {
-        const ping = t.worstPing[r] ?? Infinity;
+      for (let i = 0; i < k; i++) {
+        const ping = this.worstPings[slots[chosen[i]] * stride + r];
         if (ping > worst) worst = ping;
       }
       if (worst < regionPing) {
@@ -447,36 +709,47 @@ export class Matchmaker {
       }
     }
     // Oldest (lowest queue position) first; insertion sort, k is small.
-    const order: number[] = [];
-    for (let k = 0; k < chosen.length; k++) {
-      let at = order.length;
-      while (at > 0 && chosen[order[at - 1]] > chosen[k]) {
+    const order = scratch.order;
+    for (let i = 0; i < k; i++) {
+      let at = i;
+      while (at > 0 && chosen[order[at - 1]] > chosen[i]) {
         order[at] = order[at - 1];
         at--;
       }
-      order[at] = k;
+      order[at] = i;
     }
     const firstTeam = team[order[0]];
-    const teams: string[][] = [[], []];
-    const players: string[][] = [[], []];
-    const waits: number[][] = [[], []];
-    const sums = [0, 0];
+    // Output arrays at their exact sizes: grown by push, each would carry spare
+    // capacity, and at a million tickets the output is most of what the pass allocates.
+    let tickets0 = 0;
+    for (let i = 0; i < k; i++) if (team[i] === firstTeam) tickets0++;
+    const teams: string[][] = [new Array<string>(tickets0), new Array<string>(k - tickets0)];
+    const players: string[][] = [new Array<string>(s), new Array<string>(s)];
+    const waits: number[][] = [new Array<number>(tickets0), new Array<number>(k - tickets0)];
+    let sum0 = 0;
+    let sum1 = 0;
     let pMin = Infinity;
     let pMax = -Infinity;
     let step = 0;
-    for (const k of order) {
-      const c = chosen[k];
-      const side = team[k] === firstTeam ? 0 : 1;
-      const q = this.queue[c];
-      teams[side].push(q.ticket.id);
-      waits[side].push(now - q.ticket.at);
-      for (const player of q.ticket.players) players[side].push(player.id);
-      sums[side] += q.rankSum;
-      pMin = Math.min(pMin, q.minPercentile);
-      pMax = Math.max(pMax, q.maxPercentile);
+    const at = [0, 0];
+    const playerAt = [0, 0];
+    for (let j = 0; j < k; j++) {
+      const i = order[j];
+      const c = chosen[i];
+      const slot = slots[c];
+      const side = team[i] === firstTeam ? 0 : 1;
+      teams[side][at[side]] = this.ticketIds[slot];
+      waits[side][at[side]] = now - this.arrivals[slot];
+      at[side]++;
+      const sidePlayers = players[side];
+      for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) sidePlayers[playerAt[side]++] = this.playerIds[row];
+      if (side === 0) sum0 += this.rankSums[slot];
+      else sum1 += this.rankSums[slot];
+      pMin = Math.min(pMin, this.minPercentiles[slot]);
+      pMax = Math.max(pMax, this.maxPercentiles[slot]);
       step = Math.max(step, steps[c]);
     }
-    const averages: [number, number] = [sums[0] / s, sums[1] / s];
+    const averages: [number, number] = [sum0 / s, sum1 / s];
     const balance = Math.max(averages[0], averages[1]) / Math.max(Number.MIN_VALUE, Math.min(averages[0], averages[1]));
     return {
       region: this.regionNames[region],
@@ -485,7 +758,43 @@ export class Matchmaker {
       quality: { averages, balance, percentileSpread: pMax - pMin, worstPing: regionPing, wideningStep: step, waits },
     };
   }
+
+  private scratch: BalanceScratch | undefined;
+
+  private balanceScratch(): BalanceScratch {
+    return (this.scratch ??= newBalanceScratch(2 * this.teamSize));
+  }
 }
+
+/** Copy of `from` with a larger length. */
+function grown<T extends Float64Array | Int32Array | Uint8Array>(from: T, length: number): T {
+  const to = new (from.constructor as new (length: number) => T)(length);
+  to.set(from);
+  return to;
+}
+
+interface BalanceScratch {
+  sizes: Int32Array;
+  sums: Float64Array;
+  team: Int32Array;
+  order: Int32Array;
+  side0: Int32Array;
+  side1: Int32Array;
+  teamSums: Float64Array;
+}
+
+function newBalanceScratch(tickets: number): BalanceScratch {
+  return {
+    sizes: new Int32Array(tickets),
+    sums: new Float64Array(tickets),
+    team: new Int32Array(tickets),
+    order: new Int32Array(tickets),
+    side0: new Int32Array(tickets),
+    side1: new Int32Array(tickets),
+    teamSums: new Float64Array(2),
+  };
+}
+
 
 /**
  * Splits tickets (party sizes, rank sums) into two teams of exactly
@@ -497,10 +806,22 @@ export class Matchmaker {
  */
 export function balanceTeams(sizes: readonly number[], rankSums: readonly number[], teamSize: number, fallback: readonly number[]): number[] {
   const k = sizes.length;
+  const scratch = newBalanceScratch(k);
+  scratch.sizes.set(sizes);
+  scratch.sums.set(rankSums);
+  balanceInto(k, scratch.sizes, scratch.sums, teamSize, Int32Array.from(fallback), scratch.team, scratch);
+  return Array.from(scratch.team);
+}
+
+/**
+ * `balanceTeams` on typed scratch arrays (the pass calls it once per match,
+ * so it allocates nothing). Writes each ticket's team into `team`.
+ */
+function balanceInto(k: number, sizes: Int32Array, rankSums: Float64Array, teamSize: number, fallback: Int32Array, team: Int32Array, scratch: BalanceScratch): void {
   // Largest party first, then highest rank; insertion sort (k ≤ 2·teamSize is small).
-  const order: number[] = [];
+  const order = scratch.order;
   for (let i = 0; i < k; i++) {
-    let at = order.length;
+    let at = i;
     while (at > 0) {
       const o = order[at - 1];
       if (sizes[o] > sizes[i] || (sizes[o] === sizes[i] && rankSums[o] >= rankSums[i])) break;
@@ -509,15 +830,18 @@ export function balanceTeams(sizes: readonly number[], rankSums: readonly number
     }
     order[at] = i;
   }
-  let team = new Array<number>(k).fill(-1);
-  const room = [teamSize, teamSize];
-  const sums = [0, 0];
+  team.fill(-1, 0, k);
+  let room0 = teamSize;
+  let room1 = teamSize;
+  let sum0 = 0;
+  let sum1 = 0;
   let ok = true;
-  for (const i of order) {
-    const fits0 = sizes[i] <= room[0];
-    const fits1 = sizes[i] <= room[1];
+  for (let j = 0; j < k; j++) {
+    const i = order[j];
+    const fits0 = sizes[i] <= room0;
+    const fits1 = sizes[i] <= room1;
     let side: number;
-    if (fits0 && fits1) side = sums[0] <= sums[1] ? 0 : 1;
+    if (fits0 && fits1) side = sum0 <= sum1 ? 0 : 1;
     else if (fits0) side = 0;
     else if (fits1) side = 1;
     else {
@@ -525,31 +849,46 @@ export function balanceTeams(sizes: readonly number[], rankSums: readonly number
       break;
     }
     team[i] = side;
-    room[side] -= sizes[i];
-    sums[side] += rankSums[i];
+    if (side === 0) {
+      room0 -= sizes[i];
+      sum0 += rankSums[i];
+    } else {
+      room1 -= sizes[i];
+      sum1 += rankSums[i];
+    }
   }
-  if (!ok || room[0] !== 0 || room[1] !== 0) {
-    team = [...fallback];
-    sums[0] = 0;
-    sums[1] = 0;
-    for (let i = 0; i < k; i++) sums[team[i]] += rankSums[i];
+  if (!ok || room0 !== 0 || room1 !== 0) {
+    sum0 = 0;
+    sum1 = 0;
+    for (let i = 0; i < k; i++) {
+      team[i] = fallback[i];
+      if (team[i] === 0) sum0 += rankSums[i];
+      else sum1 += rankSums[i];
+    }
   }
   // Local improvement: the best size-preserving exchange, repeated. Matches
   // hold at most 2·teamSize tickets, so the O(k³) scan per round is small.
-  const sides: number[][] = [[], []];
+  const side0 = scratch.side0;
+  const side1 = scratch.side1;
   for (let round = 0; round < k; round++) {
-    sides[0].length = 0;
-    sides[1].length = 0;
-    for (let i = 0; i < k; i++) sides[team[i]].push(i);
-    const diff = sums[0] - sums[1];
+    let n0 = 0;
+    let n1 = 0;
+    for (let i = 0; i < k; i++) {
+      if (team[i] === 0) side0[n0++] = i;
+      else side1[n1++] = i;
+    }
+    const diff = sum0 - sum1;
+    const absDiff = Math.abs(diff);
     let bestGain = 1e-12;
     let b0 = -1;
     let b1 = -1;
     let b2 = -1;
-    for (const i of sides[0]) {
-      for (const j of sides[1]) {
+    for (let x = 0; x < n0; x++) {
+      const i = side0[x];
+      for (let y = 0; y < n1; y++) {
+        const j = side1[y];
         if (sizes[i] !== sizes[j]) continue;
-        const gain = Math.abs(diff) - Math.abs(diff - 2 * (rankSums[i] - rankSums[j]));
+        const gain = absDiff - Math.abs(diff - 2 * (rankSums[i] - rankSums[j]));
         if (gain > bestGain) {
           bestGain = gain;
           b0 = i;
@@ -561,16 +900,21 @@ export function balanceTeams(sizes: readonly number[], rankSums: readonly number
     // One ticket against two from the other team (a duo for two solos, either way).
     for (let side = 0; side < 2; side++) {
       const sign = side === 0 ? 1 : -1;
-      const own = sides[side];
-      const other = sides[1 - side];
-      for (const i of own) {
-        for (let x = 0; x < other.length; x++) {
+      const own = side === 0 ? side0 : side1;
+      const ownCount = side === 0 ? n0 : n1;
+      const other = side === 0 ? side1 : side0;
+      const otherCount = side === 0 ? n1 : n0;
+      for (let w = 0; w < ownCount; w++) {
+        const i = own[w];
+        // A solo cannot be traded for two.
+        if (sizes[i] < 2) continue;
+        for (let x = 0; x < otherCount; x++) {
           const j = other[x];
           if (sizes[j] >= sizes[i]) continue;
-          for (let y = x + 1; y < other.length; y++) {
+          for (let y = x + 1; y < otherCount; y++) {
             const m = other[y];
             if (sizes[j] + sizes[m] !== sizes[i]) continue;
-            const gain = Math.abs(diff) - Math.abs(diff - 2 * sign * (rankSums[i] - rankSums[j] - rankSums[m]));
+            const gain = absDiff - Math.abs(diff - 2 * sign * (rankSums[i] - rankSums[j] - rankSums[m]));
             if (gain > bestGain) {
               bestGain = gain;
               b0 = i;
@@ -582,13 +926,21 @@ export function balanceTeams(sizes: readonly number[], rankSums: readonly number
       }
     }
     if (b0 === -1) break;
-    for (const t of b2 === -1 ? [b0, b1] : [b0, b1, b2]) {
-      sums[team[t]] -= rankSums[t];
-      team[t] = 1 - team[t];
-      sums[team[t]] += rankSums[t];
-    }
+    const flip = (t: number) => {
+      if (team[t] === 0) {
+        sum0 -= rankSums[t];
+        sum1 += rankSums[t];
+        team[t] = 1;
+      } else {
+        sum1 -= rankSums[t];
+        sum0 += rankSums[t];
+        team[t] = 0;
+      }
+    };
+    flip(b0);
+    flip(b1);
+    if (b2 !== -1) flip(b2);
   }
-  return team;
 }
 
 /**

@@ -85,7 +85,8 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix
           put.map((d) => d.replayed!.lastAt ?? null),
         ],
       );
-      await tx.query('UPDATE ladders SET player_count = $2, match_count = $3 WHERE id = $1', [ladder.id, replayed.size, matches.length]);
+      // version + 1: writers holding cached states of this ladder must reload them.
+      await tx.query('UPDATE ladders SET player_count = $2, match_count = $3, version = version + 1 WHERE id = $1', [ladder.id, replayed.size, matches.length]);
     }
     return { ladder: ladder.id, matches: matches.length, players: replayed.size, differences, fixed: Boolean(options.fix) && differences.length > 0 };
   });

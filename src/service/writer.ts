@@ -60,6 +60,50 @@ export interface WriterHooks {
 export interface WriterOptions {
   /** Submissions per transaction at most. @default 256 */
   maxBatch?: number;
+  /** Player states cached per ladder at most; past it the cache starts over. @default 1000000 */
+  maxCachedPlayers?: number;
+}
+
+/**
+ * What this process knows of a ladder as of `version`: valid while the stored
+ * version is unchanged, since every write of the ladder adds one to it.
+ * `null` = known not to exist yet; absent = not known.
+ */
+interface LadderCache {
+  version: number;
+  nextSeq: number;
+  roundCount: number;
+  players: Map<string, PlayerState | null>;
+}
+
+interface BatchStart {
+  nextSeq: number;
+  roundCount: number;
+  /** Stored Idempotency-Keys of the batch. */
+  stored: Map<string, { hash: string; outcome: Outcome }>;
+  takenIds: Set<string>;
+  takenRounds: Set<string>;
+  /** States of the batch's players that exist (others start from the system's initial state); updated as the batch is rated. */
+  working: Map<string, PlayerState>;
+}
+
+interface BatchPlan {
+  outcomes: Array<Outcome | Error>;
+  matchRows: { seq: number[]; id: string[]; at: number[]; receivedAt: number[]; round: (string | null)[]; body: string[]; wp: string[] };
+  changeRows: { player: string[]; seq: number[]; team: number[]; before: string[]; after: string[]; terms: string[] };
+  idemRows: { key: string[]; hash: string[]; status: number[]; response: string[] };
+  roundRows: Array<[number, string, number, number, number, string]>;
+  changed: Map<string, CommittedPlayer>;
+  rated: number;
+  nextSeq: number;
+  roundCount: number;
+}
+
+interface BatchResult {
+  outcomes: Array<Outcome | Error>;
+  committed: CommittedPlayer[];
+  rated: number;
+  lastSeq: number;
 }
 
 interface PlayerRow {
@@ -92,7 +136,11 @@ export class MatchWriter {
   private readonly queues = new Map<string, Job[]>();
   private readonly running = new Set<string>();
   private readonly maxBatch: number;
+  private readonly maxCachedPlayers: number;
+  private readonly caches = new Map<string, LadderCache>();
   private closed = false;
+  /** Batches written by each path since start (tests, diagnostics). */
+  readonly writes = { fast: 0, locked: 0 };
 
   constructor(
     private readonly db: Database,
@@ -101,6 +149,7 @@ export class MatchWriter {
     options: WriterOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 256;
+    this.maxCachedPlayers = options.maxCachedPlayers ?? 1_000_000;
   }
 
   /** Rates one match (already validated by parseMatch, `at` filled in). */
@@ -138,7 +187,20 @@ export class MatchWriter {
         const batch = queue.splice(0, this.maxBatch);
         const started = performance.now();
         try {
-          const { outcomes, committed, rated, lastSeq } = await this.db.transaction((tx) => this.write(tx, ladder, batch));
+          // A database error here answers 503 to the batch rather than falling back: if the
+          // connection broke after the commit, a second try would rate key-less matches twice.
+          let result = await this.writeFast(ladder, batch);
+          if (result !== null) this.writes.fast++;
+          else {
+            this.writes.locked++;
+            this.caches.delete(ladder.id);
+            const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch));
+            // Only once committed does what the transaction saw and wrote become the cache.
+            this.caches.set(ladder.id, locked.cache);
+            this.trimCache(locked.cache);
+            result = locked;
+          }
+          const { outcomes, committed, rated, lastSeq } = result;
           this.hooks.onBatch?.(ladder, batch.length, (performance.now() - started) / 1000);
           if (committed.length > 0 && this.hooks.onCommit) {
             try {
@@ -165,45 +227,15 @@ export class MatchWriter {
     }
   }
 
-  private async write(tx: Queryable, ladder: Ladder, batch: Job[]) {
+  /**
+   * Rates a batch against player states the caller provides and collects the
+   * rows to write. Pure apart from `randomUUID`: nothing is written here.
+   */
+  private plan(ladder: Ladder, batch: Job[], start: BatchStart): BatchPlan {
     const system = ladder.rating;
-    const locked = await tx.query<{ next_seq: number; round_count: number }>('SELECT next_seq, round_count FROM ladders WHERE id = $1 FOR UPDATE', [ladder.id]);
-    if (locked.length === 0) throw new HttpError(404, 'not_found', `no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
-    let nextSeq = locked[0]!.next_seq;
-    let roundCount = locked[0]!.round_count;
-
-    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
-    const stored = new Map<string, { hash: string; outcome: Outcome }>();
-    if (keys.length > 0) {
-      const rows = await tx.query<{ key: string; request_hash: string; status: number; response: unknown }>(
-        'SELECT key, request_hash, status, response FROM idempotency WHERE ladder = $1 AND key = ANY($2::text[])',
-        [ladder.id, keys],
-      );
-      for (const row of rows) stored.set(row.key, { hash: row.request_hash, outcome: { status: row.status, body: row.response } });
-    }
-    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
-    const takenIds = new Set<string>();
-    if (givenIds.length > 0) {
-      const rows = await tx.query<{ id: string }>('SELECT id FROM matches WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, givenIds]);
-      for (const row of rows) takenIds.add(row.id);
-    }
-    const roundNames = batch.map((job) => job.roundName).filter((n): n is string => n !== undefined);
-    const takenRounds = new Set<string>();
-    if (roundNames.length > 0) {
-      const rows = await tx.query<{ name: string }>('SELECT name FROM rounds WHERE ladder = $1 AND name = ANY($2::text[])', [ladder.id, roundNames]);
-      for (const row of rows) takenRounds.add(row.name);
-    }
-    const hasRound = batch.some((job) => job.kind === 'round');
-    const working = new Map<string, PlayerState>();
-    const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
-    // A round needs every world for the next round's groups; other writes only their players.
-    const rows = hasRound
-      ? await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1', [ladder.id])
-      : await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, playerIds]);
-    for (const row of rows) {
-      working.set(row.id, rowToState(row));
-    }
-
+    const { stored, takenIds, takenRounds, working } = start;
+    let nextSeq = start.nextSeq;
+    let roundCount = start.roundCount;
     const matchRows = { seq: [] as number[], id: [] as string[], at: [] as number[], receivedAt: [] as number[], round: [] as (string | null)[], body: [] as string[], wp: [] as string[] };
     const changeRows = { player: [] as string[], seq: [] as number[], team: [] as number[], before: [] as string[], after: [] as string[], terms: [] as string[] };
     const idemRows = { key: [] as string[], hash: [] as string[], status: [] as number[], response: [] as string[] };
@@ -262,13 +294,17 @@ export class MatchWriter {
         matchesOut.push({ id, seq, at: iso(at) });
         rated++;
         for (const change of ratings[m]!.players) {
+          // Serialised once: the same text goes into the history row and the answer.
+          const before = JSON.stringify(publicState(change.before));
+          const after = JSON.stringify(publicState(change.after));
+          const terms = JSON.stringify(change.terms);
           changeRows.player.push(change.id);
           changeRows.seq.push(seq);
           changeRows.team.push(change.team);
-          changeRows.before.push(JSON.stringify(publicState(change.before)));
-          changeRows.after.push(JSON.stringify(publicState(change.after)));
-          changeRows.terms.push(JSON.stringify(change.terms));
-          players.push({ id: change.id, team: change.team, before: publicState(change.before), after: publicState(change.after), terms: change.terms });
+          changeRows.before.push(before);
+          changeRows.after.push(after);
+          changeRows.terms.push(terms);
+          players.push(`{"id":${JSON.stringify(change.id)},"team":${change.team},"before":${before},"after":${after},"terms":${terms}}`);
         }
       });
       // States move only after the whole unit is rated (a round rates from the states before it).
@@ -278,9 +314,9 @@ export class MatchWriter {
           changed.set(change.id, { id: change.id, state: change.after, seq: nextSeq - 1 });
         }
       });
-      let body: unknown;
+      let text: string;
       if (job.kind === 'match') {
-        body = { match: matchesOut[0], winProbability: winProbabilities[0], players };
+        text = `{"match":${JSON.stringify(matchesOut[0])},"winProbability":${JSON.stringify(winProbabilities[0])},"players":[${players.join(',')}]}`;
       } else {
         roundCount++;
         const worlds = [...working].map(([id, s]) => ({ id, rating: s.rating, rd: s.rd ?? 0 }));
@@ -302,9 +338,8 @@ export class MatchWriter {
         };
         roundRows.push([roundCount, roundName!, job.roundAt!, firstSeq, nextSeq - 1, JSON.stringify(summary)]);
         takenRounds.add(roundName!);
-        body = { round: roundName, matches: matchesOut, ratings: ratingsOut, groups };
+        text = JSON.stringify({ round: roundName, matches: matchesOut, ratings: ratingsOut, groups });
       }
-      const text = JSON.stringify(body);
       const outcome: Outcome = { status: 201, body: text };
       if (job.key !== undefined) {
         batchKeys.set(job.key, { hash: job.hash, outcome });
@@ -315,6 +350,189 @@ export class MatchWriter {
       }
       return outcome;
     });
+    return { outcomes, matchRows, changeRows, idemRows, roundRows, changed, rated, nextSeq, roundCount };
+  }
+
+  /**
+   * The fast path, for batches of plain matches: rate against the cached
+   * player states and write everything in ONE statement (autocommit, so one
+   * round trip carries the commit too). The statement's first part bumps the
+   * ladder's `version` only if it still equals the cached one and none of the
+   * batch's Idempotency-Keys or match ids is stored; every insert depends on
+   * that update, so either all of it is written or none. Returns null when it
+   * cannot decide (another writer moved the ladder, a repeated key, a reused
+   * match id, nothing to write): the caller runs the locked transaction.
+   */
+  private async writeFast(ladder: Ladder, batch: Job[]): Promise<BatchResult | null> {
+    if (batch.some((job) => job.kind !== 'match')) return null;
+    let cache = this.caches.get(ladder.id);
+    const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
+    for (let attempt = 0; ; attempt++) {
+      const missing = cache ? playerIds.filter((id) => !cache!.players.has(id)) : playerIds;
+      if (cache && missing.length === 0) break;
+      if (attempt === 3) return null;
+      // One statement, one snapshot: the states read belong to the version read with them.
+      const rows = await this.db.query<PlayerRow & { version: number; next_seq: number; round_count: number }>(
+        `SELECT l.version, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at
+         FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,
+        [ladder.id, missing],
+        { name: 'ladder_read_players' },
+      );
+      if (rows.length === 0) return null;
+      const head = rows[0]!;
+      if (!cache || cache.version !== head.version) {
+        cache = { version: head.version, nextSeq: head.next_seq, roundCount: head.round_count, players: new Map() };
+        this.caches.set(ladder.id, cache);
+      }
+      for (const id of missing) cache.players.set(id, null);
+      for (const row of rows) if (row.id !== null) cache.players.set(row.id, rowToState(row));
+    }
+    const known = cache!;
+    const working = new Map<string, PlayerState>();
+    for (const id of playerIds) {
+      const state = known.players.get(id);
+      if (state) working.set(id, state);
+    }
+    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
+    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
+    const planned = this.plan(ladder, batch, { nextSeq: known.nextSeq, roundCount: known.roundCount, stored: new Map(), takenIds: new Set(), takenRounds: new Set(), working });
+    if (planned.rated === 0) return null;
+    const finals = [...planned.changed.values()];
+    const newPlayers = finals.filter((p) => known.players.get(p.id) === null).length;
+    const { matchRows, changeRows, idemRows } = planned;
+    let applied: boolean;
+    try {
+      const result = await this.db.query<{ applied: number }>(
+        `WITH l AS (
+           UPDATE ladders SET version = version + 1, next_seq = $4, match_count = match_count + $5, player_count = player_count + $6
+           WHERE id = $1 AND version = $2 AND next_seq = $3
+             AND NOT EXISTS (SELECT 1 FROM idempotency WHERE ladder = $1 AND key = ANY($7::text[]))
+             AND NOT EXISTS (SELECT 1 FROM matches WHERE ladder = $1 AND id = ANY($8::text[]))
+           RETURNING 1
+         ), m AS (
+           INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
+           SELECT $1, s, i, a, r, NULL, b::jsonb, w::jsonb FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[]) AS u(s, i, a, r, b, w)
+           WHERE EXISTS (SELECT 1 FROM l)
+         ), p AS (
+           INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
+           SELECT $1, i, r, d, v, n, t FROM unnest($15::text[], $16::float8[], $17::float8[], $18::float8[], $19::int4[], $20::int8[]) AS u(i, r, d, v, n, t)
+           WHERE EXISTS (SELECT 1 FROM l)
+           ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at
+         ), c AS (
+           INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms)
+           SELECT $1, p, s, t, b::jsonb, a::jsonb, x::jsonb FROM unnest($21::text[], $22::int8[], $23::int4[], $24::text[], $25::text[], $26::text[]) AS u(p, s, t, b, a, x)
+           WHERE EXISTS (SELECT 1 FROM l)
+         ), k AS (
+           INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
+           SELECT $1, k, h, s, r, $31 FROM unnest($27::text[], $28::text[], $29::int4[], $30::text[]) AS u(k, h, s, r)
+           WHERE EXISTS (SELECT 1 FROM l)
+         )
+         SELECT count(*)::int4 AS applied FROM l`,
+        [
+          ladder.id,
+          known.version,
+          known.nextSeq,
+          planned.nextSeq,
+          planned.rated,
+          newPlayers,
+          keys,
+          givenIds,
+          matchRows.seq,
+          matchRows.id,
+          matchRows.at,
+          matchRows.receivedAt,
+          matchRows.body,
+          matchRows.wp,
+          finals.map((p) => p.id),
+          finals.map((p) => p.state.rating),
+          finals.map((p) => p.state.rd ?? null),
+          finals.map((p) => p.state.volatility ?? null),
+          finals.map((p) => p.state.matches),
+          finals.map((p) => p.state.lastAt ?? null),
+          changeRows.player,
+          changeRows.seq,
+          changeRows.team,
+          changeRows.before,
+          changeRows.after,
+          changeRows.terms,
+          idemRows.key,
+          idemRows.hash,
+          idemRows.status,
+          idemRows.response,
+          Date.now(),
+        ],
+        { name: 'ladder_write_matches' },
+      );
+      applied = result[0]?.applied === 1;
+    } catch (error) {
+      // Nothing of a failed statement was written, but what we cached may be wrong now.
+      this.caches.delete(ladder.id);
+      throw error;
+    }
+    if (!applied) {
+      this.caches.delete(ladder.id);
+      return null;
+    }
+    known.version += 1;
+    known.nextSeq = planned.nextSeq;
+    for (const player of finals) known.players.set(player.id, player.state);
+    this.trimCache(known);
+    return { outcomes: planned.outcomes, committed: finals, rated: planned.rated, lastSeq: planned.nextSeq - 1 };
+  }
+
+  /** Keeps the cache bounded: past the limit it starts over (it refills from the database). */
+  private trimCache(cache: LadderCache): void {
+    if (cache.players.size > this.maxCachedPlayers) cache.players.clear();
+  }
+
+  /**
+   * The general path (rounds, repeated keys, another writer in between): one
+   * transaction holding the ladder lock, reading what it needs, then writing.
+   * Afterwards the cache holds exactly what this transaction saw and wrote.
+   */
+  private async writeLocked(tx: Queryable, ladder: Ladder, batch: Job[]): Promise<BatchResult & { cache: LadderCache }> {
+    const locked = await tx.query<{ next_seq: number; round_count: number; version: number }>('SELECT next_seq, round_count, version FROM ladders WHERE id = $1 FOR UPDATE', [ladder.id]);
+    if (locked.length === 0) throw new HttpError(404, 'not_found', `no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+    const { next_seq: nextSeq, round_count: roundCount, version } = locked[0]!;
+
+    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
+    const stored = new Map<string, { hash: string; outcome: Outcome }>();
+    if (keys.length > 0) {
+      const rows = await tx.query<{ key: string; request_hash: string; status: number; response: unknown }>(
+        'SELECT key, request_hash, status, response FROM idempotency WHERE ladder = $1 AND key = ANY($2::text[])',
+        [ladder.id, keys],
+      );
+      for (const row of rows) stored.set(row.key, { hash: row.request_hash, outcome: { status: row.status, body: row.response } });
+    }
+    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
+    const takenIds = new Set<string>();
+    if (givenIds.length > 0) {
+      const rows = await tx.query<{ id: string }>('SELECT id FROM matches WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, givenIds]);
+      for (const row of rows) takenIds.add(row.id);
+    }
+    const roundNames = batch.map((job) => job.roundName).filter((n): n is string => n !== undefined);
+    const takenRounds = new Set<string>();
+    if (roundNames.length > 0) {
+      const rows = await tx.query<{ name: string }>('SELECT name FROM rounds WHERE ladder = $1 AND name = ANY($2::text[])', [ladder.id, roundNames]);
+      for (const row of rows) takenRounds.add(row.name);
+    }
+    const hasRound = batch.some((job) => job.kind === 'round');
+    const working = new Map<string, PlayerState>();
+    const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
+    // A round needs every world for the next round's groups; other writes only their players.
+    const rows = hasRound
+      ? await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1', [ladder.id])
+      : await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, playerIds]);
+    const cache: LadderCache = { version, nextSeq, roundCount, players: new Map() };
+    for (const id of playerIds) cache.players.set(id, null);
+    for (const row of rows) {
+      const state = rowToState(row);
+      working.set(row.id, state);
+      cache.players.set(row.id, state);
+    }
+
+    const planned = this.plan(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working });
+    const { matchRows, changeRows, idemRows, roundRows, changed, rated } = planned;
 
     let newPlayers = 0;
     if (rated > 0) {
@@ -357,14 +575,18 @@ export class MatchWriter {
       await tx.query('INSERT INTO rounds (ladder, number, name, at, first_seq, last_seq, summary) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)', [ladder.id, ...row]);
     }
     if (rated > 0) {
-      await tx.query('UPDATE ladders SET next_seq = $2, match_count = match_count + $3, player_count = player_count + $4, round_count = $5 WHERE id = $1', [
+      await tx.query('UPDATE ladders SET next_seq = $2, match_count = match_count + $3, player_count = player_count + $4, round_count = $5, version = version + 1 WHERE id = $1', [
         ladder.id,
-        nextSeq,
+        planned.nextSeq,
         rated,
         newPlayers,
-        roundCount,
+        planned.roundCount,
       ]);
+      cache.version = version + 1;
+      cache.nextSeq = planned.nextSeq;
+      cache.roundCount = planned.roundCount;
+      for (const player of changed.values()) cache.players.set(player.id, player.state);
     }
-    return { outcomes, committed: [...changed.values()], rated, lastSeq: nextSeq - 1 };
+    return { outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache };
   }
 }

@@ -9,10 +9,19 @@ import { LadderError } from '../core/errors.js';
 
 /** Something that runs one statement: the database itself or an open transaction. */
 export interface Queryable {
-  /** Runs one parameterised statement and returns its rows. */
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /**
+   * Runs one parameterised statement and returns its rows. `options.name`
+   * makes it a prepared statement on PostgreSQL (parsed and planned once per
+   * connection; the same name must always carry the same SQL text).
+   */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
   /** Runs a script of several statements without parameters (migrations only). */
   exec(sql: string): Promise<void>;
+}
+
+export interface QueryOptions {
+  /** Name of the prepared statement (PostgreSQL); ignored by PGlite. */
+  name?: string;
 }
 
 export interface Database extends Queryable {
@@ -162,8 +171,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
-  const onClient = (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Queryable => ({
-    query: async <Row>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, [...params])).rows as Row[],
+  type Client = { query: (config: { text: string; values: unknown[]; name?: string }) => Promise<{ rows: unknown[] }> } & { query: (sql: string) => Promise<unknown> };
+  const onClient = (client: Client): Queryable => ({
+    query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
+      (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[],
     exec: async (sql: string) => {
       await client.query(sql);
     },
@@ -171,7 +182,8 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   let closed = false;
   return {
     kind: 'postgres',
-    query: async <Row>(sql: string, params: readonly unknown[] = []) => (await pool.query(sql, [...params])).rows as Row[],
+    query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
+      (await pool.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[],
     exec: async (sql: string) => {
       await pool.query(sql);
     },
@@ -180,7 +192,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
       let broken = false;
       try {
         await client.query('BEGIN');
-        const result = await work(onClient(client));
+        const result = await work(onClient(client as unknown as Client));
         await client.query('COMMIT');
         return result;
       } catch (error) {

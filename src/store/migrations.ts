@@ -93,6 +93,15 @@ CREATE TABLE rounds (
   UNIQUE (ladder, name)
 );`,
   },
+  {
+    version: 2,
+    name: 'ladders.version: bumped by every write of a ladder, validates cached player states',
+    sql: `
+-- Every transaction that changes a ladder's players, matches or idempotency
+-- rows adds one (the writer, rebuild --fix). A process that cached the
+-- ladder's player states at version v may trust them while version is still v.
+ALTER TABLE ladders ADD COLUMN version int8 NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** Arbitrary constant naming Ladder's migration lock among advisory locks. */

@@ -10,7 +10,7 @@ import { Replay } from '../../src/core/replay.js';
 import { parseMatch } from '../../src/core/match.js';
 import { mulberry32 } from '../../src/core/wvw.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
-import { cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 
 function generateMatches(count: number, seed: number) {
   const random = mulberry32(seed);
@@ -101,4 +101,52 @@ describe('concurrent submissions sharing players', () => {
     const report = await rebuildLadder(first.db, await first.ladders.get('race'));
     expect(report.differences).toEqual([]);
   });
+
+  it('two instances taking turns: each notices the other moved the ladder and rates from the stored states', async () => {
+    const first = await startTestServer({ backend: 'postgres+redis' });
+    servers.push(first);
+    const second = await startTestServer({ backend: 'postgres+redis', schema: first.schema, prefix: first.prefix });
+    servers.push(second);
+    const one = client(first.url, first.admin);
+    const two = client(second.url, second.admin);
+    await one.post('/v1/ladders', { id: 'race', system: 'glicko2' });
+    const matches = generateMatches(40, 13);
+    const seqOf = new Map<string, number>();
+    // Strictly alternating and sequential: every submission but the first finds its instance's cache one version behind,
+    // noticed either when reading players it has not cached or by the guarded write (then the locked transaction).
+    for (const [i, match] of matches.entries()) {
+      const reply = await (i % 2 === 0 ? one : two).post('/v1/ladders/race/matches', match, { 'idempotency-key': match.id });
+      expect(reply.status).toBe(201);
+      seqOf.set(match.id, reply.body.match.seq);
+    }
+    expect(matches.map((m) => seqOf.get(m.id))).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    await expectStored(one, expectedStates(matches, seqOf));
+    // With this seed some submissions find all their players cached, so the guarded write itself must refuse the stale state.
+    expect(first.writer.writes.locked + second.writer.writes.locked).toBeGreaterThan(0);
+    // Once only one instance writes, its batches take the one-statement path again.
+    const fastBefore = first.writer.writes.fast;
+    const more = generateMatches(5, 17).map((m) => ({ ...m, id: `more-${m.id}` }));
+    for (const match of more) expect((await one.post('/v1/ladders/race/matches', match, { 'idempotency-key': match.id })).status).toBe(201);
+    expect(first.writer.writes.fast).toBeGreaterThan(fastBefore);
+    expect((await rebuildLadder(first.db, await first.ladders.get('race'))).differences).toEqual([]);
+  });
+
+  for (const backend of BACKENDS) {
+    it(`${backend}: a write that bumps ladders.version behind the writer's back is seen by the next match`, async () => {
+      const server = await startTestServer({ backend });
+      servers.push(server);
+      const api = client(server.url, server.admin);
+      await api.post('/v1/ladders', { id: 'race', system: 'glicko2' });
+      const duel = (i: number) => ({ teams: [{ players: ['p0'], rank: 1 }, { players: ['p1'], rank: 2 }], at: Date.now() - 1000 + i });
+      for (let i = 0; i < 3; i++) expect((await api.post('/v1/ladders/race/matches', duel(i))).status).toBe(201);
+      // What rebuild --fix or an operator does: change a player and add one to the version in one transaction.
+      await server.db.transaction(async (tx) => {
+        await tx.query("UPDATE players SET rating = 1234.5 WHERE ladder = 'race' AND id = 'p0'");
+        await tx.query("UPDATE ladders SET version = version + 1 WHERE id = 'race'");
+      });
+      const reply = await api.post('/v1/ladders/race/matches', duel(3));
+      expect(reply.status).toBe(201);
+      expect(reply.body.players.find((p: { id: string }) => p.id === 'p0').before.rating).toBe(1234.5);
+    });
+  }
 });
