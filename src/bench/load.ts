@@ -41,6 +41,8 @@ export interface LoadResult {
   p50ms: number;
   p99ms: number;
   errors: number;
+  /** Write batches the server ran on the one-statement path and on the locked path, and their mean size (from /metrics, whole run). */
+  batches: { fast: number; locked: number; meanSize: number };
   /** CPU seconds per measured second (1 = one core busy) of the server, this load generator and every PostgreSQL process. */
   cpu: { server: number; client: number; postgres: number };
 }
@@ -211,6 +213,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       );
       clearTimeout(cpuTimer);
       const cpuEnd = cpuSnapshot(child.pid!);
+      const metrics = await get(`${url}/metrics`);
+      const metric = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? 0);
+      const batches = {
+        fast: metric(/^ladder_write_batches_total\{path="fast"\} (\S+)$/m),
+        locked: metric(/^ladder_write_batches_total\{path="locked"\} (\S+)$/m),
+        meanSize: metric(/^ladder_write_batch_size_sum (\S+)$/m) / metric(/^ladder_write_batch_size_count (\S+)$/m),
+      };
       const perSecond = (key: 'server' | 'client' | 'postgres') => (cpuStart ? (cpuEnd[key] - cpuStart[key]) / seconds : NaN);
       agent.destroy();
       const sorted = Float64Array.from(latencies).sort();
@@ -224,6 +233,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         p50ms: percentile(sorted, 0.5),
         p99ms: percentile(sorted, 0.99),
         errors,
+        batches,
         cpu: { server: perSecond('server'), client: perSecond('client'), postgres: perSecond('postgres') },
       };
     } finally {
@@ -306,10 +316,11 @@ export async function runServiceLoadBenchmarks(
 }
 
 function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): string {
-  const lines = ['| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres |', '|---|---|---|---|---|---|---|---|'];
+  const lines = ['| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|'];
   for (const r of result.loads) {
     const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
-    lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpu} |`);
+    const batches = `${r.batches.fast} / ${r.batches.locked}, ${r.batches.meanSize.toFixed(1)}`;
+    lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpu} | ${batches} |`);
   }
   if (result.memory.length > 0) {
     lines.push('', '| backend | players | server RSS MiB | first leaderboard s |', '|---|---|---|---|');

@@ -93,7 +93,16 @@ export function parseTime(value: unknown, field = 'at'): number {
   if (typeof value === 'number') return parseFiniteNumber(value, field);
   if (typeof value !== 'string') fail(field, `must be an ISO date string, got ${describe(value)}`);
   const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(value);
-  const ms = compact ? Date.UTC(+compact[1]!, +compact[2]! - 1, +compact[3]!) : Date.parse(value);
+  let ms: number;
+  if (compact) {
+    const [year, month, day] = [+compact[1]!, +compact[2]!, +compact[3]!];
+    ms = Date.UTC(year, month - 1, day);
+    // Date.UTC rolls 20230230 over into March: such a string is not a date.
+    const back = new Date(ms);
+    if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day) ms = NaN;
+  } else {
+    ms = Date.parse(value);
+  }
   if (!Number.isFinite(ms)) fail(field, `is not a date: ${JSON.stringify(value.slice(0, 40))}`);
   return ms;
 }

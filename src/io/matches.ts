@@ -188,11 +188,12 @@ export function parsePairwiseCsv(
   map: Record<string, string> | undefined,
   onInvalid?: (error: InvalidInputError) => void,
 ): PairwiseLog | undefined {
-  const lines = numberedLines(text);
-  const first = lines.next();
   const builder = new PairwiseLogBuilder();
-  if (first.done) return builder.build();
-  const header = splitCsvLine(first.value.text, first.value.line).map((h) => h.trim());
+  let headerEnd = text.indexOf('\n');
+  if (headerEnd === -1) headerEnd = text.length;
+  const headerText = text.slice(0, headerEnd).replace(/\r$/, '');
+  if (headerText.trim() === '') return builder.build();
+  const header = splitCsvLine(headerText, 1).map((h) => h.trim());
   const names: Partial<Record<CsvKey, string>> = map ?? Object.fromEntries(CSV_KEYS.filter((k) => header.includes(k)).map((k) => [k, k]));
   if (names.period !== undefined || names.weight !== undefined || names.id !== undefined || names.neutral !== undefined) return undefined;
   const col = (key: CsvKey) => (names[key] === undefined ? -1 : header.indexOf(names[key]!));
@@ -205,33 +206,126 @@ export function parsePairwiseCsv(
   const needed = Math.max(ca, cb, csa, csb, cresult, cat) + 1;
   let lastDate = '';
   let lastMs = NaN;
-  for (const { line, text: lineText } of lines) {
+  const dateCache = new Map<number, number>();
+  const fieldStart = new Int32Array(needed);
+  const fieldEnd = new Int32Array(needed);
+
+  /** The general reading of one row, for anything the scanner below does not take. */
+  const slowRow = (line: number, lineText: string): boolean => {
+    const cells = splitCsvLine(lineText, line, needed);
+    const a = cells[ca];
+    const b = cells[cb];
+    if (a === undefined || b === undefined) return false;
+    if (a.includes('|') || b.includes('|')) return false;
+    const ia = a.trim();
+    const ib = b.trim();
+    if (ia === '') throw new InvalidInputError('needs at least one player id', { field: winnerLoser ? 'winner' : 'a', line });
+    if (ib === '') throw new InvalidInputError('needs at least one player id', { field: winnerLoser ? 'loser' : 'b', line });
+    if (ia === ib) throw new InvalidInputError(`player ${JSON.stringify(ia)} is on two teams`, { field: 'teams[1]', line });
+    const score = winnerLoser ? 1 : csvScore(cells, csa, csb, cresult, line);
+    let at = NaN;
+    if (cat >= 0) {
+      const raw = cells[cat];
+      if (raw === undefined) return false;
+      if (raw !== '') {
+        if (raw !== lastDate) {
+          lastMs = atLine(line, () => parseTime(raw.trim(), 'at'));
+          lastDate = raw;
+        }
+        at = lastMs;
+      }
+    }
+    builder.add(ia, ib, score, at);
+    return true;
+  };
+
+  /** The number field k spells when it is a canonical player number, else -1. */
+  const numericPlayer = (k: number): number => {
+    const from = fieldStart[k]!;
+    const to = fieldEnd[k]!;
+    const length = to - from;
+    if (length === 0 || length > 15 || (length > 1 && text.charCodeAt(from) === 48)) return -1;
+    let value = 0;
+    for (let i = from; i < to; i++) {
+      const digit = text.charCodeAt(i) - 48;
+      if (digit < 0 || digit > 9) return -1;
+      value = value * 10 + digit;
+    }
+    return value;
+  };
+
+  /** Epoch ms of a YYYYMMDD field, cached by its value; NaN when the field is not eight digits. */
+  const compactDate = (k: number): number => {
+    const from = fieldStart[k]!;
+    if (fieldEnd[k]! - from !== 8) return NaN;
+    let value = 0;
+    for (let i = from; i < from + 8; i++) {
+      const digit = text.charCodeAt(i) - 48;
+      if (digit < 0 || digit > 9) return NaN;
+      value = value * 10 + digit;
+    }
+    let ms = dateCache.get(value);
+    if (ms === undefined) {
+      ms = Date.UTC(Math.floor(value / 10000), Math.floor(value / 100) % 100 - 1, value % 100);
+      // Date.UTC rolls 20230230 over into March; such a date is not a date.
+      const back = new Date(ms);
+      if (back.getUTCDate() !== value % 100 || back.getUTCMonth() !== (Math.floor(value / 100) % 100) - 1) return NaN;
+      dateCache.set(value, ms);
+    }
+    return ms;
+  };
+
+  let line = 1;
+  let position = headerEnd + 1;
+  let nextQuote = -1;
+  const length = text.length;
+  while (position < length) {
+    let lineEnd = text.indexOf('\n', position);
+    if (lineEnd === -1) lineEnd = length;
+    line++;
+    let contentEnd = lineEnd;
+    if (contentEnd > position && text.charCodeAt(contentEnd - 1) === 13) contentEnd--;
+    const lineStart = position;
+    position = lineEnd + 1;
+    if (contentEnd === lineStart) continue;
     try {
-      const cells = splitCsvLine(lineText, line, needed);
-      const a = cells[ca];
-      const b = cells[cb];
-      if (a === undefined || b === undefined) return undefined;
-      if (a.includes('|') || b.includes('|')) return undefined;
-      const ia = a.trim();
-      const ib = b.trim();
-      if (ia === '') throw new InvalidInputError('needs at least one player id', { field: winnerLoser ? 'winner' : 'a', line });
-      if (ib === '') throw new InvalidInputError('needs at least one player id', { field: winnerLoser ? 'loser' : 'b', line });
-      if (ia === ib) throw new InvalidInputError(`player ${JSON.stringify(ia)} is on two teams`, { field: 'teams[1]', line });
-      let score = 1;
-      if (!winnerLoser) score = csvScore(cells, csa, csb, cresult, line);
-      let at = NaN;
-      if (cat >= 0) {
-        const raw = cells[cat];
-        if (raw === undefined) return undefined;
-        if (raw !== '') {
-          if (raw !== lastDate) {
-            lastMs = atLine(line, () => parseTime(raw.trim(), 'at'));
-            lastDate = raw;
+      // The scanner takes plain rows (no quotes) of one-against-one games with
+      // numeric ids; everything else goes through the general reading.
+      let plain = winnerLoser;
+      if (plain) {
+        // One forward search for quotes over the whole text, not one per line.
+        if (nextQuote < lineStart) {
+          nextQuote = text.indexOf('"', lineStart);
+          if (nextQuote === -1) nextQuote = Infinity;
+        }
+        plain = nextQuote >= contentEnd;
+      }
+      let k = 0;
+      if (plain) {
+        let fieldFrom = lineStart;
+        for (; k < needed; k++) {
+          let comma = text.indexOf(',', fieldFrom);
+          if (comma === -1 || comma > contentEnd) comma = contentEnd;
+          fieldStart[k] = fieldFrom;
+          fieldEnd[k] = comma;
+          if (comma === contentEnd) {
+            k++;
+            break;
           }
-          at = lastMs;
+          fieldFrom = comma + 1;
         }
       }
-      builder.add(ia, ib, score, at);
+      const a = plain && k >= needed ? numericPlayer(ca) : -1;
+      const b = a >= 0 ? numericPlayer(cb) : -1;
+      const at = b >= 0 && cat >= 0 ? compactDate(cat) : NaN;
+      // Players are interned only once the row is known good, as the general reading does.
+      if (a < 0 || b < 0 || a === b || (cat >= 0 && Number.isNaN(at))) {
+        const lineText = text.slice(lineStart, contentEnd);
+        if (lineText.trim() === '') continue;
+        if (!slowRow(line, lineText)) return undefined;
+        continue;
+      }
+      builder.addIndexed(builder.numericPlayerIndex(a), builder.numericPlayerIndex(b), 1, at);
     } catch (error) {
       if (!(error instanceof InvalidInputError) || !onInvalid) throw error;
       onInvalid(error);

@@ -259,6 +259,30 @@ describe('queue operations', () => {
     expect(mm.size).toBe(1);
   });
 
+  it('waiting() returns the validated tickets oldest first, across passes and late arrivals', () => {
+    const mm = new Matchmaker({ teamSize: 2 });
+    const late = { id: 'late', at: 1, players: [{ id: 'x', percentile: 10, rating: 1500, pings: { na: 40, eu: 90 } }] };
+    mm.add(solo('a', 5, 90, { strict: true, within: 2 }));
+    mm.add(solo('b', 6, 90, { pings: { eu: 20, na: 70 }, rating: 12 }));
+    mm.add(late); // earlier `at` than the newest: sorted in
+    expect(mm.waiting().map((t) => t.id)).toEqual(['late', 'a', 'b']);
+    expect(mm.waiting()[0]).toEqual({
+      id: 'late',
+      at: 1,
+      // Regions in the order the queue first saw them (eu from ticket a), defaults filled in.
+      players: [{ id: 'x', percentile: 10, rating: 1500, pings: { eu: 90, na: 40 }, filter: { within: 10, strict: false, maxPing: 150 } }],
+    });
+    expect(mm.pass(10).matches).toHaveLength(0); // a team of 2 needs four players
+    expect(mm.cancel('a')).toBe(true);
+    mm.add(solo('a2', 7, 90, { pings: { eu: 25 } }));
+    expect(mm.waiting().map((t) => t.id)).toEqual(['late', 'b', 'a2']);
+    expect(mm.waiting()[1].players[0]).toEqual({ id: 'b-p', percentile: 90, rating: 12, pings: { eu: 20, na: 70 }, filter: { within: 10, strict: false, maxPing: 100 } });
+    // The cancelled ticket id and its player may queue again; a waiting one may not.
+    mm.add(solo('a', 8, 90));
+    expect(() => mm.add(solo('b', 9, 90))).toThrow(InvalidInputError);
+    expect(mm.size).toBe(4);
+  });
+
   it('rejects duplicate ticket ids and players queued twice', () => {
     const mm = new Matchmaker({ teamSize: 2 });
     mm.add(solo('a', 0, 50));

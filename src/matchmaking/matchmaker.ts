@@ -87,6 +87,16 @@ export function parseMode(mode: string): number {
 
 const MAX_REGIONS = 31;
 const BUCKETS = 100;
+// Fields of the pass's per-position record (Float64Array, REC slots per ticket).
+const REC = 8;
+const LOW = 0;
+const HIGH = 1;
+const MIN_P = 2;
+const MAX_P = 3;
+const SIZE = 4;
+const RANK_SUM = 5;
+const MASK = 6;
+const STEP = 7;
 
 /** Bucket of a lowest percentile: bucket b holds [b+1, b+2); 100 joins 99. */
 function bucketOf(percentile: number): number {
@@ -292,37 +302,32 @@ export class Matchmaker {
     const slotMax = this.maxPercentiles;
     const slotMasks = this.masks;
 
-    // Ranges at `now`, and flat per-position copies of what the search reads.
-    const lows = new Float64Array(n);
-    const highs = new Float64Array(n);
-    const steps = new Int32Array(n);
-    const minPs = new Float64Array(n);
-    const maxPs = new Float64Array(n);
-    const sizes = new Int32Array(n);
-    const masks = new Int32Array(n);
-    const rankSums = new Float64Array(n);
+    // Ranges at `now`, and per-position records of what the search reads,
+    // interleaved so a candidate costs one cache line, not one per field.
+    const rec = new Float64Array(n * REC);
     for (let i = 0; i < n; i++) {
       const slot = slots[i];
-      minPs[i] = slotMin[slot];
-      maxPs[i] = slotMax[slot];
-      sizes[i] = this.sizes[slot];
-      masks[i] = slotMasks[slot];
-      rankSums[i] = this.rankSums[slot];
+      const o = i * REC;
       // Steps past the end of the schedule change nothing; report the one in effect.
       const waited = now - this.arrivals[slot];
       const step = waited <= 0 ? 0 : Math.min(Math.floor(waited / everySeconds), lastLevel);
-      steps[i] = step;
       const at = (slot * levels + step) * 2;
-      lows[i] = slotRanges[at];
-      highs[i] = slotRanges[at + 1];
+      rec[o + LOW] = slotRanges[at];
+      rec[o + HIGH] = slotRanges[at + 1];
+      rec[o + MIN_P] = slotMin[slot];
+      rec[o + MAX_P] = slotMax[slot];
+      rec[o + SIZE] = this.sizes[slot];
+      rec[o + RANK_SUM] = this.rankSums[slot];
+      rec[o + MASK] = slotMasks[slot];
+      rec[o + STEP] = step;
     }
 
     // Index: region × percentile bucket → queue positions, oldest first (counting sort).
     const starts = new Int32Array(regionCount * BUCKETS + 1);
     const bucket = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      let mask = masks[i];
-      const b = bucketOf(minPs[i]);
+      let mask = rec[i * REC + MASK];
+      const b = bucketOf(rec[i * REC + MIN_P]);
       bucket[i] = b;
       while (mask !== 0) {
         const r = 31 - Math.clz32(mask & -mask);
@@ -335,13 +340,24 @@ export class Matchmaker {
     const entries = new Int32Array(total);
     const fill = starts.slice(0, starts.length - 1);
     for (let i = 0; i < n; i++) {
-      let mask = masks[i];
+      let mask = rec[i * REC + MASK];
       const b = bucket[i];
       while (mask !== 0) {
         const r = 31 - Math.clz32(mask & -mask);
         mask &= mask - 1;
         entries[fill[r * BUCKETS + b]++] = i;
       }
+    }
+    // The compatibility fields again, in entry order: most candidates an anchor
+    // looks at are rejected, and reading them in bucket order is sequential
+    // memory instead of one cache miss per candidate.
+    const entryRanges = new Float64Array(total * 4);
+    for (let e = 0; e < total; e++) {
+      const o = entries[e] * REC;
+      entryRanges[e * 4] = rec[o + LOW];
+      entryRanges[e * 4 + 1] = rec[o + HIGH];
+      entryRanges[e * 4 + 2] = rec[o + MIN_P];
+      entryRanges[e * 4 + 3] = rec[o + MAX_P];
     }
     // skip[e] > e: every entry in [e, skip[e]) belongs to a matched ticket.
     const skip = new Int32Array(total);
@@ -369,7 +385,8 @@ export class Matchmaker {
 
     for (let anchor = 0; anchor < n; anchor++) {
       if (matched[anchor] === 1) continue;
-      const anchorMask = masks[anchor];
+      const ao = anchor * REC;
+      const anchorMask = rec[ao + MASK];
       if (anchorMask === 0) continue;
       // Anchor's regions, best (lowest worst-ping) first, ties to the earlier region (insertion sort, stable).
       const pingBase = slots[anchor] * stride;
@@ -390,14 +407,14 @@ export class Matchmaker {
         let chosenCount = 1;
         chosen[0] = anchor;
         chosenTeam[0] = 0;
-        let room0 = s - sizes[anchor];
+        let room0 = s - rec[ao + SIZE];
         let room1 = s;
-        let sum0 = rankSums[anchor];
+        let sum0 = rec[ao + RANK_SUM];
         let sum1 = 0;
-        let low = lows[anchor];
-        let high = highs[anchor];
-        let pMin = minPs[anchor];
-        let pMax = maxPs[anchor];
+        let low = rec[ao + LOW];
+        let high = rec[ao + HIGH];
+        let pMin = rec[ao + MIN_P];
+        let pMax = rec[ao + MAX_P];
         let mask = anchorMask;
         let examined = 0;
         const center = bucketOf((pMin + pMax) / 2);
@@ -419,12 +436,17 @@ export class Matchmaker {
               const c = entries[e];
               if (c === anchor) continue;
               if (++examined > maxCandidates) break search;
-              const newLow = lows[c] > low ? lows[c] : low;
-              const newHigh = highs[c] < high ? highs[c] : high;
-              const newPMin = minPs[c] < pMin ? minPs[c] : pMin;
-              const newPMax = maxPs[c] > pMax ? maxPs[c] : pMax;
+              const cLow = entryRanges[e * 4];
+              const cHigh = entryRanges[e * 4 + 1];
+              const cMin = entryRanges[e * 4 + 2];
+              const cMax = entryRanges[e * 4 + 3];
+              const newLow = cLow > low ? cLow : low;
+              const newHigh = cHigh < high ? cHigh : high;
+              const newPMin = cMin < pMin ? cMin : pMin;
+              const newPMax = cMax > pMax ? cMax : pMax;
               if (newLow > newPMin || newPMax > newHigh) continue;
-              const size = sizes[c];
+              const co = c * REC;
+              const size = rec[co + SIZE];
               let team: number;
               // Fill the team with the lower average rank so far; the final split is rebalanced anyway.
               if (size <= room0 && size <= room1) team = sum0 * (s - room1) <= sum1 * (s - room0) ? 0 : 1;
@@ -436,23 +458,23 @@ export class Matchmaker {
               chosenCount++;
               if (team === 0) {
                 room0 -= size;
-                sum0 += rankSums[c];
+                sum0 += rec[co + RANK_SUM];
               } else {
                 room1 -= size;
-                sum1 += rankSums[c];
+                sum1 += rec[co + RANK_SUM];
               }
               low = newLow;
               high = newHigh;
               pMin = newPMin;
               pMax = newPMax;
-              mask &= masks[c];
+              mask &= rec[co + MASK];
               if (room0 + room1 === 0) break search;
             }
           }
         }
         if (room0 + room1 !== 0) continue;
         for (let k = 0; k < chosenCount; k++) matched[chosen[k]] = 1;
-        matches.push(this.finish(chosen, chosenTeam, chosenCount, mask, now, slots, steps));
+        matches.push(this.finish(chosen, chosenTeam, chosenCount, mask, now, slots, rec));
         break;
       }
     }
@@ -500,7 +522,8 @@ export class Matchmaker {
     const levels = this.levels;
     const stride = this.regionStride;
     this.slotCapacity = slots;
-    this.ticketIds = new Array<string>(slots);
+    // Plain arrays filled in order (appends): `new Array(n)` above ~100k would start in slow dictionary mode.
+    this.ticketIds = [];
     this.arrivals = new Float64Array(slots);
     this.minPercentiles = new Float64Array(slots);
     this.maxPercentiles = new Float64Array(slots);
@@ -512,7 +535,7 @@ export class Matchmaker {
     this.ranges = new Float64Array(slots * levels * 2);
     this.worstPings = new Float64Array(slots * stride);
     this.playerCapacity = players;
-    this.playerIds = new Array<string>(players);
+    this.playerIds = [];
     this.playerPercentiles = new Float64Array(players);
     this.playerRatings = new Float64Array(players);
     this.playerWithin = new Float64Array(players);
@@ -576,7 +599,6 @@ export class Matchmaker {
       let capacity = this.slotCapacity;
       while (capacity < slotsNeeded) capacity *= 2;
       this.slotCapacity = capacity;
-      this.ticketIds.length = capacity;
       this.arrivals = grown(this.arrivals, capacity);
       this.minPercentiles = grown(this.minPercentiles, capacity);
       this.maxPercentiles = grown(this.maxPercentiles, capacity);
@@ -592,7 +614,6 @@ export class Matchmaker {
       let capacity = this.playerCapacity;
       while (capacity < playersNeeded) capacity *= 2;
       this.playerCapacity = capacity;
-      this.playerIds.length = capacity;
       this.playerPercentiles = grown(this.playerPercentiles, capacity);
       this.playerRatings = grown(this.playerRatings, capacity);
       this.playerWithin = grown(this.playerWithin, capacity);
@@ -682,13 +703,12 @@ export class Matchmaker {
   }
 
   /** Balances the chosen tickets into two teams, picks the region and reports quality. */
-  private finish(chosen: Int32Array, chosenTeam: Int32Array, k: number, mask: number, now: number, slots: Int32Array, steps: Int32Array): FormedMatch {
+  private finish(chosen: Int32Array, chosenTeam: Int32Array, k: number, mask: number, now: number, slots: Int32Array, rec: Float64Array): FormedMatch {
     const s = this.teamSize;
     const scratch = this.balanceScratch();
     for (let i = 0; i < k; i++) {
-      const slot = slots[chosen[i]];
-      scratch.sizes[i] = this.sizes[slot];
-      scratch.sums[i] = this.rankSums[slot];
+      scratch.sizes[i] = rec[chosen[i] * REC + SIZE];
+      scratch.sums[i] = rec[chosen[i] * REC + RANK_SUM];
     }
     const team = scratch.team;
     balanceInto(k, scratch.sizes, scratch.sums, s, chosenTeam, team, scratch);
@@ -743,11 +763,12 @@ export class Matchmaker {
       at[side]++;
       const sidePlayers = players[side];
       for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) sidePlayers[playerAt[side]++] = this.playerIds[row];
-      if (side === 0) sum0 += this.rankSums[slot];
-      else sum1 += this.rankSums[slot];
-      pMin = Math.min(pMin, this.minPercentiles[slot]);
-      pMax = Math.max(pMax, this.maxPercentiles[slot]);
-      step = Math.max(step, steps[c]);
+      const co = c * REC;
+      if (side === 0) sum0 += rec[co + RANK_SUM];
+      else sum1 += rec[co + RANK_SUM];
+      pMin = Math.min(pMin, rec[co + MIN_P]);
+      pMax = Math.max(pMax, rec[co + MAX_P]);
+      step = Math.max(step, rec[co + STEP]);
     }
     const averages: [number, number] = [sum0 / s, sum1 / s];
     const balance = Math.max(averages[0], averages[1]) / Math.max(Number.MIN_VALUE, Math.min(averages[0], averages[1]));

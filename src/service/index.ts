@@ -12,7 +12,7 @@ import { Ladders } from './ladders.js';
 import { serviceMetrics } from './metrics.js';
 import { MemoryRankings, RedisRankings, type Rankings } from './rankings.js';
 import { MemoryTicketStore, RedisTicketStore, type TicketStore } from './tickets.js';
-import { MatchWriter } from './writer.js';
+import { MatchWriter, type WriterOptions } from './writer.js';
 
 export interface ServiceOptions {
   /** @default '127.0.0.1' */
@@ -42,6 +42,11 @@ export interface ServiceOptions {
   logger?: boolean;
   /** PostgreSQL pool size. @default 10 */
   poolSize?: number;
+  /**
+   * Match writer tuning (see WriterOptions). Unset fields fall back to the
+   * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
+   */
+  writer?: WriterOptions;
   /** Called once with a generated first admin key (print it). */
   onAdminKey?: (key: string, generated: boolean) => void;
 }
@@ -56,6 +61,12 @@ export interface Service {
   close(): Promise<void>;
   /** Runs one matchmaking pass over every queue now (tests, demo). */
   matchmakeNow(): Promise<number>;
+}
+
+/** A positive integer from the environment, or undefined (unset or not a positive integer). */
+function positiveEnv(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
@@ -104,7 +115,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         metrics.matchesRated.inc({ ladder: ladder.id }, rated);
         await rankings.update(ladder, players, lastSeq);
       },
-      onBatch: (_ladder, size) => metrics.batchSize.observe({}, size),
+      onBatch: (_ladder, size, _seconds, path) => {
+        metrics.batchSize.observe({}, size);
+        metrics.writeBatches.inc({ path });
+      },
+    }, {
+      maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),
+      pipelineDepth: options.writer?.pipelineDepth ?? positiveEnv('LADDER_WRITE_PIPELINE'),
+      maxCachedPlayers: options.writer?.maxCachedPlayers,
     });
     cleanups.push(() => writer.close());
 

@@ -88,6 +88,7 @@ export function serviceMetrics() {
     requestSeconds: registry.add(new Histogram('ladder_http_request_duration_seconds', 'HTTP request latency by route and status class.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])),
     matchesRated: registry.add(new Counter('ladder_matches_rated_total', 'Matches rated (committed) by ladder.')),
     batchSize: registry.add(new Histogram('ladder_write_batch_size', 'Submissions per write transaction (group commit).', [1, 2, 4, 8, 16, 32, 64, 128, 256])),
+    writeBatches: registry.add(new Counter('ladder_write_batches_total', 'Write batches by path: "fast" (one guarded statement on cached states) or "locked" (transaction holding the ladder lock).')),
     ticketWaitSeconds: registry.add(new Histogram('ladder_ticket_wait_seconds', 'Seconds a ticket waited before it was placed in a match, by queue.', [1, 5, 10, 30, 60, 120, 300, 600])),
     matchesFormed: registry.add(new Counter('ladder_matchmaking_matches_total', 'Matches formed by the matchmaker, by queue.')),
     ticketsWaiting: registry.add(new Gauge('ladder_tickets_waiting', 'Tickets waiting, by queue.', () => waiting)),

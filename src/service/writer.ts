@@ -18,7 +18,7 @@
  * it gets a 503 and nothing of the group was written, so retrying with the
  * same key is always safe.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../core/errors.js';
 import type { Match } from '../core/match.js';
 import type { MatchRating, PlayerState } from '../core/systems.js';
@@ -54,7 +54,7 @@ export interface WriterHooks {
   /** After a commit: the players whose state changed and how many matches were rated. */
   onCommit?: (ladder: Ladder, players: CommittedPlayer[], matchesRated: number, lastSeq: number) => Promise<void> | void;
   /** How many submissions one transaction carried (metrics). */
-  onBatch?: (ladder: Ladder, size: number, seconds: number) => void;
+  onBatch?: (ladder: Ladder, size: number, seconds: number, path: 'fast' | 'locked') => void;
 }
 
 export interface WriterOptions {
@@ -62,6 +62,8 @@ export interface WriterOptions {
   maxBatch?: number;
   /** Player states cached per ladder at most; past it the cache starts over. @default 1000000 */
   maxCachedPlayers?: number;
+  /** One-statement batches of a ladder in flight at once (the next one is sent before the previous commits). @default 4 */
+  pipelineDepth?: number;
 }
 
 /**
@@ -70,7 +72,10 @@ export interface WriterOptions {
  * `null` = known not to exist yet; absent = not known.
  */
 interface LadderCache {
+  /** The version after the last batch planned on this cache (possibly not committed yet). */
   version: number;
+  /** The last few versions of this cache's lineage: a read at any of them saw no one else's write. */
+  chain: number[];
   nextSeq: number;
   roundCount: number;
   players: Map<string, PlayerState | null>;
@@ -100,6 +105,7 @@ interface BatchPlan {
 }
 
 interface BatchResult {
+  path: 'fast' | 'locked';
   outcomes: Array<Outcome | Error>;
   committed: CommittedPlayer[];
   rated: number;
@@ -128,6 +134,15 @@ export function requestHash(kind: string, body: unknown): string {
   return createHash('sha256').update(kind).update('\0').update(JSON.stringify(body)).digest('hex');
 }
 
+/**
+ * A fresh value for `ladders.version`. Random rather than +1, so a batch
+ * planned on a projected version can never match a version someone else
+ * wrote (48 random bits; a few versions are compared at a time).
+ */
+function newVersion(): number {
+  return randomInt(1, 2 ** 48 - 1);
+}
+
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -137,7 +152,9 @@ export class MatchWriter {
   private readonly running = new Set<string>();
   private readonly maxBatch: number;
   private readonly maxCachedPlayers: number;
+  private readonly pipelineDepth: number;
   private readonly caches = new Map<string, LadderCache>();
+  private readonly inFlight = new Map<string, { keys: Set<string>; ids: Set<string> }>();
   private closed = false;
   /** Batches written by each path since start (tests, diagnostics). */
   readonly writes = { fast: 0, locked: 0 };
@@ -150,6 +167,7 @@ export class MatchWriter {
   ) {
     this.maxBatch = options.maxBatch ?? 256;
     this.maxCachedPlayers = options.maxCachedPlayers ?? 1_000_000;
+    this.pipelineDepth = Math.max(1, options.pipelineDepth ?? 4);
   }
 
   /** Rates one match (already validated by parseMatch, `at` filled in). */
@@ -180,44 +198,57 @@ export class MatchWriter {
 
   private async drain(ladder: Ladder): Promise<void> {
     this.running.add(ladder.id);
+    const inflight = new Set<Promise<void>>();
+    // Batches are answered (and reported to onCommit) in the order they were taken, so the
+    // leaderboard sees commits in seq order even when a later batch's commit returns first.
+    let answered: Promise<void> = Promise.resolve();
     try {
       for (;;) {
         const queue = this.queues.get(ladder.id);
-        if (!queue || queue.length === 0) break;
+        if (!queue || queue.length === 0 || inflight.size >= this.pipelineDepth) {
+          if (inflight.size === 0) break;
+          await Promise.race(inflight);
+          continue;
+        }
         const batch = queue.splice(0, this.maxBatch);
         const started = performance.now();
+        let sent: { result: Promise<BatchResult | null> } | null;
         try {
-          // A database error here answers 503 to the batch rather than falling back: if the
-          // connection broke after the commit, a second try would rate key-less matches twice.
-          let result = await this.writeFast(ladder, batch);
-          if (result !== null) this.writes.fast++;
-          else {
-            this.writes.locked++;
-            this.caches.delete(ladder.id);
-            const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch));
-            // Only once committed does what the transaction saw and wrote become the cache.
-            this.caches.set(ladder.id, locked.cache);
-            this.trimCache(locked.cache);
-            result = locked;
-          }
-          const { outcomes, committed, rated, lastSeq } = result;
-          this.hooks.onBatch?.(ladder, batch.length, (performance.now() - started) / 1000);
-          if (committed.length > 0 && this.hooks.onCommit) {
-            try {
-              await this.hooks.onCommit(ladder, committed, rated, lastSeq);
-            } catch {
-              // Derived state (leaderboard order) catches up on its own; the matches are committed.
-            }
-          }
-          batch.forEach((job, i) => {
-            const outcome = outcomes[i]!;
-            if (outcome instanceof Error) job.reject(outcome);
-            else job.resolve(outcome);
-          });
+          sent = await this.sendFast(ladder, batch, inflight);
         } catch (error) {
-          const failure = error instanceof HttpError ? error : new HttpError(503, 'unavailable', `could not store the submission, nothing was rated; retry with the same Idempotency-Key (${(error as Error).message})`);
-          for (const job of batch) job.reject(failure);
+          sent = { result: Promise.reject(error) };
         }
+        // Handled below, in order; this only keeps an early rejection from counting as unhandled.
+        sent?.result.catch(() => {});
+        const settled = (async (): Promise<BatchResult> => {
+          // A database error of the fast path answers 503 rather than falling back: if the
+          // connection broke after the commit, a second try would rate key-less matches twice.
+          const fast = sent === null ? null : await sent.result;
+          if (fast !== null) {
+            this.writes.fast++;
+            return fast;
+          }
+          this.writes.locked++;
+          const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch));
+          // Only once committed does what the transaction saw and wrote become the cache.
+          this.caches.set(ladder.id, locked.cache);
+          return locked;
+        })();
+        const previous = answered;
+        const task = (async () => {
+          let result: BatchResult | undefined;
+          let failure: unknown;
+          try {
+            result = await settled;
+          } catch (error) {
+            failure = error;
+          }
+          await previous;
+          await this.answer(ladder, batch, started, result, failure);
+        })();
+        answered = task;
+        inflight.add(task);
+        void task.finally(() => inflight.delete(task));
       }
     } finally {
       this.running.delete(ladder.id);
@@ -225,6 +256,28 @@ export class MatchWriter {
       const queue = this.queues.get(ladder.id);
       if (queue && queue.length > 0) void this.drain(ladder);
     }
+  }
+
+  private async answer(ladder: Ladder, batch: Job[], started: number, result: BatchResult | undefined, failure: unknown): Promise<void> {
+    if (result === undefined) {
+      const failed = failure instanceof HttpError ? failure : new HttpError(503, 'unavailable', `could not store the submission, nothing was rated; retry with the same Idempotency-Key (${(failure as Error).message})`);
+      for (const job of batch) job.reject(failed);
+      return;
+    }
+    const { outcomes, committed, rated, lastSeq } = result;
+    this.hooks.onBatch?.(ladder, batch.length, (performance.now() - started) / 1000, result.path);
+    if (committed.length > 0 && this.hooks.onCommit) {
+      try {
+        await this.hooks.onCommit(ladder, committed, rated, lastSeq);
+      } catch {
+        // Derived state (leaderboard order) catches up on its own; the matches are committed.
+      }
+    }
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof Error) job.reject(outcome);
+      else job.resolve(outcome);
+    });
   }
 
   /**
@@ -356,23 +409,52 @@ export class MatchWriter {
   /**
    * The fast path, for batches of plain matches: rate against the cached
    * player states and write everything in ONE statement (autocommit, so one
-   * round trip carries the commit too). The statement's first part bumps the
-   * ladder's `version` only if it still equals the cached one and none of the
-   * batch's Idempotency-Keys or match ids is stored; every insert depends on
-   * that update, so either all of it is written or none. Returns null when it
-   * cannot decide (another writer moved the ladder, a repeated key, a reused
-   * match id, nothing to write): the caller runs the locked transaction.
+   * round trip carries the commit too). The statement's first part sets the
+   * ladder's `version` to a fresh token only if it still holds the token the
+   * batch was planned on and none of the batch's Idempotency-Keys or match ids
+   * is stored; every insert depends on that update, so either all of it is
+   * written or none.
+   *
+   * Pipelining: the next batch is planned on this one's projected result and
+   * sent before this one commits, guarded by this one's token; PostgreSQL
+   * makes it wait for the ladder row, and it applies only if this one did.
+   *
+   * Resolves to null at once when the fast path cannot decide (a round,
+   * nothing to write); the returned statement resolves to null when its guard
+   * refused (another writer moved the ladder, a repeated key, a reused match
+   * id). Either way the caller runs the locked transaction.
    */
-  private async writeFast(ladder: Ladder, batch: Job[]): Promise<BatchResult | null> {
+  /** Idempotency-Keys and match ids of this ladder's one-statement batches not yet committed. */
+  private sending(ladderId: string): { keys: Set<string>; ids: Set<string> } {
+    let sending = this.inFlight.get(ladderId);
+    if (!sending) this.inFlight.set(ladderId, (sending = { keys: new Set(), ids: new Set() }));
+    return sending;
+  }
+
+  private async sendFast(ladder: Ladder, batch: Job[], inflight: Set<Promise<void>>): Promise<{ result: Promise<BatchResult | null> } | null> {
     if (batch.some((job) => job.kind !== 'match')) return null;
-    let cache = this.caches.get(ladder.id);
+    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
+    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
+    const sending = this.sending(ladder.id);
+    if (inflight.size > 0 && (keys.some((key) => sending.keys.has(key)) || givenIds.some((id) => sending.ids.has(id)))) {
+      // A key or match id of a batch not committed yet: the guard's snapshot might not show it,
+      // so wait until it is stored (then the guard refuses and the locked path answers the repeat).
+      await Promise.all(inflight);
+    }
     const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
+    let cache = this.caches.get(ladder.id);
     for (let attempt = 0; ; attempt++) {
       const missing = cache ? playerIds.filter((id) => !cache!.players.has(id)) : playerIds;
       if (cache && missing.length === 0) break;
       if (attempt === 3) return null;
+      if (!cache && inflight.size > 0) {
+        // Start over only from a settled ladder: what is in flight may still move it.
+        await Promise.all(inflight);
+        cache = this.caches.get(ladder.id);
+        continue;
+      }
       // One statement, one snapshot: the states read belong to the version read with them.
-      const rows = await this.db.query<PlayerRow & { version: number; next_seq: number; round_count: number }>(
+      const rows = await this.db.ordered.query<PlayerRow & { version: number; next_seq: number; round_count: number }>(
         `SELECT l.version, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at
          FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,
         [ladder.id, missing],
@@ -380,10 +462,22 @@ export class MatchWriter {
       );
       if (rows.length === 0) return null;
       const head = rows[0]!;
-      if (!cache || cache.version !== head.version) {
-        cache = { version: head.version, nextSeq: head.next_seq, roundCount: head.round_count, players: new Map() };
+      if (cache && this.caches.get(ladder.id) !== cache) {
+        // Replaced while we read (a locked transaction finished): use the newer one.
+        cache = this.caches.get(ladder.id);
+        continue;
+      }
+      if (cache && !cache.chain.includes(head.version)) {
+        // Someone else wrote the ladder: let our batches in flight settle (their guards refuse), then reload.
+        if (this.caches.get(ladder.id) === cache) this.caches.delete(ladder.id);
+        cache = undefined;
+        continue;
+      }
+      if (!cache) {
+        cache = { version: head.version, chain: [head.version], nextSeq: head.next_seq, roundCount: head.round_count, players: new Map() };
         this.caches.set(ladder.id, cache);
       }
+      // Players this process's batches in flight did not touch (those are cached): same at every version of our chain.
       for (const id of missing) cache.players.set(id, null);
       for (const row of rows) if (row.id !== null) cache.players.set(row.id, rowToState(row));
     }
@@ -393,96 +487,119 @@ export class MatchWriter {
       const state = known.players.get(id);
       if (state) working.set(id, state);
     }
-    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
-    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
     const planned = this.plan(ladder, batch, { nextSeq: known.nextSeq, roundCount: known.roundCount, stored: new Map(), takenIds: new Set(), takenRounds: new Set(), working });
     if (planned.rated === 0) return null;
     const finals = [...planned.changed.values()];
     const newPlayers = finals.filter((p) => known.players.get(p.id) === null).length;
     const { matchRows, changeRows, idemRows } = planned;
-    let applied: boolean;
-    try {
-      const result = await this.db.query<{ applied: number }>(
-        `WITH l AS (
-           UPDATE ladders SET version = version + 1, next_seq = $4, match_count = match_count + $5, player_count = player_count + $6
-           WHERE id = $1 AND version = $2 AND next_seq = $3
-             AND NOT EXISTS (SELECT 1 FROM idempotency WHERE ladder = $1 AND key = ANY($7::text[]))
-             AND NOT EXISTS (SELECT 1 FROM matches WHERE ladder = $1 AND id = ANY($8::text[]))
-           RETURNING 1
-         ), m AS (
-           INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
-           SELECT $1, s, i, a, r, NULL, b::jsonb, w::jsonb FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[]) AS u(s, i, a, r, b, w)
-           WHERE EXISTS (SELECT 1 FROM l)
-         ), p AS (
-           INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
-           SELECT $1, i, r, d, v, n, t FROM unnest($15::text[], $16::float8[], $17::float8[], $18::float8[], $19::int4[], $20::int8[]) AS u(i, r, d, v, n, t)
-           WHERE EXISTS (SELECT 1 FROM l)
-           ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at
-         ), c AS (
-           INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms)
-           SELECT $1, p, s, t, b::jsonb, a::jsonb, x::jsonb FROM unnest($21::text[], $22::int8[], $23::int4[], $24::text[], $25::text[], $26::text[]) AS u(p, s, t, b, a, x)
-           WHERE EXISTS (SELECT 1 FROM l)
-         ), k AS (
-           INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
-           SELECT $1, k, h, s, r, $31 FROM unnest($27::text[], $28::text[], $29::int4[], $30::text[]) AS u(k, h, s, r)
-           WHERE EXISTS (SELECT 1 FROM l)
-         )
-         SELECT count(*)::int4 AS applied FROM l`,
-        [
-          ladder.id,
-          known.version,
-          known.nextSeq,
-          planned.nextSeq,
-          planned.rated,
-          newPlayers,
-          keys,
-          givenIds,
-          matchRows.seq,
-          matchRows.id,
-          matchRows.at,
-          matchRows.receivedAt,
-          matchRows.body,
-          matchRows.wp,
-          finals.map((p) => p.id),
-          finals.map((p) => p.state.rating),
-          finals.map((p) => p.state.rd ?? null),
-          finals.map((p) => p.state.volatility ?? null),
-          finals.map((p) => p.state.matches),
-          finals.map((p) => p.state.lastAt ?? null),
-          changeRows.player,
-          changeRows.seq,
-          changeRows.team,
-          changeRows.before,
-          changeRows.after,
-          changeRows.terms,
-          idemRows.key,
-          idemRows.hash,
-          idemRows.status,
-          idemRows.response,
-          Date.now(),
-        ],
-        { name: 'ladder_write_matches' },
-      );
-      applied = result[0]?.applied === 1;
-    } catch (error) {
-      // Nothing of a failed statement was written, but what we cached may be wrong now.
-      this.caches.delete(ladder.id);
-      throw error;
-    }
-    if (!applied) {
-      this.caches.delete(ladder.id);
-      return null;
-    }
-    known.version += 1;
+    const expectedVersion = known.version;
+    const expectedSeq = known.nextSeq;
+    const token = newVersion();
+    // Project the batch into the cache now, so the next batch can be planned on it before this one commits.
+    known.version = token;
+    known.chain.push(token);
+    if (known.chain.length > this.pipelineDepth + 2) known.chain.shift();
     known.nextSeq = planned.nextSeq;
     for (const player of finals) known.players.set(player.id, player.state);
-    this.trimCache(known);
-    return { outcomes: planned.outcomes, committed: finals, rated: planned.rated, lastSeq: planned.nextSeq - 1 };
-  }
-
-  /** Keeps the cache bounded: past the limit it starts over (it refills from the database). */
-  private trimCache(cache: LadderCache): void {
-    if (cache.players.size > this.maxCachedPlayers) cache.players.clear();
+    if (known.players.size > this.maxCachedPlayers) this.caches.delete(ladder.id);
+    for (const key of idemRows.key) sending.keys.add(key);
+    for (const id of matchRows.id) sending.ids.add(id);
+    const forget = () => {
+      if (this.caches.get(ladder.id) === known) this.caches.delete(ladder.id);
+    };
+    const sent = () => {
+      for (const key of idemRows.key) sending.keys.delete(key);
+      for (const id of matchRows.id) sending.ids.delete(id);
+    };
+    // On the one ordered connection: the next batch's statement reaches PostgreSQL only after this one, so
+    // it finds this one's version (unless this one was refused, and then it must refuse too).
+    const statement = this.db.ordered.query<{ applied: number }>(
+      `WITH fresh AS (
+         SELECT NOT EXISTS (SELECT 1 FROM idempotency WHERE ladder = $1 AND key = ANY($7::text[]))
+            AND NOT EXISTS (SELECT 1 FROM matches WHERE ladder = $1 AND id = ANY($8::text[])) AS ok
+       ), l AS (
+         -- No version test in WHERE: that would be checked against this statement's snapshot, which
+         -- predates the commit of the batch sent before this one. SET expressions are evaluated on the
+         -- newest row version once its lock is ours (READ COMMITTED re-check), so the test goes there.
+         UPDATE ladders SET
+           version = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $32 ELSE version END,
+           next_seq = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $4 ELSE next_seq END,
+           match_count = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN match_count + $5 ELSE match_count END,
+           player_count = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN player_count + $6 ELSE player_count END
+         FROM fresh WHERE id = $1
+         RETURNING version = $32 AS applied
+       ), m AS (
+         INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
+         SELECT $1, s, i, a, r, NULL, b::jsonb, w::jsonb FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[]) AS u(s, i, a, r, b, w)
+         WHERE EXISTS (SELECT 1 FROM l WHERE applied)
+       ), p AS (
+         INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
+         SELECT $1, i, r, d, v, n, t FROM unnest($15::text[], $16::float8[], $17::float8[], $18::float8[], $19::int4[], $20::int8[]) AS u(i, r, d, v, n, t)
+         WHERE EXISTS (SELECT 1 FROM l WHERE applied)
+         ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at
+       ), c AS (
+         INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms)
+         SELECT $1, p, s, t, b::jsonb, a::jsonb, x::jsonb FROM unnest($21::text[], $22::int8[], $23::int4[], $24::text[], $25::text[], $26::text[]) AS u(p, s, t, b, a, x)
+         WHERE EXISTS (SELECT 1 FROM l WHERE applied)
+       ), k AS (
+         INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
+         SELECT $1, k, h, s, r, $31 FROM unnest($27::text[], $28::text[], $29::int4[], $30::text[]) AS u(k, h, s, r)
+         WHERE EXISTS (SELECT 1 FROM l WHERE applied)
+       )
+       SELECT count(*)::int4 AS applied FROM l WHERE applied`,
+      [
+        ladder.id,
+        expectedVersion,
+        expectedSeq,
+        planned.nextSeq,
+        planned.rated,
+        newPlayers,
+        keys,
+        givenIds,
+        matchRows.seq,
+        matchRows.id,
+        matchRows.at,
+        matchRows.receivedAt,
+        matchRows.body,
+        matchRows.wp,
+        finals.map((p) => p.id),
+        finals.map((p) => p.state.rating),
+        finals.map((p) => p.state.rd ?? null),
+        finals.map((p) => p.state.volatility ?? null),
+        finals.map((p) => p.state.matches),
+        finals.map((p) => p.state.lastAt ?? null),
+        changeRows.player,
+        changeRows.seq,
+        changeRows.team,
+        changeRows.before,
+        changeRows.after,
+        changeRows.terms,
+        idemRows.key,
+        idemRows.hash,
+        idemRows.status,
+        idemRows.response,
+        Date.now(),
+        token,
+      ],
+      { name: 'ladder_write_matches' },
+    );
+    const result = statement.then(
+      (rows) => {
+        sent();
+        if (rows[0]?.applied !== 1) {
+          forget();
+          return null;
+        }
+        return { path: 'fast' as const, outcomes: planned.outcomes, committed: finals, rated: planned.rated, lastSeq: planned.nextSeq - 1 };
+      },
+      (error: unknown) => {
+        // Nothing of a failed statement was written, but the projection in the cache is wrong now.
+        sent();
+        forget();
+        throw error;
+      },
+    );
+    return { result };
   }
 
   /**
@@ -523,7 +640,7 @@ export class MatchWriter {
     const rows = hasRound
       ? await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1', [ladder.id])
       : await tx.query<PlayerRow>('SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, playerIds]);
-    const cache: LadderCache = { version, nextSeq, roundCount, players: new Map() };
+    const cache: LadderCache = { version, chain: [version], nextSeq, roundCount, players: new Map() };
     for (const id of playerIds) cache.players.set(id, null);
     for (const row of rows) {
       const state = rowToState(row);
@@ -575,18 +692,21 @@ export class MatchWriter {
       await tx.query('INSERT INTO rounds (ladder, number, name, at, first_seq, last_seq, summary) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)', [ladder.id, ...row]);
     }
     if (rated > 0) {
-      await tx.query('UPDATE ladders SET next_seq = $2, match_count = match_count + $3, player_count = player_count + $4, round_count = $5, version = version + 1 WHERE id = $1', [
+      const token = newVersion();
+      await tx.query('UPDATE ladders SET next_seq = $2, match_count = match_count + $3, player_count = player_count + $4, round_count = $5, version = $6 WHERE id = $1', [
         ladder.id,
         planned.nextSeq,
         rated,
         newPlayers,
         planned.roundCount,
+        token,
       ]);
-      cache.version = version + 1;
+      cache.version = token;
+      cache.chain = [token];
       cache.nextSeq = planned.nextSeq;
       cache.roundCount = planned.roundCount;
       for (const player of changed.values()) cache.players.set(player.id, player.state);
     }
-    return { outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache };
+    return { path: 'locked' as const, outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache };
   }
 }

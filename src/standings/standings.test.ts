@@ -106,8 +106,10 @@ describe('RankTree', () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 8 })), { maxLength: 300 }),
-        (ops) => {
-          const tree = new RankTree(16);
+        fc.constantFrom(4, 5, 8, 1024),
+        (ops, maxBlock) => {
+          // Small blocks make the splits and merges of a million-entry board happen in a few hundred operations.
+          const tree = new RankTree(16, maxBlock);
           const present = new Map<string, number>();
           for (const [insert, id, rating] of ops) {
             const key = `p${id}`;

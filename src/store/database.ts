@@ -28,6 +28,13 @@ export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Statements run one after another, in the order issued, on one connection
+   * kept for this purpose (autocommit: never BEGIN on it). Statements issued
+   * before the previous one answered wait in the driver's queue and go out the
+   * moment it answers. PGlite has one connection anyway.
+   */
+  readonly ordered: Queryable;
   close(): Promise<void>;
 }
 
@@ -115,6 +122,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
       kind: 'pglite',
       query: base.query,
       exec: base.exec,
+      ordered: base,
       transaction: (work) => pg.transaction((tx) => work(wrap(tx as unknown as Tx))),
       close: async () => {
         if (closed) return;
@@ -180,8 +188,38 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     },
   });
   let closed = false;
+  let pinned: Promise<import('pg').PoolClient> | undefined;
+  const pinnedClient = () => {
+    if (!pinned) {
+      const connecting = pool.connect();
+      pinned = connecting;
+      connecting.then(
+        (client) => {
+          client.on('error', () => {
+            // The connection broke: queued statements fail (their batches get 503); the next one reconnects.
+            if (pinned === connecting) pinned = undefined;
+            client.release(true);
+          });
+        },
+        () => {
+          if (pinned === connecting) pinned = undefined;
+        },
+      );
+    }
+    return pinned;
+  };
+  const ordered: Queryable = {
+    query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+      const client = await pinnedClient();
+      return (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
+    },
+    exec: async (sql: string) => {
+      await (await pinnedClient()).query(sql);
+    },
+  };
   return {
     kind: 'postgres',
+    ordered,
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
       (await pool.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[],
     exec: async (sql: string) => {
@@ -209,6 +247,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     close: async () => {
       if (closed) return;
       closed = true;
+      if (pinned) {
+        try {
+          (await pinned).release();
+        } catch {
+          // Never connected: nothing to release.
+        }
+      }
       await pool.end();
     },
   };

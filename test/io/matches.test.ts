@@ -46,3 +46,33 @@ describe('team rank over a period of several matches', () => {
     expect(r2!.players[0]!.after.rating).toBe(1.1);
   });
 });
+
+describe('the pairwise CSV scanner', () => {
+  it('accepts and rejects exactly the rows the general reader does', async () => {
+    const fc = (await import('fast-check')).default;
+    const { parsePairwiseCsv } = await import('../../src/io/matches.js');
+    const id = fc.oneof(fc.constantFrom('1', '2', '10', '0', '007', 'ann', ' 3', 'b b', '', '"4"', '12345678901234567'), fc.integer({ min: 1, max: 30 }).map(String));
+    const date = fc.constantFrom('20240101', '20240230', '2024-03-01', '', '2024010', 'x');
+    const row = fc.tuple(date, id, id, fc.constantFrom('', 'note', '"a,b"'));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(row.map((cells) => cells.join(',')), fc.constant(''), fc.constant('   ')), { maxLength: 12 }), (rows) => {
+        const text = `date,winner,loser,extra\n${rows.join('\n')}\n`;
+        const map = { winner: 'winner', loser: 'loser', at: 'date' };
+        const slowErrors: string[] = [];
+        const slow = [...parseMatchLog(text, 'csv', { map, onInvalid: (e) => slowErrors.push(e.message) })].map(({ match }) => [
+          match.teams[0]!.players[0]!.id,
+          match.teams[1]!.players[0]!.id,
+          match.at ?? null,
+        ]);
+        const fastErrors: string[] = [];
+        const log = parsePairwiseCsv(text, map, (e) => fastErrors.push(e.message))!;
+        const fast = Array.from({ length: log.count }, (_, g) => [log.ids[log.a[g]!], log.ids[log.b[g]!], Number.isNaN(log.at[g]!) ? null : log.at[g]]);
+        expect(fast).toEqual(slow);
+        expect(fastErrors).toEqual(slowErrors);
+        // No player appears who is in no accepted game.
+        expect(new Set(log.ids)).toEqual(new Set(slow.flatMap(([a, b]) => [a, b])));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

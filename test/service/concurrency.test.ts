@@ -149,4 +149,32 @@ describe('concurrent submissions sharing players', () => {
       expect(reply.body.players.find((p: { id: string }) => p.id === 'p0').before.rating).toBe(1234.5);
     });
   }
+
+  it('a key sent again while its first batch is still in flight is rated once and answered with the same bytes', async () => {
+    const server = await startTestServer({ backend: 'postgres+redis' });
+    servers.push(server);
+    const api = client(server.url, server.admin);
+    await api.post('/v1/ladders', { id: 'race', system: 'glicko2' });
+    const matches = generateMatches(120, 19);
+    // Each match twice, the copy a few submissions later, 32 requests in flight: copies land in a later,
+    // pipelined batch while the first one's statement has not committed.
+    const sends = matches.flatMap((match, i) => [{ match, order: i }, { match, order: i + 24.5 }]).sort((a, b) => a.order - b.order);
+    const replies = new Map<string, string[]>();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < sends.length) {
+          const { match } = sends[next++]!;
+          const reply = await api.post('/v1/ladders/race/matches', match, { 'idempotency-key': match.id });
+          expect(reply.status).toBe(201);
+          replies.set(match.id, [...(replies.get(match.id) ?? []), reply.text]);
+        }
+      }),
+    );
+    for (const texts of replies.values()) expect(texts[1]).toBe(texts[0]);
+    const seqOf = new Map([...replies].map(([id, texts]) => [id, JSON.parse(texts[0]!).match.seq as number]));
+    expect([...seqOf.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
+    await expectStored(api, expectedStates(matches, seqOf));
+    expect((await rebuildLadder(server.db, await server.ladders.get('race'))).differences).toEqual([]);
+  });
 });
