@@ -192,7 +192,11 @@ export class MatchWriter {
       let queue = this.queues.get(ladder.id);
       if (!queue) this.queues.set(ladder.id, (queue = []));
       queue.push({ ...job, resolve, reject });
-      if (!this.running.has(ladder.id)) void this.drain(ladder);
+      if (!this.running.has(ladder.id)) {
+        // Start after the current I/O phase, so every request already received joins the first batch.
+        this.running.add(ladder.id);
+        setImmediate(() => void this.drain(ladder));
+      }
     });
   }
 
@@ -210,6 +214,8 @@ export class MatchWriter {
           await Promise.race(inflight);
           continue;
         }
+        // Let the requests already received join this batch (PGlite blocks the thread while it runs).
+        if (queue.length < this.maxBatch) await new Promise((resolve) => setImmediate(resolve));
         const batch = queue.splice(0, this.maxBatch);
         const started = performance.now();
         let sent: { result: Promise<BatchResult | null> } | null;
@@ -254,7 +260,10 @@ export class MatchWriter {
       this.running.delete(ladder.id);
       // A job may have arrived between the last check and the delete.
       const queue = this.queues.get(ladder.id);
-      if (queue && queue.length > 0) void this.drain(ladder);
+      if (queue && queue.length > 0) {
+        this.running.add(ladder.id);
+        setImmediate(() => void this.drain(ladder));
+      }
     }
   }
 
@@ -458,7 +467,6 @@ export class MatchWriter {
         `SELECT l.version, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at
          FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,
         [ladder.id, missing],
-        { name: 'ladder_read_players' },
       );
       if (rows.length === 0) return null;
       const head = rows[0]!;
@@ -581,7 +589,8 @@ export class MatchWriter {
         Date.now(),
         token,
       ],
-      { name: 'ladder_write_matches' },
+      // Not a prepared statement on purpose: a generic plan cannot see that `ladder = $1 AND key = ANY(...)`
+      // picks a handful of rows and may scan whole tables; a custom plan per batch costs less than that.
     );
     const result = statement.then(
       (rows) => {
