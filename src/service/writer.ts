@@ -1,21 +1,31 @@
 /**
  * The only code that changes ratings. Submissions for one ladder queue up in
- * this process and are written in groups (group commit): while one
- * transaction is in flight, new submissions wait; the next transaction takes
- * them all. Each transaction
+ * this process and are written in groups (group commit): while a write is in
+ * flight, new submissions wait; the next write takes them all (up to 256).
  *
- *   1. locks the ladder row (SELECT ... FOR UPDATE), which serialises writers
- *      of that ladder across every instance sharing the database;
- *   2. answers submissions whose Idempotency-Key is already stored (same body:
- *      the stored answer; different body: 409) without rating again;
- *   3. reads the players' states, rates the submissions one after another in
- *      arrival order (each sees the states the previous one left), and
- *   4. writes matches, player states, history rows, idempotency rows and the
- *      ladder's counters, then commits.
+ * Two ways to write a group, with the same result:
  *
- * A submission is answered only after its transaction commits, so a 2xx
- * means the match is durable; if the transaction fails, every submission in
- * it gets a 503 and nothing of the group was written, so retrying with the
+ * - **Fast path** (plain matches, the common case): the ladder's player
+ *   states are cached in this process together with the ladder's `version`,
+ *   a random token that every write of the ladder replaces. The group is rated
+ *   against the cache and written in ONE autocommit statement whose first
+ *   part swaps the version token only if the ladder still holds the token the
+ *   group was rated on and none of its Idempotency-Keys or match ids is
+ *   stored; every insert depends on that swap, so all of it is written or
+ *   none. Another instance's write, `rebuild --fix` or a repeated key makes
+ *   the swap refuse, and the group takes the locked path. The statements go
+ *   out in order on one connection; the next group is rated on the projected
+ *   result of the one in flight and queued behind it (pipelining, depth 2).
+ * - **Locked path** (rounds, repeats, a refused fast write): one transaction
+ *   that locks the ladder row (SELECT ... FOR UPDATE, which serialises writers
+ *   across instances), answers stored Idempotency-Keys (same body: the stored
+ *   answer; other body: 409), reads the players' states, rates, writes, and
+ *   replaces the version. What it read and wrote becomes the cache.
+ *
+ * A submission is answered only after its statement or transaction commits,
+ * so a 2xx means the match is durable; if it fails, every submission of the
+ * group gets a 503 and nothing of the group was written (or, if the
+ * connection broke during the commit, all of it was), so retrying with the
  * same key is always safe.
  */
 import { createHash, randomInt, randomUUID } from 'node:crypto';
@@ -62,7 +72,7 @@ export interface WriterOptions {
   maxBatch?: number;
   /** Player states cached per ladder at most; past it the cache starts over. @default 1000000 */
   maxCachedPlayers?: number;
-  /** One-statement batches of a ladder in flight at once (the next one is sent before the previous commits). @default 4 */
+  /** One-statement batches of a ladder in flight at once (the next one is planned and queued before the previous commits). @default 2 */
   pipelineDepth?: number;
 }
 
@@ -167,7 +177,7 @@ export class MatchWriter {
   ) {
     this.maxBatch = options.maxBatch ?? 256;
     this.maxCachedPlayers = options.maxCachedPlayers ?? 1_000_000;
-    this.pipelineDepth = Math.max(1, options.pipelineDepth ?? 4);
+    this.pipelineDepth = Math.max(1, options.pipelineDepth ?? 2);
   }
 
   /** Rates one match (already validated by parseMatch, `at` filled in). */
