@@ -95,11 +95,55 @@ export function glicko2G(phi: number): number {
   return 1 / Math.sqrt(1 + (3 * phi * phi) / (Math.PI * Math.PI));
 }
 
-/** f(x) of step 5.1, a module function so the hot loop allocates no closure. */
-function volatilityF(x: number, delta2: number, phi2: number, v: number, a: number, tau2: number): number {
-  const ex = Math.exp(x);
-  const d = phi2 + v + ex;
-  return (ex * (delta2 - phi2 - v - ex)) / (2 * d * d) - (x - a) / tau2;
+/**
+ * Step 5, the new volatility, as the log variance A = ln(sigma'^2): the
+ * Illinois algorithm on f(x) with the 2022 revision (`f(C) f(B) <= 0`).
+ * `a` is ln(sigma^2), `sigma2` is sigma^2 (so f(a) costs no exp), `phi2` is
+ * phi^2, `v` and `delta2` are v and Delta^2 of steps 3 and 4.
+ */
+export function glicko2VolatilityLog(a: number, sigma2: number, phi2: number, v: number, delta2: number, tau: number, epsilon: number): number {
+  const tau2 = tau * tau;
+  const pv = phi2 + v;
+  const excess = delta2 - pv;
+  let A = a;
+  let B: number;
+  let ex: number;
+  let d: number;
+  if (excess > 0) {
+    B = Math.log(excess);
+  } else {
+    let j = 1;
+    for (;;) {
+      const x = a - j * tau;
+      ex = Math.exp(x);
+      d = pv + ex;
+      // `!(f < 0)`, not `f >= 0`: a NaN must end the search as it does in the paper's `while f < 0`.
+      if (!((ex * (excess - ex)) / (2 * d * d) - (x - a) / tau2 < 0)) break;
+      j++;
+    }
+    B = a - j * tau;
+  }
+  d = pv + sigma2;
+  let fA = (sigma2 * (excess - sigma2)) / (2 * d * d);
+  ex = Math.exp(B);
+  d = pv + ex;
+  let fB = (ex * (excess - ex)) / (2 * d * d) - (B - a) / tau2;
+  // Bounded for safety: the Illinois iteration converges in well under 100 steps.
+  for (let iteration = 0; Math.abs(B - A) > epsilon && iteration < 200; iteration++) {
+    const C = A + ((A - B) * fA) / (fB - fA);
+    ex = Math.exp(C);
+    d = pv + ex;
+    const fC = (ex * (excess - ex)) / (2 * d * d) - (C - a) / tau2;
+    if (fC * fB <= 0) {
+      A = B;
+      fA = fB;
+    } else {
+      fA /= 2;
+    }
+    B = C;
+    fB = fC;
+  }
+  return A;
 }
 
 /**
@@ -122,39 +166,10 @@ export function glicko2Step(
   const v = 1 / vInverse;
   const delta = v * improvement;
   const phi2 = phi * phi;
-  const delta2 = delta * delta;
-  const a = Math.log(sigma * sigma);
-  const tau2 = tau * tau;
-  let A = a;
-  let B: number;
-  if (delta2 > phi2 + v) {
-    B = Math.log(delta2 - phi2 - v);
-  } else {
-    let j = 1;
-    while (volatilityF(a - j * tau, delta2, phi2, v, a, tau2) < 0) j++;
-    B = a - j * tau;
-  }
-  // f(a) without an exp: e^a is sigma^2.
   const sigma2 = sigma * sigma;
-  const d0 = phi2 + v + sigma2;
-  let fA = (sigma2 * (delta2 - phi2 - v - sigma2)) / (2 * d0 * d0);
-  let fB = volatilityF(B, delta2, phi2, v, a, tau2);
-  // Bounded for safety: the Illinois iteration converges in well under 100 steps.
-  for (let iteration = 0; Math.abs(B - A) > epsilon && iteration < 200; iteration++) {
-    const C = A + ((A - B) * fA) / (fB - fA);
-    const fC = volatilityF(C, delta2, phi2, v, a, tau2);
-    if (fC * fB <= 0) {
-      A = B;
-      fA = fB;
-    } else {
-      fA /= 2;
-    }
-    B = C;
-    fB = fC;
-  }
+  const A = glicko2VolatilityLog(Math.log(sigma2), sigma2, phi2, v, delta * delta, tau, epsilon);
   const newSigma = Math.exp(A / 2);
-  const phiStar2 = phi2 + newSigma * newSigma;
-  const newPhi = 1 / Math.sqrt(1 / phiStar2 + vInverse);
+  const newPhi = 1 / Math.sqrt(1 / (phi2 + newSigma * newSigma) + vInverse);
   out[0] = mu + k * newPhi * newPhi * improvement;
   out[1] = newPhi;
   out[2] = newSigma;

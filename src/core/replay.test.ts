@@ -60,7 +60,9 @@ describe('the pairwise fast path', () => {
     { minLength: 1, maxLength: 60 },
   );
 
-  it('gives exactly the ratings of the general replay, for Glicko-2 and Elo', () => {
+  // The fast path carries ln(sigma^2) from game to game instead of recomputing
+  // it, so its last bits may differ: it agrees to well under 1e-6 rating points.
+  it('gives the ratings of the general replay, for Glicko-2 and Elo', () => {
     fc.assert(
       fc.property(games, (list) => {
         const valid = list.filter((g) => g.a !== g.b);
@@ -78,8 +80,8 @@ describe('the pairwise fast path', () => {
         const fastElo = eloReplayPairwise(log);
         const slowElo = replay(createSystem('elo'), matches);
         log.ids.forEach((id, i) => {
-          expect(fast.rating[i]).toBeCloseTo(slow.get(id)!.rating, 9);
-          expect(fast.rd[i]).toBeCloseTo(slow.get(id)!.rd!, 9);
+          expect(fast.rating[i]).toBeCloseTo(slow.get(id)!.rating, 6);
+          expect(fast.rd[i]).toBeCloseTo(slow.get(id)!.rd!, 6);
           expect(fast.matches[i]).toBe(slow.get(id)!.matches);
           expect(fastElo.rating[i]).toBeCloseTo(slowElo.get(id)!.rating, 9);
         });
