@@ -27,7 +27,7 @@ import {
   validate,
 } from './schemas.js';
 import type { RecentMatch, StoredTicket, TicketStore } from './tickets.js';
-import { type MatchWriter, requestHash } from './writer.js';
+import { type MatchWriter, type PlayerRow, requestHash } from './writer.js';
 
 export interface AppContext {
   db: Database;
@@ -252,14 +252,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
 
   // ---- players, history, leaderboard
-  interface PlayerRow {
-    id: string;
-    rating: number;
-    rd: number | null;
-    volatility: number | null;
-    matches: number;
-    last_at: number | null;
-  }
   app.get('/v1/ladders/:ladder/players/:player', async (request) => {
     const params = request.params as { ladder: string; player: string };
     const ladder = await readable(request, params.ladder);

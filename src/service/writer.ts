@@ -122,7 +122,8 @@ interface BatchResult {
   lastSeq: number;
 }
 
-interface PlayerRow {
+/** A row of the players table as the queries select it. */
+export interface PlayerRow {
   id: string;
   rating: number;
   rd: number | null;

@@ -2,19 +2,11 @@
  * Synthetic matchmaking queues: the benchmark's and the tests' stand-in for
  * a live population. Seeded, so a run can be repeated exactly.
  */
+import { mulberry32 } from '../core/wvw.js';
 import type { Ticket, TicketPlayer } from '../matchmaking/ticket.js';
 
-/** mulberry32: a small seeded generator returning floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The core's seeded generator (Mulberry32), floats in [0, 1). */
+export const seededRandom = mulberry32;
 
 export interface RegionSpec {
   name: string;

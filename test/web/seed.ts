@@ -3,19 +3,12 @@
  * pages are checked against what the service itself computed.
  */
 
+import { mulberry32 } from '../../src/core/wvw.js';
+
 export const ADMIN_KEY = 'dashboard-test-admin-key-0123456789';
 
-/** Deterministic pseudo-random numbers (mulberry32), so every run posts the same matches. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic pseudo-random numbers, so every run posts the same matches. */
+const random = mulberry32;
 
 export interface Api {
   get<T = any>(path: string): Promise<T>;
