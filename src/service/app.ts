@@ -137,9 +137,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       if (request.apiKey === null) throw new HttpError(401, 'unauthorized', 'invalid or revoked API key');
     }
   });
+  // One label object per method, route and status class, so the histogram renders its label text once.
+  const requestLabels = new Map<string, { method: string; route: string; status: string }>();
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    ctx.metrics.requestSeconds.observe({ method: request.method, route, status: `${Math.floor(reply.statusCode / 100)}xx` }, reply.elapsedTime / 1000);
+    const status = `${Math.floor(reply.statusCode / 100)}xx`;
+    const labelKey = `${request.method} ${status} ${route}`;
+    let labels = requestLabels.get(labelKey);
+    if (labels === undefined) requestLabels.set(labelKey, (labels = { method: request.method, route, status }));
+    ctx.metrics.requestSeconds.observe(labels, reply.elapsedTime / 1000);
   });
 
   const need = (request: FastifyRequest, scope: Scope) => {

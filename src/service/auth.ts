@@ -4,7 +4,7 @@
  * is compared to the stored one in constant time. Scopes nest: admin ⊃ write
  * ⊃ read.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../store/database.js';
 import { HttpError, NotFoundError } from './errors.js';
 
@@ -25,7 +25,7 @@ export function allows(scopes: readonly Scope[], needed: Scope): boolean {
 }
 
 function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text);
 }
 
 /** Key id embedded in a key, so lookups go by primary key and revocation can name it. */
@@ -99,9 +99,10 @@ export class KeyStore {
   async verify(presented: string): Promise<ApiKey | null> {
     if (presented.length > 200) return null;
     const now = Date.now();
-    const hash = sha256(presented);
-    const cached = this.cache.get(hash);
+    // Cached by the presented text (at most 200 characters), so a repeat costs no SHA-256.
+    const cached = this.cache.get(presented);
     if (cached && cached.until > now) return cached.key;
+    const hash = sha256(presented);
     const id = parseKey(presented);
     const rows = id
       ? await this.db.query<KeyRow>('SELECT id, hash, name, scopes, created_at, revoked_at FROM api_keys WHERE id = $1', [id])
@@ -112,7 +113,7 @@ export class KeyStore {
       key = { id: row.id, name: row.name, scopes: row.scopes, createdAt: row.created_at, revokedAt: null };
     }
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { key, hash, until: now + this.cacheMs });
+    this.cache.set(presented, { key, hash, until: now + this.cacheMs });
     return key;
   }
 
@@ -124,7 +125,7 @@ export class KeyStore {
   async revoke(id: string): Promise<ApiKey> {
     const rows = await this.db.query<KeyRow>('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING id, hash, name, scopes, created_at, revoked_at', [id, Date.now()]);
     if (rows.length === 0) throw new NotFoundError(`no key ${JSON.stringify(id.slice(0, 40))}`, 'key');
-    for (const [hash, entry] of this.cache) if (entry.key?.id === id || hash === rows[0]!.hash) this.cache.delete(hash);
+    for (const [presented, entry] of this.cache) if (entry.key?.id === id || entry.hash === rows[0]!.hash) this.cache.delete(presented);
     const row = rows[0]!;
     return { id: row.id, name: row.name, scopes: row.scopes, createdAt: row.created_at, revokedAt: row.revoked_at };
   }

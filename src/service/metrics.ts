@@ -48,8 +48,11 @@ export class Histogram implements Metric {
     readonly help: string,
     readonly buckets: readonly number[],
   ) {}
+  /** Label text of label objects a caller reuses (the HTTP hook keeps one per route and status). */
+  private readonly keys = new WeakMap<Labels, string>();
   observe(labels: Labels, value: number): void {
-    const key = labelText(labels);
+    let key = this.keys.get(labels);
+    if (key === undefined) this.keys.set(labels, (key = labelText(labels)));
     let s = this.series.get(key);
     if (!s) this.series.set(key, (s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
     for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
