@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TIER_TABLE, displayTier, validateTierTable, type TierTable } from './display.js';
-import { InvalidInputError } from './errors.js';
+import { invalidField } from '../../test/support/invalid-field.js';
 
 describe('displayTier with the default table (Tier 1 from 1000, 100 points a tier, Tier X from 2000)', () => {
   it('shows tier and whole percent, rounded down', () => {
@@ -40,15 +40,7 @@ describe('displayTier with a custom table', () => {
   });
 
   it('rejects bad tables and ratings, naming the field', () => {
-    const field = (run: () => unknown) => {
-      try {
-        run();
-      } catch (error) {
-        expect(error).toBeInstanceOf(InvalidInputError);
-        return (error as InvalidInputError).field;
-      }
-      throw new Error('expected an InvalidInputError');
-    };
+    const field = invalidField;
     expect(field(() => validateTierTable([]))).toBe('table');
     expect(field(() => displayTier(1500, [{ name: 'A', min: 0 }, { name: 'B', min: 0 }]))).toBe('table[1].min');
     expect(field(() => displayTier(1500, [{ name: '', min: 0 }]))).toBe('table[0].name');

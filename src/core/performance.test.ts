@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, UnboundedRatingError } from './errors.js';
+import { UnboundedRatingError } from './errors.js';
+import { invalidField } from '../../test/support/invalid-field.js';
 import {
   algo400,
   eloReplayRule,
@@ -162,15 +163,7 @@ describe('records with no finite rating', () => {
 });
 
 describe('input validation', () => {
-  const fieldOf = (run: () => unknown): string | undefined => {
-    try {
-      run();
-    } catch (error) {
-      expect(error).toBeInstanceOf(InvalidInputError);
-      return (error as InvalidInputError).field;
-    }
-    throw new Error('expected an InvalidInputError');
-  };
+  const fieldOf = invalidField;
 
   it('names the offending field', () => {
     expect(fieldOf(() => maxLikelihood([]))).toBe('games');
