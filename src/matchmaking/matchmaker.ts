@@ -87,8 +87,8 @@ export function parseMode(mode: string): number {
 
 const MAX_REGIONS = 31;
 const BUCKETS = 100;
-// Fields of the pass's per-position record (Float64Array, REC slots per ticket).
-const REC = 8;
+// Fields of an entry record of the pass's index (Float64Array, ENTRY slots per entry).
+const ENTRY = 8;
 const LOW = 0;
 const HIGH = 1;
 const MIN_P = 2;
@@ -166,6 +166,9 @@ export class Matchmaker {
   private readonly byPlayerId = new Map<string, number>();
   private liveCount = 0;
   private cancelledCount = 0;
+  /** Index entries the live tickets need: one per region each can play in. */
+  private entryTotal = 0;
+  private readonly passBuffers = new PassBuffers();
 
   constructor(options: MatchmakerOptions = {}) {
     this.teamSize = options.teamSize ?? 6;
@@ -245,6 +248,7 @@ export class Matchmaker {
     this.cancelled[slot] = 1;
     this.liveCount--;
     this.cancelledCount++;
+    this.entryTotal -= bitCount(this.masks[slot]);
     return true;
   }
 
@@ -285,9 +289,11 @@ export class Matchmaker {
    */
   pass(now: number): PassResult {
     if (typeof now !== 'number' || !Number.isFinite(now)) throw new InvalidInputError(`must be a finite number of seconds, got ${now}`, { field: 'now' });
-    // Queue position i → slot.
     const n = this.liveCount;
-    const slots = new Int32Array(n);
+    const buffers = this.passBuffers;
+    buffers.fit(n, this.entryTotal, this.regionNames.length * BUCKETS + 1);
+    // Queue position i → slot.
+    const slots = buffers.slots;
     {
       let i = 0;
       for (const slot of this.order) if (this.cancelled[slot] === 0) slots[i++] = slot;
@@ -298,36 +304,23 @@ export class Matchmaker {
     const lastLevel = levels - 1;
     const everySeconds = this.widening.everySeconds;
     const slotRanges = this.ranges;
-    const slotMin = this.minPercentiles;
-    const slotMax = this.maxPercentiles;
     const slotMasks = this.masks;
+    const slotMin = this.minPercentiles;
 
-    // Ranges at `now`, and per-position records of what the search reads,
-    // interleaved so a candidate costs one cache line, not one per field.
-    const rec = new Float64Array(n * REC);
+    // Index: region × percentile bucket → entries, oldest first (a counting
+    // sort). Each entry is a copy of what the search reads about its ticket
+    // (ENTRY fields): an anchor scans candidates bucket by bucket, so their
+    // fields sit next to each other in memory instead of costing a cache miss
+    // apiece. The fill reads tickets in queue order and appends to one
+    // stream per bucket, so it is sequential on both sides.
+    const starts = buffers.starts;
+    const bucketCount = regionCount * BUCKETS + 1;
+    starts.fill(0, 0, bucketCount);
+    const bucket = buffers.bucket;
     for (let i = 0; i < n; i++) {
       const slot = slots[i];
-      const o = i * REC;
-      // Steps past the end of the schedule change nothing; report the one in effect.
-      const waited = now - this.arrivals[slot];
-      const step = waited <= 0 ? 0 : Math.min(Math.floor(waited / everySeconds), lastLevel);
-      const at = (slot * levels + step) * 2;
-      rec[o + LOW] = slotRanges[at];
-      rec[o + HIGH] = slotRanges[at + 1];
-      rec[o + MIN_P] = slotMin[slot];
-      rec[o + MAX_P] = slotMax[slot];
-      rec[o + SIZE] = this.sizes[slot];
-      rec[o + RANK_SUM] = this.rankSums[slot];
-      rec[o + MASK] = slotMasks[slot];
-      rec[o + STEP] = step;
-    }
-
-    // Index: region × percentile bucket → queue positions, oldest first (counting sort).
-    const starts = new Int32Array(regionCount * BUCKETS + 1);
-    const bucket = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      let mask = rec[i * REC + MASK];
-      const b = bucketOf(rec[i * REC + MIN_P]);
+      let mask = slotMasks[slot];
+      const b = bucketOf(slotMin[slot]);
       bucket[i] = b;
       while (mask !== 0) {
         const r = 31 - Math.clz32(mask & -mask);
@@ -335,33 +328,56 @@ export class Matchmaker {
         starts[r * BUCKETS + b + 1]++;
       }
     }
-    for (let k = 1; k < starts.length; k++) starts[k] += starts[k - 1];
-    const total = starts[starts.length - 1];
-    const entries = new Int32Array(total);
-    const fill = starts.slice(0, starts.length - 1);
+    for (let k = 1; k < bucketCount; k++) starts[k] += starts[k - 1];
+    const total = starts[bucketCount - 1];
+    const fill = buffers.fill;
+    fill.set(starts.subarray(0, bucketCount - 1));
+    const entries = buffers.entries;
+    const entryRec = buffers.entryRec;
+    const firstEntry = buffers.firstEntry;
     for (let i = 0; i < n; i++) {
-      let mask = rec[i * REC + MASK];
+      const slot = slots[i];
+      const slotMask = slotMasks[slot];
+      if (slotMask === 0) {
+        firstEntry[i] = -1;
+        continue;
+      }
+      // Steps past the end of the schedule change nothing; report the one in effect.
+      const waited = now - this.arrivals[slot];
+      const step = waited <= 0 ? 0 : Math.min(Math.floor(waited / everySeconds), lastLevel);
+      const at = (slot * levels + step) * 2;
+      const low = slotRanges[at];
+      const high = slotRanges[at + 1];
+      const minP = slotMin[slot];
+      const maxP = this.maxPercentiles[slot];
+      const size = this.sizes[slot];
+      const rankSum = this.rankSums[slot];
       const b = bucket[i];
+      let mask = slotMask;
+      let first = -1;
       while (mask !== 0) {
         const r = 31 - Math.clz32(mask & -mask);
         mask &= mask - 1;
-        entries[fill[r * BUCKETS + b]++] = i;
+        const e = fill[r * BUCKETS + b]++;
+        if (first === -1) first = e;
+        entries[e] = i;
+        const o = e * ENTRY;
+        entryRec[o + LOW] = low;
+        entryRec[o + HIGH] = high;
+        entryRec[o + MIN_P] = minP;
+        entryRec[o + MAX_P] = maxP;
+        entryRec[o + SIZE] = size;
+        entryRec[o + RANK_SUM] = rankSum;
+        entryRec[o + MASK] = slotMask;
+        entryRec[o + STEP] = step;
       }
-    }
-    // The compatibility fields again, in entry order: most candidates an anchor
-    // looks at are rejected, and reading them in bucket order is sequential
-    // memory instead of one cache miss per candidate.
-    const entryRanges = new Float64Array(total * 4);
-    for (let e = 0; e < total; e++) {
-      const o = entries[e] * REC;
-      entryRanges[e * 4] = rec[o + LOW];
-      entryRanges[e * 4 + 1] = rec[o + HIGH];
-      entryRanges[e * 4 + 2] = rec[o + MIN_P];
-      entryRanges[e * 4 + 3] = rec[o + MAX_P];
+      firstEntry[i] = first;
     }
     // skip[e] > e: every entry in [e, skip[e]) belongs to a matched ticket.
-    const skip = new Int32Array(total);
-    const matched = new Uint8Array(n);
+    const skip = buffers.skip;
+    skip.fill(0, 0, total);
+    const matched = buffers.matched;
+    matched.fill(0, 0, n);
     const nextLive = (from: number, end: number): number => {
       let x = from;
       while (x < end && matched[entries[x]] === 1) x = skip[x] > x ? skip[x] : x + 1;
@@ -378,6 +394,7 @@ export class Matchmaker {
     const matches: FormedMatch[] = [];
     // Scratch for one attempt: a match holds at most 2·teamSize tickets.
     const chosen = new Int32Array(2 * s);
+    const chosenEntry = new Int32Array(2 * s);
     const chosenTeam = new Int32Array(2 * s);
     const regionOrder = new Int32Array(MAX_REGIONS);
     const stride = this.regionStride;
@@ -385,9 +402,10 @@ export class Matchmaker {
 
     for (let anchor = 0; anchor < n; anchor++) {
       if (matched[anchor] === 1) continue;
-      const ao = anchor * REC;
-      const anchorMask = rec[ao + MASK];
-      if (anchorMask === 0) continue;
+      const anchorEntry = firstEntry[anchor];
+      if (anchorEntry === -1) continue; // no region within every player's maxPing
+      const ao = anchorEntry * ENTRY;
+      const anchorMask = entryRec[ao + MASK];
       // Anchor's regions, best (lowest worst-ping) first, ties to the earlier region (insertion sort, stable).
       const pingBase = slots[anchor] * stride;
       let regionsToTry = 0;
@@ -406,15 +424,16 @@ export class Matchmaker {
         const region = regionOrder[regionIndex];
         let chosenCount = 1;
         chosen[0] = anchor;
+        chosenEntry[0] = anchorEntry;
         chosenTeam[0] = 0;
-        let room0 = s - rec[ao + SIZE];
+        let room0 = s - entryRec[ao + SIZE];
         let room1 = s;
-        let sum0 = rec[ao + RANK_SUM];
+        let sum0 = entryRec[ao + RANK_SUM];
         let sum1 = 0;
-        let low = rec[ao + LOW];
-        let high = rec[ao + HIGH];
-        let pMin = rec[ao + MIN_P];
-        let pMax = rec[ao + MAX_P];
+        let low = entryRec[ao + LOW];
+        let high = entryRec[ao + HIGH];
+        let pMin = entryRec[ao + MIN_P];
+        let pMax = entryRec[ao + MAX_P];
         let mask = anchorMask;
         let examined = 0;
         const center = bucketOf((pMin + pMax) / 2);
@@ -436,17 +455,17 @@ export class Matchmaker {
               const c = entries[e];
               if (c === anchor) continue;
               if (++examined > maxCandidates) break search;
-              const cLow = entryRanges[e * 4];
-              const cHigh = entryRanges[e * 4 + 1];
-              const cMin = entryRanges[e * 4 + 2];
-              const cMax = entryRanges[e * 4 + 3];
+              const co = e * ENTRY;
+              const cLow = entryRec[co + LOW];
+              const cHigh = entryRec[co + HIGH];
+              const cMin = entryRec[co + MIN_P];
+              const cMax = entryRec[co + MAX_P];
               const newLow = cLow > low ? cLow : low;
               const newHigh = cHigh < high ? cHigh : high;
               const newPMin = cMin < pMin ? cMin : pMin;
               const newPMax = cMax > pMax ? cMax : pMax;
               if (newLow > newPMin || newPMax > newHigh) continue;
-              const co = c * REC;
-              const size = rec[co + SIZE];
+              const size = entryRec[co + SIZE];
               let team: number;
               // Fill the team with the lower average rank so far; the final split is rebalanced anyway.
               if (size <= room0 && size <= room1) team = sum0 * (s - room1) <= sum1 * (s - room0) ? 0 : 1;
@@ -454,27 +473,28 @@ export class Matchmaker {
               else if (size <= room1) team = 1;
               else continue;
               chosen[chosenCount] = c;
+              chosenEntry[chosenCount] = e;
               chosenTeam[chosenCount] = team;
               chosenCount++;
               if (team === 0) {
                 room0 -= size;
-                sum0 += rec[co + RANK_SUM];
+                sum0 += entryRec[co + RANK_SUM];
               } else {
                 room1 -= size;
-                sum1 += rec[co + RANK_SUM];
+                sum1 += entryRec[co + RANK_SUM];
               }
               low = newLow;
               high = newHigh;
               pMin = newPMin;
               pMax = newPMax;
-              mask &= rec[co + MASK];
+              mask &= entryRec[co + MASK];
               if (room0 + room1 === 0) break search;
             }
           }
         }
         if (room0 + room1 !== 0) continue;
         for (let k = 0; k < chosenCount; k++) matched[chosen[k]] = 1;
-        matches.push(this.finish(chosen, chosenTeam, chosenCount, mask, now, slots, rec));
+        matches.push(this.finish(chosen, chosenEntry, chosenTeam, chosenCount, mask, now, slots, entryRec));
         break;
       }
     }
@@ -589,6 +609,9 @@ export class Matchmaker {
     this.order = Array.from({ length: m }, (_, i) => i);
     this.liveCount = m;
     this.cancelledCount = 0;
+    let entryTotal = 0;
+    for (let slot = 0; slot < m; slot++) entryTotal += bitCount(this.masks[slot]);
+    this.entryTotal = entryTotal;
   }
 
   /** Grows the columns (doubling), keeping their contents. */
@@ -699,16 +722,24 @@ export class Matchmaker {
     this.masks[slot] = regionMask;
     this.cancelled[slot] = 0;
     this.firstPlayer[slot] = firstRow;
+    this.entryTotal += bitCount(regionMask);
+    // The pass's working arrays grow here, with the queue, so a pass itself
+    // allocates nothing in proportion to the queue but its output.
+    this.passBuffers.fit(this.liveCount + 1, this.entryTotal, (this.regionNames.length) * BUCKETS + 1, false);
     return slot;
   }
 
-  /** Balances the chosen tickets into two teams, picks the region and reports quality. */
-  private finish(chosen: Int32Array, chosenTeam: Int32Array, k: number, mask: number, now: number, slots: Int32Array, rec: Float64Array): FormedMatch {
+  /**
+   * Balances the chosen tickets into two teams, picks the region and reports
+   * quality. `chosen` holds queue positions, `chosenEntry` each one's entry
+   * record.
+   */
+  private finish(chosen: Int32Array, chosenEntry: Int32Array, chosenTeam: Int32Array, k: number, mask: number, now: number, slots: Int32Array, entryRec: Float64Array): FormedMatch {
     const s = this.teamSize;
     const scratch = this.balanceScratch();
     for (let i = 0; i < k; i++) {
-      scratch.sizes[i] = rec[chosen[i] * REC + SIZE];
-      scratch.sums[i] = rec[chosen[i] * REC + RANK_SUM];
+      scratch.sizes[i] = entryRec[chosenEntry[i] * ENTRY + SIZE];
+      scratch.sums[i] = entryRec[chosenEntry[i] * ENTRY + RANK_SUM];
     }
     const team = scratch.team;
     balanceInto(k, scratch.sizes, scratch.sums, s, chosenTeam, team, scratch);
@@ -741,34 +772,44 @@ export class Matchmaker {
     const firstTeam = team[order[0]];
     // Output arrays at their exact sizes: grown by push, each would carry spare
     // capacity, and at a million tickets the output is most of what the pass allocates.
-    let tickets0 = 0;
-    for (let i = 0; i < k; i++) if (team[i] === firstTeam) tickets0++;
-    const teams: string[][] = [new Array<string>(tickets0), new Array<string>(k - tickets0)];
+    let firstTeamTickets = 0;
+    for (let i = 0; i < k; i++) if (team[i] === firstTeam) firstTeamTickets++;
+    const teams: string[][] = [new Array<string>(firstTeamTickets), new Array<string>(k - firstTeamTickets)];
     const players: string[][] = [new Array<string>(s), new Array<string>(s)];
-    const waits: number[][] = [new Array<number>(tickets0), new Array<number>(k - tickets0)];
+    const waits: number[][] = [new Array<number>(firstTeamTickets), new Array<number>(k - firstTeamTickets)];
     let sum0 = 0;
     let sum1 = 0;
     let pMin = Infinity;
     let pMax = -Infinity;
     let step = 0;
-    const at = [0, 0];
-    const playerAt = [0, 0];
+    // Next free index in each team's output arrays.
+    let tickets0 = 0;
+    let tickets1 = 0;
+    let players0 = 0;
+    let players1 = 0;
     for (let j = 0; j < k; j++) {
       const i = order[j];
       const c = chosen[i];
       const slot = slots[c];
-      const side = team[i] === firstTeam ? 0 : 1;
-      teams[side][at[side]] = this.ticketIds[slot];
-      waits[side][at[side]] = now - this.arrivals[slot];
-      at[side]++;
-      const sidePlayers = players[side];
-      for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) sidePlayers[playerAt[side]++] = this.playerIds[row];
-      const co = c * REC;
-      if (side === 0) sum0 += rec[co + RANK_SUM];
-      else sum1 += rec[co + RANK_SUM];
-      pMin = Math.min(pMin, rec[co + MIN_P]);
-      pMax = Math.max(pMax, rec[co + MAX_P]);
-      step = Math.max(step, rec[co + STEP]);
+      const ticketId = this.ticketIds[slot];
+      const wait = now - this.arrivals[slot];
+      const firstRow = this.firstPlayer[slot];
+      const endRow = firstRow + this.sizes[slot];
+      const co = chosenEntry[i] * ENTRY;
+      if (team[i] === firstTeam) {
+        teams[0][tickets0] = ticketId;
+        waits[0][tickets0++] = wait;
+        for (let row = firstRow; row < endRow; row++) players[0][players0++] = this.playerIds[row];
+        sum0 += entryRec[co + RANK_SUM];
+      } else {
+        teams[1][tickets1] = ticketId;
+        waits[1][tickets1++] = wait;
+        for (let row = firstRow; row < endRow; row++) players[1][players1++] = this.playerIds[row];
+        sum1 += entryRec[co + RANK_SUM];
+      }
+      pMin = Math.min(pMin, entryRec[co + MIN_P]);
+      pMax = Math.max(pMax, entryRec[co + MAX_P]);
+      step = Math.max(step, entryRec[co + STEP]);
     }
     const averages: [number, number] = [sum0 / s, sum1 / s];
     const balance = Math.max(averages[0], averages[1]) / Math.max(Number.MIN_VALUE, Math.min(averages[0], averages[1]));
@@ -784,6 +825,69 @@ export class Matchmaker {
 
   private balanceScratch(): BalanceScratch {
     return (this.scratch ??= newBalanceScratch(2 * this.teamSize));
+  }
+}
+
+function bitCount(mask: number): number {
+  let count = 0;
+  for (let m = mask; m !== 0; m &= m - 1) count++;
+  return count;
+}
+
+/**
+ * The pass's working arrays, kept between passes: per queue position, and
+ * per index entry (a ticket has one entry per region it can play in).
+ * Allocating them in the pass (over 100 MB at a million tickets) cost more
+ * than the search itself, mostly in the full garbage collection that such
+ * an allocation sets off.
+ */
+class PassBuffers {
+  /** Queue position → slot. */
+  slots = new Int32Array(0);
+  /** Percentile bucket of each position's lowest player. */
+  bucket = new Int32Array(0);
+  /** 1 once the position's ticket is in a match. */
+  matched = new Uint8Array(0);
+  /** Each position's first index entry, or -1 (it can play in no region). */
+  firstEntry = new Int32Array(0);
+  /** Entry → queue position. */
+  entries = new Int32Array(0);
+  /** ENTRY fields per entry. */
+  entryRec = new Float64Array(0);
+  /** Skip pointers over matched entries. */
+  skip = new Int32Array(0);
+  /** First entry of each region × bucket, and a running copy for the fill. */
+  starts = new Int32Array(0);
+  fill = new Int32Array(0);
+
+  /**
+   * Room for `tickets` positions, `entries` entries and `buckets` bucket
+   * starts. Grows by doubling; with `shrink`, also gives memory back when
+   * more than four times what is needed (after a pass emptied a big queue).
+   */
+  fit(tickets: number, entries: number, buckets: number, shrink = true): void {
+    const resize = (capacity: number, needed: number): number => {
+      if (needed > capacity) return Math.max(1024, needed, 2 * capacity);
+      if (shrink && capacity > 4 * Math.max(1024, needed)) return Math.max(1024, 2 * needed);
+      return capacity;
+    };
+    const positions = resize(this.slots.length, tickets);
+    if (positions !== this.slots.length) {
+      this.slots = new Int32Array(positions);
+      this.bucket = new Int32Array(positions);
+      this.matched = new Uint8Array(positions);
+      this.firstEntry = new Int32Array(positions);
+    }
+    const entryCapacity = resize(this.entries.length, entries);
+    if (entryCapacity !== this.entries.length) {
+      this.entries = new Int32Array(entryCapacity);
+      this.entryRec = new Float64Array(entryCapacity * ENTRY);
+      this.skip = new Int32Array(entryCapacity);
+    }
+    if (buckets > this.starts.length) {
+      this.starts = new Int32Array(buckets);
+      this.fill = new Int32Array(buckets);
+    }
   }
 }
 
