@@ -100,6 +100,12 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(board.body.entries[0].rank).toBe(1);
     const around = await anon.get('/v1/ladders/duel/leaderboard?limit=3&around=dan');
     expect(around.body.entries.map((e: { id: string }) => e.id)).toContain('dan');
+    // Prefix search on ids (migration 3 indexes ids for it); LIKE's wildcards are taken literally.
+    const searched = await anon.get('/v1/ladders/duel/leaderboard?search=a');
+    expect(searched.body.entries.map((e: { id: string }) => e.id)).toEqual(['ann']);
+    expect(searched.body.entries[0].rank).toBe(1);
+    expect((await anon.get('/v1/ladders/duel/leaderboard?search=%25')).body.entries).toEqual([]);
+    expect((await anon.get('/v1/ladders/duel/leaderboard?search=_nn')).body.entries).toEqual([]);
     const bad = await anon.get('/v1/ladders/duel/leaderboard?limit=100000');
     expect(bad.status).toBe(400);
     expect(bad.body.error.field).toBe('limit');
