@@ -113,9 +113,14 @@ ALTER TABLE ladders ADD COLUMN version int8 NOT NULL DEFAULT 0;`,
 -- lives in the rankings (in process or Redis), never in this index; the only
 -- query that ordered by it was the id-prefix search, which gets an index on
 -- id that rating updates never touch. Measured: about 20 % more 6v6 matches/s.
+-- Rows up to a page (a 6v6 answer is ~2 KB) stay inline and uncompressed
+-- rather than being compressed from 2 KB on: a few % less PostgreSQL CPU.
 DROP INDEX players_by_rating;
 CREATE INDEX players_by_id_prefix ON players (ladder, id text_pattern_ops);
-ALTER TABLE players SET (fillfactor = 70);`,
+ALTER TABLE players SET (fillfactor = 70);
+ALTER TABLE idempotency SET (toast_tuple_target = 8160);
+ALTER TABLE rating_changes SET (toast_tuple_target = 8160);
+ALTER TABLE matches SET (toast_tuple_target = 8160);`,
   },
 ];
 

@@ -6,7 +6,7 @@
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { openPglite } from '../../src/store/database.js';
 import { MIGRATIONS, migrate } from '../../src/store/migrations.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.js';
@@ -18,8 +18,8 @@ export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 export type Backend = 'pglite' | 'postgres+redis';
 export const BACKENDS: Backend[] = ['pglite', 'postgres+redis'];
 
-/** Shared by test files and runs; named after the latest migration so a schema change makes a new one. */
-const template = join(tmpdir(), `ladder-pglite-template-v${MIGRATIONS[MIGRATIONS.length - 1]!.version}`);
+/** Shared by test files and runs; named after a digest of the migrations, so any change to them makes a new one. */
+const template = join(tmpdir(), `ladder-pglite-template-${hash('sha256', JSON.stringify(MIGRATIONS)).slice(0, 16)}`);
 
 /** A fresh PGlite data directory, migrated, copied from a template made once. */
 export async function freshDataDir(): Promise<string> {
