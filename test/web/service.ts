@@ -18,7 +18,7 @@ export async function startService(): Promise<RunningService> {
     dataDir,
     adminKey: ADMIN_KEY,
     // The seed posts a few hundred requests in a burst.
-    rateLimit: { ratePerSecond: 100_000, burst: 100_000 },
+    rateLimit: { perSecond: 100_000, burst: 100_000 },
     // Tests trigger matchmaking themselves, so the queue holds still while asserted.
     matchmakingIntervalMs: 3_600_000,
   });
