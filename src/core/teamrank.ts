@@ -184,7 +184,17 @@ export function teamRankMatch(
 
     for (const player of teams[t]!) {
       const r0 = player.rank;
-      const base = { id: player.id, team: t, before: r0 };
+      // One literal per change, not spreads of partial objects: a spread is a
+      // slow generic copy, and this runs for every player of every match.
+      const change = (after: number, outcome: TeamRankOutcome, averageModifier: number, quitterModifier: number): TeamRankChange => ({
+        id: player.id,
+        team: t,
+        before: r0,
+        after,
+        outcome,
+        averageModifier,
+        quitterModifier,
+      });
       if (player.quit) {
         let standardLoss = r0 - stakeOf(r0);
         let mods = { averageModifier: 1, quitterModifier: 1 };
@@ -194,29 +204,25 @@ export function teamRankMatch(
         }
         const automatic = r0 - stakeOf(r0);
         const useStandard = standardLoss < automatic;
-        changes.push({
-          ...base,
-          after: clamp(Math.min(automatic, standardLoss)),
-          outcome: 'quit',
-          ...(useStandard ? mods : { averageModifier: 1, quitterModifier: 1 }),
-        });
+        const after = clamp(Math.min(automatic, standardLoss));
+        changes.push(useStandard ? change(after, 'quit', mods.averageModifier, mods.quitterModifier) : change(after, 'quit', 1, 1));
         continue;
       }
       if (allQuit[other]) {
-        changes.push({ ...base, after: clamp(r0 + stakeOf(r0)), outcome: 'walkover', averageModifier: 1, quitterModifier: 1 });
+        changes.push(change(clamp(r0 + stakeOf(r0)), 'walkover', 1, 1));
         continue;
       }
       const rankUp = teamResult === 'win' || (teamResult === 'draw' && ya < oa);
       if (rankUp) {
         needModifiers();
         const mods = winModifiers();
-        changes.push({ ...base, after: clamp(r0 + stakeOf(r0) * mods.averageModifier * mods.quitterModifier), outcome: teamResult, ...mods });
+        changes.push(change(clamp(r0 + stakeOf(r0) * mods.averageModifier * mods.quitterModifier), teamResult, mods.averageModifier, mods.quitterModifier));
       } else if (teamResult === 'loss') {
         needModifiers();
         const mods = lossModifiers();
-        changes.push({ ...base, after: clamp(r0 - stakeOf(r0) * mods.averageModifier * mods.quitterModifier), outcome: 'loss', ...mods });
+        changes.push(change(clamp(r0 - stakeOf(r0) * mods.averageModifier * mods.quitterModifier), 'loss', mods.averageModifier, mods.quitterModifier));
       } else {
-        changes.push({ ...base, after: r0, outcome: 'draw', averageModifier: 1, quitterModifier: 1 });
+        changes.push(change(r0, 'draw', 1, 1));
       }
     }
   }

@@ -168,6 +168,23 @@ function textArray(values: readonly (string | null)[]): string | readonly (strin
   return `{${json.slice(1, -1)}}`;
 }
 
+/**
+ * A numeric array parameter (int4[], int8[], float8[]) as an array literal,
+ * for the same reason as `textArray`. Exact: a JS number's shortest
+ * round-trip text reads back as the same double in PostgreSQL. Integers past
+ * 1e21 (which JS would write in exponent form, invalid for int8) are never
+ * stored: sequence numbers, counts and epoch milliseconds.
+ */
+function numberArray(values: readonly (number | null)[]): string {
+  let literal = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) literal += ',';
+    const value = values[i];
+    literal += value === null ? 'NULL' : String(value);
+  }
+  return `${literal}}`;
+}
+
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -591,27 +608,27 @@ export class MatchWriter {
         newPlayers,
         textArray(keys),
         textArray(givenIds),
-        matchRows.seq,
+        numberArray(matchRows.seq),
         textArray(matchRows.id),
-        matchRows.at,
-        matchRows.receivedAt,
+        numberArray(matchRows.at),
+        numberArray(matchRows.receivedAt),
         textArray(matchRows.body),
         textArray(matchRows.wp),
         textArray(finals.map((p) => p.id)),
-        finals.map((p) => p.state.rating),
-        finals.map((p) => p.state.rd ?? null),
-        finals.map((p) => p.state.volatility ?? null),
-        finals.map((p) => p.state.matches),
-        finals.map((p) => p.state.lastAt ?? null),
+        numberArray(finals.map((p) => p.state.rating)),
+        numberArray(finals.map((p) => p.state.rd ?? null)),
+        numberArray(finals.map((p) => p.state.volatility ?? null)),
+        numberArray(finals.map((p) => p.state.matches)),
+        numberArray(finals.map((p) => p.state.lastAt ?? null)),
         textArray(changeRows.player),
-        changeRows.seq,
-        changeRows.team,
+        numberArray(changeRows.seq),
+        numberArray(changeRows.team),
         textArray(changeRows.before),
         textArray(changeRows.after),
         textArray(changeRows.terms),
         textArray(idemRows.key),
         textArray(idemRows.hash),
-        idemRows.status,
+        numberArray(idemRows.status),
         textArray(idemRows.response),
         Date.now(),
         token,

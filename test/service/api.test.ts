@@ -51,6 +51,10 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(after.bob.rating).toBeCloseTo(bob.getRating(), 6);
     expect(reply.body.players[0].terms).toMatchObject({ score: 1, expected: 0.5, surprise: 0.5 });
     expect(reply.body.match).toMatchObject({ id: 'm1', seq: 1 });
+    // The stored state is the answer's, to the last bit (numbers go to the database as array literals).
+    const stored = await admin.get('/v1/ladders/duel/players/ann');
+    expect([stored.body.rating, stored.body.rd, stored.body.volatility]).toEqual([after.ann.rating, after.ann.rd, after.ann.volatility]);
+    expect(Object.is(stored.body.rating, after.ann.rating)).toBe(true);
   });
 
   it('answers a repeated Idempotency-Key with the same body and does not rate twice; another body is 409', async () => {
