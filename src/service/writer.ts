@@ -582,7 +582,7 @@ export class MatchWriter {
          RETURNING version = $32 AS applied
        ), m AS (
          INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
-         SELECT $1, s, i, a, r, NULL, b::jsonb, w::jsonb FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[]) AS u(s, i, a, r, b, w)
+         SELECT $1, s, i, a, r, NULL, b::json, w::jsonb FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[]) AS u(s, i, a, r, b, w)
          WHERE EXISTS (SELECT 1 FROM l WHERE applied)
        ), p AS (
          INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
@@ -591,7 +591,7 @@ export class MatchWriter {
          ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at
        ), c AS (
          INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms)
-         SELECT $1, p, s, t, b::jsonb, a::jsonb, x::jsonb FROM unnest($21::text[], $22::int8[], $23::int4[], $24::text[], $25::text[], $26::text[]) AS u(p, s, t, b, a, x)
+         SELECT $1, p, s, t, b::json, a::json, x::json FROM unnest($21::text[], $22::int8[], $23::int4[], $24::text[], $25::text[], $26::text[]) AS u(p, s, t, b, a, x)
          WHERE EXISTS (SELECT 1 FROM l WHERE applied)
        ), k AS (
          INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
@@ -708,7 +708,7 @@ export class MatchWriter {
     if (rated > 0) {
       await tx.query(
         `INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
-         SELECT $1, s, i, a, r, rd, b::jsonb, w::jsonb FROM unnest($2::int8[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[]) AS u(s, i, a, r, rd, b, w)`,
+         SELECT $1, s, i, a, r, rd, b::json, w::jsonb FROM unnest($2::int8[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[]) AS u(s, i, a, r, rd, b, w)`,
         [ladder.id, matchRows.seq, matchRows.id, matchRows.at, matchRows.receivedAt, matchRows.round, matchRows.body, matchRows.wp],
       );
       const finals = [...changed.values()];
@@ -730,7 +730,7 @@ export class MatchWriter {
       newPlayers = inserted.filter((row) => row.inserted).length;
       await tx.query(
         `INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms)
-         SELECT $1, p, s, t, b::jsonb, a::jsonb, x::jsonb FROM unnest($2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::text[]) AS u(p, s, t, b, a, x)`,
+         SELECT $1, p, s, t, b::json, a::json, x::json FROM unnest($2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::text[]) AS u(p, s, t, b, a, x)`,
         [ladder.id, changeRows.player, changeRows.seq, changeRows.team, changeRows.before, changeRows.after, changeRows.terms],
       );
     }
