@@ -725,7 +725,7 @@ export class Matchmaker {
     this.entryTotal += bitCount(regionMask);
     // The pass's working arrays grow here, with the queue, so a pass itself
     // allocates nothing in proportion to the queue but its output.
-    this.passBuffers.fit(this.liveCount + 1, this.entryTotal, (this.regionNames.length) * BUCKETS + 1, false);
+    this.passBuffers.fit(this.liveCount + 1, this.entryTotal, this.regionNames.length * BUCKETS + 1, false);
     return slot;
   }
 
