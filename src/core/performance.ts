@@ -289,6 +289,12 @@ function findDecreasingRoot(f: (rating: number) => number, low: number, high: nu
   return low + (high - low) / 2;
 }
 
+/** The root of a decreasing `f`, searched from 400 below the weakest opponent to 400 above the strongest. */
+function rootNearOpponents(games: readonly CheckedGame[], f: (rating: number) => number): number {
+  const [lowest, highest] = opponentRange(games);
+  return findDecreasingRoot(f, lowest - 400, highest + 400);
+}
+
 function opponentRange(games: readonly CheckedGame[]): [number, number] {
   let low = Infinity;
   let high = -Infinity;
@@ -377,17 +383,12 @@ export function algo400(games: readonly PerformanceGame[]): number {
 
 function solveMaxLikelihood(games: readonly CheckedGame[]): number {
   const scale = Math.max(...games.map((g) => g.weight));
-  const [lowest, highest] = opponentRange(games);
   // d/dR of sum w_i log P(result_i) is (ln 10 / 400) * sum w_i (s_i - E_i(R)).
-  return findDecreasingRoot(
-    (rating) => {
-      let slope = 0;
-      for (const g of games) slope += (g.weight / scale) * (g.score - expectedScore(rating, g.opponent));
-      return slope;
-    },
-    lowest - 400,
-    highest + 400,
-  );
+  return rootNearOpponents(games, (rating) => {
+    let slope = 0;
+    for (const g of games) slope += (g.weight / scale) * (g.score - expectedScore(rating, g.opponent));
+    return slope;
+  });
 }
 
 /**
@@ -417,8 +418,7 @@ function replayEnd(games: readonly CheckedGame[], start: number, rule: ReplayRul
 }
 
 function solveNetzero(games: readonly CheckedGame[], rule: ReplayRule): number {
-  const [lowest, highest] = opponentRange(games);
-  return findDecreasingRoot((start) => replayEnd(games, start, rule) - start, lowest - 400, highest + 400);
+  return rootNearOpponents(games, (start) => replayEnd(games, start, rule) - start);
 }
 
 /**
@@ -437,17 +437,12 @@ export function netzero(games: readonly PerformanceGame[], options: PerformanceO
 }
 
 function solveUnorderedNetzero(games: readonly CheckedGame[], rule: ReplayRule): number {
-  const [lowest, highest] = opponentRange(games);
-  return findDecreasingRoot(
-    (rating) => {
-      let change = 0;
-      // Every game starts from the same rating and fresh state: nothing carries over.
-      for (const g of games) change += beginReplay(rule)(rating, g.game) - rating;
-      return change;
-    },
-    lowest - 400,
-    highest + 400,
-  );
+  return rootNearOpponents(games, (rating) => {
+    let change = 0;
+    // Every game starts from the same rating and fresh state: nothing carries over.
+    for (const g of games) change += beginReplay(rule)(rating, g.game) - rating;
+    return change;
+  });
 }
 
 /**

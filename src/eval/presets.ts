@@ -76,6 +76,27 @@ const glickoFit: ParameterSpec[] = [
 const eloFit = (min = 4, max = 200): ParameterSpec => ({ name: 'k', min, max, initial: 32 });
 const homeFit: ParameterSpec = { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 };
 
+/** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
+function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[]): DatasetPreset {
+  return {
+    name,
+    title,
+    split: 'no training part: every game predicted, then learnt; scored if a player was seen before',
+    load: () => loadHalo2(file),
+    isTest: () => true,
+    scored: 'any-seen',
+    draws: 'davidson',
+    reportCounts: true,
+    runs: [
+      { label: 'elo, K 32', system: 'elo' },
+      { label: 'glicko2, defaults', system: 'glicko2' },
+      { label: 'teamrank, defaults', system: 'teamrank' },
+    ],
+    peers: [{ openskill: {} }, { trueskill: {} }],
+    published,
+  };
+}
+
 export const PRESETS: DatasetPreset[] = [
   {
     name: 'tennis-kdd19',
@@ -169,43 +190,13 @@ export const PRESETS: DatasetPreset[] = [
       },
     ],
   },
-  {
-    name: 'halo2-h2h',
-    title: 'Halo 2 beta HeadToHead (1v1), all games online',
-    split: 'no training part: every game predicted, then learnt; scored if a player was seen before',
-    load: () => loadHalo2('HeadToHead'),
-    isTest: () => true,
-    scored: 'any-seen',
-    draws: 'davidson',
-    reportCounts: true,
-    runs: [
-      { label: 'elo, K 32', system: 'elo' },
-      { label: 'glicko2, defaults', system: 'glicko2' },
-      { label: 'teamrank, defaults', system: 'teamrank' },
-    ],
-    peers: [{ openskill: {} }, { trueskill: {} }],
-    published: [
-      { model: 'TrueSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
-      { model: 'OpenSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
-    ],
-  },
-  {
-    name: 'halo2-largeteam',
-    title: 'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online',
-    split: 'no training part: every game predicted, then learnt; scored if a player was seen before',
-    load: () => loadHalo2('LargeTeam'),
-    isTest: () => true,
-    scored: 'any-seen',
-    draws: 'davidson',
-    reportCounts: true,
-    runs: [
-      { label: 'elo, K 32', system: 'elo' },
-      { label: 'glicko2, defaults', system: 'glicko2' },
-      { label: 'teamrank, defaults', system: 'teamrank' },
-    ],
-    peers: [{ openskill: {} }, { trueskill: {} }],
-    published: [{ model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' }],
-  },
+  halo2Preset('halo2-h2h', 'HeadToHead', 'Halo 2 beta HeadToHead (1v1), all games online', [
+    { model: 'TrueSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
+    { model: 'OpenSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
+  ]),
+  halo2Preset('halo2-largeteam', 'LargeTeam', 'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online', [
+    { model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' },
+  ]),
   {
     name: 'owl',
     title: 'Overwatch League maps 2018–2019 (6v6 lineups, drawn maps)',

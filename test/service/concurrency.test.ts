@@ -60,6 +60,14 @@ async function expectStored(api: ReturnType<typeof client>, expected: Map<string
 
 describe('concurrent submissions sharing players', () => {
   const servers: TestServer[] = [];
+  /** Two instances sharing one PostgreSQL schema and one Redis prefix, with an admin client each. */
+  async function twoInstances() {
+    const first = await startTestServer({ backend: 'postgres+redis' });
+    servers.push(first);
+    const second = await startTestServer({ backend: 'postgres+redis', schema: first.schema, prefix: first.prefix });
+    servers.push(second);
+    return { first, second, one: client(first.url, first.admin), two: client(second.url, second.admin) };
+  }
   afterAll(async () => {
     for (const s of servers) await s.dispose();
     await cleanupShared(servers[0]?.schema, servers[0]?.prefix);
@@ -80,12 +88,7 @@ describe('concurrent submissions sharing players', () => {
   });
 
   it('two instances on one PostgreSQL and Redis: equal to a sequential replay, one leaderboard', async () => {
-    const first = await startTestServer({ backend: 'postgres+redis' });
-    servers.push(first);
-    const second = await startTestServer({ backend: 'postgres+redis', schema: first.schema, prefix: first.prefix });
-    servers.push(second);
-    const one = client(first.url, first.admin);
-    const two = client(second.url, second.admin);
+    const { first, one, two } = await twoInstances();
     await one.post('/v1/ladders', { id: 'race', system: 'glicko2', standings: { placementMatches: 1 } });
     const matches = generateMatches(300, 11);
     const seqOf = await submitAll([one, two], matches, 32);
@@ -103,12 +106,7 @@ describe('concurrent submissions sharing players', () => {
   });
 
   it('two instances taking turns: each notices the other moved the ladder and rates from the stored states', async () => {
-    const first = await startTestServer({ backend: 'postgres+redis' });
-    servers.push(first);
-    const second = await startTestServer({ backend: 'postgres+redis', schema: first.schema, prefix: first.prefix });
-    servers.push(second);
-    const one = client(first.url, first.admin);
-    const two = client(second.url, second.admin);
+    const { first, second, one, two } = await twoInstances();
     await one.post('/v1/ladders', { id: 'race', system: 'glicko2' });
     const matches = generateMatches(40, 13);
     const seqOf = new Map<string, number>();
