@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { seedDemo } from '../service/demo.js';
 import { startService } from '../service/index.js';
+import { registerWeb } from '../web/index.js';
 import { action, numberOption } from './errors.js';
 
 export function register(program: Command): void {
@@ -18,8 +19,11 @@ export function register(program: Command): void {
     .option('--demo', 'seed public demo ladders on first start (npm start)', false)
     .option('--rate-limit <perSecond>', 'requests per second per API key (burst twice that)', numberOption('rate-limit'), 5000)
     .option('--log', 'log every request (JSON lines on stdout)', false)
+    .option('--cors-origin <origin...>', 'allow browsers on these origins to call the API (env LADDER_CORS_ORIGINS, comma-separated); CORS is off without it')
+    .option('--metrics-key', 'answer /metrics only to callers with a read key (by default it is open but leaves out private ladders)', false)
     .action(
-      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean }) => {
+      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean; corsOrigin?: string[]; metricsKey: boolean }) => {
+        const corsOrigins = opts.corsOrigin ?? (process.env.LADDER_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
         const service = await startService({
           host: opts.host,
           port: opts.port,
@@ -31,9 +35,13 @@ export function register(program: Command): void {
           adminKey: process.env.LADDER_ADMIN_KEY || undefined,
           rateLimit: { perSecond: opts.rateLimit },
           logger: opts.log,
-          onAdminKey: (key, generated) => {
-            if (generated) process.stderr.write(`ladder: first admin key (shown once, store it now): ${key}\n`);
-            else process.stderr.write('ladder: admin key from LADDER_ADMIN_KEY registered\n');
+          cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
+          metricsAccess: opts.metricsKey ? 'key' : 'public',
+          plugins: [(app) => registerWeb(app, {})],
+          onAdminKey: (event) => {
+            if (event.kind === 'generated') process.stderr.write(`ladder: first admin key (shown once, store it now): ${event.key}\n`);
+            else if (event.kind === 'registered') process.stderr.write('ladder: admin key from LADDER_ADMIN_KEY registered\n');
+            else process.stderr.write('ladder: an admin key exists already; add another with POST /v1/keys (admin scope), or start with LADDER_ADMIN_KEY set to a new key of 16+ characters\n');
           },
         });
         if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');

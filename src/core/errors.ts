@@ -17,6 +17,8 @@ export class InvalidInputError extends LadderError {
   override name = 'InvalidInputError';
   readonly field: string | undefined;
   readonly line: number | undefined;
+  /** The message without its `line N, field F: ` prefix, for callers that report line and field themselves. */
+  readonly detail: string;
 
   constructor(message: string, options: { field?: string; line?: number } = {}) {
     const where = [
@@ -26,14 +28,14 @@ export class InvalidInputError extends LadderError {
       .filter(Boolean)
       .join(', ');
     super(where ? `${where}: ${message}` : message);
+    this.detail = message;
     this.field = options.field;
     this.line = options.line;
   }
 
   /** The same error, placed on a line of an input file. */
   atLine(line: number): InvalidInputError {
-    const bare = this.message.replace(/^(line \d+, )?(field [^:]+: )?/, '');
-    return new InvalidInputError(bare, { field: this.field, line });
+    return new InvalidInputError(this.detail, { field: this.field, line });
   }
 }
 

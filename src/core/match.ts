@@ -6,6 +6,7 @@
  * has a rank, from its `score` (higher is better).
  */
 import { InvalidInputError } from './errors.js';
+import { identifierProblem } from './ids.js';
 
 export interface MatchPlayer {
   id: string;
@@ -53,8 +54,6 @@ export interface MatchInput {
   home?: number;
 }
 
-const MAX_ID_LENGTH = 200;
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -66,8 +65,8 @@ function fail(field: string, message: string): never {
 function parseId(value: unknown, field: string): string {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') fail(field, `must be a string id, got ${describe(value)}`);
-  if (value.length === 0) fail(field, 'must not be empty');
-  if (value.length > MAX_ID_LENGTH) fail(field, `must be at most ${MAX_ID_LENGTH} characters`);
+  const problem = identifierProblem(value);
+  if (problem !== undefined) fail(field, problem);
   return value;
 }
 
@@ -82,6 +81,14 @@ function parseFiniteNumber(value: unknown, field: string, { min }: { min?: numbe
   if (typeof value !== 'number' || !Number.isFinite(value)) fail(field, `must be a finite number, got ${describe(value)}`);
   if (min !== undefined && value < min) fail(field, `must be at least ${min}, got ${value}`);
   return value;
+}
+
+/** Whether the fields name a real moment of the proleptic Gregorian calendar (24:00 not included). */
+function isCalendarDate(year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  return day <= days;
 }
 
 /**
@@ -102,6 +109,9 @@ export function parseTime(value: unknown, field = 'at'): number {
     if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day) ms = NaN;
   } else {
     ms = Date.parse(value);
+    // Date.parse rolls an impossible ISO date over (2024-02-30 becomes March 1): such a string is not a date.
+    const iso = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(value);
+    if (iso && !isCalendarDate(+iso[1]!, +iso[2]!, +iso[3]!, iso[4] === undefined ? 0 : +iso[4], iso[5] === undefined ? 0 : +iso[5], iso[6] === undefined ? 0 : +iso[6])) ms = NaN;
   }
   if (!Number.isFinite(ms)) fail(field, `is not a date: ${JSON.stringify(value.slice(0, 40))}`);
   return ms;

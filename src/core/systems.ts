@@ -17,6 +17,19 @@ import { type Match, pairScore, teamPlacements } from './match.js';
 import { resolveTeamRankOptions, teamRankMatch, teamRankWinProbability, type TeamRankOptions, type TeamRankPlayer, type TeamRankResult } from './teamrank.js';
 import { resolveWvwOptions, wvwGlickoScore, type WvwOptions } from './wvw.js';
 
+
+/**
+ * The later of two times. A player's `lastAt` only moves forward: a match
+ * reported late (its `at` before the player's last match) is rated in
+ * arrival order and leaves `lastAt` where it was, so it never makes the
+ * player look inactive.
+ */
+function latest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a > b ? a : b;
+}
+
 export type SystemName = 'glicko2' | 'wvw' | 'teamrank' | 'elo';
 export const SYSTEM_NAMES: readonly SystemName[] = ['glicko2', 'wvw', 'teamrank', 'elo'];
 
@@ -301,7 +314,7 @@ function eloSystem(options: EloOptions): RatingSystem {
     for (const p of pending) {
       const before = stateOf(states, p.id, initial);
       const after: PlayerState = { rating: before.rating + changes.get(p.id)!, matches: before.matches + counts.get(p.id)! };
-      const lastAt = lastAts.get(p.id) ?? before.lastAt;
+      const lastAt = latest(lastAts.get(p.id), before.lastAt);
       if (lastAt !== undefined) after.lastAt = lastAt;
       ratings[p.match]!.players.push({ id: p.id, team: p.team, before, after, terms: { score: p.score, expected: p.expected, surprise: p.score - p.expected } });
     }
@@ -340,7 +353,7 @@ function teamRankSystem(options: TeamRankOptions): RatingSystem {
       players: changes.map((change, i) => {
         const before = flatBefore[i]!;
         const after: PlayerState = { rating: change.after, matches: before.matches + 1 };
-        const lastAt = match.at ?? before.lastAt;
+        const lastAt = latest(match.at, before.lastAt);
         if (lastAt !== undefined) after.lastAt = lastAt;
         return {
           id: change.id,

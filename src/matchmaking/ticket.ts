@@ -7,6 +7,7 @@
  * `rating` for team balance), pings per region and a filter.
  */
 import { InvalidInputError } from '../core/errors.js';
+import { identifierProblem, isIdentifier } from '../core/ids.js';
 
 export interface PlayerFilter {
   /** Accept players within this many percentiles of me. */
@@ -75,7 +76,8 @@ function parseNumber(value: unknown, field: string, min: number, max = Infinity)
 function parseId(value: unknown, field: string): string {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string' || value.length === 0) fail(field, `must be a non-empty string id, got ${describe(value)}`);
-  if (value.length > 200) fail(field, 'must be at most 200 characters');
+  const problem = identifierProblem(value);
+  if (problem !== undefined) fail(field, problem);
   return value;
 }
 
@@ -134,7 +136,7 @@ export function parseTicketInto(raw: unknown, teamSize: number, filterDefaults: 
     const player: unknown = rawPlayers[index];
     if (!isRecord(player)) fail(`players[${index}]`, `must be an object, got ${describe(player)}`);
     const rawId = player.id;
-    const playerId = typeof rawId === 'string' && rawId.length > 0 && rawId.length <= 200 ? rawId : parseId(rawId, `players[${index}].id`);
+    const playerId = typeof rawId === 'string' && isIdentifier(rawId) ? rawId : parseId(rawId, `players[${index}].id`);
     // Parties are small: a scan beats building a Set per ticket.
     for (let k = 0; k < index; k++) if (out.playerIds[k] === playerId) fail(`players[${index}].id`, `player "${playerId}" appears twice in the ticket`);
     out.playerIds[index] = playerId;

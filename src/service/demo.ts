@@ -8,7 +8,7 @@ import { mulberry32 } from '../core/wvw.js';
 import type { Match } from '../core/match.js';
 import { wvwGroups } from '../core/wvw.js';
 import type { Service } from './index.js';
-import { HttpError } from './errors.js';
+import { NotFoundError } from './errors/index.js';
 import type { TicketStore } from './tickets.js';
 
 const DAY = 86_400_000;
@@ -24,7 +24,7 @@ export async function seedDemo(service: Service): Promise<boolean> {
     await service.ladders.get('ranked-6v6');
     return false;
   } catch (error) {
-    if (!(error instanceof HttpError && error.status === 404)) throw error;
+    if (!(error instanceof NotFoundError)) throw error;
   }
   const random = mulberry32(2024);
   const now = Date.now();

@@ -1,18 +1,34 @@
 /**
  * Starts the service: database (PGlite or PostgreSQL), migrations, shared
- * state (Redis or in process), the HTTP app and the matchmaking loop.
+ * state (Redis or in process), the HTTP app and the matchmaking loop. This
+ * is the composition root; the dashboard or any other Fastify plugin is
+ * registered by whoever starts the service (`plugins`), never imported here.
  */
 import type { FastifyInstance } from 'fastify';
-import { registerWeb } from '../web/index.js';
-import { type Database, openDatabase } from '../store/database.js';
+import { DataDirectoryLockedError, type Database, openDatabase } from '../store/database.js';
+import { DatabaseUnavailableError } from '../store/database-errors.js';
 import { migrate } from '../store/migrations.js';
-import { matchmakingPass, buildApp } from './app.js';
-import { KeyStore, RateLimiter, type RateLimitOptions } from './auth.js';
+import { type AppContext, buildApp } from './http/app.js';
+import type { CorsOptions } from './http/security.js';
+import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
+import { startMatchmakingLoop } from './matchmaking-pass.js';
 import { serviceMetrics } from './metrics.js';
 import { MemoryRankings, RedisRankings, type Rankings } from './rankings.js';
+import { ServiceStartError } from './start-errors.js';
 import { MemoryTicketStore, RedisTicketStore, type TicketStore } from './tickets.js';
-import { MatchWriter, type WriterOptions } from './writer.js';
+import { MatchWriter, type WriterOptions } from './writer/index.js';
+
+export { ServiceStartError } from './start-errors.js';
+
+/** What happened to the first admin key at start. */
+export type AdminKeyEvent =
+  /** Generated now (no key existed): print it, it is shown once. */
+  | { kind: 'generated'; key: string }
+  /** LADDER_ADMIN_KEY (adminKey) was stored now. */
+  | { kind: 'registered' }
+  /** Keys exist already; nothing was created. */
+  | { kind: 'exists' };
 
 export interface ServiceOptions {
   /** @default '127.0.0.1' */
@@ -36,8 +52,6 @@ export interface ServiceOptions {
   rateLimit?: RateLimitOptions;
   /** Milliseconds between matchmaking passes. @default 1000 */
   matchmakingIntervalMs?: number;
-  /** Serve the dashboard (src/web) at `/`. @default true */
-  web?: boolean;
   /** @default false */
   logger?: boolean;
   /** PostgreSQL pool size. @default 10 */
@@ -47,8 +61,19 @@ export interface ServiceOptions {
    * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
    */
   writer?: WriterOptions;
-  /** Called once with a generated first admin key (print it). */
-  onAdminKey?: (key: string, generated: boolean) => void;
+  /** Who may scrape /metrics (see AppContext.metricsAccess). @default 'public' */
+  metricsAccess?: 'public' | 'key';
+  /** Cross-origin browser access by a list of origins; off when absent. */
+  cors?: CorsOptions;
+  /** Fastify plugins registered on the app before it listens (the dashboard: `registerWeb`). */
+  plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
+  /** Called once the server listens, with what happened to the first admin key. */
+  onAdminKey?: (event: AdminKeyEvent) => void;
+  /**
+   * Problems the service survives (a failed matchmaking pass, Redis away),
+   * at most one line per kind every 10 s. @default a line on standard error
+   */
+  onWarning?: (message: string) => void;
 }
 
 export interface Service {
@@ -58,6 +83,7 @@ export interface Service {
   ladders: Ladders;
   writer: MatchWriter;
   tickets: TicketStore;
+  rankings: Rankings;
   close(): Promise<void>;
   /** Runs one matchmaking pass over every queue now (tests, demo). */
   matchmakeNow(): Promise<number>;
@@ -69,8 +95,63 @@ function positiveEnv(name: string): number | undefined {
   return Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
+/** `host:port` of a Redis URL, for messages (never the password). */
+function redisAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname || '127.0.0.1'}:${parsed.port || '6379'}`;
+  } catch {
+    return 'the configured address';
+  }
+}
+
+/** A warning sink that says each kind of problem at most once every 10 s. */
+function throttled(sink: (message: string) => void): (kind: string, message: string) => void {
+  const last = new Map<string, number>();
+  return (kind, message) => {
+    const now = Date.now();
+    if ((last.get(kind) ?? 0) > now - 10_000) return;
+    last.set(kind, now);
+    sink(message);
+  };
+}
+
+function describeCause(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'error';
+}
+
+async function connectRedis(url: string): Promise<import('ioredis').Redis> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 3000,
+    // While Redis is away, calls fail at once (503 to clients) instead of queueing; the client keeps reconnecting.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new ServiceStartError('redis-unreachable', `Redis at ${redisAddress(url)} is unreachable (${describeCause(error)}); start it, or unset REDIS_URL to keep shared state in process`, { cause: error });
+  }
+  return redis;
+}
+
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
-  const db = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, schema: options.databaseSchema, poolSize: options.poolSize });
+  const warn = throttled(options.onWarning ?? ((message) => process.stderr.write(`ladder: ${message}\n`)));
+  let db: Database;
+  try {
+    db = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, schema: options.databaseSchema, poolSize: options.poolSize });
+  } catch (error) {
+    if (error instanceof DataDirectoryLockedError) throw new ServiceStartError('data-directory', error.message, { cause: error });
+    if (options.databaseUrl === undefined) {
+      throw new ServiceStartError('data-directory', `cannot open the data directory ${options.dataDir ?? './ladder-data'} (${describeCause(error)}); check that it is writable or choose another with --data`, { cause: error });
+    }
+    throw error;
+  }
   const cleanups: Array<() => Promise<void> | void> = [() => db.close()];
   const closeAll = async () => {
     for (const cleanup of cleanups.reverse()) {
@@ -82,23 +163,23 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     }
   };
   try {
-    await migrate(db);
+    try {
+      await migrate(db);
+    } catch (error) {
+      if (error instanceof DatabaseUnavailableError && options.databaseUrl !== undefined) {
+        throw new ServiceStartError('database-unreachable', `PostgreSQL at ${redisAddress(options.databaseUrl)} is unreachable or refused the migrations (${error.sqlState ?? describeCause(error.cause)})`, { cause: error });
+      }
+      throw error;
+    }
     const keys = new KeyStore(db);
-    const boot = await keys.bootstrap(options.adminKey);
-    if (boot) options.onAdminKey?.(boot.key, boot.generated);
-
     const ladders = new Ladders(db);
     const metrics = serviceMetrics();
     let rankings: Rankings;
     let tickets: TicketStore;
     if (options.redisUrl) {
-      const { Redis } = await import('ioredis');
-      const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
-      redis.on('error', () => {});
-      await redis.connect();
-      cleanups.push(() => {
-        redis.disconnect();
-      });
+      const redis = await connectRedis(options.redisUrl);
+      cleanups.push(() => redis.disconnect());
+      redis.on('error', (error: unknown) => warn('redis', `Redis at ${redisAddress(options.redisUrl!)} is unavailable (${describeCause(error)}); ratings are still written, leaderboards and tickets answer 503 until it returns`));
       const prefix = options.redisPrefix ?? 'ladder:';
       rankings = new RedisRankings(redis, db, prefix);
       const store = new RedisTicketStore(redis, prefix);
@@ -108,52 +189,70 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       rankings = new MemoryRankings(db);
       tickets = new MemoryTicketStore();
     }
-    cleanups.push(() => rankings.close(), () => tickets.close());
+    cleanups.push(
+      () => rankings.close(),
+      () => tickets.close(),
+    );
 
-    const writer = new MatchWriter(db, ladders, {
-      onCommit: async (ladder, players, rated, lastSeq) => {
-        metrics.matchesRated.inc({ ladder: ladder.id }, rated);
-        await rankings.update(ladder, players, lastSeq);
+    const writer = new MatchWriter(
+      db,
+      {
+        onCommit: async (ladder, players, rated, lastSeq) => {
+          metrics.matchesRated.inc({ ladder: ladder.id }, rated);
+          // Derived state: when it fails (Redis away), the leaderboard catches up from the database later.
+          await rankings.update(ladder, players, lastSeq);
+        },
+        onBatch: (_ladder, size, _seconds, path) => {
+          metrics.batchSize.observe({}, size);
+          metrics.writeBatches.inc({ path });
+        },
       },
-      onBatch: (_ladder, size, _seconds, path) => {
-        metrics.batchSize.observe({}, size);
-        metrics.writeBatches.inc({ path });
+      {
+        maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),
+        pipelineDepth: options.writer?.pipelineDepth ?? positiveEnv('LADDER_WRITE_PIPELINE'),
+        maxCachedPlayers: options.writer?.maxCachedPlayers,
       },
-    }, {
-      maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),
-      pipelineDepth: options.writer?.pipelineDepth ?? positiveEnv('LADDER_WRITE_PIPELINE'),
-      maxCachedPlayers: options.writer?.maxCachedPlayers,
-    });
+    );
     cleanups.push(() => writer.close());
 
-    const app = await buildApp({ db, ladders, writer, rankings, keys, limiter: new RateLimiter(options.rateLimit), tickets, metrics, bodyLimit: options.bodyLimit, logger: options.logger });
-    if (options.web ?? true) await registerWeb(app, {});
-
-    const matchmakeNow = async () => {
-      let formed = 0;
-      for (const ladder of await tickets.queues()) {
-        try {
-          formed += await matchmakingPass({ db, tickets, metrics, ladders }, ladder);
-        } catch {
-          // A ladder removed or a transient failure: the next pass retries.
-        }
-      }
-      return formed;
+    const context: AppContext = {
+      db,
+      ladders,
+      writer,
+      rankings,
+      keys,
+      limiter: new RateLimiter(options.rateLimit),
+      tickets,
+      metrics,
+      bodyLimit: options.bodyLimit,
+      logger: options.logger,
+      metricsAccess: options.metricsAccess,
+      cors: options.cors,
     };
-    let passing = false;
-    const timer = setInterval(() => {
-      if (passing) return;
-      passing = true;
-      void matchmakeNow().finally(() => (passing = false));
-    }, options.matchmakingIntervalMs ?? 1000);
-    timer.unref();
-    cleanups.push(() => clearInterval(timer));
+    const app = await buildApp(context);
+    for (const plugin of options.plugins ?? []) await plugin(app);
 
-    await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+    const loop = startMatchmakingLoop({ db, tickets, metrics, ladders }, options.matchmakingIntervalMs ?? 1000, (error) =>
+      warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),
+    );
+    cleanups.push(() => loop.stop());
+
+    const host = options.host ?? '127.0.0.1';
+    try {
+      await app.listen({ host, port: options.port ?? 8080 });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        throw new ServiceStartError('port-in-use', `cannot listen on ${host}:${options.port ?? 8080} (${code}${code === 'EADDRINUSE' ? ': the port is in use' : ''}); choose another with --port`, { cause: error });
+      }
+      throw error;
+    }
     cleanups.push(() => app.close());
+    // Only now, with the server listening, is a first admin key created and reported: a start that fails leaves none behind.
+    const boot = await keys.bootstrap(options.adminKey);
+    options.onAdminKey?.(boot === undefined ? { kind: 'exists' } : boot.generated ? { kind: 'generated', key: boot.key } : { kind: 'registered' });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : options.port;
-    const host = options.host ?? '127.0.0.1';
     return {
       app,
       db,
@@ -161,7 +260,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       ladders,
       writer,
       tickets,
-      matchmakeNow,
+      rankings,
+      matchmakeNow: loop.runNow,
       close: closeAll,
     };
   } catch (error) {

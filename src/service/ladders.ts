@@ -7,7 +7,8 @@ import { InvalidInputError } from '../core/errors.js';
 import { createSystem, type RatingSystem, type SystemName } from '../core/systems.js';
 import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeaderboardOptions } from '../standings/index.js';
 import type { Database, Queryable } from '../store/database.js';
-import { NotFoundError, ConflictError } from './errors.js';
+import { findLadder, insertLadder, type LadderCounts, ladderCounts, type LadderRow, listLadders } from '../store/ladders.js';
+import { ConflictError, NotFoundError } from './errors/index.js';
 
 export interface MatchmakingSettings {
   /** Players per team. @default 6 for teamrank, else 1 */
@@ -39,17 +40,19 @@ export interface CreateLadderInput {
   matchmaking?: Partial<MatchmakingSettings>;
 }
 
-function build(row: { id: string; system: SystemName; options: Record<string, unknown>; settings: { standings?: LeaderboardOptions; matchmaking?: MatchmakingSettings }; public: boolean; created_at: number }): Ladder {
-  const standings = row.settings.standings ?? {};
+function build(row: LadderRow): Ladder {
+  const settings = row.settings as { standings?: LeaderboardOptions; matchmaking?: MatchmakingSettings };
+  const standings = settings.standings ?? {};
+  const system = row.system as SystemName;
   return {
     id: row.id,
-    system: row.system,
+    system,
     options: row.options,
     public: row.public,
     createdAt: row.created_at,
     standings,
-    matchmaking: row.settings.matchmaking ?? { teamSize: row.system === 'teamrank' ? 6 : 1, teams: 2 },
-    rating: createSystem(row.system, row.options),
+    matchmaking: settings.matchmaking ?? { teamSize: system === 'teamrank' ? 6 : 1, teams: 2 },
+    rating: createSystem(system, row.options),
     resolvedStandings: resolveLeaderboardOptions(standings),
   };
 }
@@ -61,18 +64,19 @@ export function checkLadder(input: CreateLadderInput): Ladder {
   try {
     system = createSystem(input.system, options);
   } catch (error) {
-    if (error instanceof InvalidInputError) throw new InvalidInputError(error.message.replace(/^field [^:]+: /, ''), { field: `options.${error.field ?? ''}`.replace(/\.$/, '') });
+    if (error instanceof InvalidInputError) throw new InvalidInputError(error.detail, { field: error.field === undefined ? 'options' : `options.${error.field}` });
     throw error;
   }
   for (const key of Object.keys(options)) {
-    if (!(key in system.options)) {
+    // Own keys only: `constructor` or `hasOwnProperty` are names on every object's prototype, not options.
+    if (!Object.hasOwn(system.options, key)) {
       throw new InvalidInputError(`unknown option for ${input.system}; known: ${Object.keys(system.options).join(', ')}`, { field: `options.${key}` });
     }
   }
   try {
     resolveLeaderboardOptions(input.standings ?? {});
   } catch (error) {
-    if (error instanceof InvalidInputError) throw new InvalidInputError(error.message.replace(/^field [^:]+: /, ''), { field: `standings.${error.field ?? ''}` });
+    if (error instanceof InvalidInputError) throw new InvalidInputError(error.detail, { field: error.field === undefined ? 'standings' : `standings.${error.field}` });
     throw error;
   }
   const matchmaking: MatchmakingSettings = {
@@ -88,12 +92,15 @@ export class Ladders {
 
   async create(input: CreateLadderInput): Promise<Ladder> {
     const ladder = checkLadder(input);
-    const rows = await this.db.query(
-      `INSERT INTO ladders (id, system, options, settings, public, created_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)
-       ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [ladder.id, ladder.system, JSON.stringify(ladder.options), JSON.stringify({ standings: ladder.standings, matchmaking: ladder.matchmaking }), ladder.public, ladder.createdAt],
-    );
-    if (rows.length === 0) throw new ConflictError(`ladder ${JSON.stringify(ladder.id)} already exists`, 'id');
+    const inserted = await insertLadder(this.db, {
+      id: ladder.id,
+      system: ladder.system,
+      options: ladder.options,
+      settings: { standings: ladder.standings, matchmaking: ladder.matchmaking },
+      public: ladder.public,
+      created_at: ladder.createdAt,
+    });
+    if (!inserted) throw new ConflictError(`ladder ${JSON.stringify(ladder.id)} already exists`, 'id');
     this.cache.set(ladder.id, ladder);
     return ladder;
   }
@@ -102,24 +109,21 @@ export class Ladders {
   async get(id: string, db: Queryable = this.db): Promise<Ladder> {
     const cached = this.cache.get(id);
     if (cached) return cached;
-    const rows = await db.query<Parameters<typeof build>[0]>('SELECT id, system, options, settings, public, created_at FROM ladders WHERE id = $1', [id]);
-    if (rows.length === 0) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
-    const ladder = build(rows[0]!);
+    const row = await findLadder(db, id);
+    if (!row) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
+    const ladder = build(row);
     this.cache.set(id, ladder);
     return ladder;
   }
 
-  async list(): Promise<Array<Ladder & { players: number; matches: number }>> {
-    const rows = await this.db.query<Parameters<typeof build>[0] & { player_count: number; match_count: number }>(
-      'SELECT id, system, options, settings, public, created_at, player_count, match_count FROM ladders ORDER BY id',
-    );
-    return rows.map((row) => ({ ...build(row), players: row.player_count, matches: row.match_count }));
+  async list(): Promise<Array<Ladder & LadderCounts>> {
+    return (await listLadders(this.db)).map(({ counts, ...row }) => ({ ...build(row), ...counts }));
   }
 
-  async counts(id: string): Promise<{ players: number; matches: number; rounds: number }> {
-    const rows = await this.db.query<{ player_count: number; match_count: number; round_count: number }>('SELECT player_count, match_count, round_count FROM ladders WHERE id = $1', [id]);
-    if (rows.length === 0) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
-    return { players: rows[0]!.player_count, matches: rows[0]!.match_count, rounds: rows[0]!.round_count };
+  async counts(id: string): Promise<LadderCounts> {
+    const counts = await ladderCounts(this.db, id);
+    if (!counts) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
+    return counts;
   }
 }
 

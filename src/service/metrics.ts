@@ -7,23 +7,28 @@ function labelText(labels: Labels): string {
   return parts.length === 0 ? '' : `{${parts.join(',')}}`;
 }
 
+/** Says whether a series is left out of a rendering (the series of private ladders, for callers who may not read them). */
+export type SeriesFilter = (labels: Readonly<Labels>) => boolean;
+
 interface Metric {
-  render(): string;
+  render(hide?: SeriesFilter): string;
 }
 
 export class Counter implements Metric {
-  private readonly values = new Map<string, number>();
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
   constructor(
     readonly name: string,
     readonly help: string,
   ) {}
   inc(labels: Labels = {}, by = 1): void {
     const key = labelText(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    const entry = this.values.get(key);
+    if (entry) entry.value += by;
+    else this.values.set(key, { labels: { ...labels }, value: by });
   }
-  render(): string {
+  render(hide?: SeriesFilter): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
+    for (const [key, { labels, value }] of this.values) if (!hide?.(labels)) lines.push(`${this.name}${key} ${value}`);
     return lines.join('\n');
   }
 }
@@ -34,9 +39,9 @@ export class Gauge implements Metric {
     readonly help: string,
     private readonly collect: () => Array<[Labels, number]>,
   ) {}
-  render(): string {
+  render(hide?: SeriesFilter): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    for (const [labels, value] of this.collect()) lines.push(`${this.name}${labelText(labels)} ${value}`);
+    for (const [labels, value] of this.collect()) if (!hide?.(labels)) lines.push(`${this.name}${labelText(labels)} ${value}`);
     return lines.join('\n');
   }
 }
@@ -59,9 +64,10 @@ export class Histogram implements Metric {
     s.sum += value;
     s.count++;
   }
-  render(): string {
+  render(hide?: SeriesFilter): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const s of this.series.values()) {
+      if (hide?.(s.labels)) continue;
       this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`));
       lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
       lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`);
@@ -77,8 +83,8 @@ export class Registry {
     this.metrics.push(metric);
     return metric;
   }
-  render(): string {
-    return `${this.metrics.map((m) => m.render()).join('\n')}\n`;
+  render(hide?: SeriesFilter): string {
+    return `${this.metrics.map((m) => m.render(hide)).join('\n')}\n`;
   }
 }
 
@@ -94,6 +100,7 @@ export function serviceMetrics() {
     writeBatches: registry.add(new Counter('ladder_write_batches_total', 'Write batches by path: "fast" (one guarded statement on cached states) or "locked" (transaction holding the ladder lock).')),
     ticketWaitSeconds: registry.add(new Histogram('ladder_ticket_wait_seconds', 'Seconds a ticket waited before it was placed in a match, by queue.', [1, 5, 10, 30, 60, 120, 300, 600])),
     matchesFormed: registry.add(new Counter('ladder_matchmaking_matches_total', 'Matches formed by the matchmaker, by queue.')),
+    passFailures: registry.add(new Counter('ladder_matchmaking_pass_failures_total', 'Matchmaking passes that failed (Redis or the database unavailable), by queue; an empty queue label is a failure to list the queues.')),
     ticketsWaiting: registry.add(new Gauge('ladder_tickets_waiting', 'Tickets waiting, by queue.', () => waiting)),
     setWaiting(values: Array<[Labels, number]>) {
       waiting = values;

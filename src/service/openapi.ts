@@ -87,6 +87,9 @@ export function buildOpenApi(): Record<string, unknown> {
   };
 }
 
+/** The reference page's style, inline; the page's content security policy allows exactly this text by its hash. */
+export const DOCS_STYLE = 'body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}h2{font-size:1rem;margin:1.5rem 0 .3rem}pre{background:#f5f5f5;padding:.6rem;overflow:auto;font-size:12px}section{border-top:1px solid #ddd}';
+
 function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
@@ -104,7 +107,7 @@ export function docsPage(openapi: Record<string, unknown>): string {
     )
     .join('\n');
   return `<!doctype html><html><head><meta charset="utf-8"><title>Ladder API</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}h2{font-size:1rem;margin:1.5rem 0 .3rem}pre{background:#f5f5f5;padding:.6rem;overflow:auto;font-size:12px}section{border-top:1px solid #ddd}</style></head>
+<style>${DOCS_STYLE}</style></head>
 <body><h1>Ladder API</h1><p>JSON over HTTP. Send <code>Authorization: Bearer &lt;key&gt;</code>. Errors are <code>{"error":{"code","message","field"}}</code>. Machine-readable: <a href="/openapi.json">/openapi.json</a>.</p>
 ${sections}</body></html>`;
 }

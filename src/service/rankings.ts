@@ -8,8 +8,11 @@
 import type { Redis } from 'ioredis';
 import { divisionOf, Leaderboard, percentileOf } from '../standings/index.js';
 import type { Database } from '../store/database.js';
+import { lastSeq } from '../store/ladders.js';
+import { allPlayers, playersChangedSince } from '../store/players.js';
+import { UnavailableError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
-import type { CommittedPlayer } from './writer.js';
+import type { CommittedPlayer } from './writer/plan.js';
 
 export interface StandingView {
   rank: number | null;
@@ -35,11 +38,13 @@ export interface Rankings {
   close(): Promise<void>;
 }
 
-interface PlayerOrderRow {
-  id: string;
-  rating: number;
-  matches: number;
-  last_at: number | null;
+/** Turns a failed Redis call into UnavailableError; the driver's message stays in `cause`. */
+export async function redisCall<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+  }
 }
 
 /** In-process leaderboards: correct for one instance (other instances' writes are not seen). */
@@ -52,7 +57,7 @@ export class MemoryRankings implements Rankings {
     if (!board) {
       board = (async () => {
         const lb = new Leaderboard(ladder.standings);
-        const rows = await this.db.query<PlayerOrderRow>('SELECT id, rating, matches, last_at FROM players WHERE ladder = $1', [ladder.id]);
+        const rows = await allPlayers(this.db, ladder.id);
         for (const row of rows) lb.upsert(row.id, row.rating, row.last_at ?? 0, row.matches);
         return lb;
       })();
@@ -104,9 +109,13 @@ export class MemoryRankings implements Rankings {
  * whose stored version (match seq) is newer: two instances committing one
  * after the other may reach Redis in the opposite order.
  * KEYS: rank zset (score -rating), seen zset (score lastAt), versions hash, synced seq.
- * ARGV: count, cutoff, then per player id, -rating, lastAt, placed(0/1), seq; last: batch seq.
+ * ARGV: count, cutoff, then per player id, -rating, lastAt, placed(0/1), seq; then load(1: a load from
+ * the database, which also creates the synced key; 0: an update, skipped while the ladder is not loaded),
+ * and last the batch seq.
  */
 const UPDATE_SCRIPT = `
+-- Not loaded (never, or Redis came back empty): the next read loads everything from the database.
+if ARGV[#ARGV - 1] == '0' and redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
 local n = tonumber(ARGV[1])
 local cutoff = tonumber(ARGV[2])
 local i = 3
@@ -129,8 +138,8 @@ for k = 1, n do
     end
   end
 end
-local synced = tonumber(redis.call('GET', KEYS[4]) or '0')
-if tonumber(ARGV[i]) > synced then redis.call('SET', KEYS[4], ARGV[i]) end
+local synced = tonumber(redis.call('GET', KEYS[4]) or '-1')
+if ARGV[i] ~= '2' and tonumber(ARGV[i + 1]) > synced then redis.call('SET', KEYS[4], ARGV[i + 1]) end
 return 1`;
 
 /** Drops players whose last match left the window. KEYS: rank, seen. ARGV: cutoff. */
@@ -145,13 +154,17 @@ return #ids`;
 /** Shared leaderboards in Redis sorted sets, for several instances behind one address. */
 export class RedisRankings implements Rankings {
   private readonly lastExpire = new Map<string, number>();
-  private readonly checked = new Set<string>();
+  /** When each ladder was last checked against the database (a Redis that restarted empty is noticed within a second). */
+  private readonly checkedAt = new Map<string, number>();
 
   constructor(
     private readonly redis: Redis,
     private readonly db: Database,
     private readonly prefix: string,
-  ) {}
+  ) {
+    // After a reconnection Redis may be a new, empty server: check every ladder again before trusting it.
+    redis.on('ready', () => this.checkedAt.clear());
+  }
 
   private keys(ladder: string): [string, string, string, string] {
     const base = `${this.prefix}lb:${ladder}:`;
@@ -162,15 +175,18 @@ export class RedisRankings implements Rankings {
     return ladder.resolvedStandings.countPlacementPlayers || matches >= ladder.resolvedStandings.placementMatches;
   }
 
-  private async apply(ladder: Ladder, players: ReadonlyArray<{ id: string; rating: number; matches: number; lastAt: number; seq: number }>, batchSeq: number) {
+  private async apply(ladder: Ladder, players: ReadonlyArray<{ id: string; rating: number; matches: number; lastAt: number; seq: number }>, batchSeq: number, load: boolean) {
     const keys = this.keys(ladder.id);
     const cutoff = Date.now() - ladder.resolvedStandings.windowMs;
-    for (let start = 0; start < Math.max(players.length, 1); start += 2000) {
-      const chunk = players.slice(start, start + 2000);
+    // A load writes its chunks first and the synced key with the last one, so a read never trusts half a load.
+    const chunks = Math.max(1, Math.ceil(players.length / 2000));
+    for (let c = 0; c < chunks; c++) {
+      const chunk = players.slice(c * 2000, (c + 1) * 2000);
+      const last = c === chunks - 1;
       const args: (string | number)[] = [chunk.length, cutoff];
       for (const p of chunk) args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq);
-      args.push(batchSeq);
-      await this.redis.eval(UPDATE_SCRIPT, 4, ...keys, ...args);
+      args.push(load ? (last ? '1' : '2') : '0', last || !load ? batchSeq : -1);
+      await redisCall(this.redis.eval(UPDATE_SCRIPT, 4, ...keys, ...args));
     }
   }
 
@@ -181,37 +197,28 @@ export class RedisRankings implements Rankings {
    */
   async sync(ladder: Ladder): Promise<void> {
     const keys = this.keys(ladder.id);
-    const [synced, head] = await Promise.all([
-      this.redis.get(keys[3]),
-      this.db.query<{ next_seq: number }>('SELECT next_seq FROM ladders WHERE id = $1', [ladder.id]),
-    ]);
-    const last = (head[0]?.next_seq ?? 1) - 1;
+    const [synced, last] = await Promise.all([redisCall(this.redis.get(keys[3])), lastSeq(this.db, ladder.id)]);
     const from = synced === null ? 0 : Number(synced);
-    if (from >= last && synced !== null) return;
-    const rows =
-      from === 0
-        ? await this.db.query<PlayerOrderRow>('SELECT id, rating, matches, last_at FROM players WHERE ladder = $1', [ladder.id])
-        : await this.db.query<PlayerOrderRow>(
-            'SELECT id, rating, matches, last_at FROM players WHERE ladder = $1 AND id IN (SELECT player FROM rating_changes WHERE ladder = $1 AND seq > $2)',
-            [ladder.id, from],
-          );
+    if (synced !== null && from >= last) return;
+    const rows = synced === null ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
     await this.apply(
       ladder,
       rows.map((r) => ({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last })),
       last,
+      true,
     );
   }
 
   private async ready(ladder: Ladder): Promise<void> {
-    if (!this.checked.has(ladder.id)) {
-      await this.sync(ladder);
-      this.checked.add(ladder.id);
-    }
     const now = Date.now();
+    if ((this.checkedAt.get(ladder.id) ?? 0) < now - 1000) {
+      await this.sync(ladder);
+      this.checkedAt.set(ladder.id, now);
+    }
     if ((this.lastExpire.get(ladder.id) ?? 0) < now - 1000) {
       this.lastExpire.set(ladder.id, now);
       const [rank, seen] = this.keys(ladder.id);
-      await this.redis.eval(EXPIRE_SCRIPT, 2, rank, seen, now - ladder.resolvedStandings.windowMs);
+      await redisCall(this.redis.eval(EXPIRE_SCRIPT, 2, rank, seen, now - ladder.resolvedStandings.windowMs));
     }
   }
 
@@ -220,22 +227,27 @@ export class RedisRankings implements Rankings {
       ladder,
       players.map((p) => ({ id: p.id, rating: p.state.rating, matches: p.state.matches, lastAt: p.state.lastAt ?? 0, seq: p.seq })),
       lastSeq,
+      false,
     );
   }
 
-  private async counts(rankKey: string, rating: number): Promise<{ above: number; below: number }> {
-    const score = -rating;
-    const [above, below] = await Promise.all([this.redis.zcount(rankKey, '-inf', `(${score}`), this.redis.zcount(rankKey, `(${score}`, '+inf')]);
-    return { above, below };
+  /** Players above and below each rating, for all of them in one round trip. */
+  private async counts(rankKey: string, ratings: readonly number[]): Promise<Array<{ above: number; below: number }>> {
+    if (ratings.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const rating of ratings) pipeline.zcount(rankKey, '-inf', `(${-rating}`).zcount(rankKey, `(${-rating}`, '+inf');
+    const results = (await redisCall(pipeline.exec())) ?? [];
+    for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+    return ratings.map((_, i) => ({ above: Number(results[2 * i]![1]), below: Number(results[2 * i + 1]![1]) }));
   }
 
   async standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView> {
     await this.ready(ladder);
     const placementRemaining = Math.max(0, ladder.resolvedStandings.placementMatches - player.matches);
     const [rankKey] = this.keys(ladder.id);
-    const score = await this.redis.zscore(rankKey, player.id);
+    const score = await redisCall(this.redis.zscore(rankKey, player.id));
     if (score === null) return { rank: null, percentile: null, division: null, placementRemaining };
-    const { above, below } = await this.counts(rankKey, -Number(score));
+    const [{ above, below }] = (await this.counts(rankKey, [-Number(score)])) as [{ above: number; below: number }];
     const percentile = placementRemaining === 0 ? percentileOf(below, above) : null;
     return { rank: 1 + above, percentile, division: percentile === null ? null : divisionOf(percentile, ladder.resolvedStandings.divisions).name, placementRemaining };
   }
@@ -243,28 +255,29 @@ export class RedisRankings implements Rankings {
   async page(ladder: Ladder, offset: number, limit: number) {
     await this.ready(ladder);
     const [rankKey] = this.keys(ladder.id);
-    const [total, flat] = await Promise.all([this.redis.zcard(rankKey), this.redis.zrange(rankKey, offset, offset + limit - 1, 'WITHSCORES')]);
-    const entries: RankedEntry[] = [];
-    const cache = new Map<number, { above: number; below: number }>();
-    for (let i = 0; i < flat.length; i += 2) {
-      const rating = -Number(flat[i + 1]);
-      let c = cache.get(rating);
-      if (!c) cache.set(rating, (c = await this.counts(rankKey, rating)));
-      entries.push({ id: flat[i]!, rating, rank: 1 + c.above, percentile: percentileOf(c.below, c.above) });
-    }
+    const [total, flat] = await Promise.all([redisCall(this.redis.zcard(rankKey)), redisCall(this.redis.zrange(rankKey, offset, offset + limit - 1, 'WITHSCORES'))]);
+    const ratings: number[] = [];
+    for (let i = 1; i < flat.length; i += 2) ratings.push(-Number(flat[i]));
+    const distinct = [...new Set(ratings)];
+    const counted = new Map<number, { above: number; below: number }>();
+    (await this.counts(rankKey, distinct)).forEach((c, i) => counted.set(distinct[i]!, c));
+    const entries: RankedEntry[] = ratings.map((rating, i) => {
+      const c = counted.get(rating)!;
+      return { id: flat[2 * i]!, rating, rank: 1 + c.above, percentile: percentileOf(c.below, c.above) };
+    });
     return { total, offset, entries };
   }
 
   async positionOf(ladder: Ladder, id: string): Promise<number | null> {
     await this.ready(ladder);
     const [rankKey] = this.keys(ladder.id);
-    return this.redis.zrank(rankKey, id);
+    return redisCall(this.redis.zrank(rankKey, id));
   }
 
   /** Removes every key of a ladder (rebuild --fix reloads them). */
   async reset(ladder: string): Promise<void> {
-    await this.redis.del(...this.keys(ladder));
-    this.checked.delete(ladder);
+    await redisCall(this.redis.del(...this.keys(ladder)));
+    this.checkedAt.delete(ladder);
   }
 
   async close(): Promise<void> {}

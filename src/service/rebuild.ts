@@ -6,6 +6,10 @@
  */
 import type { PlayerState } from '../core/systems.js';
 import type { Database } from '../store/database.js';
+import { lockLadder, resetLadderCounts } from '../store/ladders.js';
+import { matchesAfter } from '../store/matches.js';
+import { allPlayers, deletePlayers, upsertPlayers } from '../store/players.js';
+import { rowToState } from '../store/rows.js';
 import type { Ladder } from './ladders.js';
 import { replayStored, type StoredMatch } from './rating.js';
 
@@ -36,31 +40,18 @@ function equal(a: PlayerState, b: PlayerState): boolean {
 export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix?: boolean } = {}): Promise<RebuildReport> {
   return db.transaction(async (tx) => {
     // The lock keeps writers out so stored state and match log are read at one point in time.
-    await tx.query('SELECT 1 FROM ladders WHERE id = $1 FOR UPDATE', [ladder.id]);
+    await lockLadder(tx, ladder.id);
     const matches: StoredMatch[] = [];
     const pageSize = 20_000;
     for (let after = 0; ; ) {
-      const rows = await tx.query<{ seq: number; id: string; at: number; round: string | null; body: StoredMatch['body'] }>(
-        'SELECT seq, id, at, round, body FROM matches WHERE ladder = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-        [ladder.id, after, pageSize],
-      );
+      const rows = await matchesAfter(tx, ladder.id, after, pageSize);
       for (const row of rows) matches.push({ seq: row.seq, id: row.id, at: row.at, round: row.round, body: row.body });
       if (rows.length < pageSize) break;
       after = rows[rows.length - 1]!.seq;
     }
     const replayed = replayStored(ladder.rating, matches);
-    const storedRows = await tx.query<{ id: string; rating: number; rd: number | null; volatility: number | null; matches: number; last_at: number | null }>(
-      'SELECT id, rating, rd, volatility, matches, last_at FROM players WHERE ladder = $1',
-      [ladder.id],
-    );
     const stored = new Map<string, PlayerState>();
-    for (const row of storedRows) {
-      const state: PlayerState = { rating: row.rating, matches: row.matches };
-      if (row.rd !== null) state.rd = row.rd;
-      if (row.volatility !== null) state.volatility = row.volatility;
-      if (row.last_at !== null) state.lastAt = row.last_at;
-      stored.set(row.id, state);
-    }
+    for (const row of await allPlayers(tx, ladder.id)) stored.set(row.id, rowToState(row));
     const differences: PlayerDifference[] = [];
     for (const [id, state] of replayed) {
       const have = stored.get(id);
@@ -68,25 +59,13 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix
     }
     for (const [id, state] of stored) if (!replayed.has(id)) differences.push({ id, stored: state, replayed: null });
     if (options.fix && differences.length > 0) {
-      const gone = differences.filter((d) => d.replayed === null).map((d) => d.id);
-      if (gone.length > 0) await tx.query('DELETE FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder.id, gone]);
-      const put = differences.filter((d) => d.replayed !== null);
-      await tx.query(
-        `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
-         SELECT $1, i, r, d, v, m, l FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::int4[], $7::int8[]) AS u(i, r, d, v, m, l)
-         ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at`,
-        [
-          ladder.id,
-          put.map((d) => d.id),
-          put.map((d) => d.replayed!.rating),
-          put.map((d) => d.replayed!.rd ?? null),
-          put.map((d) => d.replayed!.volatility ?? null),
-          put.map((d) => d.replayed!.matches),
-          put.map((d) => d.replayed!.lastAt ?? null),
-        ],
+      await deletePlayers(tx, ladder.id, differences.filter((d) => d.replayed === null).map((d) => d.id));
+      await upsertPlayers(
+        tx,
+        ladder.id,
+        differences.filter((d) => d.replayed !== null).map((d) => ({ id: d.id, state: d.replayed! })),
       );
-      // version + 1: writers holding cached states of this ladder must reload them.
-      await tx.query('UPDATE ladders SET player_count = $2, match_count = $3, version = version + 1 WHERE id = $1', [ladder.id, replayed.size, matches.length]);
+      await resetLadderCounts(tx, ladder.id, { players: replayed.size, matches: matches.length });
     }
     return { ladder: ladder.id, matches: matches.length, players: replayed.size, differences, fixed: Boolean(options.fix) && differences.length > 0 };
   });

@@ -7,14 +7,24 @@
  */
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
+import { identifierProblem, MAX_ID_LENGTH } from '../core/ids.js';
 
-const id = z.string().min(1).max(200);
+/** An identifier as the core defines it (src/core/ids.ts): well-formed Unicode, no control characters, 1 to 200 characters. */
+export const identifier = z
+  .string()
+  .min(1)
+  .max(MAX_ID_LENGTH)
+  .superRefine((value, ctx) => {
+    const problem = identifierProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+const id = identifier;
 const idOrNumber = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]);
 const finiteNonNegative = z.number().min(0).max(1e15);
 
 export const systemName = z.enum(['glicko2', 'wvw', 'teamrank', 'elo']);
 
-const division = z.object({ name: z.string().min(1).max(60), minPercentile: z.number().min(1).max(100) }).strict();
+const division = z.object({ name: identifier.pipe(z.string().max(60)), minPercentile: z.number().min(1).max(100) }).strict();
 
 export const standingsOptionsSchema = z
   .object({
@@ -29,7 +39,7 @@ export const createLadderSchema = z
   .object({
     id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
     system: systemName,
-    options: z.record(z.string().max(40), z.union([z.number().min(-1e9).max(1e9), z.string().max(40), z.boolean()])).optional().describe('Options of the rating system (see docs/SYSTEMS.md); unknown names are rejected.'),
+    options: z.record(identifier.pipe(z.string().max(40)), z.union([z.number().min(-1e9).max(1e9), identifier.pipe(z.string().max(40)), z.boolean()])).optional().describe('Options of the rating system (see docs/RATING.md); unknown names are rejected.'),
     public: z.boolean().optional().describe('Anyone may read the leaderboard, players, history and rounds without a key. Default false.'),
     standings: standingsOptionsSchema.optional(),
     matchmaking: z
@@ -86,7 +96,7 @@ export const roundSchema = z
 export const ticketSchema = z
   .object({
     id: id.optional(),
-    mode: z.string().max(40).optional(),
+    mode: identifier.pipe(z.string().max(40)).optional(),
     players: z
       .array(
         z
@@ -94,7 +104,7 @@ export const ticketSchema = z
             id,
             percentile: z.number().min(1).max(100).optional().describe('Taken from the ladder when absent.'),
             rating: z.number().min(0).max(1e9).optional(),
-            pings: z.record(z.string().min(1).max(40), z.number().min(0).max(1e6)),
+            pings: z.record(identifier.pipe(z.string().max(40)), z.number().min(0).max(1e6)),
             filter: z.object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() }).strict().optional(),
           })
           .strict(),
@@ -125,7 +135,7 @@ export const performanceSchema = z
 
 export const createKeySchema = z
   .object({
-    name: z.string().min(1).max(100),
+    name: identifier.pipe(z.string().max(100)),
     scopes: z.array(z.enum(['admin', 'write', 'read'])).min(1).max(3),
   })
   .strict();
@@ -137,8 +147,12 @@ export const pageQuerySchema = z.object({
 
 export const leaderboardQuerySchema = pageQuerySchema.extend({
   around: id.optional(),
-  search: z.string().min(1).max(200).optional(),
+  search: id.optional().describe('Only players whose id starts with this; `total` counts all of them.'),
 });
+
+export const ladderParams = z.object({ ladder: id });
+export const playerParams = z.object({ ladder: id, player: id });
+export const idParams = z.object({ id });
 
 /** `teams[1].players[0]` from zod's path array. */
 export function fieldPath(path: ReadonlyArray<PropertyKey>): string {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { FormedMatch, Ticket } from '../matchmaking/index.js';
+import { redisCall } from './rankings.js';
 
 export interface TicketAssignment {
   id: string;
@@ -197,6 +198,9 @@ export class RedisTicketStore implements TicketStore {
   async start(): Promise<void> {
     this.subscriber = this.redis.duplicate();
     this.subscriber.on('error', () => {});
+    // The duplicate inherits lazyConnect and no offline queue: connect before subscribing. It
+    // reconnects and subscribes again on its own after an outage.
+    await this.subscriber.connect();
     await this.subscriber.subscribe(`${this.prefix}assignments`);
     this.subscriber.on('message', (_channel: string, message: string) => {
       try {
@@ -215,31 +219,31 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async add(ticket: StoredTicket): Promise<boolean> {
-    const ok = await this.redis.set(this.ticketKey(ticket.id), JSON.stringify(ticket), 'NX');
+    const ok = await redisCall(this.redis.set(this.ticketKey(ticket.id), JSON.stringify(ticket), 'NX'));
     if (ok === null) return false;
-    await this.redis.multi().zadd(this.queueKey(ticket.ladder), ticket.createdAt, ticket.id).sadd(`${this.prefix}queues`, ticket.ladder).exec();
+    await redisCall(this.redis.multi().zadd(this.queueKey(ticket.ladder), ticket.createdAt, ticket.id).sadd(`${this.prefix}queues`, ticket.ladder).exec());
     return true;
   }
 
   async get(id: string) {
-    const raw = await this.redis.get(this.ticketKey(id));
+    const raw = await redisCall(this.redis.get(this.ticketKey(id)));
     return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
   }
 
   async cancel(id: string) {
-    const raw = (await this.redis.eval(CANCEL_SCRIPT, 1, this.ticketKey(id), `${this.prefix}queue:`, Date.now(), FINISHED_TTL_MS)) as string | null;
+    const raw = (await redisCall(this.redis.eval(CANCEL_SCRIPT, 1, this.ticketKey(id), `${this.prefix}queue:`, Date.now(), FINISHED_TTL_MS)) as string | null);
     return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
   }
 
   async waiting(ladder: string) {
-    const ids = await this.redis.zrange(this.queueKey(ladder), 0, -1);
+    const ids = await redisCall(this.redis.zrange(this.queueKey(ladder), 0, -1));
     if (ids.length === 0) return [];
-    const raws = await this.redis.mget(ids.map((id) => this.ticketKey(id)));
+    const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
     return raws.filter((raw): raw is string => raw !== null).map((raw) => JSON.parse(raw) as StoredTicket).filter((t) => t.status === 'waiting');
   }
 
   async queues() {
-    return this.redis.smembers(`${this.prefix}queues`);
+    return redisCall(this.redis.smembers(`${this.prefix}queues`));
   }
 
   async assign(ladder: string, matches: Array<{ recent: RecentMatch; tickets: StoredTicket[] }>) {
@@ -247,29 +251,29 @@ export class RedisTicketStore implements TicketStore {
     for (const { recent, tickets } of matches) {
       const args: (string | number)[] = [`${this.prefix}ticket:`, FINISHED_TTL_MS, JSON.stringify(recent)];
       for (const t of tickets) args.push(t.id, JSON.stringify(t));
-      const ok = await this.redis.eval(ASSIGN_SCRIPT, 2, this.queueKey(ladder), `${this.prefix}recent:${ladder}`, ...args);
+      const ok = await redisCall(this.redis.eval(ASSIGN_SCRIPT, 2, this.queueKey(ladder), `${this.prefix}recent:${ladder}`, ...args));
       if (ok === 1) {
         applied.push(recent);
-        await this.redis.publish(`${this.prefix}assignments`, JSON.stringify({ ladder, match: recent } satisfies AssignmentEvent));
+        await redisCall(this.redis.publish(`${this.prefix}assignments`, JSON.stringify({ ladder, match: recent } satisfies AssignmentEvent)));
       }
     }
     return applied;
   }
 
   async recent(ladder: string) {
-    const raws = await this.redis.lrange(`${this.prefix}recent:${ladder}`, 0, RECENT - 1);
+    const raws = await redisCall(this.redis.lrange(`${this.prefix}recent:${ladder}`, 0, RECENT - 1));
     return raws.map((raw) => JSON.parse(raw) as RecentMatch);
   }
 
   async withPassLock(ladder: string, work: () => Promise<void>) {
     const key = `${this.prefix}mmlock:${ladder}`;
     const token = randomBytes(12).toString('hex');
-    const ok = await this.redis.set(key, token, 'PX', 10_000, 'NX');
+    const ok = await redisCall(this.redis.set(key, token, 'PX', 10_000, 'NX'));
     if (ok === null) return false;
     try {
       await work();
     } finally {
-      await this.redis.eval(UNLOCK_SCRIPT, 1, key, token);
+      await redisCall(this.redis.eval(UNLOCK_SCRIPT, 1, key, token));
     }
     return true;
   }

@@ -6,6 +6,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LadderError } from '../core/errors.js';
+import { classifyDatabaseError } from './database-errors.js';
 
 /** Something that runs one statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -22,6 +23,29 @@ export interface Queryable {
 export interface QueryOptions {
   /** Name of the prepared statement (PostgreSQL); ignored by PGlite. */
   name?: string;
+}
+
+/**
+ * The same statements, with driver errors turned into DatabaseRejectedError
+ * or DatabaseUnavailableError (database-errors.ts), so no caller ever sees
+ * or parses a driver's message.
+ */
+function classified(target: Queryable): Queryable {
+  return {
+    query: <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
+      target.query<Row>(sql, params, options).catch((error: unknown) => {
+        throw classifyDatabaseError(error);
+      }),
+    exec: (sql: string) =>
+      target.exec(sql).catch((error: unknown) => {
+        throw classifyDatabaseError(error);
+      }),
+  };
+}
+
+/** Answers when the database can run a statement; rejects with DatabaseUnavailableError otherwise. */
+export async function ping(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
 }
 
 export interface Database extends Queryable {
@@ -116,14 +140,17 @@ export async function openPglite(dataDir: string): Promise<Database> {
         await target.exec(sql);
       },
     });
-    const base = wrap(pg as unknown as Tx);
+    const base = classified(wrap(pg as unknown as Tx));
     let closed = false;
     return {
       kind: 'pglite',
       query: base.query,
       exec: base.exec,
       ordered: base,
-      transaction: (work) => pg.transaction((tx) => work(wrap(tx as unknown as Tx))),
+      transaction: (work) =>
+        pg.transaction((tx) => work(classified(wrap(tx as unknown as Tx)))).catch((error: unknown) => {
+          throw classifyDatabaseError(error);
+        }),
       close: async () => {
         if (closed) return;
         closed = true;
@@ -208,7 +235,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     }
     return pinned;
   };
-  const ordered: Queryable = {
+  const ordered: Queryable = classified({
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
       const client = await pinnedClient();
       return (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
@@ -216,21 +243,30 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     exec: async (sql: string) => {
       await (await pinnedClient()).query(sql);
     },
-  };
-  return {
-    kind: 'postgres',
-    ordered,
+  });
+  const pooled = classified({
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
       (await pool.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[],
     exec: async (sql: string) => {
       await pool.query(sql);
     },
+  });
+  return {
+    kind: 'postgres',
+    ordered,
+    query: pooled.query,
+    exec: pooled.exec,
     transaction: async (work) => {
-      const client = await pool.connect();
+      let client: import('pg').PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw classifyDatabaseError(error);
+      }
       let broken = false;
       try {
         await client.query('BEGIN');
-        const result = await work(onClient(client as unknown as Client));
+        const result = await work(classified(onClient(client as unknown as Client)));
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -239,7 +275,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
         } catch {
           broken = true;
         }
-        throw error;
+        throw classifyDatabaseError(error);
       } finally {
         client.release(broken);
       }

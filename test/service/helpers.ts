@@ -64,7 +64,7 @@ export interface ServerSettings {
 }
 
 export async function startTestServer(settings: ServerSettings): Promise<TestServer> {
-  const base: ServiceOptions = { port: 0, adminKey: ADMIN_KEY, web: false, matchmakingIntervalMs: 3_600_000, ...settings.options };
+  const base: ServiceOptions = { port: 0, adminKey: ADMIN_KEY, matchmakingIntervalMs: 3_600_000, ...settings.options };
   let service: Service;
   let dataDir: string | undefined;
   let schema: string | undefined;

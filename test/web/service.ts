@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService as startLadderService } from '../../src/service/index.js';
+import { registerWeb } from '../../src/web/index.js';
 import { ADMIN_KEY } from './seed.js';
 
 export interface RunningService {
@@ -21,6 +22,7 @@ export async function startService(): Promise<RunningService> {
     rateLimit: { perSecond: 100_000, burst: 100_000 },
     // Tests trigger matchmaking themselves, so the queue holds still while asserted.
     matchmakingIntervalMs: 3_600_000,
+    plugins: [(app) => registerWeb(app)],
   });
   return {
     url: service.url,

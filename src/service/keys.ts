@@ -5,8 +5,10 @@
  * ⊃ read.
  */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { InvalidInputError } from '../core/errors.js';
 import type { Database } from '../store/database.js';
-import { HttpError, NotFoundError } from './errors.js';
+import { anyKeyExists, findKeyByHash, findKeyById, insertKey, type KeyRow, listKeys, revokeKey } from '../store/keys.js';
+import { NotFoundError } from './errors/index.js';
 
 export type Scope = 'admin' | 'write' | 'read';
 
@@ -39,13 +41,8 @@ export function newKeyText(): { id: string; key: string } {
   return { id, key: `lk_${id}_${randomBytes(32).toString('base64url')}` };
 }
 
-interface KeyRow {
-  id: string;
-  hash: string;
-  name: string;
-  scopes: Scope[];
-  created_at: number;
-  revoked_at: number | null;
+function keyOf(row: KeyRow): ApiKey {
+  return { id: row.id, name: row.name, scopes: row.scopes as Scope[], createdAt: row.created_at, revokedAt: row.revoked_at };
 }
 
 export interface KeyStoreOptions {
@@ -70,7 +67,7 @@ export class KeyStore {
 
   async create(name: string, scopes: Scope[], text = newKeyText()): Promise<{ key: string; apiKey: ApiKey }> {
     const createdAt = Date.now();
-    await this.db.query('INSERT INTO api_keys (id, hash, name, scopes, created_at) VALUES ($1, $2, $3, $4::text[], $5)', [text.id, sha256(text.key), name, scopes, createdAt]);
+    await insertKey(this.db, { id: text.id, hash: sha256(text.key), name, scopes, created_at: createdAt });
     return { key: text.key, apiKey: { id: text.id, name, scopes, createdAt, revokedAt: null } };
   }
 
@@ -81,18 +78,25 @@ export class KeyStore {
    */
   async bootstrap(adminKey: string | undefined): Promise<{ key: string; generated: boolean } | undefined> {
     if (adminKey !== undefined) {
-      if (adminKey.length < 16) throw new HttpError(500, 'internal', 'LADDER_ADMIN_KEY must be at least 16 characters');
+      if (adminKey.length < 16) throw new InvalidInputError('must be at least 16 characters', { field: 'LADDER_ADMIN_KEY' });
       const hash = sha256(adminKey);
-      const rows = await this.db.query('SELECT 1 FROM api_keys WHERE hash = $1', [hash]);
-      if (rows.length > 0) return undefined;
-      const id = `env${sha256(adminKey).slice(0, 9)}`;
-      await this.db.query('INSERT INTO api_keys (id, hash, name, scopes, created_at) VALUES ($1, $2, $3, $4::text[], $5) ON CONFLICT DO NOTHING', [id, hash, 'LADDER_ADMIN_KEY', ['admin'], Date.now()]);
+      if (await findKeyByHash(this.db, hash)) return undefined;
+      await insertKey(this.db, { id: `env${hash.slice(0, 9)}`, hash, name: 'LADDER_ADMIN_KEY', scopes: ['admin'], created_at: Date.now() });
       return { key: adminKey, generated: false };
     }
-    const rows = await this.db.query('SELECT 1 FROM api_keys LIMIT 1');
-    if (rows.length > 0) return undefined;
+    if (await anyKeyExists(this.db)) return undefined;
     const { key } = await this.create('first admin key', ['admin']);
     return { key, generated: true };
+  }
+
+  /**
+   * The key's record when this process verified it recently, without any
+   * work: the rate limiter uses it to charge known keys to their own bucket
+   * and everything else (no key, unknown or wrong keys) to the client address.
+   */
+  recentlyVerified(presented: string): ApiKey | null {
+    const cached = this.cache.get(presented);
+    return cached && cached.until > Date.now() ? cached.key : null;
   }
 
   /** The key's record when valid and not revoked, else null. */
@@ -104,30 +108,23 @@ export class KeyStore {
     if (cached && cached.until > now) return cached.key;
     const hash = sha256(presented);
     const id = parseKey(presented);
-    const rows = id
-      ? await this.db.query<KeyRow>('SELECT id, hash, name, scopes, created_at, revoked_at FROM api_keys WHERE id = $1', [id])
-      : await this.db.query<KeyRow>('SELECT id, hash, name, scopes, created_at, revoked_at FROM api_keys WHERE hash = $1', [hash]);
-    const row = rows[0];
+    const row = id ? await findKeyById(this.db, id) : await findKeyByHash(this.db, hash);
     let key: ApiKey | null = null;
-    if (row && row.revoked_at === null && timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))) {
-      key = { id: row.id, name: row.name, scopes: row.scopes, createdAt: row.created_at, revokedAt: null };
-    }
+    if (row && row.revoked_at === null && timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))) key = keyOf(row);
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(presented, { key, hash, until: now + this.cacheMs });
     return key;
   }
 
   async list(): Promise<ApiKey[]> {
-    const rows = await this.db.query<KeyRow>('SELECT id, hash, name, scopes, created_at, revoked_at FROM api_keys ORDER BY created_at, id');
-    return rows.map((row) => ({ id: row.id, name: row.name, scopes: row.scopes, createdAt: row.created_at, revokedAt: row.revoked_at }));
+    return (await listKeys(this.db)).map(keyOf);
   }
 
   async revoke(id: string): Promise<ApiKey> {
-    const rows = await this.db.query<KeyRow>('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING id, hash, name, scopes, created_at, revoked_at', [id, Date.now()]);
-    if (rows.length === 0) throw new NotFoundError(`no key ${JSON.stringify(id.slice(0, 40))}`, 'key');
-    for (const [presented, entry] of this.cache) if (entry.key?.id === id || entry.hash === rows[0]!.hash) this.cache.delete(presented);
-    const row = rows[0]!;
-    return { id: row.id, name: row.name, scopes: row.scopes, createdAt: row.created_at, revokedAt: row.revoked_at };
+    const row = await revokeKey(this.db, id, Date.now());
+    if (!row) throw new NotFoundError(`no key ${JSON.stringify(id.slice(0, 40))}`, 'key');
+    for (const [presented, entry] of this.cache) if (entry.key?.id === id || entry.hash === row.hash) this.cache.delete(presented);
+    return keyOf(row);
   }
 }
 

@@ -1,0 +1,10 @@
+import { LadderError } from '../../core/errors.js';
+import type { Scope } from '../keys.js';
+
+/** A valid key that lacks the scope the operation needs. */
+export class ForbiddenError extends LadderError {
+  override name = 'ForbiddenError';
+  constructor(readonly scope: Scope) {
+    super(`this key lacks the ${scope} scope`);
+  }
+}

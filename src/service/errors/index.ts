@@ -1,0 +1,7 @@
+/** The service's domain errors. Each carries its data as properties; only the HTTP layer turns them into statuses. */
+export { ConflictError } from './conflict-error.js';
+export { ForbiddenError } from './forbidden-error.js';
+export { NotFoundError } from './not-found-error.js';
+export { RateLimitedError } from './rate-limited-error.js';
+export { UnauthorizedError } from './unauthorized-error.js';
+export { UnavailableError } from './unavailable-error.js';

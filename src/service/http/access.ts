@@ -1,0 +1,66 @@
+/**
+ * Who is calling: the rate limit (charged before any key is verified) and the
+ * key's scopes, checked by the routes through `requireScope` and
+ * `readableLadder`. A private ladder answers exactly as a missing one to a
+ * caller who may not read it, so ladder names cannot be probed.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors/index.js';
+import { allows, type ApiKey, type KeyStore, type RateLimiter, type Scope } from '../keys.js';
+import type { Ladder, Ladders } from '../ladders.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey: ApiKey | null;
+  }
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match?.[1];
+}
+
+export function registerAccess(app: FastifyInstance, keys: KeyStore, limiter: RateLimiter): void {
+  app.decorateRequest('apiKey', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config && (request.routeOptions.config as { preflight?: boolean }).preflight) return;
+    const presented = bearer(request);
+    // A key this process has verified is charged to its own bucket; anything else (no key, or a key
+    // not verified yet, which costs a database read) to the client's address, so random tokens are limited too.
+    const known = presented === undefined ? null : keys.recentlyVerified(presented);
+    const wait = limiter.take(known ? `key:${known.id}` : `ip:${request.ip}`);
+    if (wait > 0) throw new RateLimitedError(wait);
+    if (presented !== undefined) {
+      request.apiKey = known ?? (await keys.verify(presented));
+      if (request.apiKey === null) throw new UnauthorizedError('invalid or revoked API key');
+    }
+  });
+}
+
+export function mayRead(request: FastifyRequest): boolean {
+  return request.apiKey !== null && allows(request.apiKey.scopes, 'read');
+}
+
+export function requireScope(request: FastifyRequest, scope: Scope): void {
+  if (request.apiKey === null) throw new UnauthorizedError(`this needs an API key with the ${scope} scope (Authorization: Bearer <key>)`);
+  if (!allows(request.apiKey.scopes, scope)) throw new ForbiddenError(scope);
+}
+
+export function ladderNotFound(id: string): NotFoundError {
+  return new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
+}
+
+/** The ladder, when the caller may read it (public ladders need no key); else NotFoundError, as for a missing one. */
+export async function readableLadder(ladders: Ladders, request: FastifyRequest, id: string): Promise<Ladder> {
+  const ladder = await ladders.get(id);
+  if (!ladder.public && !mayRead(request)) throw ladderNotFound(id);
+  return ladder;
+}
+
+/** The ladder, for a caller with the write scope. */
+export async function writableLadder(ladders: Ladders, request: FastifyRequest, id: string): Promise<Ladder> {
+  requireScope(request, 'write');
+  return ladders.get(id);
+}

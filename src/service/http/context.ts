@@ -1,0 +1,39 @@
+/** What the HTTP layer is given: the domain's parts, and the settings of the edge. */
+import type { Database } from '../../store/database.js';
+import type { KeyStore, RateLimiter } from '../keys.js';
+import type { Ladders } from '../ladders.js';
+import type { ServiceMetrics } from '../metrics.js';
+import type { Rankings } from '../rankings.js';
+import type { TicketStore } from '../tickets.js';
+import type { MatchWriter } from '../writer/index.js';
+import type { CorsOptions } from './security.js';
+
+export interface AppContext {
+  db: Database;
+  ladders: Ladders;
+  writer: MatchWriter;
+  rankings: Rankings;
+  keys: KeyStore;
+  limiter: RateLimiter;
+  tickets: TicketStore;
+  metrics: ServiceMetrics;
+  /** Request body limit in bytes. @default 65536 */
+  bodyLimit?: number;
+  /** Fastify's logger. @default false */
+  logger?: boolean;
+  /** Matches' `at` may lie in the future by at most this much (clock skew of game servers). @default 86_400_000 */
+  maxFutureMs?: number;
+  /**
+   * Who may scrape `/metrics`: 'public' answers anyone but leaves out the
+   * series of private ladders unless the caller has a read key; 'key' needs a
+   * read key. @default 'public'
+   */
+  metricsAccess?: 'public' | 'key';
+  /** Cross-origin browser access; off when absent. */
+  cors?: CorsOptions;
+}
+
+/** The options every route plugin is registered with. */
+export interface RouteOptions {
+  ctx: AppContext;
+}

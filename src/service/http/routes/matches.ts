@@ -1,0 +1,38 @@
+/** Submitting matches, and the match list. */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
+import { InvalidInputError } from '../../../core/errors.js';
+import { matchesView } from '../../reads.js';
+import { ladderParams, matchSchema, pageQuerySchema } from '../../schemas.js';
+import { matchSubmission } from '../../submissions.js';
+import { requestHash, type Outcome } from '../../writer/index.js';
+import { readableLadder, writableLadder } from '../access.js';
+import type { RouteOptions } from '../context.js';
+import type { ZodTypeProvider } from '../zod-provider.js';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+export function idempotencyKey(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw new InvalidInputError('must be 1 to 200 printable ASCII characters', { field: 'Idempotency-Key' });
+  return key;
+}
+
+/** A writer's answer: an object, or the exact JSON text stored for an idempotent repeat. */
+export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
+  return typeof outcome.body === 'string' ? reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body) : reply.code(outcome.status).send(outcome.body);
+}
+
+export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
+  const maxFutureMs = ctx.maxFutureMs ?? 86_400_000;
+  app.post('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, body: matchSchema } }, async (request, reply) => {
+    const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+    const key = idempotencyKey(request);
+    const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs });
+    return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
+  });
+  app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: pageQuerySchema } }, async (request) => {
+    const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
+    return matchesView(ctx, ladder, request.query.limit ?? 50, request.query.offset ?? 0);
+  });
+};

@@ -1,0 +1,36 @@
+/** Health, metrics, the OpenAPI document and its reference page. */
+import { createHash } from 'node:crypto';
+import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
+import { ping } from '../../../store/database.js';
+import { UnavailableError } from '../../errors/index.js';
+import { buildOpenApi, DOCS_STYLE, docsPage } from '../../openapi.js';
+import { mayRead, requireScope } from '../access.js';
+import type { RouteOptions } from '../context.js';
+import type { ZodTypeProvider } from '../zod-provider.js';
+
+/** The reference page's one inline style, allowed by its hash and nothing else. */
+const DOCS_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(DOCS_STYLE).digest('base64')}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
+
+export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
+  app.get('/healthz', async () => {
+    try {
+      await ping(ctx.db);
+    } catch (error) {
+      throw new UnavailableError('database', 'the database is unavailable', 1, { cause: error });
+    }
+    return { ok: true };
+  });
+  const openapi = buildOpenApi();
+  app.get('/openapi.json', async () => openapi);
+  const page = docsPage(openapi);
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_POLICY).send(page));
+  app.get('/metrics', async (request, reply) => {
+    if (ctx.metricsAccess === 'key') requireScope(request, 'read');
+    const waiting: Array<[Record<string, string>, number]> = [];
+    for (const ladder of await ctx.tickets.queues()) waiting.push([{ queue: ladder }, (await ctx.tickets.waiting(ladder)).length]);
+    ctx.metrics.setWaiting(waiting);
+    let hidden: ReadonlySet<string> = new Set();
+    if (!mayRead(request)) hidden = new Set((await ctx.ladders.list()).filter((l) => !l.public).map((l) => l.id));
+    return reply.type('text/plain; version=0.0.4').send(ctx.metrics.registry.render((labels) => hidden.has(labels.ladder ?? '') || hidden.has(labels.queue ?? '')));
+  });
+};

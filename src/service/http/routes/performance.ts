@@ -1,0 +1,17 @@
+/** Performance ratings of a record of games (stateless). */
+import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
+import { eloReplayRule, performanceRatings } from '../../../core/performance.js';
+import { performanceSchema } from '../../schemas.js';
+import type { RouteOptions } from '../context.js';
+import type { ZodTypeProvider } from '../zod-provider.js';
+
+export const performanceRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app) => {
+  app.post('/v1/performance', { schema: { body: performanceSchema } }, async (request) => {
+    const body = request.body;
+    const update = eloReplayRule(body.k ?? 32);
+    const ratings = performanceRatings(body.games, { update });
+    let rating = body.games.reduce((sum, g) => sum + g.opponent, 0) / body.games.length;
+    const path = body.games.map((game) => (rating = update(rating, game)));
+    return { ...ratings, path };
+  });
+};

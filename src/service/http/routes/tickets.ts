@@ -1,0 +1,61 @@
+/** Matchmaking: tickets, the queue, and the stream of assignments. */
+import type { FastifyPluginAsync, FastifyRequest, RawServerDefault } from 'fastify';
+import { NotFoundError } from '../../errors/index.js';
+import type { Scope } from '../../keys.js';
+import { cancelTicket, createTicket, queueView, ticketJson } from '../../queue.js';
+import { idParams, ladderParams, ticketSchema } from '../../schemas.js';
+import type { RecentMatch, StoredTicket } from '../../tickets.js';
+import { mayRead, readableLadder, requireScope, writableLadder } from '../access.js';
+import type { RouteOptions } from '../context.js';
+import type { ZodTypeProvider } from '../zod-provider.js';
+
+export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
+  app.post('/v1/ladders/:ladder/tickets', { schema: { params: ladderParams, body: ticketSchema } }, async (request, reply) => {
+    const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+    return reply.code(201).send({ ticket: ticketJson(await createTicket(ctx, ladder, request.body)) });
+  });
+  /** The ticket, when the caller may see it: a ticket of a private ladder is "not found" to a caller without a read key. */
+  const visibleTicket = async (request: FastifyRequest, id: string, scope: Scope): Promise<StoredTicket> => {
+    const missing = () => new NotFoundError(`no ticket ${JSON.stringify(id.slice(0, 80))}`, 'ticket');
+    const ticket = await ctx.tickets.get(id);
+    if (!ticket) throw missing();
+    const ladder = await ctx.ladders.get(ticket.ladder);
+    if (scope === 'read') {
+      if (!ladder.public && !mayRead(request)) throw missing();
+    } else {
+      requireScope(request, scope);
+    }
+    return ticket;
+  };
+  app.get('/v1/tickets/:id', { schema: { params: idParams } }, async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')));
+  app.delete('/v1/tickets/:id', { schema: { params: idParams } }, async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')));
+  app.get('/v1/ladders/:ladder/queue', { schema: { params: ladderParams } }, async (request) => {
+    const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
+    return queueView(ctx, ladder);
+  });
+  app.get('/v1/ladders/:ladder/assignments', { schema: { params: ladderParams } }, async (request, reply) => {
+    const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    });
+    res.write(': assignments of ladder ' + ladder.id + '\n\n');
+    const listener = (event: { ladder: string; match: RecentMatch }) => {
+      if (event.ladder === ladder.id) res.write(`event: assignment\ndata: ${JSON.stringify(event.match)}\n\n`);
+    };
+    ctx.tickets.events.on('assignment', listener);
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    request.raw.on('close', () => {
+      clearInterval(heartbeat);
+      ctx.tickets.events.off('assignment', listener);
+    });
+  });
+};

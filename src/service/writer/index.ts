@@ -1,0 +1,472 @@
+/**
+ * The only code that changes ratings. Submissions for one ladder queue up in
+ * this process and are written in groups (group commit): while a write is in
+ * flight, new submissions wait; the next write takes them all (up to 256).
+ *
+ * Two ways to write a group, with the same result:
+ *
+ * - **Fast path** (plain matches, the common case): the ladder's player
+ *   states are cached in this process together with the ladder's `version`,
+ *   a random token that every write of the ladder replaces. The group is rated
+ *   against the cache and written in ONE autocommit statement whose first
+ *   part swaps the version token only if the ladder still holds the token the
+ *   group was rated on and none of its Idempotency-Keys or match ids is
+ *   stored; every insert depends on that swap, so all of it is written or
+ *   none. Another instance's write, `rebuild --fix` or a repeated key makes
+ *   the swap refuse, and the group takes the locked path. The statements go
+ *   out in order on one connection; the next group is rated on the projected
+ *   result of the one in flight and queued behind it (pipelining, depth 2).
+ * - **Locked path** (rounds, repeats, a refused fast write): one transaction
+ *   that locks the ladder row (SELECT ... FOR UPDATE, which serialises writers
+ *   across instances), answers stored Idempotency-Keys (same body: the stored
+ *   answer; other body: 409), reads the players' states, rates, writes, and
+ *   replaces the version. What it read and wrote becomes the cache.
+ *
+ * A submission is answered only after its statement or transaction commits,
+ * so a 2xx means the match is durable; if it fails, every submission of the
+ * group gets a 503 and nothing of the group was written (or, if the
+ * connection broke during the commit, all of it was), so retrying with the
+ * same key is always safe.
+ */
+import { hash, randomInt } from 'node:crypto';
+import type { Match } from '../../core/match.js';
+import type { PlayerState } from '../../core/systems.js';
+import { DatabaseRejectedError } from '../../store/database-errors.js';
+import type { Database, Queryable } from '../../store/database.js';
+import { findAnswers, insertAnswers } from '../../store/idempotency.js';
+import { advanceLadder, lockLadder } from '../../store/ladders.js';
+import { insertChanges, insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/matches.js';
+import { allPlayers, findPlayers, readHeadAndPlayers, upsertPlayers } from '../../store/players.js';
+import { takenRoundNames, insertRounds } from '../../store/rounds.js';
+import { rowToState } from '../../store/rows.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { NotFoundError, UnavailableError } from '../errors/index.js';
+import type { Ladder } from '../ladders.js';
+import { type CommittedPlayer, type Job, type Outcome, planBatch } from './plan.js';
+
+export type { CommittedPlayer, Outcome } from './plan.js';
+
+export interface WriterHooks {
+  /** After a commit: the players whose state changed and how many matches were rated. */
+  onCommit?: (ladder: Ladder, players: CommittedPlayer[], matchesRated: number, lastSeq: number) => Promise<void> | void;
+  /** How many submissions one transaction carried (metrics). */
+  onBatch?: (ladder: Ladder, size: number, seconds: number, path: 'fast' | 'locked') => void;
+}
+
+export interface WriterOptions {
+  /** Submissions per transaction at most. @default 256 */
+  maxBatch?: number;
+  /** Player states cached per ladder at most; past it the cache starts over. @default 1000000 */
+  maxCachedPlayers?: number;
+  /** One-statement batches of a ladder in flight at once (the next one is planned and queued before the previous commits). @default 2 */
+  pipelineDepth?: number;
+}
+
+/**
+ * What this process knows of a ladder as of `version`: valid while the stored
+ * version is unchanged, since every write of the ladder replaces it.
+ * `null` = known not to exist yet; absent = not known.
+ */
+interface LadderCache {
+  /** The version after the last batch planned on this cache (possibly not committed yet). */
+  version: number;
+  /** The last few versions of this cache's lineage: a read at any of them saw no one else's write. */
+  chain: number[];
+  nextSeq: number;
+  roundCount: number;
+  players: Map<string, PlayerState | null>;
+}
+
+interface BatchResult {
+  path: 'fast' | 'locked';
+  outcomes: Array<Outcome | Error>;
+  committed: CommittedPlayer[];
+  rated: number;
+  lastSeq: number;
+}
+
+/** Request fingerprint for idempotency: the kind and the parsed body, canonical JSON. */
+export function requestHash(kind: string, body: unknown): string {
+  // One-shot hash: same digest as update(kind).update('\0').update(json), without a Hash object per request.
+  return hash('sha256', `${kind}\0${JSON.stringify(body)}`);
+}
+
+/**
+ * A fresh value for `ladders.version`. Random rather than +1, so a batch
+ * planned on a projected version can never match a version someone else
+ * wrote (48 random bits; a few versions are compared at a time).
+ */
+function newVersion(): number {
+  return randomInt(1, 2 ** 48 - 1);
+}
+
+export class MatchWriter {
+  private readonly queues = new Map<string, Job[]>();
+  private readonly running = new Set<string>();
+  private readonly maxBatch: number;
+  private readonly maxCachedPlayers: number;
+  private readonly pipelineDepth: number;
+  private readonly caches = new Map<string, LadderCache>();
+  private readonly inFlight = new Map<string, { keys: Set<string>; ids: Set<string> }>();
+  private closed = false;
+  /** Batches written by each path since start (tests, diagnostics). */
+  readonly writes = { fast: 0, locked: 0, isolated: 0 };
+
+  constructor(
+    private readonly db: Database,
+    private readonly hooks: WriterHooks = {},
+    options: WriterOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 256;
+    this.maxCachedPlayers = options.maxCachedPlayers ?? 1_000_000;
+    this.pipelineDepth = Math.max(1, options.pipelineDepth ?? 2);
+  }
+
+  /** Rates one match (already validated by parseMatch, `at` filled in). */
+  submitMatch(ladder: Ladder, match: Match, key: string | undefined, hash: string): Promise<Outcome> {
+    return this.enqueue(ladder, { kind: 'match', key, hash, matches: [match], receivedAt: Date.now() });
+  }
+
+  /** Rates one World-vs-World round: its matches form one rating period. */
+  submitRound(ladder: Ladder, name: string | undefined, at: number, matches: Match[], key: string | undefined, hash: string): Promise<Outcome> {
+    return this.enqueue(ladder, { kind: 'round', key, hash, matches, roundName: name, roundAt: at, receivedAt: Date.now() });
+  }
+
+  /** Stops taking work; waits for transactions in flight. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.running.size > 0) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private enqueue(ladder: Ladder, job: Omit<Job, 'resolve' | 'reject'>): Promise<Outcome> {
+    if (this.closed) return Promise.reject(new UnavailableError('server', 'the server is shutting down; retry on another instance or shortly'));
+    return new Promise<Outcome>((resolve, reject) => {
+      let queue = this.queues.get(ladder.id);
+      if (!queue) this.queues.set(ladder.id, (queue = []));
+      (job as Job).resolve = resolve;
+      (job as Job).reject = reject;
+      queue.push(job as Job);
+      if (!this.running.has(ladder.id)) {
+        // Start after the current I/O phase, so every request already received joins the first batch.
+        this.running.add(ladder.id);
+        setImmediate(() => void this.drain(ladder));
+      }
+    });
+  }
+
+  private async drain(ladder: Ladder): Promise<void> {
+    this.running.add(ladder.id);
+    const inflight = new Set<Promise<void>>();
+    // Batches are answered (and reported to onCommit) in the order they were taken, so the
+    // leaderboard sees commits in seq order even when a later batch's commit returns first.
+    let answered: Promise<void> = Promise.resolve();
+    try {
+      for (;;) {
+        const queue = this.queues.get(ladder.id);
+        if (!queue || queue.length === 0 || inflight.size >= this.pipelineDepth) {
+          if (inflight.size === 0) break;
+          await Promise.race(inflight);
+          continue;
+        }
+        // Let the requests already received join this batch (PGlite blocks the thread while it runs).
+        if (queue.length < this.maxBatch) await new Promise((resolve) => setImmediate(resolve));
+        const batch = queue.splice(0, this.maxBatch);
+        const started = performance.now();
+        let sent: { result: Promise<BatchResult | null> } | null;
+        try {
+          sent = await this.sendFast(ladder, batch, inflight);
+        } catch (error) {
+          sent = { result: Promise.reject(error) };
+        }
+        // Handled below, in order; this only keeps an early rejection from counting as unhandled.
+        sent?.result.catch(() => {});
+        const settled = (async (): Promise<BatchResult> => {
+          // A database error of the fast path answers 503 rather than falling back: if the
+          // connection broke after the commit, a second try would rate key-less matches twice.
+          const fast = sent === null ? null : await sent.result;
+          if (fast !== null) {
+            this.writes.fast++;
+            return fast;
+          }
+          this.writes.locked++;
+          return this.writeLockedAndCache(ladder, batch);
+        })().catch((error: unknown) => {
+          // The database refused some data of the batch (no statement of it was written): find the
+          // submission at fault by writing them one by one, so that it alone fails.
+          if (error instanceof DatabaseRejectedError && batch.length > 1) return this.writeOneByOne(ladder, batch);
+          throw error;
+        });
+        const previous = answered;
+        const task = (async () => {
+          let result: BatchResult | undefined;
+          let failure: unknown;
+          try {
+            result = await settled;
+          } catch (error) {
+            failure = error;
+          }
+          await previous;
+          await this.answer(ladder, batch, started, result, failure);
+        })();
+        answered = task;
+        inflight.add(task);
+        void task.finally(() => inflight.delete(task));
+      }
+    } finally {
+      this.running.delete(ladder.id);
+      // A job may have arrived between the last check and the delete.
+      const queue = this.queues.get(ladder.id);
+      if (queue && queue.length > 0) {
+        this.running.add(ladder.id);
+        setImmediate(() => void this.drain(ladder));
+      }
+    }
+  }
+
+  private async writeLockedAndCache(ladder: Ladder, batch: Job[]): Promise<BatchResult> {
+    const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch));
+    // Only once committed does what the transaction saw and wrote become the cache.
+    this.caches.set(ladder.id, locked.cache);
+    return locked;
+  }
+
+  /**
+   * Writes each submission of a refused batch in a transaction of its own.
+   * One the database refuses again gets a 400; validation at the edge is
+   * meant to make this never happen, so it is a last line of defence.
+   */
+  private async writeOneByOne(ladder: Ladder, batch: Job[]): Promise<BatchResult> {
+    this.writes.isolated++;
+    const outcomes: Array<Outcome | Error> = [];
+    const committed = new Map<string, CommittedPlayer>();
+    let rated = 0;
+    let lastSeq = 0;
+    for (const job of batch) {
+      try {
+        const result = await this.writeLockedAndCache(ladder, [job]);
+        outcomes.push(result.outcomes[0]!);
+        for (const player of result.committed) committed.set(player.id, player);
+        rated += result.rated;
+        lastSeq = Math.max(lastSeq, result.lastSeq);
+      } catch (error) {
+        if (!(error instanceof DatabaseRejectedError)) throw error;
+        outcomes.push(new InvalidInputError('the database refused this submission; check its ids and names for characters it cannot store', { field: 'body' }));
+      }
+    }
+    return { path: 'locked', outcomes, committed: [...committed.values()], rated, lastSeq };
+  }
+
+  private async answer(ladder: Ladder, batch: Job[], started: number, result: BatchResult | undefined, failure: unknown): Promise<void> {
+    if (result === undefined) {
+      // Ladder's own errors say what went wrong; anything else is the database's, and its text stays in `cause`.
+      const failed =
+        failure instanceof NotFoundError || failure instanceof UnavailableError || failure instanceof InvalidInputError
+          ? failure
+          : new UnavailableError('database', 'could not store the submission, nothing was rated; retry with the same Idempotency-Key', 1, { cause: failure });
+      for (const job of batch) job.reject(failed);
+      return;
+    }
+    const { outcomes, committed, rated, lastSeq } = result;
+    this.hooks.onBatch?.(ladder, batch.length, (performance.now() - started) / 1000, result.path);
+    if (committed.length > 0 && this.hooks.onCommit) {
+      try {
+        await this.hooks.onCommit(ladder, committed, rated, lastSeq);
+      } catch {
+        // Derived state (leaderboard order) catches up on its own; the matches are committed.
+      }
+    }
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof Error) job.reject(outcome);
+      else job.resolve(outcome);
+    });
+  }
+
+  /**
+   * The fast path, for batches of plain matches: rate against the cached
+   * player states and write everything in ONE statement (autocommit, so one
+   * round trip carries the commit too). The statement's first part sets the
+   * ladder's `version` to a fresh token only if it still holds the token the
+   * batch was planned on and none of the batch's Idempotency-Keys or match ids
+   * is stored; every insert depends on that update, so either all of it is
+   * written or none.
+   *
+   * Pipelining: the next batch is planned on this one's projected result and
+   * sent before this one commits, guarded by this one's token; PostgreSQL
+   * makes it wait for the ladder row, and it applies only if this one did.
+   *
+   * Resolves to null at once when the fast path cannot decide (a round,
+   * nothing to write); the returned statement resolves to null when its guard
+   * refused (another writer moved the ladder, a repeated key, a reused match
+   * id). Either way the caller runs the locked transaction.
+   */
+  /** Idempotency-Keys and match ids of this ladder's one-statement batches not yet committed. */
+  private sending(ladderId: string): { keys: Set<string>; ids: Set<string> } {
+    let sending = this.inFlight.get(ladderId);
+    if (!sending) this.inFlight.set(ladderId, (sending = { keys: new Set(), ids: new Set() }));
+    return sending;
+  }
+
+  private async sendFast(ladder: Ladder, batch: Job[], inflight: Set<Promise<void>>): Promise<{ result: Promise<BatchResult | null> } | null> {
+    if (batch.some((job) => job.kind !== 'match')) return null;
+    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
+    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
+    const sending = this.sending(ladder.id);
+    if (inflight.size > 0 && (keys.some((key) => sending.keys.has(key)) || givenIds.some((id) => sending.ids.has(id)))) {
+      // A key or match id of a batch not committed yet: the guard's snapshot might not show it,
+      // so wait until it is stored (then the guard refuses and the locked path answers the repeat).
+      await Promise.all(inflight);
+    }
+    const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
+    let cache = this.caches.get(ladder.id);
+    for (let attempt = 0; ; attempt++) {
+      const missing = cache ? playerIds.filter((id) => !cache!.players.has(id)) : playerIds;
+      if (cache && missing.length === 0) break;
+      if (attempt === 3) return null;
+      if (!cache && inflight.size > 0) {
+        // Start over only from a settled ladder: what is in flight may still move it.
+        await Promise.all(inflight);
+        cache = this.caches.get(ladder.id);
+        continue;
+      }
+      const read = await readHeadAndPlayers(this.db.ordered, ladder.id, missing);
+      if (!read) return null;
+      const { head } = read;
+      if (cache && this.caches.get(ladder.id) !== cache) {
+        // Replaced while we read (a locked transaction finished): use the newer one.
+        cache = this.caches.get(ladder.id);
+        continue;
+      }
+      if (cache && !cache.chain.includes(head.version)) {
+        // Someone else wrote the ladder: let our batches in flight settle (their guards refuse), then reload.
+        if (this.caches.get(ladder.id) === cache) this.caches.delete(ladder.id);
+        cache = undefined;
+        continue;
+      }
+      if (!cache) {
+        cache = { version: head.version, chain: [head.version], nextSeq: head.nextSeq, roundCount: head.roundCount, players: new Map() };
+        this.caches.set(ladder.id, cache);
+      }
+      // Players this process's batches in flight did not touch (those are cached): same at every version of our chain.
+      for (const id of missing) cache.players.set(id, null);
+      for (const row of read.players) cache.players.set(row.id, rowToState(row));
+    }
+    const known = cache!;
+    const working = new Map<string, PlayerState>();
+    for (const id of playerIds) {
+      const state = known.players.get(id);
+      if (state) working.set(id, state);
+    }
+    const planned = planBatch(ladder, batch, { nextSeq: known.nextSeq, roundCount: known.roundCount, stored: new Map(), takenIds: new Set(), takenRounds: new Set(), working });
+    if (planned.rated === 0) return null;
+    const finals = [...planned.changed.values()];
+    const newPlayers = finals.filter((p) => known.players.get(p.id) === null).length;
+    const { matchRows, changeRows, idemRows } = planned;
+    const expectedVersion = known.version;
+    const expectedSeq = known.nextSeq;
+    const token = newVersion();
+    // Project the batch into the cache now, so the next batch can be planned on it before this one commits.
+    known.version = token;
+    known.chain.push(token);
+    if (known.chain.length > this.pipelineDepth + 2) known.chain.shift();
+    known.nextSeq = planned.nextSeq;
+    for (const player of finals) known.players.set(player.id, player.state);
+    if (known.players.size > this.maxCachedPlayers) this.caches.delete(ladder.id);
+    for (const key of idemRows.key) sending.keys.add(key);
+    for (const id of matchRows.id) sending.ids.add(id);
+    const forget = () => {
+      if (this.caches.get(ladder.id) === known) this.caches.delete(ladder.id);
+    };
+    const sent = () => {
+      for (const key of idemRows.key) sending.keys.delete(key);
+      for (const id of matchRows.id) sending.ids.delete(id);
+    };
+    // On the one ordered connection: the next batch's statement reaches PostgreSQL only after this one, so
+    // it finds this one's version (unless this one was refused, and then it must refuse too).
+    const statement = writeGuardedBatch(this.db.ordered, {
+      ladder: ladder.id,
+      expectedVersion,
+      expectedSeq,
+      newVersion: token,
+      nextSeq: planned.nextSeq,
+      matchesAdded: planned.rated,
+      playersAdded: newPlayers,
+      keys,
+      matchIds: givenIds,
+      matches: matchRows,
+      players: finals,
+      changes: changeRows,
+      idempotency: idemRows,
+      now: Date.now(),
+    });
+    const result = statement.then(
+      (applied) => {
+        sent();
+        if (!applied) {
+          forget();
+          return null;
+        }
+        return { path: 'fast' as const, outcomes: planned.outcomes, committed: finals, rated: planned.rated, lastSeq: planned.nextSeq - 1 };
+      },
+      (error: unknown) => {
+        // Nothing of a failed statement was written, but the projection in the cache is wrong now.
+        sent();
+        forget();
+        throw error;
+      },
+    );
+    return { result };
+  }
+
+  /**
+   * The general path (rounds, repeated keys, another writer in between): one
+   * transaction holding the ladder lock, reading what it needs, then writing.
+   * Afterwards the cache holds exactly what this transaction saw and wrote.
+   */
+  private async writeLocked(tx: Queryable, ladder: Ladder, batch: Job[]): Promise<BatchResult & { cache: LadderCache }> {
+    const head = await lockLadder(tx, ladder.id);
+    if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+    const { nextSeq, roundCount, version } = head;
+
+    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
+    const stored = new Map<string, { hash: string; outcome: Outcome }>();
+    for (const [key, answer] of await findAnswers(tx, ladder.id, keys)) stored.set(key, { hash: answer.hash, outcome: { status: answer.status, body: answer.response } });
+    const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
+    const takenIds = await takenMatchIds(tx, ladder.id, givenIds);
+    const takenRounds = await takenRoundNames(tx, ladder.id, batch.map((job) => job.roundName).filter((n): n is string => n !== undefined));
+    const hasRound = batch.some((job) => job.kind === 'round');
+    const working = new Map<string, PlayerState>();
+    const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
+    // A round needs every world for the next round's groups; other writes only their players.
+    const rows = hasRound ? await allPlayers(tx, ladder.id) : await findPlayers(tx, ladder.id, playerIds);
+    const cache: LadderCache = { version, chain: [version], nextSeq, roundCount, players: new Map() };
+    for (const id of playerIds) cache.players.set(id, null);
+    for (const row of rows) {
+      const state = rowToState(row);
+      working.set(row.id, state);
+      cache.players.set(row.id, state);
+    }
+
+    const planned = planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working });
+    const { matchRows, changeRows, idemRows, roundRows, changed, rated } = planned;
+    const now = Date.now();
+    let newPlayers = 0;
+    if (rated > 0) {
+      await insertMatches(tx, ladder.id, matchRows);
+      newPlayers = await upsertPlayers(tx, ladder.id, [...changed.values()]);
+      await insertChanges(tx, ladder.id, changeRows);
+    }
+    await insertAnswers(tx, ladder.id, idemRows, now);
+    await insertRounds(tx, ladder.id, roundRows);
+    if (rated > 0) {
+      const token = newVersion();
+      await advanceLadder(tx, ladder.id, { nextSeq: planned.nextSeq, matchesAdded: rated, playersAdded: newPlayers, roundCount: planned.roundCount, version: token });
+      cache.version = token;
+      cache.chain = [token];
+      cache.nextSeq = planned.nextSeq;
+      cache.roundCount = planned.roundCount;
+      for (const player of changed.values()) cache.players.set(player.id, player.state);
+    }
+    return { path: 'locked' as const, outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache };
+  }
+}

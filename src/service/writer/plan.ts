@@ -1,0 +1,193 @@
+/**
+ * The pure plan of a write batch: rates each submission of the batch, in
+ * order, against the player states the caller read (or cached), and collects
+ * the rows to write and the answer of each submission. Nothing here reads or
+ * writes the database; the same plan feeds the one-statement fast path and
+ * the locked transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { InvalidInputError } from '../../core/errors.js';
+import type { Match } from '../../core/match.js';
+import type { MatchRating, PlayerState } from '../../core/systems.js';
+import { wvwGroups } from '../../core/wvw.js';
+import { emptyIdempotencyRows, type IdempotencyRows } from '../../store/idempotency.js';
+import { type ChangeRows, emptyChangeRows, emptyMatchRows, type MatchRows } from '../../store/matches.js';
+import type { RoundRow } from '../../store/rounds.js';
+import { ConflictError } from '../errors/index.js';
+import type { Ladder } from '../ladders.js';
+import { publicState, rateUnit } from '../rating.js';
+
+/** An answer: `body` is an object, or the exact JSON text stored for an idempotent repeat. */
+export type Outcome = { status: number; body: unknown };
+
+/** One submission waiting to be written: a match, or a World-vs-World round of several. */
+export interface Job {
+  kind: 'match' | 'round';
+  key: string | undefined;
+  hash: string;
+  matches: Match[];
+  roundName?: string;
+  /** Epoch ms of the round (rounds only). */
+  roundAt?: number;
+  receivedAt: number;
+  resolve: (outcome: Outcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A player's state after a committed batch, with the sequence number of the last match that moved it. */
+export interface CommittedPlayer {
+  id: string;
+  state: PlayerState;
+  seq: number;
+}
+
+/** What the plan starts from. */
+export interface BatchStart {
+  nextSeq: number;
+  roundCount: number;
+  /** Stored Idempotency-Keys of the batch. */
+  stored: Map<string, { hash: string; outcome: Outcome }>;
+  takenIds: Set<string>;
+  takenRounds: Set<string>;
+  /** States of the batch's players that exist (others start from the system's initial state); updated as the batch is rated. */
+  working: Map<string, PlayerState>;
+}
+
+export interface BatchPlan {
+  /** Per submission: its answer, or the error it gets (the others are written regardless). */
+  outcomes: Array<Outcome | Error>;
+  matchRows: MatchRows;
+  changeRows: ChangeRows;
+  idemRows: IdempotencyRows;
+  roundRows: RoundRow[];
+  changed: Map<string, CommittedPlayer>;
+  rated: number;
+  nextSeq: number;
+  roundCount: number;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchStart): BatchPlan {
+  const system = ladder.rating;
+  const { stored, takenIds, takenRounds, working } = start;
+  let nextSeq = start.nextSeq;
+  let roundCount = start.roundCount;
+  const matchRows = emptyMatchRows();
+  const changeRows = emptyChangeRows();
+  const idemRows = emptyIdempotencyRows();
+  const roundRows: RoundRow[] = [];
+  const changed = new Map<string, CommittedPlayer>();
+  const batchKeys = new Map<string, { hash: string; outcome: Outcome }>();
+  let rated = 0;
+
+  const outcomes: Array<Outcome | Error> = batch.map((job) => {
+    if (job.key !== undefined) {
+      const previous = stored.get(job.key) ?? batchKeys.get(job.key);
+      if (previous) {
+        if (previous.hash === job.hash) return previous.outcome;
+        return new ConflictError('this Idempotency-Key was already used with a different body', 'Idempotency-Key');
+      }
+    }
+    for (const [m, match] of job.matches.entries()) {
+      if (match.id !== undefined && takenIds.has(match.id)) {
+        return new ConflictError(`match id ${JSON.stringify(match.id)} is already rated in this ladder`, job.kind === 'round' ? `matches[${m}].id` : 'id');
+      }
+    }
+    let roundName = job.roundName;
+    if (job.kind === 'round') {
+      if (roundName === undefined) {
+        roundName = `r${roundCount + 1}`;
+        while (takenRounds.has(roundName)) roundName = `${roundName}'`;
+      } else if (takenRounds.has(roundName)) {
+        return new ConflictError(`round ${JSON.stringify(roundName)} is already rated in this ladder`, 'round');
+      }
+    }
+    let ratings: MatchRating[];
+    let winProbabilities: number[][];
+    try {
+      winProbabilities = job.matches.map((match) => system.predict(match.teams.map((team) => team.players.map((p) => working.get(p.id) ?? system.initial()))));
+      ratings = rateUnit(system, job.matches, working, job.kind === 'round');
+    } catch (error) {
+      if (error instanceof InvalidInputError) return error;
+      throw error;
+    }
+    const players: unknown[] = [];
+    const firstSeq = nextSeq;
+    const matchesOut: Array<{ id: string; seq: number; at: string }> = [];
+    job.matches.forEach((match, m) => {
+      const seq = nextSeq++;
+      const id = match.id ?? randomUUID();
+      takenIds.add(id);
+      const at = match.at!;
+      const body: Match = { ...match, id };
+      matchRows.seq.push(seq);
+      matchRows.id.push(id);
+      matchRows.at.push(at);
+      matchRows.receivedAt.push(job.receivedAt);
+      matchRows.round.push(job.kind === 'round' ? roundName! : null);
+      matchRows.body.push(JSON.stringify(body));
+      matchRows.winProbability.push(JSON.stringify(winProbabilities[m]));
+      matchesOut.push({ id, seq, at: iso(at) });
+      rated++;
+      for (const change of ratings[m]!.players) {
+        // Serialised once: the same text goes into the history row and the answer.
+        const before = JSON.stringify(publicState(change.before));
+        const after = JSON.stringify(publicState(change.after));
+        const terms = JSON.stringify(change.terms);
+        changeRows.player.push(change.id);
+        changeRows.seq.push(seq);
+        changeRows.team.push(change.team);
+        changeRows.before.push(before);
+        changeRows.after.push(after);
+        changeRows.terms.push(terms);
+        players.push(`{"id":${JSON.stringify(change.id)},"team":${change.team},"before":${before},"after":${after},"terms":${terms}}`);
+      }
+    });
+    // States move only after the whole unit is rated (a round rates from the states before it).
+    job.matches.forEach((_, m) => {
+      for (const change of ratings[m]!.players) {
+        working.set(change.id, change.after);
+        changed.set(change.id, { id: change.id, state: change.after, seq: nextSeq - 1 });
+      }
+    });
+    let text: string;
+    if (job.kind === 'match') {
+      text = `{"match":${JSON.stringify(matchesOut[0])},"winProbability":${JSON.stringify(winProbabilities[0])},"players":[${players.join(',')}]}`;
+    } else {
+      roundCount++;
+      const worlds = [...working].map(([id, s]) => ({ id, rating: s.rating, rd: s.rd ?? 0 }));
+      const groups = wvwGroups(worlds);
+      const ratingsOut = ratings.flatMap((r) => r.players.map((c) => ({ id: c.id, before: publicState(c.before), after: publicState(c.after), terms: c.terms })));
+      const summary = {
+        round: roundName,
+        at: iso(job.roundAt!),
+        groups,
+        matches: job.matches.map((match, m) => {
+          const total = match.teams.reduce((sum, t) => sum + t.score!, 0);
+          return {
+            id: matchesOut[m]!.id,
+            worlds: Object.fromEntries(match.teams.map((t) => [t.players[0]!.id, t.score!])),
+            shares: Object.fromEntries(match.teams.map((t) => [t.players[0]!.id, total > 0 ? t.score! / total : 1 / match.teams.length])),
+          };
+        }),
+        ratings: Object.fromEntries([...working].map(([id, s]) => [id, { rating: s.rating, rd: s.rd }])),
+      };
+      roundRows.push({ number: roundCount, name: roundName!, at: job.roundAt!, firstSeq, lastSeq: nextSeq - 1, summary: JSON.stringify(summary) });
+      takenRounds.add(roundName!);
+      text = JSON.stringify({ round: roundName, matches: matchesOut, ratings: ratingsOut, groups });
+    }
+    const outcome: Outcome = { status: 201, body: text };
+    if (job.key !== undefined) {
+      batchKeys.set(job.key, { hash: job.hash, outcome });
+      idemRows.key.push(job.key);
+      idemRows.hash.push(job.hash);
+      idemRows.status.push(201);
+      idemRows.response.push(text);
+    }
+    return outcome;
+  });
+  return { outcomes, matchRows, changeRows, idemRows, roundRows, changed, rated, nextSeq, roundCount };
+}

@@ -1,0 +1,39 @@
+/**
+ * What a failed statement means for the caller, decided from PostgreSQL's
+ * SQLSTATE class rather than from message text: either the statement's data
+ * was refused (a retry with the same data fails again), or the database could
+ * not be reached or could not finish (a retry may succeed). Drivers' own
+ * messages stay inside these errors, as `cause`, for logs only.
+ */
+import { LadderError } from '../core/errors.js';
+
+/** The database refused the data of a statement (SQLSTATE class 22 data exception or 23 integrity violation). */
+export class DatabaseRejectedError extends LadderError {
+  override name = 'DatabaseRejectedError';
+  constructor(
+    readonly sqlState: string,
+    options: { cause: unknown },
+  ) {
+    super(`the database refused the data (SQLSTATE ${sqlState})`, options);
+  }
+}
+
+/** The database could not run the statement: unreachable, shutting down, out of resources, or any other failure not caused by the data. */
+export class DatabaseUnavailableError extends LadderError {
+  override name = 'DatabaseUnavailableError';
+  constructor(
+    readonly sqlState: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(`the database is unavailable${sqlState ? ` (SQLSTATE ${sqlState})` : ''}`, options);
+  }
+}
+
+/** Classifies a driver error; Ladder's own errors (thrown inside a transaction) pass through. */
+export function classifyDatabaseError(error: unknown): unknown {
+  if (error instanceof LadderError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const sqlState = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  if (sqlState !== undefined && (sqlState.startsWith('22') || sqlState.startsWith('23'))) return new DatabaseRejectedError(sqlState, { cause: error });
+  return new DatabaseUnavailableError(sqlState, { cause: error });
+}

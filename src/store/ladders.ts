@@ -1,0 +1,96 @@
+/** SQL of the ladders aggregate: definitions, counters and the write version. */
+import type { Queryable } from './database.js';
+
+export interface LadderRow {
+  id: string;
+  system: string;
+  options: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  public: boolean;
+  created_at: number;
+}
+
+export interface LadderCounts {
+  players: number;
+  matches: number;
+  rounds: number;
+}
+
+/** What a writer needs to know of a ladder before it appends: the next sequence number and the version token. */
+export interface LadderHead {
+  version: number;
+  nextSeq: number;
+  roundCount: number;
+}
+
+const COLUMNS = 'id, system, options, settings, public, created_at';
+
+/** Inserts a ladder; false when the id is taken. */
+export async function insertLadder(db: Queryable, row: LadderRow): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO ladders (id, system, options, settings, public, created_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [row.id, row.system, JSON.stringify(row.options), JSON.stringify(row.settings), row.public, row.created_at],
+  );
+  return rows.length > 0;
+}
+
+export async function findLadder(db: Queryable, id: string): Promise<LadderRow | undefined> {
+  const rows = await db.query<LadderRow>(`SELECT ${COLUMNS} FROM ladders WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+export async function listLadders(db: Queryable): Promise<Array<LadderRow & { counts: LadderCounts }>> {
+  const rows = await db.query<LadderRow & { player_count: number; match_count: number; round_count: number }>(
+    `SELECT ${COLUMNS}, player_count, match_count, round_count FROM ladders ORDER BY id`,
+  );
+  return rows.map(({ player_count, match_count, round_count, ...row }) => ({ ...row, counts: { players: player_count, matches: match_count, rounds: round_count } }));
+}
+
+export async function ladderCounts(db: Queryable, id: string): Promise<LadderCounts | undefined> {
+  const rows = await db.query<{ player_count: number; match_count: number; round_count: number }>('SELECT player_count, match_count, round_count FROM ladders WHERE id = $1', [id]);
+  const row = rows[0];
+  return row && { players: row.player_count, matches: row.match_count, rounds: row.round_count };
+}
+
+/** The ladder's head, locking the row until the transaction ends (serialises writers across instances). */
+export async function lockLadder(tx: Queryable, id: string): Promise<LadderHead | undefined> {
+  const rows = await tx.query<{ next_seq: number; round_count: number; version: number }>('SELECT next_seq, round_count, version FROM ladders WHERE id = $1 FOR UPDATE', [id]);
+  const row = rows[0];
+  return row && { version: row.version, nextSeq: row.next_seq, roundCount: row.round_count };
+}
+
+/** The last sequence number written (0 for none). */
+export async function lastSeq(db: Queryable, id: string): Promise<number> {
+  const rows = await db.query<{ next_seq: number }>('SELECT next_seq FROM ladders WHERE id = $1', [id]);
+  return (rows[0]?.next_seq ?? 1) - 1;
+}
+
+/** Records an append made under the ladder lock. */
+export async function advanceLadder(
+  tx: Queryable,
+  id: string,
+  change: { nextSeq: number; matchesAdded: number; playersAdded: number; roundCount: number; version: number },
+): Promise<void> {
+  await tx.query('UPDATE ladders SET next_seq = $2, match_count = match_count + $3, player_count = player_count + $4, round_count = $5, version = $6 WHERE id = $1', [
+    id,
+    change.nextSeq,
+    change.matchesAdded,
+    change.playersAdded,
+    change.roundCount,
+    change.version,
+  ]);
+}
+
+/**
+ * Sets the counters after a replay rewrote the players (rebuild --fix), and
+ * moves the version so writers holding cached states of this ladder reload them.
+ */
+export async function resetLadderCounts(tx: Queryable, id: string, counts: { players: number; matches: number }): Promise<void> {
+  await tx.query('UPDATE ladders SET player_count = $2, match_count = $3, version = version + 1 WHERE id = $1', [id, counts.players, counts.matches]);
+}
+
+/** Adds players created outside the writer (bulk loads of the benchmarks) to the counters. */
+export async function addPlayerCount(db: Queryable, id: string, added: number): Promise<void> {
+  await db.query('UPDATE ladders SET player_count = player_count + $2, version = version + 1 WHERE id = $1', [id, added]);
+}
