@@ -1,9 +1,21 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const core = join(import.meta.dirname, '../src/core');
+const src = join(import.meta.dirname, '../src');
+const core = join(src, 'core');
 const sources = readdirSync(core).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+
+/** Every .ts file under `dir`, tests excluded. */
+function tree(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+function importsOf(text: string): string[] {
+  return [...text.matchAll(/(?:from\s+|import\()\s*'([^']+)'/g)].map((m) => m[1]!);
+}
 
 describe('the rating core', () => {
   it('imports nothing outside itself and no I/O module', () => {
@@ -21,5 +33,45 @@ describe('the rating core', () => {
     const index = readFileSync(join(core, 'index.ts'), 'utf8');
     expect(index).not.toMatch(/export\s+default/);
     expect(index).not.toMatch(/export\s+\*/);
+  });
+});
+
+describe('the service', () => {
+  // A statement starts with one of these keywords inside a string literal or template.
+  const SQL = /['`]\s*(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|WITH\s+\w+\s+AS|CREATE\s+TABLE|ALTER\s+TABLE)\b/i;
+
+  it('has all its SQL in src/store', () => {
+    for (const file of tree(src)) {
+      const path = relative(src, file);
+      if (path.startsWith('store/')) continue;
+      expect(SQL.test(readFileSync(file, 'utf8')), `${path} holds SQL`).toBe(false);
+    }
+  });
+
+  it('does not import the dashboard, and the store imports neither the service nor the web', () => {
+    for (const file of tree(join(src, 'service'))) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) expect(target.includes('/web/'), `${relative(src, file)} imports ${target}`).toBe(false);
+    }
+    for (const file of tree(join(src, 'store'))) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) {
+        expect(/\/(service|web|cli)\//.test(target), `${relative(src, file)} imports ${target}`).toBe(false);
+      }
+    }
+  });
+
+  it('sets HTTP status codes only in its HTTP layer', () => {
+    for (const file of tree(join(src, 'service'))) {
+      const path = relative(src, file);
+      if (path.startsWith('service/http/')) continue;
+      const text = readFileSync(file, 'utf8');
+      expect(/\.code\(\d{3}\)|statusCode\s*=|\bstatus:\s*[45]\d\d\b|HttpError/.test(text), `${path} deals in HTTP statuses`).toBe(false);
+    }
+  });
+
+  it('parses no error message back with a regular expression', () => {
+    for (const file of tree(src)) {
+      const text = readFileSync(file, 'utf8');
+      expect(/\.message\.(replace|match)\(/.test(text), `${relative(src, file)} parses an error message`).toBe(false);
+    }
   });
 });

@@ -266,23 +266,16 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
     agent.destroy();
     await stop(child);
     // Fill the database directly (the service would take minutes to rate a million players' matches).
-    const now = Date.now();
-    const fill = `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
-      SELECT 'big', 'p' || g, 1500 + 300 * sin(g), 60, 0.06, 20, ${now} FROM generate_series(1, ${players}) AS g`;
-    if (options.backend === 'pglite') {
-      const { openPglite } = await import('../store/database.js');
-      const dir = extra[1]!;
-      const db = await openPglite(dir);
-      await db.exec(fill);
-      await db.query("UPDATE ladders SET player_count = player_count + $1, version = version + 1 WHERE id = 'big'", [players]);
+    const { openDatabase } = await import('../store/database.js');
+    const { seedSyntheticPlayers } = await import('../store/players.js');
+    const { addPlayerCount } = await import('../store/ladders.js');
+    const db =
+      options.backend === 'pglite' ? await openDatabase({ dataDir: extra[1]! }) : await openDatabase({ databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA, poolSize: 1 });
+    try {
+      await seedSyntheticPlayers(db, 'big', players, Date.now());
+      await addPlayerCount(db, 'big', players);
+    } finally {
       await db.close();
-    } else {
-      const pg = (await import('pg')).default;
-      const client = new pg.Client({ connectionString: env.DATABASE_URL, options: `-c search_path=${env.DATABASE_SCHEMA}` });
-      await client.connect();
-      await client.query(fill);
-      await client.query("UPDATE ladders SET player_count = player_count + $1, version = version + 1 WHERE id = 'big'", [players]);
-      await client.end();
     }
     ({ child, url } = await startServer(env, extra));
     try {

@@ -4,7 +4,7 @@
  * CORS, and the one mapping from domain errors to statuses.
  */
 import { isUtf8 } from 'node:buffer';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions as FastifyRouteOptions } from 'fastify';
 import { InvalidInputError } from '../../core/errors.js';
 import { registerAccess } from './access.js';
 import type { AppContext } from './context.js';
@@ -21,6 +21,13 @@ import { registerSecurity } from './security.js';
 import { zodValidatorCompiler } from './zod-provider.js';
 
 export type { AppContext } from './context.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route as registered, with its schemas and `config.operation` (the OpenAPI document's source). */
+    routeTable: readonly FastifyRouteOptions[];
+  }
+}
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const bodyLimit = ctx.bodyLimit ?? 65_536;
@@ -61,7 +68,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ctx.metrics.requestSeconds.observe(labels, reply.elapsedTime / 1000);
   });
 
-  const options = { ctx };
+  const routes: FastifyRouteOptions[] = [];
+  app.addHook('onRoute', (route) => {
+    routes.push(route);
+  });
+  app.decorate('routeTable', routes);
+  const options = { ctx, routes };
   await app.register(metaRoutes, options);
   await app.register(keyRoutes, options);
   await app.register(ladderRoutes, options);

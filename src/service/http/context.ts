@@ -1,3 +1,4 @@
+import type { RouteOptions as FastifyRouteOptions } from 'fastify';
 /** What the HTTP layer is given: the domain's parts, and the settings of the edge. */
 import type { Database } from '../../store/database.js';
 import type { KeyStore, RateLimiter } from '../keys.js';
@@ -36,4 +37,6 @@ export interface AppContext {
 /** The options every route plugin is registered with. */
 export interface RouteOptions {
   ctx: AppContext;
+  /** Every route of the app as registered (the OpenAPI document is built from them). */
+  routes: readonly FastifyRouteOptions[];
 }

@@ -8,6 +8,7 @@ import { requestHash, type Outcome } from '../../writer/index.js';
 import { readableLadder, writableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
+import { matchListResponse, ratedMatchResponse } from '../../responses.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -25,13 +26,29 @@ export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
 
 export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
   const maxFutureMs = ctx.maxFutureMs ?? 86_400_000;
-  app.post('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, body: matchSchema } }, async (request, reply) => {
+  app.post(
+    '/v1/ladders/:ladder/matches',
+    {
+      schema: { params: ladderParams, body: matchSchema },
+      config: {
+        operation: {
+          operationId: 'rateMatch',
+          tags: ['matches'],
+          summary: 'Rate one match. With an Idempotency-Key, a repeat gets the stored answer and is not rated again; the same key with another body is 409.',
+          auth: 'write',
+          headers: ['Idempotency-Key'],
+          responses: { 201: ratedMatchResponse },
+          example: { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] },
+        },
+      },
+    }, async (request, reply) => {
     const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
     const key = idempotencyKey(request);
     const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs });
     return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
-  });
-  app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: pageQuerySchema } }, async (request) => {
+  },
+  );
+  app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: pageQuerySchema }, config: { operation: { operationId: 'listMatches', tags: ['matches'], summary: 'Matches, newest first, with the win probability predicted before rating', auth: 'public ladder or read', responses: { 200: matchListResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     return matchesView(ctx, ladder, request.query.limit ?? 50, request.query.offset ?? 0);
   });

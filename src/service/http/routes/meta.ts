@@ -7,12 +7,14 @@ import { buildOpenApi, DOCS_STYLE, docsPage } from '../../openapi.js';
 import { mayRead, requireScope } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
+import { z } from 'zod';
+import { healthResponse } from '../../responses.js';
 
 /** The reference page's one inline style, allowed by its hash and nothing else. */
 const DOCS_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(DOCS_STYLE).digest('base64')}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
 
-export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
-  app.get('/healthz', async () => {
+export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx, routes }) => {
+  app.get('/healthz', { config: { operation: { operationId: 'health', tags: ['meta'], summary: 'Liveness and database check', auth: 'none', responses: { 200: healthResponse } } } }, async () => {
     try {
       await ping(ctx.db);
     } catch (error) {
@@ -20,11 +22,15 @@ export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodT
     }
     return { ok: true };
   });
-  const openapi = buildOpenApi();
-  app.get('/openapi.json', async () => openapi);
-  const page = docsPage(openapi);
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_POLICY).send(page));
-  app.get('/metrics', async (request, reply) => {
+  // Built on first use, when every route is registered.
+  let openapi: Record<string, unknown> | undefined;
+  let page: string | undefined;
+  const document = () => (openapi ??= buildOpenApi(routes));
+  app.get('/openapi.json', { config: { operation: { operationId: 'openApi', tags: ['meta'], summary: 'This document', auth: 'none', responses: { 200: z.record(z.string(), z.unknown()) } } } }, async () => document());
+  app.get('/docs', { config: { operation: { operationId: 'docs', tags: ['meta'], summary: 'A reference page of every operation', auth: 'none', responses: { 200: 'text/html' } } } }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_POLICY).send((page ??= docsPage(document()))),
+  );
+  app.get('/metrics', { config: { operation: { operationId: 'metrics', tags: ['meta'], summary: 'Prometheus metrics: request latency, matches rated, tickets waiting, wait times and pass failures per queue (private ladders only with a read key)', auth: 'none', responses: { 200: 'text/plain' } } } }, async (request, reply) => {
     if (ctx.metricsAccess === 'key') requireScope(request, 'read');
     const waiting: Array<[Record<string, string>, number]> = [];
     for (const ladder of await ctx.tickets.queues()) waiting.push([{ queue: ladder }, (await ctx.tickets.waiting(ladder)).length]);

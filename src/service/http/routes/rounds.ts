@@ -9,17 +9,18 @@ import { readableLadder, writableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 import { idempotencyKey, sendOutcome } from './matches.js';
+import { ratedRoundResponse, roundListResponse } from '../../responses.js';
 
 export const roundRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
   const maxFutureMs = ctx.maxFutureMs ?? 86_400_000;
-  app.post('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams, body: roundSchema } }, async (request, reply) => {
+  app.post('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams, body: roundSchema }, config: { operation: { operationId: 'rateRound', tags: ['rounds'], summary: 'Rate a World-vs-World round (one rating period); answers the new ratings and the next round groups', auth: 'write', headers: ['Idempotency-Key'], responses: { 201: ratedRoundResponse }, example: { round: 'week 1', matches: [{ worlds: { 'World A': 120000, 'World B': 90000, 'World C': 60000 } }] } } } }, async (request, reply) => {
     const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
     if (ladder.system !== 'wvw') throw new InvalidInputError(`rounds are for World-vs-World ladders; ${ladder.id} uses ${ladder.system}`, { field: 'ladder' });
     const key = idempotencyKey(request);
     const { at, matches } = roundSubmission(request.body, { now: Date.now(), maxFutureMs });
     return sendOutcome(reply, await ctx.writer.submitRound(ladder, request.body.round, at, matches, key, requestHash('round', request.body)));
   });
-  app.get('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams } }, async (request) => {
+  app.get('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams }, config: { operation: { operationId: 'listRounds', tags: ['rounds'], summary: 'Rounds, oldest first, with groups, score shares and ratings after each', auth: 'public ladder or read', responses: { 200: roundListResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     return { rounds: await listRoundSummaries(ctx.db, ladder.id) };
   });

@@ -8,9 +8,10 @@ import type { RecentMatch, StoredTicket } from '../../tickets.js';
 import { mayRead, readableLadder, requireScope, writableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
+import { cancelledTicketResponse, createdTicketResponse, queueResponse, ticketResponse } from '../../responses.js';
 
 export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
-  app.post('/v1/ladders/:ladder/tickets', { schema: { params: ladderParams, body: ticketSchema } }, async (request, reply) => {
+  app.post('/v1/ladders/:ladder/tickets', { schema: { params: ladderParams, body: ticketSchema }, config: { operation: { operationId: 'createTicket', tags: ['matchmaking'], summary: 'Join the matchmaking queue (solo or party)', auth: 'write', responses: { 201: createdTicketResponse }, example: { players: [{ id: 'ann', pings: { eu: 30, na: 110 }, filter: { within: 10, maxPing: 80 } }] } } } }, async (request, reply) => {
     const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
     return reply.code(201).send({ ticket: ticketJson(await createTicket(ctx, ladder, request.body)) });
   });
@@ -27,13 +28,13 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     }
     return ticket;
   };
-  app.get('/v1/tickets/:id', { schema: { params: idParams } }, async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')));
-  app.delete('/v1/tickets/:id', { schema: { params: idParams } }, async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')));
-  app.get('/v1/ladders/:ladder/queue', { schema: { params: ladderParams } }, async (request) => {
+  app.get('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'getTicket', tags: ['matchmaking'], summary: 'A ticket: waiting, or the match and team it was placed in', auth: 'public ladder or read', responses: { 200: ticketResponse } } } }, async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')));
+  app.delete('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'cancelTicket', tags: ['matchmaking'], summary: 'Leave the queue', auth: 'write', responses: { 200: cancelledTicketResponse } } } }, async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')));
+  app.get('/v1/ladders/:ladder/queue', { schema: { params: ladderParams }, config: { operation: { operationId: 'getQueue', tags: ['matchmaking'], summary: 'Queue summary: waiting tickets by region and band, recent matches', auth: 'public ladder or read', responses: { 200: queueResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     return queueView(ctx, ladder);
   });
-  app.get('/v1/ladders/:ladder/assignments', { schema: { params: ladderParams } }, async (request, reply) => {
+  app.get('/v1/ladders/:ladder/assignments', { schema: { params: ladderParams }, config: { operation: { operationId: 'streamAssignments', tags: ['matchmaking'], summary: 'Server-sent events: `assignment` for each match the matchmaker forms', auth: 'public ladder or read', responses: { 200: 'text/event-stream' } } } }, async (request, reply) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     reply.hijack();
     const res = reply.raw;

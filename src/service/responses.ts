@@ -1,0 +1,147 @@
+/**
+ * Response schemas: what every operation answers. The same zod objects go
+ * into /openapi.json (so generated clients get real types) and are checked
+ * against live answers in the tests (test/service/openapi.test.ts), so the
+ * document cannot drift from the server.
+ */
+import { z } from 'zod';
+
+export const errorResponse = z
+  .object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) })
+  ;
+
+const isoTime = z.string().describe('ISO 8601 time');
+
+export const healthResponse = z.object({ ok: z.literal(true) });
+
+export const apiKeyResponse = z.object({ id: z.string(), name: z.string(), scopes: z.array(z.enum(['admin', 'write', 'read'])), createdAt: isoTime, revokedAt: isoTime.nullable() });
+export const createdKeyResponse = apiKeyResponse.extend({ key: z.string().describe('The key itself, shown only in this answer.') });
+export const keyListResponse = z.object({ keys: z.array(apiKeyResponse) });
+
+export const ladderResponse = z
+  .object({
+    id: z.string(),
+    system: z.string(),
+    options: z.record(z.string(), z.unknown()),
+    resolvedOptions: z.record(z.string(), z.unknown()),
+    public: z.boolean(),
+    standings: z.record(z.string(), z.unknown()),
+    matchmaking: z.object({ teamSize: z.number().int(), teams: z.number().int() }).passthrough(),
+    players: z.number().int(),
+    matches: z.number().int(),
+    createdAt: isoTime,
+  })
+  ;
+export const ladderListResponse = z.object({ ladders: z.array(ladderResponse) });
+
+export const playerStateResponse = z.object({ rating: z.number(), rd: z.number().optional(), volatility: z.number().optional(), matches: z.number().int() });
+
+const ratingChange = z.object({ id: z.string(), team: z.number().int(), before: playerStateResponse, after: playerStateResponse, terms: z.record(z.string(), z.unknown()) });
+
+export const ratedMatchResponse = z
+  .object({ match: z.object({ id: z.string(), seq: z.number().int(), at: isoTime }), winProbability: z.array(z.number()), players: z.array(ratingChange) })
+  ;
+
+export const matchListResponse = z.object({
+  matches: z.array(
+    z.object({
+      id: z.string(),
+      seq: z.number().int(),
+      at: isoTime.nullable(),
+      round: z.string().optional(),
+      teams: z.array(z.object({ players: z.array(z.string()), rank: z.number().optional(), score: z.number().optional(), quitters: z.array(z.string()).optional() })),
+      winProbability: z.array(z.number()).nullable(),
+    }),
+  ),
+});
+
+const standing = {
+  rank: z.number().int().nullable(),
+  percentile: z.number().int().nullable(),
+  division: z.string().nullable(),
+  placementRemaining: z.number().int(),
+};
+
+export const playerResponse = z
+  .object({ id: z.string(), rating: z.number(), rd: z.number().optional(), volatility: z.number().optional(), matches: z.number().int(), ...standing, lastAt: isoTime.nullable() })
+  ;
+
+export const historyResponse = z.object({
+  player: z.string(),
+  history: z.array(
+    z.object({
+      matchId: z.string(),
+      seq: z.number().int(),
+      at: isoTime.nullable(),
+      team: z.number().int(),
+      result: z.enum(['win', 'loss', 'draw']),
+      before: playerStateResponse,
+      after: playerStateResponse,
+      terms: z.record(z.string(), z.unknown()),
+      teams: z.array(z.array(z.string())),
+    }),
+  ),
+});
+
+export const leaderboardResponse = z
+  .object({
+    total: z.number().int().describe('Ranked players in all (with `search`: every player whose id starts with it).'),
+    offset: z.number().int().describe('Offset of this page (with `around`: the page centred on the player).'),
+    limit: z.number().int(),
+    entries: z.array(z.object({ id: z.string(), rating: z.number(), rd: z.number().optional(), matches: z.number().int(), ...standing })),
+  })
+  ;
+
+export const ratedRoundResponse = z.object({
+  round: z.string(),
+  matches: z.array(z.object({ id: z.string(), seq: z.number().int(), at: isoTime })),
+  ratings: z.array(z.object({ id: z.string(), before: playerStateResponse, after: playerStateResponse, terms: z.record(z.string(), z.unknown()) })),
+  groups: z.array(z.array(z.string())),
+});
+
+export const roundListResponse = z.object({
+  rounds: z.array(
+    z.object({
+      round: z.string(),
+      at: isoTime,
+      groups: z.array(z.array(z.string())),
+      matches: z.array(z.object({ id: z.string(), worlds: z.record(z.string(), z.number()), shares: z.record(z.string(), z.number()) })),
+      ratings: z.record(z.string(), z.object({ rating: z.number(), rd: z.number().optional() })),
+    }),
+  ),
+});
+
+const recentMatch = z.object({
+  matchId: z.string(),
+  region: z.string(),
+  teams: z.array(z.array(z.string())),
+  players: z.array(z.array(z.string())),
+  winProbability: z.number().nullable(),
+  waitSeconds: z.object({ p50: z.number(), max: z.number() }),
+  quality: z.record(z.string(), z.unknown()),
+  at: isoTime,
+});
+
+export const ticketResponse = z
+  .object({
+    id: z.string(),
+    ladder: z.string(),
+    status: z.enum(['waiting', 'matched', 'cancelled']),
+    mode: z.string().optional(),
+    players: z.array(z.string()),
+    createdAt: isoTime,
+    waitedSeconds: z.number(),
+    match: z.object({ id: z.string(), region: z.string(), team: z.number().int(), teams: z.array(z.array(z.string())), players: z.array(z.array(z.string())), at: isoTime }).optional(),
+  })
+  ;
+export const createdTicketResponse = z.object({ ticket: ticketResponse });
+export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled']) });
+
+export const queueResponse = z.object({
+  waiting: z.number().int(),
+  byRegion: z.record(z.string(), z.number().int()),
+  byBand: z.array(z.object({ band: z.string(), count: z.number().int() })),
+  recent: z.array(recentMatch),
+});
+
+export const performanceResponse = z.object({ algo400: z.number(), maxLikelihood: z.number(), netzero: z.number(), netzeroUnordered: z.number(), path: z.array(z.number()) });
