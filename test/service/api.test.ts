@@ -113,6 +113,7 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     const searched = await anon.get('/v1/ladders/duel/leaderboard?search=a');
     expect(searched.body.entries.map((e: { id: string }) => e.id)).toEqual(['ann']);
     expect(searched.body.entries[0].rank).toBe(1);
+    expect(searched.body.total).toBe(1);
     expect((await anon.get('/v1/ladders/duel/leaderboard?search=%25')).body.entries).toEqual([]);
     expect((await anon.get('/v1/ladders/duel/leaderboard?search=_nn')).body.entries).toEqual([]);
     const bad = await anon.get('/v1/ladders/duel/leaderboard?limit=100000');
@@ -120,6 +121,21 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(bad.body.error.field).toBe('limit');
     const matches = await anon.get('/v1/ladders/duel/matches');
     expect(matches.body.matches[matches.body.matches.length - 1]).toMatchObject({ id: 'm1', winProbability: [0.5, 0.5] });
+  });
+
+  it('leaderboard search: total counts every matching player, so every page can be reached', async () => {
+    await admin.post('/v1/ladders', { id: 'srch', system: 'elo', public: true, standings: { placementMatches: 0 } });
+    for (let i = 1; i <= 30; i += 2) {
+      expect((await admin.post('/v1/ladders/srch/matches', { teams: [{ players: [`p${i}`], rank: 1 }, { players: [`p${i + 1}`], rank: 2 }] })).status).toBe(201);
+    }
+    // p1, p10 … p19: eleven ids start with "p1".
+    const seen: string[] = [];
+    for (let offset = 0; offset < 15; offset += 5) {
+      const page = await anon.get(`/v1/ladders/srch/leaderboard?search=p1&limit=5&offset=${offset}`);
+      expect(page.body.total).toBe(11);
+      seen.push(...page.body.entries.map((e: { id: string }) => e.id));
+    }
+    expect(seen.sort()).toEqual(['p1', 'p10', 'p11', 'p12', 'p13', 'p14', 'p15', 'p16', 'p17', 'p18', 'p19']);
   });
 
   it('keys: scopes, 401 without a key, 403 with too small a scope, revocation', async () => {

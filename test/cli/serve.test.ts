@@ -1,0 +1,82 @@
+/**
+ * `ladder serve` as a newcomer meets it: the first admin key is printed only
+ * once the server listens; a busy port or an unusable data directory is one
+ * line naming it, exit 2, and leaves no key behind; a later start says that a
+ * key exists and how to add another.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../..');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts `ladder serve`; stops it (SIGTERM) once it prints that it listens, or waits for it to exit. */
+function serve(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', LADDER_ADMIN_KEY: '', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+      if (stdout.includes('"listening"')) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ladder-serve-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('ladder serve', () => {
+  it('on a busy port: one line naming the port, exit 2, no key generated; then a real start prints the key once, and later starts say one exists', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    const data = join(tempDir(), 'data');
+    try {
+      const busy = await serve(['--port', String(port), '--data', data]);
+      expect(busy.code).toBe(2);
+      const lines = busy.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^ladder: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE`));
+      expect(busy.stderr).not.toContain('admin key');
+    } finally {
+      blocker.close();
+    }
+    const first = await serve(['--port', '0', '--data', data]);
+    expect(first.stderr).toMatch(/first admin key \(shown once, store it now\): lk_[a-z0-9]{12}_/);
+    const later = await serve(['--port', '0', '--data', data]);
+    expect(later.stderr).not.toMatch(/lk_[a-z0-9]{12}_/);
+    expect(later.stderr).toContain('an admin key exists already; add another with POST /v1/keys');
+  });
+
+  it('with a data directory that cannot be used: one line naming the path, exit 2', async () => {
+    const file = join(tempDir(), 'not-a-directory');
+    writeFileSync(file, 'x');
+    const run = await serve(['--port', '0', '--data', file]);
+    expect(run.code).toBe(2);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(file);
+  });
+});
