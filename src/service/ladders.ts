@@ -1,13 +1,14 @@
 /**
  * Ladder definitions: which rating system, its options, standings and
- * matchmaking settings, and whether reads are public. Definitions never
- * change after creation, so each instance caches them.
+ * matchmaking settings, and whether reads are public. Each instance caches
+ * them for a few seconds: a change (PATCH, a new season) is seen at once by
+ * the instance that made it and by the others within `CACHE_MS`.
  */
 import { InvalidInputError } from '../core/errors.js';
 import { createSystem, type RatingSystem, type SystemName } from '../core/systems.js';
 import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeaderboardOptions } from '../standings/index.js';
 import type { Database, Queryable } from '../store/database.js';
-import { findLadder, insertLadder, type LadderCounts, ladderCounts, type LadderRow, listLadders } from '../store/ladders.js';
+import { deleteLadder, findLadder, insertLadder, type LadderCounts, ladderCounts, type LadderRow, listLadders, lockLadder, updateLadder } from '../store/ladders.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
 
 export interface MatchmakingSettings {
@@ -26,6 +27,12 @@ export interface Ladder {
   createdAt: number;
   standings: LeaderboardOptions;
   matchmaking: MatchmakingSettings;
+  /** Name of the first season. @default '1' */
+  season: string;
+  /** When the current season started (epoch ms; 0 while the ladder is in its first season): standings count only players who played since. */
+  seasonStartedAt: number;
+  /** The stored settings object, as is. */
+  settings: Record<string, unknown>;
   /** Derived, not stored. */
   rating: RatingSystem;
   resolvedStandings: ResolvedLeaderboardOptions;
@@ -38,10 +45,14 @@ export interface CreateLadderInput {
   public?: boolean;
   standings?: LeaderboardOptions;
   matchmaking?: Partial<MatchmakingSettings>;
+  season?: string;
 }
 
+/** How long an instance trusts a cached definition. */
+const CACHE_MS = 5000;
+
 function build(row: LadderRow): Ladder {
-  const settings = row.settings as { standings?: LeaderboardOptions; matchmaking?: MatchmakingSettings };
+  const settings = row.settings as { standings?: LeaderboardOptions; matchmaking?: MatchmakingSettings; season?: string; currentSeason?: { startedAt: number } };
   const standings = settings.standings ?? {};
   const system = row.system as SystemName;
   return {
@@ -52,6 +63,9 @@ function build(row: LadderRow): Ladder {
     createdAt: row.created_at,
     standings,
     matchmaking: settings.matchmaking ?? { teamSize: system === 'teamrank' ? 6 : 1, teams: 2 },
+    season: settings.season ?? '1',
+    seasonStartedAt: settings.currentSeason?.startedAt ?? 0,
+    settings: row.settings,
     rating: createSystem(system, row.options),
     resolvedStandings: resolveLeaderboardOptions(standings),
   };
@@ -83,11 +97,18 @@ export function checkLadder(input: CreateLadderInput): Ladder {
     teamSize: input.matchmaking?.teamSize ?? (input.system === 'teamrank' ? 6 : 1),
     teams: input.matchmaking?.teams ?? 2,
   };
-  return build({ id: input.id, system: input.system, options, settings: { standings: input.standings ?? {}, matchmaking }, public: input.public ?? false, created_at: Date.now() });
+  return build({
+    id: input.id,
+    system: input.system,
+    options,
+    settings: { standings: input.standings ?? {}, matchmaking, ...(input.season !== undefined ? { season: input.season } : {}) },
+    public: input.public ?? false,
+    created_at: Date.now(),
+  });
 }
 
 export class Ladders {
-  private readonly cache = new Map<string, Ladder>();
+  private readonly cache = new Map<string, { ladder: Ladder; until: number }>();
   constructor(private readonly db: Database) {}
 
   async create(input: CreateLadderInput): Promise<Ladder> {
@@ -96,23 +117,70 @@ export class Ladders {
       id: ladder.id,
       system: ladder.system,
       options: ladder.options,
-      settings: { standings: ladder.standings, matchmaking: ladder.matchmaking },
+      settings: ladder.settings,
       public: ladder.public,
       created_at: ladder.createdAt,
     });
     if (!inserted) throw new ConflictError(`ladder ${JSON.stringify(ladder.id)} already exists`, 'id');
-    this.cache.set(ladder.id, ladder);
+    this.remember(ladder);
     return ladder;
+  }
+
+  private remember(ladder: Ladder): void {
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(ladder.id, { ladder, until: Date.now() + CACHE_MS });
+  }
+
+  /** Drops a cached definition (after this instance changed it). */
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+
+  /**
+   * Changes a ladder's definition. Rating options can change only while the
+   * ladder has no matches (ratings already given were computed with the old
+   * ones): else ConflictError naming `options`.
+   */
+  async update(id: string, change: { public?: boolean; standings?: LeaderboardOptions; matchmaking?: Partial<MatchmakingSettings>; options?: Record<string, unknown> }): Promise<Ladder> {
+    const updated = await this.db.transaction(async (tx) => {
+      const head = await lockLadder(tx, id);
+      if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
+      const current = build((await findLadder(tx, id))!);
+      if (change.options !== undefined && head.nextSeq > 1) {
+        throw new ConflictError(`ladder ${id} has rated matches; its rating options can change only while it has none (create a new ladder instead)`, 'options');
+      }
+      const next = checkLadder({
+        id,
+        system: current.system,
+        options: change.options ?? current.options,
+        public: change.public ?? current.public,
+        standings: change.standings ?? current.standings,
+        matchmaking: { ...current.matchmaking, ...(change.matchmaking ?? {}) },
+        ...(current.settings.season !== undefined ? { season: current.season } : {}),
+      });
+      const settings = { ...current.settings, standings: next.standings, matchmaking: next.matchmaking };
+      await updateLadder(tx, id, { options: next.options, settings, public: next.public });
+      return build({ id, system: current.system, options: next.options, settings, public: next.public, created_at: current.createdAt });
+    });
+    this.remember(updated);
+    return updated;
+  }
+
+  /** Deletes a ladder and all its data. */
+  async remove(id: string): Promise<void> {
+    const deleted = await this.db.transaction((tx) => deleteLadder(tx, id));
+    this.cache.delete(id);
+    if (!deleted) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
   }
 
   /** The ladder, or NotFoundError. */
   async get(id: string, db: Queryable = this.db): Promise<Ladder> {
     const cached = this.cache.get(id);
-    if (cached) return cached;
+    if (cached && cached.until > Date.now()) return cached.ladder;
     const row = await findLadder(db, id);
     if (!row) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
     const ladder = build(row);
-    this.cache.set(id, ladder);
+    this.remember(ladder);
     return ladder;
   }
 
@@ -136,6 +204,7 @@ export function ladderJson(ladder: Ladder, counts: { players: number; matches: n
     public: ladder.public,
     standings: ladder.resolvedStandings,
     matchmaking: ladder.matchmaking,
+    season: ladder.season,
     players: counts.players,
     matches: counts.matches,
     createdAt: new Date(ladder.createdAt).toISOString(),

@@ -42,6 +42,7 @@ export const createLadderSchema = z
     options: z.record(identifier.pipe(z.string().max(40)), z.union([z.number().min(-1e9).max(1e9), identifier.pipe(z.string().max(40)), z.boolean()])).optional().describe('Options of the rating system (see docs/RATING.md); unknown names are rejected.'),
     public: z.boolean().optional().describe('Anyone may read the leaderboard, players, history and rounds without a key. Default false.'),
     standings: standingsOptionsSchema.optional(),
+    season: identifier.optional().describe('Name of the first season. Default "1".'),
     matchmaking: z
       .object({
         teamSize: z.number().int().min(1).max(16).optional(),
@@ -151,6 +152,47 @@ export const leaderboardQuerySchema = pageQuerySchema.extend({
 });
 
 export const ladderParams = z.object({ ladder: id });
+export const matchParams = z.object({ ladder: id, match: id });
+export const seasonParams = z.object({ ladder: id, season: id });
+export const seasonPlayerParams = z.object({ ladder: id, season: id, player: id });
+
+export const updateLadderSchema = z
+  .object({
+    public: z.boolean().optional(),
+    standings: standingsOptionsSchema.optional(),
+    matchmaking: z.object({ teamSize: z.number().int().min(1).max(16).optional(), teams: z.number().int().min(2).max(8).optional() }).strict().optional(),
+    options: z
+      .record(identifier.pipe(z.string().max(40)), z.union([z.number().min(-1e9).max(1e9), identifier.pipe(z.string().max(40)), z.boolean()]))
+      .optional()
+      .describe('Rating options; only while the ladder has no matches (else 409 naming `options`).'),
+  })
+  .strict();
+
+export const voidSchema = z.object({ reason: z.string().min(1).max(500).superRefine((value, ctx) => {
+  // A free-text reason may hold line breaks and tabs, but no other control characters and no lone surrogates.
+  const problem = identifierProblem(value.replace(/[\n\r\t]/g, ' '), 500);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+}) }).strict();
+
+export const seasonSchema = z
+  .object({
+    name: identifier,
+    reset: z
+      .object({
+        toward: z.number().min(-1e9).max(1e9).optional().describe("Default: the system's starting rating."),
+        keep: z.number().min(0).max(1).describe('Share of the distance from `toward` kept: 0 resets fully, 1 not at all.'),
+        rd: z.number().min(0).max(1e4).optional().describe('RD floor for Glicko systems: RD → max(RD, rd).'),
+        restartPlacement: z.boolean().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export const predictSchema = z
+  .object({
+    teams: z.array(z.object({ players: z.array(id).min(1).max(64) }).strict()).min(2).max(16),
+  })
+  .strict();
 export const playerParams = z.object({ ladder: id, player: id });
 export const idParams = z.object({ id });
 

@@ -94,3 +94,29 @@ export async function resetLadderCounts(tx: Queryable, id: string, counts: { pla
 export async function addPlayerCount(db: Queryable, id: string, added: number): Promise<void> {
   await db.query('UPDATE ladders SET player_count = player_count + $2, version = version + 1 WHERE id = $1', [id, added]);
 }
+
+/** Changes a ladder's definition; false when there is no such ladder. */
+export async function updateLadder(tx: Queryable, id: string, change: { options: Record<string, unknown>; settings: Record<string, unknown>; public: boolean }): Promise<boolean> {
+  const rows = await tx.query('UPDATE ladders SET options = $2::jsonb, settings = $3::jsonb, public = $4, version = version + 1 WHERE id = $1 RETURNING id', [
+    id,
+    JSON.stringify(change.options),
+    JSON.stringify(change.settings),
+    change.public,
+  ]);
+  return rows.length > 0;
+}
+
+/** Deletes a ladder and everything of it; false when there is no such ladder. */
+export async function deleteLadder(tx: Queryable, id: string): Promise<boolean> {
+  for (const table of ['rating_changes', 'idempotency', 'rounds', 'season_standings', 'seasons', 'players', 'matches']) {
+    // Table names come from the list above, never from input.
+    await tx.query(`DELETE FROM ${table} WHERE ladder = $1`, [id]);
+  }
+  const rows = await tx.query('DELETE FROM ladders WHERE id = $1 RETURNING id', [id]);
+  return rows.length > 0;
+}
+
+/** Moves the counters after a correction or a season, and the version so cached states are reloaded. */
+export async function adjustLadder(tx: Queryable, id: string, change: { matches: number; players: number; version: number }): Promise<void> {
+  await tx.query('UPDATE ladders SET match_count = match_count + $2, player_count = player_count + $3, version = $4 WHERE id = $1', [id, change.matches, change.players, change.version]);
+}

@@ -128,6 +128,44 @@ ALTER TABLE matches SET (toast_tuple_target = 8160);
 ALTER TABLE rating_changes ALTER COLUMN before TYPE json, ALTER COLUMN after TYPE json, ALTER COLUMN terms TYPE json;
 ALTER TABLE matches ALTER COLUMN body TYPE json;`,
   },
+  {
+    version: 4,
+    name: 'voided matches, each history row with the times of the last match before and after it, seasons with frozen standings',
+    sql: `
+-- A voided match stays in the log (and in history, marked) but never counts.
+ALTER TABLE matches ADD COLUMN voided_at int8, ADD COLUMN void_reason text;
+-- With these, a player's whole state before any match is in one history row,
+-- so a correction re-rates from that point without replaying the ladder.
+ALTER TABLE rating_changes ADD COLUMN last_at_before int8, ADD COLUMN last_at_after int8;
+-- Season n holds the matches from first_seq until the next season's first_seq.
+CREATE TABLE seasons (
+  ladder text NOT NULL,
+  number int4 NOT NULL,
+  name text NOT NULL,
+  started_at int8 NOT NULL,
+  first_seq int8 NOT NULL,
+  closed_at int8,
+  -- The soft reset applied when this season opened (null for the first).
+  reset json,
+  PRIMARY KEY (ladder, number),
+  UNIQUE (ladder, name)
+);
+-- A closed season's final standings, frozen when it closed.
+CREATE TABLE season_standings (
+  ladder text NOT NULL,
+  season int4 NOT NULL,
+  position int4 NOT NULL,
+  id text NOT NULL,
+  rank int4,
+  rating float8 NOT NULL,
+  rd float8,
+  percentile int4,
+  division text,
+  matches int4 NOT NULL,
+  PRIMARY KEY (ladder, season, id)
+);
+CREATE INDEX season_standings_order ON season_standings (ladder, season, position);`,
+  },
 ];
 
 /** Arbitrary constant naming Ladder's migration lock among advisory locks. */

@@ -143,6 +143,8 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
         changeRows.before.push(before);
         changeRows.after.push(after);
         changeRows.terms.push(terms);
+        changeRows.lastAtBefore.push(change.before.lastAt ?? null);
+        changeRows.lastAtAfter.push(change.after.lastAt ?? null);
         players.push(`{"id":${JSON.stringify(change.id)},"team":${change.team},"before":${before},"after":${after},"terms":${terms}}`);
       }
     });

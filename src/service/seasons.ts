@@ -1,0 +1,125 @@
+/**
+ * Seasons. Opening a season closes the current one: its final standings are
+ * frozen (rank, rating, RD, percentile, division, matches of every player),
+ * then every player's state gets the soft reset
+ *
+ *   rating → toward + keep · (rating − toward)        (team rank: at least 1.00, in cents)
+ *   RD     → max(RD, rd)                              (Glicko systems, when `rd` is given)
+ *   matches → 0                                       (only with `restartPlacement`)
+ *
+ * with `toward` defaulting to the system's starting rating. The new season
+ * starts at the next sequence number; replays (rebuild, corrections) apply
+ * the reset where a player's history crosses that point. Leaderboards and
+ * percentiles count only players who have played in the current season.
+ */
+import type { z } from 'zod';
+import type { PlayerState, RatingSystem } from '../core/systems.js';
+import { Leaderboard } from '../standings/index.js';
+import type { Database } from '../store/database.js';
+import { adjustLadder, lockLadder, updateLadder } from '../store/ladders.js';
+import { allPlayers, upsertPlayers } from '../store/players.js';
+import { rowToState } from '../store/rows.js';
+import { closeSeason, type FrozenStanding, insertSeason, insertStandings, listSeasons, type SeasonRow } from '../store/seasons.js';
+import { randomInt } from 'node:crypto';
+import { ConflictError, NotFoundError } from './errors/index.js';
+import type { Ladder } from './ladders.js';
+import type { seasonSchema } from './schemas.js';
+
+export interface SeasonReset {
+  /** @default the system's starting rating */
+  toward?: number;
+  /** Share of the distance from `toward` kept, 0 (full reset) to 1 (none). */
+  keep: number;
+  /** RD floor (Glicko systems). */
+  rd?: number;
+  /** Players play their placement matches again. @default false */
+  restartPlacement?: boolean;
+}
+
+/** One player's state after a season's reset. */
+export function applyReset(system: RatingSystem, reset: SeasonReset, state: PlayerState): PlayerState {
+  const toward = reset.toward ?? system.initial().rating;
+  let rating = toward + reset.keep * (state.rating - toward);
+  // Team rank is held in cents and never below 1.00 (docs/RATING.md).
+  if (system.name === 'teamrank') rating = Math.max(1, Math.round(rating * 100) / 100);
+  const out: PlayerState = { ...state, rating };
+  if (state.rd !== undefined && reset.rd !== undefined) out.rd = Math.max(state.rd, reset.rd);
+  if (reset.restartPlacement) out.matches = 0;
+  return out;
+}
+
+/** The state carried from after sequence number `fromSeq` to just before `toSeq`: every season that opened in between resets it. */
+export function resetAt(system: RatingSystem, seasons: readonly SeasonRow[], fromSeq: number, toSeq: number, state: PlayerState): PlayerState {
+  let out = state;
+  for (const season of seasons) {
+    if (season.reset !== null && season.reset !== undefined && fromSeq < season.firstSeq && season.firstSeq <= toSeq) out = applyReset(system, season.reset as SeasonReset, out);
+  }
+  return out;
+}
+
+/** The ladder's seasons; a ladder that never opened one is in its first, named by its `season` setting. */
+export async function seasonsOf(db: Database, ladder: Ladder): Promise<SeasonRow[]> {
+  const rows = await listSeasons(db, ladder.id);
+  if (rows.length > 0) return rows;
+  return [{ number: 1, name: ladder.season, startedAt: ladder.createdAt, firstSeq: 1, closedAt: null, reset: null }];
+}
+
+export function seasonJson(season: SeasonRow) {
+  return {
+    number: season.number,
+    name: season.name,
+    startedAt: new Date(season.startedAt).toISOString(),
+    closedAt: season.closedAt === null ? null : new Date(season.closedAt).toISOString(),
+    ...(season.reset !== null && season.reset !== undefined ? { reset: season.reset } : {}),
+  };
+}
+
+/** A season by name, or NotFoundError. */
+export async function findSeason(db: Database, ladder: Ladder, name: string): Promise<SeasonRow> {
+  const season = (await seasonsOf(db, ladder)).find((s) => s.name === name);
+  if (!season) throw new NotFoundError(`no season ${JSON.stringify(name.slice(0, 80))} in ladder ${ladder.id}`, 'season');
+  return season;
+}
+
+/** Final standings of every player, ranked ones first in rank order, then the rest by rating. */
+function freeze(ladder: Ladder, players: ReadonlyArray<{ id: string; state: PlayerState }>, now: number, seasonStart: number): FrozenStanding[] {
+  const board = new Leaderboard(ladder.standings);
+  const inSeason = players.filter((p) => (p.state.lastAt ?? 0) >= seasonStart);
+  for (const p of inSeason) board.upsert(p.id, p.state.rating, p.state.lastAt ?? 0, p.state.matches);
+  const rows = inSeason.map((p) => {
+    const s = board.standing(p.id, now);
+    return { id: p.id, state: p.state, rank: s?.rank ?? null, percentile: s?.percentile ?? null, division: s?.division ?? null };
+  });
+  rows.sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.state.rating - a.state.rating || (a.id < b.id ? -1 : 1));
+  return rows.map((r, i) => ({ position: i + 1, id: r.id, rank: r.rank, rating: r.state.rating, rd: r.state.rd ?? null, percentile: r.percentile, division: r.division, matches: r.state.matches }));
+}
+
+/**
+ * Closes the current season and opens the next, in one transaction holding
+ * the ladder lock. Returns the closed and the new season.
+ */
+export async function openSeason(db: Database, ladder: Ladder, input: z.infer<typeof seasonSchema>, now = Date.now()): Promise<{ closed: SeasonRow; opened: SeasonRow; players: number }> {
+  return db.transaction(async (tx) => {
+    const head = await lockLadder(tx, ladder.id);
+    if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+    const stored = await listSeasons(tx, ladder.id);
+    const seasons = stored.length > 0 ? stored : [{ number: 1, name: ladder.season, startedAt: ladder.createdAt, firstSeq: 1, closedAt: null, reset: null }];
+    if (stored.length === 0) await insertSeason(tx, ladder.id, seasons[0]!);
+    const current = seasons[seasons.length - 1]!;
+    if (seasons.some((s) => s.name === input.name)) throw new ConflictError(`season ${JSON.stringify(input.name)} already exists in ladder ${ladder.id}`, 'name');
+    const players = (await allPlayers(tx, ladder.id)).map((row) => ({ id: row.id, state: rowToState(row) }));
+    await insertStandings(tx, ladder.id, current.number, freeze(ladder, players, now, current.startedAt));
+    await closeSeason(tx, ladder.id, current.number, now);
+    const reset: SeasonReset = { keep: input.reset.keep, ...(input.reset.toward !== undefined ? { toward: input.reset.toward } : {}), ...(input.reset.rd !== undefined ? { rd: input.reset.rd } : {}), ...(input.reset.restartPlacement ? { restartPlacement: true } : {}) };
+    const opened: SeasonRow = { number: current.number + 1, name: input.name, startedAt: now, firstSeq: head.nextSeq, closedAt: null, reset };
+    await insertSeason(tx, ladder.id, opened);
+    await upsertPlayers(
+      tx,
+      ladder.id,
+      players.map((p) => ({ id: p.id, state: applyReset(ladder.rating, reset, p.state) })),
+    );
+    await updateLadder(tx, ladder.id, { options: ladder.options, settings: { ...ladder.settings, currentSeason: { number: opened.number, name: opened.name, startedAt: now } }, public: ladder.public });
+    await adjustLadder(tx, ladder.id, { matches: 0, players: 0, version: randomInt(1, 2 ** 48 - 1) });
+    return { closed: { ...current, closedAt: now }, opened, players: players.length };
+  });
+}
