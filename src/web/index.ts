@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { dashboardSecurityHeaders } from './csp.js';
 
 export interface WebOptions {
   /**
@@ -65,6 +66,7 @@ function safeJoin(root: string, relative: string): string | undefined {
 }
 
 async function sendFile(reply: FastifyReply, file: string | undefined): Promise<FastifyReply> {
+  // Callers have set the security headers; they stay on the 404 answers too.
   const type = file ? CONTENT_TYPES[extname(file)] : undefined;
   if (!file || !type) return reply.code(404).send({ error: { code: 'not_found', message: 'no such file' } });
   try {
@@ -78,19 +80,25 @@ async function sendFile(reply: FastifyReply, file: string | undefined): Promise<
 
 /**
  * Serves the dashboard on a Fastify app: the page at `path`, client modules at
- * `<path>web/*` and uPlot at `<path>web/vendor/*`.
+ * `<path>web/*` and uPlot at `<path>web/vendor/*`. Every response it serves,
+ * 404s included, carries the dashboard's Content Security Policy (src/web/csp.ts)
+ * and `x-content-type-options: nosniff`. Works called directly or as a plugin
+ * (`app.register(registerWeb, options)`).
  */
 export async function registerWeb(app: FastifyInstance, options: WebOptions = {}): Promise<void> {
   const mount = (options.path ?? '/').replace(/\/?$/, '/');
   const publicDir = options.publicDir ?? findPublicDir();
   const uplotDir = findUplotDir();
   const apiBase = options.apiBase ?? '';
+  const security = dashboardSecurityHeaders({ apiBase });
+  const secured = (reply: FastifyReply): FastifyReply => reply.headers(security);
   const vendorFiles: Record<string, string> = {
     'uPlot.esm.js': join(uplotDir, 'uPlot.esm.js'),
     'uPlot.min.css': join(uplotDir, 'uPlot.min.css'),
   };
 
   const page = async (_request: unknown, reply: FastifyReply) => {
+    secured(reply);
     const html = await readFile(join(publicDir, 'index.html'), 'utf8');
     // The page reads its API base from a meta tag, so one client works behind any prefix.
     const withBase = html.replace('__API_BASE__', escapeAttribute(apiBase)).replaceAll('__ASSETS__', `${mount}web/`);
@@ -101,11 +109,11 @@ export async function registerWeb(app: FastifyInstance, options: WebOptions = {}
 
   app.get(`${mount}web/vendor/:file`, async (request, reply) => {
     const { file } = request.params as { file: string };
-    return sendFile(reply, vendorFiles[file]);
+    return sendFile(secured(reply), vendorFiles[file]);
   });
   app.get(`${mount}web/*`, async (request, reply) => {
     const { '*': rest } = request.params as { '*': string };
-    return sendFile(reply, safeJoin(publicDir, rest));
+    return sendFile(secured(reply), safeJoin(publicDir, rest));
   });
 }
 
