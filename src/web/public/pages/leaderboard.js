@@ -128,16 +128,17 @@ export async function render(main, { params, query, signal }) {
 /**
  * How many entries the list has, and whether that count is exact. The API's
  * `total` counts every ranked player, or every player matching a search. Older
- * services answered a search with the length of the page as its total; the
- * answer is then checked against the page: a short page ends the list, and a
- * full page whose total goes no further is followed by a one-entry look ahead.
+ * services answered a search with the length of the page as its total, which
+ * shows in the answer: a short page ends the list whatever the total says,
+ * and only a full page whose total is its own length (an older service, or
+ * exactly one page of matches) needs a one-entry look ahead.
  */
 async function countOf(board, { ladder, limit, offset, search, signal }) {
   const count = board.entries.length;
   const total = Number.isFinite(board.total) ? board.total : 0;
-  if (!search) return { total, exact: true };
-  if (count > 0 && count < limit) return { total: offset + count, exact: true };
-  if (count === 0 || total > offset + count) return { total, exact: true };
+  if (!search || count === 0) return { total, exact: true };
+  if (count < limit) return { total: offset + count, exact: true };
+  if (total !== count || total > offset + count) return { total: Math.max(total, offset + count), exact: true };
   const ahead = await api.leaderboard(ladder, { limit: 1, offset: offset + count, search }, { signal });
   return ahead.entries.length === 0 ? { total: offset + count, exact: true } : { total: offset + count + 1, exact: false };
 }

@@ -45,7 +45,8 @@ export function parseGames(text) {
     const game = { opponent, result };
     if (weightText !== undefined) {
       const weight = Number(weightText);
-      if (!(weight > 0)) throw new Error(`line ${index + 1}: weight “${weightText}” must be a positive number`);
+      // Zero is allowed: the service ignores a zero-weight game, as a record of it.
+      if (!(weight >= 0)) throw new Error(`line ${index + 1}: weight “${weightText}” must be a number, 0 or more`);
       game.weight = weight;
     }
     games.push(game);
