@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardSecurityHeaders } from './csp.js';
 
 export interface WebOptions {
@@ -66,7 +66,6 @@ function safeJoin(root: string, relative: string): string | undefined {
 }
 
 async function sendFile(reply: FastifyReply, file: string | undefined): Promise<FastifyReply> {
-  // Callers have set the security headers; they stay on the 404 answers too.
   const type = file ? CONTENT_TYPES[extname(file)] : undefined;
   if (!file || !type) return reply.code(404).send({ error: { code: 'not_found', message: 'no such file' } });
   try {
@@ -91,29 +90,36 @@ export async function registerWeb(app: FastifyInstance, options: WebOptions = {}
   const uplotDir = findUplotDir();
   const apiBase = options.apiBase ?? '';
   const security = dashboardSecurityHeaders({ apiBase });
-  const secured = (reply: FastifyReply): FastifyReply => reply.headers(security);
+  // A route-level onSend hook runs after every app-wide one, so the dashboard's policy is the one its
+  // responses carry even when the service sets a stricter default for its JSON answers; and it runs for
+  // the 404s and errors of these routes too.
+  const route = {
+    onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      reply.headers(security);
+      return payload;
+    },
+  };
   const vendorFiles: Record<string, string> = {
     'uPlot.esm.js': join(uplotDir, 'uPlot.esm.js'),
     'uPlot.min.css': join(uplotDir, 'uPlot.min.css'),
   };
 
   const page = async (_request: unknown, reply: FastifyReply) => {
-    secured(reply);
     const html = await readFile(join(publicDir, 'index.html'), 'utf8');
     // The page reads its API base from a meta tag, so one client works behind any prefix.
     const withBase = html.replace('__API_BASE__', escapeAttribute(apiBase)).replaceAll('__ASSETS__', `${mount}web/`);
     return reply.type(CONTENT_TYPES['.html']).header('cache-control', 'no-cache').send(withBase);
   };
-  app.get(mount, page);
-  if (mount !== '/') app.get(mount.slice(0, -1), page);
+  app.get(mount, route, page);
+  if (mount !== '/') app.get(mount.slice(0, -1), route, page);
 
-  app.get(`${mount}web/vendor/:file`, async (request, reply) => {
+  app.get(`${mount}web/vendor/:file`, route, async (request, reply) => {
     const { file } = request.params as { file: string };
-    return sendFile(secured(reply), vendorFiles[file]);
+    return sendFile(reply, vendorFiles[file]);
   });
-  app.get(`${mount}web/*`, async (request, reply) => {
+  app.get(`${mount}web/*`, route, async (request, reply) => {
     const { '*': rest } = request.params as { '*': string };
-    return sendFile(secured(reply), safeJoin(publicDir, rest));
+    return sendFile(reply, safeJoin(publicDir, rest));
   });
 }
 

@@ -67,6 +67,21 @@ describe('registerWeb', () => {
 });
 
 describe('the dashboard Content Security Policy', () => {
+  it('wins over a policy the service sets for all its answers', async () => {
+    const service = Fastify();
+    service.addHook('onSend', async (_request, reply, payload) => {
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+      return payload;
+    });
+    service.get('/v1/thing', async () => ({ ok: true }));
+    await registerWeb(service, {});
+    for (const url of ['/', '/web/app.js', '/web/nothing.js']) {
+      expect((await service.inject({ method: 'GET', url })).headers['content-security-policy'], url).toBe(DASHBOARD_CSP);
+    }
+    expect((await service.inject({ method: 'GET', url: '/v1/thing' })).headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    await service.close();
+  });
+
   it('allows only the dashboard\'s own origin, no inline code, no plugins, no framing', () => {
     const directives = Object.fromEntries(DASHBOARD_CSP.split('; ').map((directive) => [directive.split(' ')[0], directive.split(' ').slice(1)]));
     expect(directives).toEqual({
@@ -82,6 +97,16 @@ describe('the dashboard Content Security Policy', () => {
       'frame-ancestors': ["'none'"],
     });
     expect(DASHBOARD_CSP).not.toMatch(/unsafe-|\*/);
+  });
+
+  it('comes with the dashboard when it is registered as a plugin', async () => {
+    const plugged = Fastify();
+    await plugged.register(registerWeb, { path: '/board' });
+    const page = await plugged.inject({ method: 'GET', url: '/board/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    await plugged.close();
   });
 
   it('lets the page call an API on another origin when apiBase names one', () => {
