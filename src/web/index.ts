@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardSecurityHeaders } from './csp.js';
 
 export interface WebOptions {
   /**
@@ -78,7 +79,10 @@ async function sendFile(reply: FastifyReply, file: string | undefined): Promise<
 
 /**
  * Serves the dashboard on a Fastify app: the page at `path`, client modules at
- * `<path>web/*` and uPlot at `<path>web/vendor/*`.
+ * `<path>web/*` and uPlot at `<path>web/vendor/*`. Every response it serves,
+ * 404s included, carries the dashboard's Content Security Policy (src/web/csp.ts)
+ * and `x-content-type-options: nosniff`. Works called directly or as a plugin
+ * (`app.register(registerWeb, options)`).
  */
 /** The dashboard's own content security policy, set on everything it serves (the API's policy forbids loading anything). */
 const DASHBOARD_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
@@ -88,6 +92,16 @@ export async function registerWeb(app: FastifyInstance, options: WebOptions = {}
   const publicDir = options.publicDir ?? findPublicDir();
   const uplotDir = findUplotDir();
   const apiBase = options.apiBase ?? '';
+  const security = dashboardSecurityHeaders({ apiBase });
+  // A route-level onSend hook runs after every app-wide one, so the dashboard's policy is the one its
+  // responses carry even when the service sets a stricter default for its JSON answers; and it runs for
+  // the 404s and errors of these routes too.
+  const route = {
+    onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      reply.headers(security);
+      return payload;
+    },
+  };
   const vendorFiles: Record<string, string> = {
     'uPlot.esm.js': join(uplotDir, 'uPlot.esm.js'),
     'uPlot.min.css': join(uplotDir, 'uPlot.min.css'),
@@ -99,14 +113,14 @@ export async function registerWeb(app: FastifyInstance, options: WebOptions = {}
     const withBase = html.replace('__API_BASE__', escapeAttribute(apiBase)).replaceAll('__ASSETS__', `${mount}web/`);
     return reply.type(CONTENT_TYPES['.html']).header('cache-control', 'no-cache').header('content-security-policy', DASHBOARD_POLICY).send(withBase);
   };
-  app.get(mount, page);
-  if (mount !== '/') app.get(mount.slice(0, -1), page);
+  app.get(mount, route, page);
+  if (mount !== '/') app.get(mount.slice(0, -1), route, page);
 
-  app.get(`${mount}web/vendor/:file`, async (request, reply) => {
+  app.get(`${mount}web/vendor/:file`, route, async (request, reply) => {
     const { file } = request.params as { file: string };
     return sendFile(reply, vendorFiles[file]);
   });
-  app.get(`${mount}web/*`, async (request, reply) => {
+  app.get(`${mount}web/*`, route, async (request, reply) => {
     const { '*': rest } = request.params as { '*': string };
     return sendFile(reply, safeJoin(publicDir, rest));
   });

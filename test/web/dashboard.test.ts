@@ -2,11 +2,12 @@
  * The dashboard in a real browser against the real service: known data goes
  * in through the API, the pages must show the API's numbers.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, collectProblems, launchChromium, saveFailureScreenshot } from './browser.js';
-import { type Api, apiClient, seedKnownData } from './seed.js';
-import { startService, type RunningService } from './service.js';
+import type { Page } from 'playwright-core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { chromiumAvailable } from './browser.js';
+import { PHONE, useDashboard } from './harness.js';
+import type { Api } from './seed.js';
+import { DASHBOARD_CSP } from '../../src/web/csp.js';
 
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('dashboard browser tests skipped: /usr/bin/chromium is missing (`.ci/run` installs it)');
@@ -17,42 +18,16 @@ const fixed = (value: number | null | undefined, digits: number) => (value === n
 const signed = (value: number, digits: number) => (value > 0 ? `+${value.toFixed(digits)}` : value.toFixed(digits));
 
 describe.skipIf(!hasChromium)('dashboard in chromium', () => {
-  let service: RunningService;
-  let browser: Browser;
+  const dashboard = useDashboard();
+  const { withPage, open } = dashboard;
+  // Read when a test runs, after the hooks have started them.
   let api: Api;
-
-  beforeAll(async () => {
-    service = await startService();
-    api = apiClient(service.url);
-    await seedKnownData(api);
-    browser = await launchChromium();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
+  let service: typeof dashboard.service;
+  beforeEach(() => {
+    api = dashboard.api;
+    service = dashboard.service;
   });
 
-  /** Opens a page; on failure saves a screenshot to test-results/ and fails with page errors attached. */
-  async function withPage(name: string, run: (page: Page) => Promise<void>, viewport = { width: 1280, height: 900 }) {
-    const page = await browser.newPage({ viewport });
-    const problems = collectProblems(page);
-    try {
-      await run(page);
-      expect(problems, 'errors in the page').toEqual([]);
-    } catch (error) {
-      const file = await saveFailureScreenshot(page, name);
-      if (error instanceof Error) error.message += `\nscreenshot: ${file}\npage problems: ${problems.join('\n') || 'none'}`;
-      throw error;
-    } finally {
-      await page.close();
-    }
-  }
-
-  const open = async (page: Page, route: string) => {
-    await page.goto(`${service.url}/#${route}`);
-    await page.waitForSelector('main:not([aria-busy]) h1');
-  };
   const cellTexts = (page: Page, selector: string) => page.locator(selector).allInnerTexts();
 
   it('ladders overview lists every ladder with the API counts', async () => {
@@ -269,6 +244,69 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
     });
   });
 
+  it('every page runs under the strict Content Security Policy the web plugin sends', async () => {
+    await withPage('content-security-policy', async (page, problems) => {
+      // Every file the dashboard serves carries the policy and nosniff; the API's answers are the service's business.
+      const served: string[] = [];
+      page.on('response', (response) => {
+        const url = new URL(response.url());
+        if (url.origin !== service.url || url.pathname.startsWith('/v1/')) return;
+        served.push(url.pathname);
+        const headers = response.headers();
+        if (headers['content-security-policy'] !== DASHBOARD_CSP) problems.push(`${url.pathname}: content-security-policy ${headers['content-security-policy'] ?? 'missing'}`);
+        if (headers['x-content-type-options'] !== 'nosniff') problems.push(`${url.pathname}: x-content-type-options ${headers['x-content-type-options'] ?? 'missing'}`);
+      });
+      const board = await api.get('/v1/ladders/duel/leaderboard?limit=5');
+      const duelist = board.entries[1].id as string;
+      const quitter = await firstQuitter(api);
+      const charted = '.chart .uplot canvas';
+      const pages: Array<[string, string | null]> = [
+        ['/ladders', '#ladder-list'],
+        ['/ladders/duel', '#leaderboard'],
+        ['/ladders/duel?search=duelist&limit=10', '#next-page'],
+        [`/ladders/duel?around=${duelist}`, '#leaderboard tr.me'],
+        ['/ladders/duel?offset=500', '#back-to-list'],
+        [`/ladders/duel/players/${duelist}`, charted],
+        [`/ladders/squad/players/${quitter}`, charted],
+        ['/ladders/squad', '#leaderboard'],
+        ['/ladders/squad/matchmaking', '#band-bars'],
+        ['/ladders/worlds', '#leaderboard-status'],
+        ['/ladders/worlds/wvw', charted],
+        ['/ladders/worlds/wvw?round=w1', charted],
+        ['/ladders/worlds/players/Aurora', charted],
+        ['/performance', '#performance-output .uplot canvas'],
+        ['/no/such/page', null],
+      ];
+      await page.goto(`${service.url}/`);
+      await page.waitForSelector('main:not([aria-busy]) h1');
+      for (const [route, ready] of pages) {
+        await open(page, route);
+        if (ready) await page.waitForSelector(ready);
+      }
+      // The interactive parts: a clamped run, a player's games, the key warning.
+      await open(page, '/performance');
+      await page.waitForSelector('#performance-ratings');
+      await page.selectOption('#preset', 'all-wins');
+      await page.waitForSelector('#performance-clamped');
+      await page.fill('#run-player', duelist);
+      await page.click('#run-load');
+      await page.waitForFunction(() => document.querySelector('.pick-run p.meta')?.textContent?.startsWith('Loaded'));
+      await page.evaluate(() => sessionStorage.setItem('ladder.apiKey', 'not-a-key'));
+      await page.reload();
+      await page.waitForSelector('#forget-key');
+      await page.click('#forget-key');
+      await page.waitForSelector('#key-problem', { state: 'hidden' });
+      // Chromium logs the refused key's 401 as a failed load; that one is expected.
+      const refused = problems.filter((problem) => problem.includes('status of 401'));
+      expect(refused.length).toBeGreaterThan(0);
+      problems.splice(0, problems.length, ...problems.filter((problem) => !refused.includes(problem)));
+
+      await page.waitForTimeout(200);
+      for (const path of ['/', '/web/app.js', '/web/style.css', '/web/pages/wvw.js', '/web/vendor/uPlot.esm.js', '/web/vendor/uPlot.min.css']) expect(served, path).toContain(path);
+      expect(problems.filter((problem) => /Content Security Policy|CSP/i.test(problem))).toEqual([]);
+    });
+  });
+
   it('works on a phone-sized screen without sideways scrolling of the page', async () => {
     await withPage(
       'phone',
@@ -280,7 +318,7 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
           expect(overflow, route).toBeLessThanOrEqual(0);
         }
       },
-      { width: 390, height: 844 },
+      PHONE,
     );
   });
 });

@@ -13,25 +13,43 @@ export class ApiError extends Error {
   }
 }
 
+// When storage is disabled the key lasts until reload only.
+let memoryKey = '';
+/** The saved key the service answered 401 to; no longer sent until the key changes. */
+let rejectedKey = '';
+
 export function apiKey() {
   try {
     return sessionStorage.getItem(KEY_STORAGE) ?? '';
   } catch {
-    return '';
+    return memoryKey;
   }
 }
 
 export function setApiKey(key) {
+  memoryKey = key;
+  rejectedKey = '';
   try {
     if (key) sessionStorage.setItem(KEY_STORAGE, key);
     else sessionStorage.removeItem(KEY_STORAGE);
   } catch {
-    // Storage can be disabled; the key then lasts until reload only.
+    // Storage can be disabled; memoryKey keeps the key for this page.
   }
 }
 
-function headers(extra = {}) {
+/** True when the saved key was refused by the service (wrong, expired or revoked). */
+export function apiKeyRejected() {
   const key = apiKey();
+  return key !== '' && key === rejectedKey;
+}
+
+/** The key to send: the saved one, unless the service already refused it. */
+function usableKey() {
+  const key = apiKey();
+  return key && key !== rejectedKey ? key : '';
+}
+
+function headers(key, extra = {}) {
   return key ? { ...extra, authorization: `Bearer ${key}` } : extra;
 }
 
@@ -47,6 +65,26 @@ async function parse(response) {
   return body;
 }
 
+/**
+ * One call with the saved key. A 401 to a request that carried a key means the
+ * key itself is wrong (the service refuses an invalid key on every route, public
+ * ones included): the key is marked rejected, `ladder:key-rejected` is fired on
+ * window so the page can say so, and the call is retried without it, which
+ * public ladders answer. Every call the dashboard makes is a read or the pure
+ * performance calculation, so a retry is safe.
+ */
+async function call(url, init) {
+  const key = usableKey();
+  const response = await fetch(url, { ...init, headers: headers(key, init.headers) });
+  if (response.status !== 401 || !key) return parse(response);
+  await response.body?.cancel();
+  if (apiKey() === key && rejectedKey !== key) {
+    rejectedKey = key;
+    window.dispatchEvent(new CustomEvent('ladder:key-rejected'));
+  }
+  return parse(await fetch(url, { ...init, headers: headers('', init.headers) }));
+}
+
 /** Builds `/v1/...` with query parameters, skipping empty ones. */
 export function apiUrl(path, query = {}) {
   const params = new URLSearchParams();
@@ -58,18 +96,16 @@ export function apiUrl(path, query = {}) {
 }
 
 export async function get(path, query, init = {}) {
-  return parse(await fetch(apiUrl(path, query), { headers: headers(), signal: init.signal }));
+  return call(apiUrl(path, query), { signal: init.signal });
 }
 
 export async function post(path, body, init = {}) {
-  return parse(
-    await fetch(apiUrl(path), {
-      method: 'POST',
-      headers: headers({ 'content-type': 'application/json' }),
-      body: JSON.stringify(body),
-      signal: init.signal,
-    }),
-  );
+  return call(apiUrl(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: init.signal,
+  });
 }
 
 export const enc = encodeURIComponent;

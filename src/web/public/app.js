@@ -2,7 +2,7 @@
 // #/ladders/:id/wvw, #/ladders/:id/matchmaking, #/performance.
 // Hash routing keeps every page a plain static file: the server needs no
 // fallback route and links work when the dashboard is mounted under a prefix.
-import { apiKey, setApiKey } from './api.js';
+import { apiKey, apiKeyRejected, setApiKey } from './api.js';
 import { clear, errorBox, h, parseHash } from './ui.js';
 import * as laddersPage from './pages/ladders.js';
 import * as leaderboardPage from './pages/leaderboard.js';
@@ -96,8 +96,41 @@ function setupApiKeyForm() {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     setApiKey(input.value.trim());
+    showKeyProblem();
     render();
   });
+  window.addEventListener('ladder:key-rejected', showKeyProblem);
+}
+
+/**
+ * Says when the service refused the saved key. The pages keep working: the API
+ * client retried the reads without it, so public ladders still show.
+ */
+function showKeyProblem() {
+  const box = clear(document.getElementById('key-problem'));
+  if (!apiKeyRejected()) {
+    box.hidden = true;
+    return;
+  }
+  const forget = h('button', { type: 'button', id: 'forget-key' }, 'Forget the key');
+  forget.addEventListener('click', () => {
+    setApiKey('');
+    document.getElementById('api-key').value = '';
+    showKeyProblem();
+    render();
+  });
+  const replace = h('button', { type: 'button', id: 'replace-key', class: 'secondary' }, 'Enter another key');
+  replace.addEventListener('click', () => {
+    document.querySelector('details.api-key').open = true;
+    const input = document.getElementById('api-key');
+    input.select();
+    input.focus();
+  });
+  box.append(
+    h('p', {}, h('strong', {}, 'The saved API key is wrong: '), 'the service refused it (mistyped, expired or revoked). Public ladders are shown without it; private ones need a working key.'),
+    h('p', { class: 'actions' }, forget, ' ', replace),
+  );
+  box.hidden = false;
 }
 
 window.addEventListener('hashchange', render);

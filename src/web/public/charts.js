@@ -3,7 +3,9 @@
 import uPlot from './vendor/uPlot.esm.js';
 import { h } from './ui.js';
 
-export const PALETTE = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9333ea', '#ea580c'];
+// Eleven hues far enough apart to tell any two apart, each dark enough for white text
+// (World vs World keeps one per world across the page, so any two may meet in one bar).
+export const PALETTE = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#475569', '#92400e', '#111827'];
 
 /** A distinct colour for series `index`, cycling the palette then shifting hue. */
 export function colour(index) {

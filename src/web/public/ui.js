@@ -1,15 +1,27 @@
 // Small DOM and formatting helpers shared by the pages.
+import { apiKeyRejected } from './api.js';
 
 /**
  * Creates an element: h('a', { href: '#/x', class: 'y' }, 'text', child).
  * Attributes starting with "on" become listeners; false/null/undefined are skipped.
+ * `style` takes an object of CSS properties, set through the CSSOM
+ * (element.style), which the dashboard's Content Security Policy allows; a
+ * `style="..."` attribute, or any other on* attribute, would be refused.
  */
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes ?? {})) {
     if (value === false || value === null || value === undefined) continue;
-    if (name.startsWith('on') && typeof value === 'function') element.addEventListener(name.slice(2), value);
-    else if (name === 'dataset') Object.assign(element.dataset, value);
+    if (name.startsWith('on')) {
+      if (typeof value !== 'function') throw new TypeError(`h(): ${name} must be a function, not an attribute`);
+      element.addEventListener(name.slice(2), value);
+    } else if (name === 'style') {
+      if (typeof value !== 'object') throw new TypeError('h(): style must be an object of CSS properties, not an attribute string');
+      for (const [property, setting] of Object.entries(value)) {
+        if (property.startsWith('--')) element.style.setProperty(property, setting);
+        else element.style[property] = setting;
+      }
+    } else if (name === 'dataset') Object.assign(element.dataset, value);
     else element.setAttribute(name, value === true ? '' : String(value));
   }
   append(element, children);
@@ -72,7 +84,8 @@ export function systemLabel(system) {
 /**
  * A labelled table whose wide content scrolls sideways on a phone instead of the page.
  * `stack: true` turns each row into a card on narrow screens (labels come from the columns);
- * columns marked `optional` are hidden on narrow screens.
+ * columns marked `optional` are hidden on narrow screens; a column's `short` label
+ * replaces its label in the header on narrow screens.
  */
 export function table({ caption, columns, rows, id, stack = false }) {
   for (const row of rows) {
@@ -91,14 +104,22 @@ export function table({ caption, columns, rows, id, stack = false }) {
       'table',
       { id, class: stack ? 'stack-mobile' : null },
       h('caption', {}, caption),
-      h('thead', {}, h('tr', {}, columns.map((column) => h('th', { scope: 'col', class: headClass(column) }, column.label)))),
+      h('thead', {}, h('tr', {}, columns.map((column) => h('th', { scope: 'col', class: headClass(column) }, headLabel(column))))),
       h('tbody', {}, rows),
     ),
   );
 }
 
+function headLabel(column) {
+  if (!column.short) return column.label;
+  return [h('span', { class: 'label-long' }, column.label), h('abbr', { class: 'label-short', title: column.label }, column.short)];
+}
+
 export function errorMessage(error) {
   if (error?.name === 'AbortError') return null;
+  if ((error?.status === 401 || error?.status === 403) && apiKeyRejected()) {
+    return `${error.message} — this ladder is not public, and the saved API key was refused; enter a working key under “API key”.`;
+  }
   if (error?.status === 401 || error?.status === 403) {
     return `${error.message} — this ladder is not public; enter an API key with read access under “API key”.`;
   }

@@ -46,12 +46,30 @@ export async function render(main, { params, query, signal }) {
   );
 
   const board = await api.leaderboard(ladder.id, { limit, offset: around ? '' : offset, search, around }, { signal });
-  const first = board.entries.length ? board.offset + 1 : 0;
-  const last = board.offset + board.entries.length;
+  // The offset the API answered: around-me centres the page on the player, so it is rarely a multiple of the page size.
+  const shownOffset = Number.isInteger(board.offset) ? board.offset : around ? 0 : offset;
+  const count = board.entries.length;
+  const { total, exact } = await countOf(board, { ladder: ladder.id, limit, offset: shownOffset, search, signal });
+  const first = shownOffset + 1;
+  const last = shownOffset + count;
   const filters = [search ? `matching “${search}”` : '', around ? `around ${around}` : ''].filter(Boolean).join(' ');
-  main.append(
-    h('p', { id: 'leaderboard-status', 'aria-live': 'polite' }, board.total === 0 ? `No players ${filters}`.trim() + '.' : `Showing ${first}–${last} of ${board.total} players ${filters}`.trim() + '.'),
-  );
+  const players = (n) => `${n} ${n === 1 ? 'player' : 'players'}`;
+  const lastPageOffset = total > 0 ? Math.floor((total - 1) / limit) * limit : 0;
+  const status = h('p', { id: 'leaderboard-status', 'aria-live': 'polite' });
+  if (count === 0 && shownOffset === 0) {
+    status.append(filters ? `No players ${filters}.` : 'No ranked players yet.');
+  } else if (count === 0) {
+    // An offset past the end (an old link, or a list that shrank): say so and offer a way back.
+    status.append(
+      'No entries on this page: ',
+      total > 0 ? `the list has ${players(total)} ${filters}`.trim() + ', ' : `nothing ${filters}`.trim() + ' this far down, ',
+      h('a', { href: link({ offset: total > 0 ? lastPageOffset : '', around: '' }), id: 'back-to-list' }, total > 0 ? 'back to the last page' : 'back to the first page'),
+      '.',
+    );
+  } else {
+    status.append(`Showing ${first}–${last} of ${exact ? '' : 'more than '}${players(exact ? total : last)} ${filters}`.trim() + '.');
+  }
+  main.append(status);
   if (search || around) main.append(h('p', {}, h('a', { href: hashLink(path) }, 'Show the whole leaderboard')));
 
   const hasRd = board.entries.some((entry) => entry.rd !== undefined && entry.rd !== null);
@@ -61,9 +79,10 @@ export async function render(main, { params, query, signal }) {
     { label: 'Rating', numeric: true },
     hasRd ? { label: 'RD', numeric: true, optional: true } : null,
     { label: 'Matches', numeric: true, optional: true },
-    { label: 'Percentile', numeric: true },
+    // On a phone the rank, player, rating, percentile and division fit the screen; RD, matches and placement go.
+    { label: 'Percentile', short: 'Pctl', numeric: true },
     { label: 'Division' },
-    { label: 'Placement' },
+    { label: 'Placement', optional: true },
   ].filter(Boolean);
   const rows = board.entries.map((entry) =>
     h(
@@ -79,25 +98,49 @@ export async function render(main, { params, query, signal }) {
       h('td', { class: 'placement' }, placementText(entry.placementRemaining)),
     ),
   );
-  main.append(table({ caption: `${ladder.id} standings`, columns, rows, id: 'leaderboard' }));
+  if (count > 0) main.append(table({ caption: `${ladder.id} standings`, columns, rows, id: 'leaderboard' }));
 
-  const pages = Math.max(1, Math.ceil(board.total / limit));
-  const page = Math.floor(board.offset / limit) + 1;
-  const previousOffset = Math.max(0, board.offset - limit);
-  const nextOffset = board.offset + board.entries.length;
+  // Pages are counted from the offset shown: the pages before it, this one, and the pages after it.
+  const pagesBefore = Math.ceil(shownOffset / limit);
+  const pagesFromHere = Math.max(1, Math.ceil((total - shownOffset) / limit));
+  const previousOffset = count === 0 ? lastPageOffset : Math.max(0, shownOffset - limit);
+  const nextOffset = shownOffset + count;
+  const hasNext = count > 0 && (nextOffset < total || !exact);
+  const position =
+    count === 0 && shownOffset > 0
+      ? `Past the last page${total > 0 ? ` (${Math.ceil(total / limit)} in all)` : ''}`
+      : `Page ${pagesBefore + 1} of ${exact ? pagesBefore + pagesFromHere : `at least ${pagesBefore + 2}`}`;
   main.append(
     h(
       'nav',
       { class: 'pager', 'aria-label': 'Leaderboard pages' },
-      board.offset > 0
-        ? h('a', { href: link({ offset: previousOffset, around: '' }), rel: 'prev', id: 'previous-page' }, '← Previous')
+      shownOffset > 0
+        ? h('a', { href: link({ offset: previousOffset || '', around: '' }), rel: 'prev', id: 'previous-page' }, count === 0 ? '← Last page' : '← Previous')
         : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Previous'),
-      h('span', { id: 'page-number' }, `Page ${page} of ${pages}`),
-      nextOffset < board.total
+      h('span', { id: 'page-number' }, position),
+      hasNext
         ? h('a', { href: link({ offset: nextOffset, around: '' }), rel: 'next', id: 'next-page' }, 'Next →')
         : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Next →'),
     ),
   );
+}
+
+/**
+ * How many entries the list has, and whether that count is exact. The API's
+ * `total` counts every ranked player, or every player matching a search. Older
+ * services answered a search with the length of the page as its total, which
+ * shows in the answer: a short page ends the list whatever the total says,
+ * and only a full page whose total is its own length (an older service, or
+ * exactly one page of matches) needs a one-entry look ahead.
+ */
+async function countOf(board, { ladder, limit, offset, search, signal }) {
+  const count = board.entries.length;
+  const total = Number.isFinite(board.total) ? board.total : 0;
+  if (!search || count === 0) return { total, exact: true };
+  if (count < limit) return { total: offset + count, exact: true };
+  if (total !== count || total > offset + count) return { total: Math.max(total, offset + count), exact: true };
+  const ahead = await api.leaderboard(ladder, { limit: 1, offset: offset + count, search }, { signal });
+  return ahead.entries.length === 0 ? { total: offset + count, exact: true } : { total: offset + count + 1, exact: false };
 }
 
 function submit(event, hrefFor) {

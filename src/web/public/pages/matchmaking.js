@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { clear, errorMessage, formatDate, formatPercent, formatSeconds, h, table } from '../ui.js';
-import { ladderHeader, playerHref } from './common.js';
+import { ladderHeader, playerHref, resultContent } from './common.js';
 
 /** @default 3000 ms; short enough to feel live, long enough not to load the service. */
 const POLL_MS = 3000;
@@ -81,7 +81,7 @@ export async function render(main, { params, signal }) {
                 'li',
                 { dataset: { band: band.band } },
                 h('span', { class: 'bar-label' }, `${band.band}`),
-                h('span', { class: 'bar-track' }, h('span', { class: band.count === 0 ? 'bar empty' : 'bar', style: `width:${((band.count / most) * 100).toFixed(1)}%` })),
+                h('span', { class: 'bar-track' }, h('span', { class: band.count === 0 ? 'bar empty' : 'bar', style: { width: `${((band.count / most) * 100).toFixed(1)}%` } })),
                 h('span', { class: 'num bar-value' }, String(band.count)),
               ),
             ),
@@ -94,6 +94,7 @@ export async function render(main, { params, signal }) {
         : table({
             caption: 'Matches made by the matchmaker, newest first',
             id: 'recent-table',
+            stack: true,
             columns: [{ label: 'When' }, { label: 'Region' }, { label: 'Teams' }, { label: 'Team 1 wins', numeric: true }, { label: 'Median wait', numeric: true }, { label: 'Longest wait', numeric: true }],
             rows: recentMatches.map((match) =>
               h(
@@ -124,6 +125,7 @@ export async function render(main, { params, signal }) {
         : table({
             caption: 'Rated matches, newest first, with the win chance predicted before rating',
             id: 'rated-table',
+            stack: true,
             columns: [{ label: 'When' }, { label: 'Teams' }, { label: 'Predicted', numeric: true }, { label: 'Result' }],
             rows: matches.map((match) =>
               h(
@@ -142,7 +144,7 @@ export async function render(main, { params, signal }) {
                   ]),
                 ),
                 h('td', { class: 'num win-probability' }, (match.winProbability ?? []).map((p) => formatPercent(p, 0)).join(' / ')),
-                h('td', {}, resultText(match.teams)),
+                h('td', { class: quitNote(match.teams) ? 'result noted' : 'result' }, resultContent(resultText(match.teams), quitNote(match.teams))),
               ),
             ),
           }),
@@ -170,6 +172,13 @@ export async function render(main, { params, signal }) {
     clearInterval(timer);
     stream?.close();
   };
+}
+
+/** "squad-03 quit: counted as a loss" for the players who quit, or null. */
+function quitNote(teams) {
+  const quitters = teams.flatMap((team) => team.quitters ?? []);
+  if (quitters.length === 0) return null;
+  return `${quitters.join(', ')} quit: counted as ${quitters.length === 1 ? 'a loss' : 'losses'}`;
 }
 
 function resultText(teams) {

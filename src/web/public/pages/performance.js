@@ -11,6 +11,10 @@ const PRESETS = {
     label: 'Beats stronger players, loses to weaker ones',
     text: '1700 win\n1650 win\n1400 loss\n1750 win\n1350 loss\n1600 draw',
   },
+  'all-wins': {
+    label: 'Five wins and no loss (no finite rating: clamped)',
+    text: '1500 win\n1620 win\n1480 win\n1710 win\n1550 win',
+  },
   'blitz-weights': {
     label: 'Mixed long and blitz games (blitz weighs a third)',
     text: '1550 win 1\n1500 win 0.333\n1600 loss 1\n1450 win 0.333\n1580 draw 1\n1620 loss 0.333\n1490 win 1',
@@ -41,7 +45,8 @@ export function parseGames(text) {
     const game = { opponent, result };
     if (weightText !== undefined) {
       const weight = Number(weightText);
-      if (!(weight > 0)) throw new Error(`line ${index + 1}: weight “${weightText}” must be a positive number`);
+      // Zero is allowed: the service ignores a zero-weight game, as a record of it.
+      if (!(weight >= 0)) throw new Error(`line ${index + 1}: weight “${weightText}” must be a number, 0 or more`);
       game.weight = weight;
     }
     games.push(game);
@@ -50,12 +55,39 @@ export function parseGames(text) {
   return games;
 }
 
+/** `clampable`: the method has no finite answer for a run of only wins or only losses (src/core/performance.ts). */
 const ALGORITHMS = [
-  { key: 'algo400', label: 'Algorithm of 400', help: 'average opponent + 400 × (wins − losses) / games' },
-  { key: 'maxLikelihood', label: 'Maximum likelihood', help: 'the rating most likely to produce these results' },
-  { key: 'netzero', label: 'Netzero', help: 'the start rating that ends the run, in this order, where it began' },
-  { key: 'netzeroUnordered', label: 'Unordered netzero', help: 'the fixed rating whose gains and losses sum to zero' },
+  { key: 'algo400', label: 'Algorithm of 400', help: 'average opponent + 400 × (wins − losses) / games', clampable: false },
+  { key: 'maxLikelihood', label: 'Maximum likelihood', help: 'the rating most likely to produce these results', clampable: true },
+  { key: 'netzero', label: 'Netzero', help: 'the start rating that ends the run, in this order, where it began', clampable: true },
+  { key: 'netzeroUnordered', label: 'Unordered netzero', help: 'the fixed rating whose gains and losses sum to zero', clampable: true },
 ];
+
+/**
+ * Whether the service clamped the run's ratings, and which way: { direction:
+ * 'above' | 'below', opponent } or null. The answer's `clamped` field
+ * ('above', 'below' or null; `true` is read as "clamped, direction from the
+ * games") says so when the service sends it; otherwise it follows from the
+ * games as the service decides it: every game of positive weight a win
+ * (above) or every one a loss (below).
+ */
+export function clampOf(games, result) {
+  const counted = games.filter((game) => (game.weight ?? 1) > 0);
+  const opponents = counted.map((game) => game.opponent);
+  let direction;
+  if (result && Object.hasOwn(result, 'clamped')) {
+    const flag = result.clamped;
+    direction = flag === 'above' || flag === 'below' ? flag : flag === true ? recordDirection(counted) : null;
+  } else direction = recordDirection(counted);
+  if (direction !== 'above' && direction !== 'below') return null;
+  return { direction, opponent: direction === 'above' ? Math.max(...opponents) : Math.min(...opponents) };
+}
+
+function recordDirection(counted) {
+  if (counted.length > 0 && counted.every((game) => game.result === 'win')) return 'above';
+  if (counted.length > 0 && counted.every((game) => game.result === 'loss')) return 'below';
+  return null;
+}
 
 export async function render(main, { signal }) {
   main.append(
@@ -71,12 +103,15 @@ export async function render(main, { signal }) {
   );
   preset.addEventListener('change', () => {
     gamesInput.value = PRESETS[preset.value].text;
+    form.requestSubmit();
   });
   const output = h('div', { id: 'performance-output', 'aria-live': 'polite' });
-  const fromPlayer = await playerRunPicker(gamesInput, signal);
   let chart;
+  let form;
+  // Loading a player's games rates them at once, so the cards always describe the games in the box.
+  const fromPlayer = await playerRunPicker(gamesInput, signal, () => form.requestSubmit());
 
-  const form = h(
+  form = h(
     'form',
     { id: 'performance-form', class: 'stack' },
     h('div', { class: 'field' }, h('label', { for: 'preset' }, 'Example run'), preset),
@@ -91,8 +126,11 @@ export async function render(main, { signal }) {
     h('div', { class: 'field narrow' }, h('label', { for: 'k' }, 'Elo K for the path and netzero'), kInput),
     h('button', { type: 'submit' }, 'Rate this run'),
   );
+  // Only the newest run is shown: an older answer arriving late is dropped.
+  let runs = 0;
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    const run = ++runs;
     chart?.destroy();
     chart = undefined;
     clear(output);
@@ -104,12 +142,15 @@ export async function render(main, { signal }) {
       gamesInput.focus();
       return;
     }
+    output.setAttribute('aria-busy', 'true');
     try {
       const k = Number(kInput.value);
       const result = await api.performance({ games, ...(Number.isFinite(k) && k > 0 ? { k } : {}) }, { signal });
-      chart = showResult(output, games, result);
+      if (run === runs) chart = showResult(output, games, result);
     } catch (error) {
-      output.append(errorBox(error));
+      if (run === runs) output.append(errorBox(error));
+    } finally {
+      if (run === runs) output.removeAttribute('aria-busy');
     }
   });
   main.append(form, output);
@@ -118,15 +159,36 @@ export async function render(main, { signal }) {
 }
 
 function showResult(output, games, result) {
+  const clamp = clampOf(games, result);
   output.append(
     h(
       'dl',
-      { class: 'stats big', id: 'performance-ratings' },
-      ALGORITHMS.map((algorithm) =>
-        h('div', { dataset: { algorithm: algorithm.key }, title: algorithm.help }, h('dt', {}, algorithm.label), h('dd', {}, formatNumber(result[algorithm.key], 1)), h('p', { class: 'meta' }, algorithm.help)),
-      ),
+      { class: 'stats big', id: 'performance-ratings', dataset: { clamped: clamp ? clamp.direction : 'no' } },
+      ALGORITHMS.map((algorithm) => {
+        const clamped = clamp !== null && algorithm.clampable;
+        return h(
+          'div',
+          { class: clamped ? 'clamped' : null, dataset: { algorithm: algorithm.key }, title: algorithm.help },
+          h('dt', {}, algorithm.label),
+          h('dd', {}, formatNumber(result[algorithm.key], 1)),
+          clamped ? h('p', { class: 'clamp-flag' }, clamp.direction === 'above' ? 'clamped: at least the best opponent + 800' : 'clamped: at most the worst opponent − 800') : null,
+          h('p', { class: 'meta' }, algorithm.help),
+        );
+      }),
     ),
   );
+  if (clamp) {
+    const record = clamp.direction === 'above' ? 'only wins' : 'only losses';
+    const bound = clamp.direction === 'above' ? `the best opponent (${formatNumber(clamp.opponent, 0)}) + 800` : `the worst opponent (${formatNumber(clamp.opponent, 0)}) − 800`;
+    output.append(
+      h(
+        'p',
+        { class: 'notice', id: 'performance-clamped' },
+        h('strong', {}, 'Clamped: '),
+        `a run of ${record} has no finite maximum-likelihood or netzero rating, so those three show a stand-in: ${clamp.direction === 'above' ? 'at least' : 'at most'} ${bound}, further out when needed so that a ${clamp.direction === 'above' ? 'better run still rates higher' : 'worse run still rates lower'}. The algorithm of 400 needs no clamp.`,
+      ),
+    );
+  }
   // The API's path holds the rating after each game, starting from the opponents' average
   // (api.md); the start is drawn too so the first game's move shows.
   const after = result.path ?? [];
@@ -176,7 +238,7 @@ function showResult(output, games, result) {
  * (before + 400·log10(1/expected − 1)), which is exact for Elo 1v1 and the
  * RD-discounted effective opponent for Glicko-2.
  */
-async function playerRunPicker(gamesInput, signal) {
+async function playerRunPicker(gamesInput, signal, onLoaded) {
   let ladders = [];
   try {
     ({ ladders } = await api.ladders({ signal }));
@@ -210,7 +272,8 @@ async function playerRunPicker(gamesInput, signal) {
         return;
       }
       gamesInput.value = lines.join('\n');
-      status.textContent = `Loaded ${lines.length} games of ${player}, oldest first. Press “Rate this run”.`;
+      status.textContent = `Loaded ${lines.length} games of ${player}, oldest first, and rated them below.`;
+      onLoaded();
     } catch (error) {
       status.textContent = errorMessage(error) ?? '';
     }

@@ -1,7 +1,7 @@
 import { api, enc } from '../api.js';
 import { lineChart } from '../charts.js';
 import { formatDate, formatNumber, formatRating, formatSigned, h, hashLink, table } from '../ui.js';
-import { ladderHeader, placementText, playerHref } from './common.js';
+import { ladderHeader, placementText, playerHref, resultContent, resultMeaning } from './common.js';
 
 const MATCHES_PER_PAGE = 20;
 const HISTORY_PAGE = 100;
@@ -112,7 +112,8 @@ function termsExplanation(system) {
       { class: 'explain' },
       'Each match stakes a twentieth of the rank. The change is R₀/20 × average-rank modifier × quitter modifier: ',
       'the average-rank modifier is above 1 when the other team was ranked higher (on a win) or lower (on a loss); ',
-      'the quitter modifier is above 1 when your team played fewer seconds on a win, or the other team did on a loss.',
+      'the quitter modifier is above 1 when your team played fewer seconds on a win, or the other team did on a loss. ',
+      'A player who quits takes a loss whatever the team did (“win · quit: counted as a loss”).',
     );
   }
   return h(
@@ -121,6 +122,7 @@ function termsExplanation(system) {
     'Expected is the chance of winning the ratings gave before the match; score is what happened (1 win, ½ draw, 0 loss',
     system === 'wvw' ? ', or the score share transformed for World vs World' : '',
     '). Surprise = score − expected: the further from 0, the more the rating moved.',
+    system === 'wvw' ? ' The rating follows the score share, not the placing: a world can top its match and still lose rating (“win · lost rating”) when its share was below what the ratings expected.' : '',
   );
 }
 
@@ -141,12 +143,13 @@ function matchTable(entries, system, ladderId, playerId, firstNumber) {
   const rows = entries.map((entry, index) => {
     const change = entry.after.rating - entry.before.rating;
     const terms = entry.terms ?? {};
+    const meaning = resultMeaning(entry, system);
     return h(
       'tr',
       { dataset: { match: entry.matchId } },
       h('td', { class: 'num' }, String(firstNumber - index)),
       h('td', {}, formatDate(entry.at)),
-      h('td', { class: `result ${entry.result}` }, entry.result),
+      h('td', { class: `result ${meaning.counted}${meaning.note ? ' noted' : ''}` }, resultContent(entry.result, meaning.note)),
       h('td', { class: 'teams' }, teamsCell(entry, ladderId, playerId)),
       h('td', { class: 'num before' }, formatRating(entry.before.rating, system)),
       h('td', { class: 'num after' }, formatRating(entry.after.rating, system)),
