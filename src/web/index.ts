@@ -84,8 +84,6 @@ async function sendFile(reply: FastifyReply, file: string | undefined): Promise<
  * and `x-content-type-options: nosniff`. Works called directly or as a plugin
  * (`app.register(registerWeb, options)`).
  */
-/** The dashboard's own content security policy, set on everything it serves (the API's policy forbids loading anything). */
-const DASHBOARD_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export async function registerWeb(app: FastifyInstance, options: WebOptions = {}): Promise<void> {
   const mount = (options.path ?? '/').replace(/\/?$/, '/');
@@ -111,7 +109,7 @@ export async function registerWeb(app: FastifyInstance, options: WebOptions = {}
     const html = await readFile(join(publicDir, 'index.html'), 'utf8');
     // The page reads its API base from a meta tag, so one client works behind any prefix.
     const withBase = html.replace('__API_BASE__', escapeAttribute(apiBase)).replaceAll('__ASSETS__', `${mount}web/`);
-    return reply.type(CONTENT_TYPES['.html']).header('cache-control', 'no-cache').header('content-security-policy', DASHBOARD_POLICY).send(withBase);
+    return reply.type(CONTENT_TYPES['.html']).header('cache-control', 'no-cache').send(withBase);
   };
   app.get(mount, route, page);
   if (mount !== '/') app.get(mount.slice(0, -1), route, page);
