@@ -54,17 +54,29 @@ export interface TestServer extends Service {
   dispose(): Promise<void>;
 }
 
+/**
+ * Service options the contract adds: CORS origins and who may scrape
+ * /metrics. Declared here so the tests type-check against a ServiceOptions
+ * that does not list them yet.
+ */
+export type ContractOptions = ServiceOptions & {
+  cors?: { origins: string[] };
+  metricsAccess?: 'public' | 'key';
+};
+
 export interface ServerSettings {
   backend: Backend;
   /** Share a database/prefix with another server (two instances). */
   dataDir?: string;
   schema?: string;
   prefix?: string;
-  options?: ServiceOptions;
+  /** Redis of the postgres+redis backend. @default REDIS_URL */
+  redisUrl?: string;
+  options?: ContractOptions;
 }
 
 export async function startTestServer(settings: ServerSettings): Promise<TestServer> {
-  const base: ServiceOptions = { port: 0, adminKey: ADMIN_KEY, web: false, matchmakingIntervalMs: 3_600_000, ...settings.options };
+  const base: ContractOptions = { port: 0, adminKey: ADMIN_KEY, web: false, matchmakingIntervalMs: 3_600_000, ...settings.options };
   let service: Service;
   let dataDir: string | undefined;
   let schema: string | undefined;
@@ -75,7 +87,7 @@ export async function startTestServer(settings: ServerSettings): Promise<TestSer
   } else {
     schema = settings.schema ?? uniqueName('ladder_test');
     prefix = settings.prefix ?? `${uniqueName('lt')}:`;
-    service = await startService({ ...base, databaseUrl: DATABASE_URL, databaseSchema: schema, redisUrl: REDIS_URL, redisPrefix: prefix });
+    service = await startService({ ...base, databaseUrl: DATABASE_URL, databaseSchema: schema, redisUrl: settings.redisUrl ?? REDIS_URL, redisPrefix: prefix });
   }
   return {
     ...service,
@@ -112,15 +124,17 @@ export interface Reply<T = any> {
   status: number;
   body: T;
   text: string;
+  headers: Headers;
 }
 
-/** A small JSON client. */
+/** A small JSON client. Bodies: a value (sent as JSON), JSON text, or raw bytes (sent as they are). */
 export function client(base: string, key?: string) {
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Reply> => {
     const res = await fetch(base + path, {
       method,
       headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      body: body === undefined ? undefined : typeof body === 'string' ? body : body instanceof Uint8Array ? new Uint8Array(body) : JSON.stringify(body),
+      signal,
     });
     const text = await res.text();
     let parsed: unknown = text;
@@ -129,11 +143,108 @@ export function client(base: string, key?: string) {
     } catch {
       // Not JSON (metrics, docs).
     }
-    return { status: res.status, body: parsed, text };
+    return { status: res.status, body: parsed, text, headers: res.headers };
   };
   return {
     get: (path: string, headers?: Record<string, string>) => call('GET', path, undefined, headers),
     post: (path: string, body: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
-    del: (path: string) => call('DELETE', path),
+    del: (path: string, headers?: Record<string, string>) => call('DELETE', path, undefined, headers),
+    /** Any method, body and headers; `signal` to give up on a request that does not answer. */
+    call,
   };
+}
+
+export type Client = ReturnType<typeof client>;
+
+/**
+ * Text of a database or Redis driver that must never reach a client in a 5xx
+ * body (case-sensitive, as the drivers spell it).
+ */
+export const DRIVER_TEXT = [
+  'duplicate key',
+  'violates',
+  'constraint',
+  'invalid byte sequence',
+  'syntax',
+  'relation "',
+  'SQLSTATE',
+  'pg',
+  'PGlite',
+  'postgres',
+  'Connection terminated',
+  'terminating connection',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ioredis',
+  'Connection is closed',
+  'max retries',
+  'MaxRetriesPerRequest',
+  "Stream isn't writeable",
+  'enableOfflineQueue',
+  'NOSCRIPT',
+  'WRONGTYPE',
+  'LOADING',
+  'READONLY',
+  '    at ',
+];
+
+/** The driver texts `text` contains. */
+export function driverText(text: string): string[] {
+  return DRIVER_TEXT.filter((needle) => text.includes(needle));
+}
+
+/**
+ * What is wrong with an error answer, or undefined when it is the
+ * contract's `{"error":{"code","message","field"?}}` (and, for a 5xx, holds
+ * no driver text).
+ */
+export function errorShapeProblem(reply: Reply): string | undefined {
+  const error = (reply.body as { error?: unknown } | null)?.error as { code?: unknown; message?: unknown; field?: unknown } | undefined;
+  if (reply.body === null || typeof reply.body !== 'object' || error === null || typeof error !== 'object') return `not an error body: ${reply.text.slice(0, 160)}`;
+  if (typeof error.code !== 'string' || typeof error.message !== 'string') return `error without code or message: ${reply.text.slice(0, 160)}`;
+  if (error.field !== undefined && typeof error.field !== 'string') return `error.field is not a string: ${reply.text.slice(0, 160)}`;
+  if (reply.status >= 500) {
+    const leaked = driverText(reply.text);
+    if (leaked.length > 0) return `a ${reply.status} body carries driver text ${JSON.stringify(leaked)}: ${reply.text.slice(0, 160)}`;
+  }
+  return undefined;
+}
+
+/**
+ * Percent-encodes a path segment or query value like encodeURIComponent,
+ * except that a lone surrogate (which encodeURIComponent refuses) becomes
+ * its three generalized-UTF-8 bytes (U+D800 → %ED%A0%80): the nearest a URL
+ * can come to carrying one.
+ */
+export function encodeLoose(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      out += encodeURIComponent(text.slice(i, i + 2));
+      i++;
+    } else if (unit >= 0xd800 && unit <= 0xdfff) {
+      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+    } else {
+      out += encodeURIComponent(text[i]!);
+    }
+  }
+  return out;
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked; nothing holds it afterwards). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
 }
