@@ -466,7 +466,7 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
     const matchesBefore = (await admin.get('/v1/ladders/fz')).body.matches as number;
     const before = await snapshot();
-    const problems = { fiveHundreds: [] as string[], hostileNot4xx: [] as string[], shape: [] as string[], neutral: [] as string[], valid: [] as string[], noAnswer: [] as string[] };
+    const problems = { fiveHundreds: [] as string[], hostileNot4xx: [] as string[], shape: [] as string[], valid: [] as string[], noAnswer: [] as string[] };
     const checkpoints: string[] = [];
     const validSeqs = new Set<number>();
     let validAnswered = 0;
@@ -493,7 +493,6 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
           const label = `[${request.what}] ${request.method} ${request.path.slice(0, 120)} ${describeBody(request.body)} → ${reply.status} ${reply.text.slice(0, 160)}`;
           if (reply.status >= 500) problems.fiveHundreds.push(label);
           if (request.expect === 'hostile' && (reply.status < 400 || reply.status >= 500)) problems.hostileNot4xx.push(label);
-          if (request.expect === 'neutral' && reply.status >= 500) problems.neutral.push(label);
           if (reply.status >= 400) {
             const problem = errorShapeProblem(reply);
             if (problem) problems.shape.push(`${label}: ${problem}`);
@@ -517,17 +516,25 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
       }
     }
 
-    const summary = (list: string[]) => `${list.length}: ${list.slice(0, 12).join('\n  ')}`;
+    const summary = (list: string[]) => `${list.length}:\n  ${list.slice(0, 12).join('\n  ')}`;
     // Every class of hostility and every route was exercised.
     for (const tag of FUZZ_CLASSES) expect(plan.classes.get(tag) ?? 0, `requests of class ${tag}`).toBeGreaterThan(20);
     for (const route of FUZZ_ROUTES) expect(plan.routes.get(route) ?? 0, `requests on ${route}`).toBeGreaterThan(20);
     expect(plan.hostileCount).toBeGreaterThanOrEqual(10_000);
-    expect(problems.noAnswer, summary(problems.noAnswer)).toEqual([]);
-    expect(problems.fiveHundreds, `answers ≥ 500 ${summary(problems.fiveHundreds)}`).toEqual([]);
-    expect(problems.hostileNot4xx, `hostile requests not answered 4xx ${summary(problems.hostileNot4xx)}`).toEqual([]);
-    expect(problems.shape, `error bodies not in the contract's shape ${summary(problems.shape)}`).toEqual([]);
-    expect(problems.valid, `valid matches not answered 201 ${summary(problems.valid)}`).toEqual([]);
-    expect(checkpoints, `stored state changed by hostile requests:\n${checkpoints.slice(0, 4).join('\n')}`).toEqual([]);
+    // Counts, not lists, so a failure prints the first dozen examples rather than thousands.
+    const failures = [
+      ['requests without an answer', problems.noAnswer],
+      ['answers ≥ 500', problems.fiveHundreds],
+      ['hostile requests not answered 4xx', problems.hostileNot4xx],
+      ['error bodies not in the contract shape', problems.shape],
+      ['valid matches not answered 201', problems.valid],
+      ['checkpoints where hostile requests had changed the stored state', checkpoints],
+    ] as const;
+    const report = failures
+      .filter(([, list]) => list.length > 0)
+      .map(([what, list]) => `${what} ${summary(list)}`)
+      .join('\n');
+    expect(report === '', `\n${report}`).toBe(true);
     // Every valid match rated exactly once.
     expect(validAnswered).toBe(plan.valid.length);
     expect(validSeqs.size).toBe(plan.valid.length);
