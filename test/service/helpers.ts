@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hash, randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { openPglite } from '../../src/store/database.js';
 import { MIGRATIONS, migrate } from '../../src/store/migrations.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.js';
@@ -155,6 +156,58 @@ export function client(base: string, key?: string) {
 }
 
 export type Client = ReturnType<typeof client>;
+
+/**
+ * The same calls as `client().call` over node:http with a keep-alive agent
+ * of `sockets` connections: about a third less CPU per request than fetch,
+ * for tests that send thousands. Bodies: JSON text or raw bytes. A request
+ * with no answer in `timeoutMs` fails.
+ */
+export function httpClient(base: string, options: { key?: string; sockets?: number; timeoutMs?: number } = {}) {
+  const url = new URL(base);
+  const agent = new Agent({ keepAlive: true, maxSockets: options.sockets ?? 32 });
+  const call = (method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}, key = options.key): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body);
+      const req = request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method,
+          path,
+          headers: {
+            ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+            ...(key ? { authorization: `Bearer ${key}` } : {}),
+            ...headers,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // Not JSON.
+            }
+            const responseHeaders = new Headers();
+            for (const [name, value] of Object.entries(res.headers)) {
+              if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed, text, headers: responseHeaders });
+          });
+        },
+      );
+      req.setTimeout(options.timeoutMs ?? 30_000, () => req.destroy(new Error(`no answer within ${options.timeoutMs ?? 30_000} ms`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  return { call, close: () => agent.destroy() };
+}
 
 /**
  * Text of a database or Redis driver that must never reach a client in a 5xx
