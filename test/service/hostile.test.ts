@@ -278,6 +278,35 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
     expect(listed.sort()).toEqual(valid.map((m) => m.id).sort());
   });
 
+  it('a bad job never fails another: 30 valid and 30 hostile concurrent World-vs-World rounds', async () => {
+    expect((await admin.post('/v1/ladders', { id: 'mix-w', system: 'wvw' })).status).toBe(201);
+    const valid = Array.from({ length: 30 }, (_, i) => ({ round: `ok-${i}`, matches: [{ id: `ok-${i}-a`, worlds: { A: i, B: 30 - i, C: 7 } }, { id: `ok-${i}-b`, worlds: { D: 1, E: 2 } }] }));
+    const hostile = Array.from({ length: 30 }, (_, i): unknown => {
+      const bad = ALL_BAD_IDS[i % ALL_BAD_IDS.length]!;
+      switch (i % 4) {
+        case 0:
+          return { round: `bad-${i}`, matches: [{ id: `bad-${i}`, worlds: { A: 1, B: 2 } }, { id: `bad-${i}`, worlds: { C: 1, D: 2 } }] };
+        case 1:
+          return { round: `bad-${i}`, matches: [{ worlds: { [bad]: 1, B: 2 } }] };
+        case 2:
+          return { round: bad, matches: [{ worlds: { A: 1, B: 2 } }] };
+        default:
+          return { round: `bad-${i}`, at: IMPOSSIBLE_DATES[i % IMPOSSIBLE_DATES.length], matches: [{ worlds: { A: 1, B: 2 } }] };
+      }
+    });
+    const sends = valid.flatMap((body, i) => [
+      { body: body as unknown, good: true },
+      { body: hostile[i], good: false },
+    ]);
+    const replies = await Promise.all(sends.map(({ body }) => admin.post('/v1/ladders/mix-w/rounds', body)));
+    const failedValid = replies.filter((r, i) => sends[i]!.good && r.status !== 201).map((r) => `${r.status} ${r.text.slice(0, 200)}`);
+    expect(failedValid, 'valid rounds not answered 201').toEqual([]);
+    expect(replies.filter((r, i) => !sends[i]!.good && (r.status < 400 || r.status >= 500)).map((r) => `${r.status} ${r.text.slice(0, 160)}`)).toEqual([]);
+    const rounds = (await admin.get('/v1/ladders/mix-w/rounds')).body.rounds as Array<{ round: string }>;
+    expect(rounds.map((r) => r.round).sort()).toEqual(valid.map((r) => r.round).sort());
+    expect((await admin.get('/v1/ladders/mix-w')).body.matches).toBe(60);
+  });
+
   it('a lone surrogate never aliases U+FFFD: "s\\ud800" is refused, "s\\ufffd" is a player of its own rated like a replay', async () => {
     expect((await admin.post('/v1/ladders', { id: 'alias', system: 'elo', public: true, standings: { placementMatches: 0 } })).status).toBe(201);
     const lone = await admin.post('/v1/ladders/alias/matches', { teams: [{ players: ['s\ud800'], rank: 1 }, { players: ['z'], rank: 2 }] });
