@@ -4,7 +4,12 @@
  * child process on loopback, on embedded PGlite and on PostgreSQL; and the
  * server's memory with one million players in a ladder.
  *
- *   node dist/bench/load.js [--backend pglite|postgres|both] [--shape 1v1|6v6|both] [--seconds 20] [--concurrency 64] [--memory]
+ *   node dist/bench/load.js [--backend pglite|postgres|both] [--shape 1v1|6v6|both] [--seconds 20] [--concurrency 64] [--workload writes|mixed] [--memory]
+ *
+ * `--workload mixed`: 80 % match writes and 20 % reads of the same ladder
+ * (half leaderboard pages, half player pages), each kind's rate and p50/p99
+ * latency reported apart and together. Its ladder ranks players from their
+ * first match, so leaderboard pages are full.
  *
  * PostgreSQL runs use DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
  * in a fresh schema that is dropped afterwards.
@@ -28,12 +33,26 @@ export interface LoadOptions {
   players?: number;
   /** '1v1' Glicko-2 or '6v6' team rank matches. @default '1v1' */
   shape?: '1v1' | '6v6';
+  /** 'writes': match submissions only; 'mixed': 80 % writes, 10 % leaderboard pages, 10 % player pages. @default 'writes' */
+  workload?: Workload;
   databaseUrl?: string;
+}
+
+export type Workload = 'writes' | 'mixed';
+
+/** One kind of request of a mixed run. */
+export interface KindResult {
+  requests: number;
+  perSecond: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
 }
 
 export interface LoadResult {
   backend: string;
   shape: string;
+  workload: Workload;
   concurrency: number;
   seconds: number;
   matches: number;
@@ -45,6 +64,8 @@ export interface LoadResult {
   batches: { fast: number; locked: number; meanSize: number };
   /** CPU seconds per measured second (1 = one core busy) of the server, this load generator and every PostgreSQL process. */
   cpu: { server: number; client: number; postgres: number };
+  /** Mixed runs: match writes, leaderboard pages, player pages and all requests together. */
+  kinds?: { writes: KindResult; leaderboard: KindResult; player: KindResult; overall: KindResult };
 }
 
 /** CPU seconds (user + system) used so far by process `pid`, from /proc (Linux); NaN elsewhere. */
@@ -128,6 +149,18 @@ function post(agent: Agent, url: URL, path: string, body: string, headers: Recor
   });
 }
 
+/** A GET on the keep-alive agent with the admin key; resolves the status (the body is read and dropped). */
+function getStatus(agent: Agent, url: URL, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: url.hostname, port: url.port, path, method: 'GET', headers: { authorization: `Bearer ${ADMIN_KEY}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 function get(url: string): Promise<string> {
   return fetch(url).then((r) => r.text());
 }
@@ -165,32 +198,72 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const concurrency = options.concurrency ?? 64;
   const players = options.players ?? 10_000;
   const shape = options.shape ?? '1v1';
+  const workload = options.workload ?? 'writes';
   return withBackend(options, async (env, extra) => {
     const { child, url } = await startServer(env, extra);
     try {
       const base = new URL(url);
       const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-      const ladder = shape === '1v1' ? { id: 'bench', system: 'glicko2' } : { id: 'bench', system: 'teamrank' };
+      const ladder = {
+        id: 'bench',
+        system: shape === '1v1' ? 'glicko2' : 'teamrank',
+        // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
+        ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
+      };
       await post(agent, base, '/v1/ladders', JSON.stringify(ladder));
       const random = mulberry32(1);
       let counter = 0;
-      const nextBody = () => {
+      // Players some acknowledged match has rated (mixed runs read only those, so a player page is never a 404).
+      const rated: string[] = [];
+      const ratedSet = new Set<string>();
+      const nextMatch = () => {
         counter++;
         const pick = () => `p${Math.floor(random() * players)}`;
         if (shape === '1v1') {
           const a = pick();
           let b = pick();
           while (b === a) b = pick();
-          return JSON.stringify({ teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
+          return { ids: [a, b], body: JSON.stringify({ teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] }) };
         }
         const ids = new Set<string>();
         while (ids.size < 12) ids.add(pick());
         const list = [...ids];
-        return JSON.stringify({ teams: [{ players: list.slice(0, 6), rank: 1 }, { players: list.slice(6), rank: 2 }] });
+        return { ids: list, body: JSON.stringify({ teams: [{ players: list.slice(0, 6), rank: 1 }, { players: list.slice(6), rank: 2 }] }) };
+      };
+      type Kind = 'writes' | 'leaderboard' | 'player';
+      /** The next request: a match write, or in mixed runs one time in five a read (leaderboard page or player page, half each). */
+      const nextRequest = (): { kind: Kind; send: () => Promise<number> } => {
+        const draw = workload === 'mixed' ? random() : 0;
+        if (draw >= 0.8 && rated.length > 0) {
+          if (draw < 0.9) {
+            const pages = Math.max(1, Math.ceil(rated.length / 50));
+            const offset = Math.floor(random() * pages) * 50;
+            return { kind: 'leaderboard', send: () => getStatus(agent, base, `/v1/ladders/bench/leaderboard?limit=50&offset=${offset}`) };
+          }
+          const id = rated[Math.floor(random() * rated.length)]!;
+          return { kind: 'player', send: () => getStatus(agent, base, `/v1/ladders/bench/players/${id}`) };
+        }
+        const match = nextMatch();
+        return {
+          kind: 'writes',
+          send: async () => {
+            const status = await post(agent, base, '/v1/ladders/bench/matches', match.body, { 'idempotency-key': `b${process.pid}-${counter}` });
+            if (status === 201 && workload === 'mixed') {
+              for (const id of match.ids) {
+                if (!ratedSet.has(id)) {
+                  ratedSet.add(id);
+                  rated.push(id);
+                }
+              }
+            }
+            return status;
+          },
+        };
       };
       const warmupEnd = performance.now() + (seconds * 1000) / 10;
       const end = warmupEnd + seconds * 1000;
       const latencies: number[] = [];
+      const byKind: Record<Kind, { latencies: number[]; errors: number }> = { writes: { latencies, errors: 0 }, leaderboard: { latencies: [], errors: 0 }, player: { latencies: [], errors: 0 } };
       let errors = 0;
       let measured = 0;
       let cpuStart: ReturnType<typeof cpuSnapshot> | undefined;
@@ -200,13 +273,18 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           for (;;) {
             const started = performance.now();
             if (started >= end) return;
-            const status = await post(agent, base, '/v1/ladders/bench/matches', nextBody(), { 'idempotency-key': `b${process.pid}-${counter}` }).catch(() => 0);
+            const next = nextRequest();
+            const status = await next.send().catch(() => 0);
             const finished = performance.now();
             if (started >= warmupEnd && finished <= end) {
-              if (status === 201) {
-                measured++;
-                latencies.push(finished - started);
-              } else errors++;
+              const ok = next.kind === 'writes' ? status === 201 : status === 200;
+              if (ok) {
+                if (next.kind === 'writes') measured++;
+                byKind[next.kind].latencies.push(finished - started);
+              } else {
+                byKind[next.kind].errors++;
+                if (next.kind === 'writes') errors++;
+              }
             }
           }
         }),
@@ -223,9 +301,26 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const perSecond = (key: 'server' | 'client' | 'postgres') => (cpuStart ? (cpuEnd[key] - cpuStart[key]) / seconds : NaN);
       agent.destroy();
       const sorted = Float64Array.from(latencies).sort();
+      const kind = (list: number[], failed: number): KindResult => {
+        const ordered = Float64Array.from(list).sort();
+        return { requests: list.length, perSecond: list.length / seconds, p50ms: percentile(ordered, 0.5), p99ms: percentile(ordered, 0.99), errors: failed };
+      };
+      const kinds =
+        workload === 'mixed'
+          ? {
+              writes: kind(byKind.writes.latencies, byKind.writes.errors),
+              leaderboard: kind(byKind.leaderboard.latencies, byKind.leaderboard.errors),
+              player: kind(byKind.player.latencies, byKind.player.errors),
+              overall: kind(
+                [...byKind.writes.latencies, ...byKind.leaderboard.latencies, ...byKind.player.latencies],
+                byKind.writes.errors + byKind.leaderboard.errors + byKind.player.errors,
+              ),
+            }
+          : undefined;
       return {
         backend: options.backend,
         shape,
+        workload,
         concurrency,
         seconds,
         matches: measured,
@@ -235,6 +330,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         errors,
         batches,
         cpu: { server: perSecond('server'), client: perSecond('client'), postgres: perSecond('postgres') },
+        ...(kinds ? { kinds } : {}),
       };
     } finally {
       await stop(child);
@@ -297,23 +393,40 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
 
 /** Everything, for `npm run bench` and the standalone command. */
 export async function runServiceLoadBenchmarks(
-  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Array<'1v1' | '6v6'>; seconds?: number; concurrency?: number; memory?: boolean } = {},
+  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Array<'1v1' | '6v6'>; seconds?: number; concurrency?: number; memory?: boolean; workload?: Workload } = {},
 ) {
   const loads: LoadResult[] = [];
   const memory: MemoryResult[] = [];
   for (const backend of options.backends ?? ['pglite', 'postgres']) {
-    for (const shape of options.shapes ?? (['1v1', '6v6'] as const)) loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency }));
+    for (const shape of options.shapes ?? (['1v1', '6v6'] as const)) {
+      loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency, workload: options.workload }));
+    }
     if (options.memory) memory.push(await runMemory({ backend }));
   }
   return { loads, memory };
 }
 
 function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): string {
-  const lines = ['| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|'];
-  for (const r of result.loads) {
+  const lines: string[] = [];
+  const writes = result.loads.filter((r) => r.workload === 'writes');
+  const mixed = result.loads.filter((r) => r.workload === 'mixed');
+  if (writes.length > 0) lines.push('| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|');
+  for (const r of writes) {
     const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
     const batches = `${r.batches.fast} / ${r.batches.locked}, ${r.batches.meanSize.toFixed(1)}`;
     lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpu} | ${batches} |`);
+  }
+  if (mixed.length > 0) {
+    if (lines.length > 0) lines.push('');
+    lines.push('Mixed: 80 % match writes, 10 % leaderboard pages (limit 50), 10 % player pages, one ladder.', '');
+    lines.push('| backend | match | concurrency | kind | requests/s | p50 ms | p99 ms | errors | CPU server / client / postgres |', '|---|---|---|---|---|---|---|---|---|');
+    for (const r of mixed) {
+      const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
+      for (const name of ['writes', 'leaderboard', 'player', 'overall'] as const) {
+        const k = r.kinds![name];
+        lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${name} | ${k.perSecond.toFixed(0)} | ${k.p50ms.toFixed(1)} | ${k.p99ms.toFixed(1)} | ${k.errors} | ${name === 'overall' ? cpu : ''} |`);
+      }
+    }
   }
   if (result.memory.length > 0) {
     lines.push('', '| backend | players | server RSS MiB | first leaderboard s |', '|---|---|---|---|');
@@ -322,22 +435,54 @@ function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): s
   return lines.join('\n');
 }
 
+const USAGE = `usage: node --expose-gc dist/bench/load.js [options]
+
+  --backend pglite|postgres|both   database of the server (default both; PostgreSQL from DATABASE_URL)
+  --shape 1v1|6v6|both             Glicko-2 duels or 6v6 team rank matches (default both)
+  --seconds N                      measured seconds per run, after a warm-up of a tenth of it (default 20)
+  --concurrency N                  requests in flight (default 64)
+  --workload writes|mixed          match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages
+  --memory                         also measure the server's memory with one million players
+  --help                           this text
+`;
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
   const value = (name: string) => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const backendArg = value('--backend') ?? 'both';
+  const choice = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const given = value(name) ?? fallback;
+    if (!(allowed as readonly string[]).includes(given)) {
+      process.stderr.write(`load: ${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(given)}\n${USAGE}`);
+      process.exit(2);
+    }
+    return given as T;
+  };
+  const positive = (name: string, fallback: number): number => {
+    const given = Number(value(name) ?? fallback);
+    if (!Number.isFinite(given) || given <= 0) {
+      process.stderr.write(`load: ${name} must be a positive number, got ${JSON.stringify(value(name))}\n${USAGE}`);
+      process.exit(2);
+    }
+    return given;
+  };
+  const backendArg = choice('--backend', ['pglite', 'postgres', 'both'] as const, 'both');
   const backends = backendArg === 'both' ? (['pglite', 'postgres'] as const) : ([backendArg] as Array<'pglite' | 'postgres'>);
-  const shapeArg = value('--shape') ?? 'both';
+  const shapeArg = choice('--shape', ['1v1', '6v6', 'both'] as const, 'both');
   const shapes = shapeArg === 'both' ? (['1v1', '6v6'] as const) : ([shapeArg] as Array<'1v1' | '6v6'>);
   const result = await runServiceLoadBenchmarks({
     backends: [...backends],
     shapes: [...shapes],
-    seconds: Number(value('--seconds') ?? 20),
-    concurrency: Number(value('--concurrency') ?? 64),
+    seconds: positive('--seconds', 20),
+    concurrency: Math.round(positive('--concurrency', 64)),
     memory: args.includes('--memory'),
+    workload: choice('--workload', ['writes', 'mixed'] as const, 'writes'),
   });
   process.stdout.write(`${format(result)}\n`);
 }
