@@ -190,7 +190,7 @@ describe('a Redis that is not there at start-up', () => {
     cleanups.push(() => cleanupShared(schema, undefined));
     const started = Date.now();
     const outcome = await Promise.race([
-      startService({ port: 0, adminKey: ADMIN_KEY, web: false, databaseUrl: DATABASE_URL, databaseSchema: schema, redisUrl: `redis://127.0.0.1:${dead}`, redisPrefix: `${uniqueName('nr')}:` }).then(
+      startService({ port: 0, adminKey: ADMIN_KEY, databaseUrl: DATABASE_URL, databaseSchema: schema, redisUrl: `redis://127.0.0.1:${dead}`, redisPrefix: `${uniqueName('nr')}:` }).then(
         async (service) => {
           await service.close();
           return { started: true as const };

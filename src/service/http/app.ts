@@ -4,7 +4,7 @@
  * CORS, and the one mapping from domain errors to statuses.
  */
 import { isUtf8 } from 'node:buffer';
-import Fastify, { type FastifyInstance, type RouteOptions as FastifyRouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type RouteOptions as FastifyRouteOptions } from 'fastify';
 import { InvalidInputError } from '../../core/errors.js';
 import { registerAccess } from './access.js';
 import type { AppContext } from './context.js';
@@ -29,6 +29,22 @@ declare module 'fastify' {
   }
 }
 
+/** Path parameters named after the collection segment before them (`/v1/ladders/{ladder}/players/{player}`). */
+const PARAMETER_AFTER: Record<string, string> = { ladders: 'ladder', players: 'player', matches: 'match', seasons: 'season', tickets: 'id', keys: 'id', backfills: 'id' };
+
+/** The name of the first path segment that is not valid percent-encoded UTF-8. */
+function badPathParameter(url: string): string {
+  const segments = url.split('?', 1)[0]!.split('/');
+  for (let i = 1; i < segments.length; i++) {
+    try {
+      decodeURIComponent(segments[i]!);
+    } catch {
+      return PARAMETER_AFTER[segments[i - 1]!] ?? 'path';
+    }
+  }
+  return 'path';
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const bodyLimit = ctx.bodyLimit ?? 65_536;
   const app = Fastify({
@@ -39,6 +55,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     keepAliveTimeout: 65_000,
+    // A path whose percent-encoding is not UTF-8 (a lone surrogate sent as %ED%A0%80) never reaches a route.
+    frameworkErrors: (error, request, reply) => {
+      if (error.code === 'FST_ERR_BAD_URL') return void (reply as FastifyReply).code(400).send(errorBody('invalid_input', 'is not valid percent-encoded UTF-8', badPathParameter(request.url)));
+      return void sendError(error, request, reply as FastifyReply, bodyLimit);
+    },
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   // JSON bodies must be valid UTF-8: decoding would silently turn bad bytes into U+FFFD.
@@ -56,6 +77,26 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no route ${request.method} ${request.url.slice(0, 200)}`)));
 
   registerSecurity(app, ctx.cors);
+  // Query values must be valid percent-encoded UTF-8 too: the query parser would turn bad bytes into U+FFFD.
+  app.addHook('onRequest', async (request) => {
+    const mark = request.url.indexOf('?');
+    if (mark < 0) return;
+    for (const pair of request.url.slice(mark + 1).split('&')) {
+      const [name = '', value = ''] = pair.split('=', 2);
+      try {
+        decodeURIComponent(value.replace(/\+/g, ' '));
+        decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        let field = name;
+        try {
+          field = decodeURIComponent(name);
+        } catch {
+          field = 'query';
+        }
+        throw new InvalidInputError('is not valid percent-encoded UTF-8', { field: field === '' ? 'query' : field });
+      }
+    }
+  });
   registerAccess(app, ctx.keys, ctx.limiter);
   // One label object per method, route and status class, so the histogram renders its label text once.
   const requestLabels = new Map<string, { method: string; route: string; status: string }>();
