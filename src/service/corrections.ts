@@ -98,7 +98,8 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
 
   const system = ladder.rating;
   const seasons = await listSeasons(tx, ladder.id);
-  const replacement = correction.kind === 'replace' ? { ...correction.match, id: target.id } : undefined;
+  // A correction without `at` keeps the stored time.
+  const replacement = correction.kind === 'replace' ? { ...correction.match, id: target.id, at: correction.match.at ?? target.at } : undefined;
   const touched = [...new Set([...playersOf(target.body), ...(replacement ? playersOf(replacement) : [])])];
 
   // The affected players' states just before the match (season resets applied up to it).

@@ -35,6 +35,8 @@ export interface Rankings {
   page(ladder: Ladder, offset: number, limit: number): Promise<{ total: number; offset: number; entries: RankedEntry[] }>;
   /** Offset of the page centred on `id`, or null when not ranked. */
   positionOf(ladder: Ladder, id: string): Promise<number | null>;
+  /** Forgets a ladder's order; the next read loads it again from the database (after a correction, a new season, a settings change). */
+  reset(ladder: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,7 +60,8 @@ export class MemoryRankings implements Rankings {
       board = (async () => {
         const lb = new Leaderboard(ladder.standings);
         const rows = await allPlayers(this.db, ladder.id);
-        for (const row of rows) lb.upsert(row.id, row.rating, row.last_at ?? 0, row.matches);
+        // Only players who have played in the current season count.
+        for (const row of rows) if ((row.last_at ?? 0) >= ladder.seasonStartedAt) lb.upsert(row.id, row.rating, row.last_at ?? 0, row.matches);
         return lb;
       })();
       board.catch(() => this.boards.delete(ladder.id));
@@ -77,7 +80,11 @@ export class MemoryRankings implements Rankings {
     // A board not yet loaded will read these states from the database when first used.
     if (!this.boards.has(ladder.id)) return;
     const board = await this.board(ladder);
-    for (const p of players) board.upsert(p.id, p.state.rating, p.state.lastAt ?? 0, p.state.matches);
+    for (const p of players) if ((p.state.lastAt ?? 0) >= ladder.seasonStartedAt) board.upsert(p.id, p.state.rating, p.state.lastAt ?? 0, p.state.matches);
+  }
+
+  async reset(ladder: string): Promise<void> {
+    this.boards.delete(ladder);
   }
 
   async standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView> {
@@ -177,7 +184,8 @@ export class RedisRankings implements Rankings {
 
   private async apply(ladder: Ladder, players: ReadonlyArray<{ id: string; rating: number; matches: number; lastAt: number; seq: number }>, batchSeq: number, load: boolean) {
     const keys = this.keys(ladder.id);
-    const cutoff = Date.now() - ladder.resolvedStandings.windowMs;
+    // Only players who have played in the current season count.
+    const cutoff = Math.max(Date.now() - ladder.resolvedStandings.windowMs, ladder.seasonStartedAt);
     // A load writes its chunks first and the synced key with the last one, so a read never trusts half a load.
     const chunks = Math.max(1, Math.ceil(players.length / 2000));
     for (let c = 0; c < chunks; c++) {
@@ -218,7 +226,7 @@ export class RedisRankings implements Rankings {
     if ((this.lastExpire.get(ladder.id) ?? 0) < now - 1000) {
       this.lastExpire.set(ladder.id, now);
       const [rank, seen] = this.keys(ladder.id);
-      await redisCall(this.redis.eval(EXPIRE_SCRIPT, 2, rank, seen, now - ladder.resolvedStandings.windowMs));
+      await redisCall(this.redis.eval(EXPIRE_SCRIPT, 2, rank, seen, Math.max(now - ladder.resolvedStandings.windowMs, ladder.seasonStartedAt)));
     }
   }
 

@@ -19,6 +19,14 @@ export interface StoredMatch {
   /** Round name for matches posted as part of a World-vs-World round. */
   round: string | null;
   body: Match;
+  /** A voided match stays in the log and never counts. */
+  voided?: boolean;
+}
+
+/** A season boundary: before the first match with seq ≥ `firstSeq`, every player's state is reset. */
+export interface SeasonBoundary {
+  firstSeq: number;
+  reset(state: PlayerState): PlayerState;
 }
 
 export function rateUnit(system: RatingSystem, matches: readonly Match[], states: ReadonlyMap<string, PlayerState>, round: boolean): MatchRating[] {
@@ -36,10 +44,20 @@ export function publicState(state: PlayerState): { rating: number; rd?: number; 
 
 /**
  * Replays stored matches (in seq order) from nothing and returns every
- * player's final state. Consecutive matches of the same round form one unit.
+ * player's final state. Consecutive matches of the same round form one unit;
+ * voided matches are skipped; at each season boundary every state is reset
+ * (a boundary after the last match resets the final states).
  */
-export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch>): Map<string, PlayerState> {
+export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch>, seasons: readonly SeasonBoundary[] = []): Map<string, PlayerState> {
   const states = new Map<string, PlayerState>();
+  const boundaries = [...seasons].sort((a, b) => a.firstSeq - b.firstSeq);
+  let nextBoundary = 0;
+  const crossTo = (seq: number) => {
+    while (nextBoundary < boundaries.length && boundaries[nextBoundary]!.firstSeq <= seq) {
+      const boundary = boundaries[nextBoundary++]!;
+      for (const [id, state] of states) states.set(id, boundary.reset(state));
+    }
+  };
   let roundName: string | null = null;
   let roundMatches: Match[] = [];
   const apply = (ratings: MatchRating[]) => {
@@ -51,6 +69,11 @@ export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch
     roundName = null;
   };
   for (const stored of matches) {
+    if (stored.voided) continue;
+    if (nextBoundary < boundaries.length && boundaries[nextBoundary]!.firstSeq <= stored.seq) {
+      flushRound();
+      crossTo(stored.seq);
+    }
     if (stored.round !== null) {
       if (stored.round !== roundName) flushRound();
       roundName = stored.round;
@@ -62,5 +85,6 @@ export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch
     apply(rateUnit(system, [stored.body], states, false));
   }
   flushRound();
+  crossTo(Infinity);
   return states;
 }

@@ -72,6 +72,7 @@ export async function historyView(ctx: ReadContext, ladder: Ladder, player: stri
       after: row.after,
       terms: row.terms,
       teams: row.body.teams.map((t) => t.players.map((p) => p.id)),
+      ...(row.voided_at !== null ? { void: true } : {}),
     })),
   };
 }
@@ -91,6 +92,7 @@ export async function matchesView(ctx: ReadContext, ladder: Ladder, limit: numbe
         ...(team.players.some((p) => p.quit) ? { quitters: team.players.filter((p) => p.quit).map((p) => p.id) } : {}),
       })),
       winProbability: row.win_probability,
+      ...(row.voided_at !== null ? { void: { at: new Date(row.voided_at).toISOString(), reason: row.void_reason ?? '' } } : {}),
     })),
   };
 }

@@ -10,6 +10,8 @@ import { lockLadder, resetLadderCounts } from '../store/ladders.js';
 import { matchesAfter } from '../store/matches.js';
 import { allPlayers, deletePlayers, upsertPlayers } from '../store/players.js';
 import { rowToState } from '../store/rows.js';
+import { listSeasons } from '../store/seasons.js';
+import { applyReset, type SeasonReset } from './seasons.js';
 import type { Ladder } from './ladders.js';
 import { replayStored, type StoredMatch } from './rating.js';
 
@@ -45,11 +47,14 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix
     const pageSize = 20_000;
     for (let after = 0; ; ) {
       const rows = await matchesAfter(tx, ladder.id, after, pageSize);
-      for (const row of rows) matches.push({ seq: row.seq, id: row.id, at: row.at, round: row.round, body: row.body });
+      for (const row of rows) matches.push({ seq: row.seq, id: row.id, at: row.at, round: row.round, body: row.body, voided: row.voided_at !== null });
       if (rows.length < pageSize) break;
       after = rows[rows.length - 1]!.seq;
     }
-    const replayed = replayStored(ladder.rating, matches);
+    const seasons = (await listSeasons(tx, ladder.id))
+      .filter((season) => season.reset !== null && season.reset !== undefined)
+      .map((season) => ({ firstSeq: season.firstSeq, reset: (state: PlayerState) => applyReset(ladder.rating, season.reset as SeasonReset, state) }));
+    const replayed = replayStored(ladder.rating, matches, seasons);
     const stored = new Map<string, PlayerState>();
     for (const row of await allPlayers(tx, ladder.id)) stored.set(row.id, rowToState(row));
     const differences: PlayerDifference[] = [];
@@ -65,8 +70,8 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix
         ladder.id,
         differences.filter((d) => d.replayed !== null).map((d) => ({ id: d.id, state: d.replayed! })),
       );
-      await resetLadderCounts(tx, ladder.id, { players: replayed.size, matches: matches.length });
+      await resetLadderCounts(tx, ladder.id, { players: replayed.size, matches: matches.filter((m) => !m.voided).length });
     }
-    return { ladder: ladder.id, matches: matches.length, players: replayed.size, differences, fixed: Boolean(options.fix) && differences.length > 0 };
+    return { ladder: ladder.id, matches: matches.filter((m) => !m.voided).length, players: replayed.size, differences, fixed: Boolean(options.fix) && differences.length > 0 };
   });
 }

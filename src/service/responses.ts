@@ -51,6 +51,7 @@ export const matchListResponse = z.object({
       round: z.string().optional(),
       teams: z.array(z.object({ players: z.array(z.string()), rank: z.number().optional(), score: z.number().optional(), quitters: z.array(z.string()).optional() })),
       winProbability: z.array(z.number()).nullable(),
+      void: z.object({ at: isoTime, reason: z.string() }).optional().describe('Present when the match was voided: it stays listed and never counts.'),
     }),
   ),
 });
@@ -79,6 +80,7 @@ export const historyResponse = z.object({
       after: playerStateResponse,
       terms: z.record(z.string(), z.unknown()),
       teams: z.array(z.array(z.string())),
+      void: z.boolean().optional().describe('True when the match was voided: this change no longer counts.'),
     }),
   ),
 });
@@ -145,3 +147,20 @@ export const queueResponse = z.object({
 });
 
 export const performanceResponse = z.object({ algo400: z.number(), maxLikelihood: z.number(), netzero: z.number(), netzeroUnordered: z.number(), path: z.array(z.number()) });
+
+export const correctionResponse = z.object({
+  match: z.object({ id: z.string(), seq: z.number().int(), void: z.boolean() }),
+  changed: z.boolean().describe('False when nothing changed (a match voided twice).'),
+  rerated: z.number().int().describe('Later matches rated again.'),
+  players: z.array(z.object({ id: z.string(), before: playerStateResponse.nullable(), after: playerStateResponse.nullable() })),
+});
+
+const seasonResponse = z.object({ number: z.number().int(), name: z.string(), startedAt: isoTime, closedAt: isoTime.nullable(), reset: z.record(z.string(), z.unknown()).optional() });
+export const seasonListResponse = z.object({ seasons: z.array(seasonResponse) });
+export const openedSeasonResponse = z.object({ closed: seasonResponse, opened: seasonResponse, players: z.number().int() });
+const frozenStanding = z.object({ position: z.number().int(), id: z.string(), rank: z.number().int().nullable(), rating: z.number(), rd: z.number().nullable(), percentile: z.number().int().nullable(), division: z.string().nullable(), matches: z.number().int() });
+export const seasonLeaderboardResponse = z.object({ season: z.string(), total: z.number().int(), offset: z.number().int(), limit: z.number().int(), entries: z.array(frozenStanding) });
+export const seasonPlayerResponse = frozenStanding.extend({ season: z.string() });
+
+export const predictionResponse = z.object({ probabilities: z.array(z.number()).describe('Each team’s chance of winning (two teams: draws count half).') });
+export const deletedLadderResponse = z.object({ id: z.string(), deleted: z.literal(true) });

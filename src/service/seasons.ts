@@ -108,7 +108,7 @@ export async function openSeason(db: Database, ladder: Ladder, input: z.infer<ty
     const current = seasons[seasons.length - 1]!;
     if (seasons.some((s) => s.name === input.name)) throw new ConflictError(`season ${JSON.stringify(input.name)} already exists in ladder ${ladder.id}`, 'name');
     const players = (await allPlayers(tx, ladder.id)).map((row) => ({ id: row.id, state: rowToState(row) }));
-    await insertStandings(tx, ladder.id, current.number, freeze(ladder, players, now, current.startedAt));
+    await insertStandings(tx, ladder.id, current.number, freeze(ladder, players, now, ladder.seasonStartedAt));
     await closeSeason(tx, ladder.id, current.number, now);
     const reset: SeasonReset = { keep: input.reset.keep, ...(input.reset.toward !== undefined ? { toward: input.reset.toward } : {}), ...(input.reset.rd !== undefined ? { rd: input.reset.rd } : {}), ...(input.reset.restartPlacement ? { restartPlacement: true } : {}) };
     const opened: SeasonRow = { number: current.number + 1, name: input.name, startedAt: now, firstSeq: head.nextSeq, closedAt: null, reset };

@@ -142,6 +142,8 @@ export function client(base: string, key?: string) {
   return {
     get: (path: string, headers?: Record<string, string>) => call('GET', path, undefined, headers),
     post: (path: string, body: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
+    put: (path: string, body: unknown, headers?: Record<string, string>) => call('PUT', path, body, headers),
+    patch: (path: string, body: unknown, headers?: Record<string, string>) => call('PATCH', path, body, headers),
     del: (path: string, headers?: Record<string, string>) => call('DELETE', path, undefined, headers),
     /** Any method, body and headers; `signal` to give up on a request that does not answer. */
     call,

@@ -15,7 +15,9 @@ import { matchRoutes } from './routes/matches.js';
 import { metaRoutes } from './routes/meta.js';
 import { performanceRoutes } from './routes/performance.js';
 import { playerRoutes } from './routes/players.js';
+import { predictionRoutes } from './routes/predictions.js';
 import { roundRoutes } from './routes/rounds.js';
+import { seasonRoutes } from './routes/seasons.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { registerSecurity } from './security.js';
 import { zodValidatorCompiler } from './zod-provider.js';
@@ -122,6 +124,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(playerRoutes, options);
   await app.register(roundRoutes, options);
   await app.register(ticketRoutes, options);
+  await app.register(seasonRoutes, options);
+  await app.register(predictionRoutes, options);
   await app.register(performanceRoutes, options);
   return app;
 }

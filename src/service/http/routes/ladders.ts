@@ -1,7 +1,8 @@
 /** Ladder definitions. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 import { ladderJson } from '../../ladders.js';
-import { createLadderSchema, ladderParams } from '../../schemas.js';
+import { createLadderSchema, ladderParams, updateLadderSchema } from '../../schemas.js';
+import { deletedLadderResponse } from '../../responses.js';
 import { mayRead, readableLadder, requireScope } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
@@ -22,4 +23,50 @@ export const ladderRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     return ladderJson(ladder, await ctx.ladders.counts(ladder.id));
   });
+  app.patch(
+    '/v1/ladders/:ladder',
+    {
+      schema: { params: ladderParams, body: updateLadderSchema },
+      config: {
+        operation: {
+          operationId: 'updateLadder',
+          tags: ['ladders'],
+          summary: 'Change `public`, `standings` and `matchmaking`; rating `options` only while the ladder has no matches (else 409 naming `options`)',
+          auth: 'admin',
+          responses: { 200: ladderResponse },
+          example: { public: false, standings: { placementMatches: 5 } },
+        },
+      },
+    },
+    async (request) => {
+      requireScope(request, 'admin');
+      const body = request.body;
+      const ladder = await ctx.ladders.update(request.params.ladder, {
+        ...(body.public !== undefined ? { public: body.public } : {}),
+        ...(body.standings !== undefined ? { standings: body.standings } : {}),
+        ...(body.matchmaking !== undefined ? { matchmaking: body.matchmaking } : {}),
+        ...(body.options !== undefined ? { options: body.options } : {}),
+      });
+      try {
+        await ctx.rankings.reset(ladder.id);
+      } catch {
+        // Derived state: reloaded from the database on the next read.
+      }
+      return ladderJson(ladder, await ctx.ladders.counts(ladder.id));
+    },
+  );
+  app.delete(
+    '/v1/ladders/:ladder',
+    { schema: { params: ladderParams }, config: { operation: { operationId: 'deleteLadder', tags: ['ladders'], summary: 'Delete a ladder and all its data: matches, players, history, seasons, idempotency keys', auth: 'admin', responses: { 200: deletedLadderResponse } } } },
+    async (request) => {
+      requireScope(request, 'admin');
+      await ctx.ladders.remove(request.params.ladder);
+      try {
+        await ctx.rankings.reset(request.params.ladder);
+      } catch {
+        // Leftover Redis keys of a deleted ladder are never read again.
+      }
+      return { id: request.params.ladder, deleted: true as const };
+    },
+  );
 };

@@ -2,7 +2,11 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import { InvalidInputError } from '../../../core/errors.js';
 import { matchesView } from '../../reads.js';
-import { ladderParams, matchSchema, pageQuerySchema } from '../../schemas.js';
+import { correctMatch, type CorrectionResult } from '../../corrections.js';
+import type { Ladder } from '../../ladders.js';
+import { correctionResponse } from '../../responses.js';
+import { ladderParams, matchParams, matchSchema, pageQuerySchema, voidSchema } from '../../schemas.js';
+import type { AppContext } from '../context.js';
 import { matchSubmission } from '../../submissions.js';
 import { requestHash, type Outcome } from '../../writer/index.js';
 import { readableLadder, writableLadder } from '../access.js';
@@ -22,6 +26,19 @@ export function idempotencyKey(request: FastifyRequest): string | undefined {
 /** A writer's answer: an object, or the exact JSON text stored for an idempotent repeat. */
 export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
   return typeof outcome.body === 'string' ? reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body) : reply.code(outcome.status).send(outcome.body);
+}
+
+/** The answer of a correction; the rankings learn the moved states. */
+async function corrected(ctx: AppContext, ladder: Ladder, result: CorrectionResult) {
+  if (result.changed) {
+    try {
+      if (result.removed.length > 0) await ctx.rankings.reset(ladder.id);
+      else await ctx.rankings.update(ladder, result.committed, result.lastSeq);
+    } catch {
+      // Derived state: the leaderboard catches up from the database.
+    }
+  }
+  return { match: result.match, changed: result.changed, rerated: result.rerated, players: result.players };
 }
 
 export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
@@ -47,6 +64,49 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs });
     return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
   },
+  );
+  app.post(
+    '/v1/ladders/:ladder/matches/:match/void',
+    {
+      schema: { params: matchParams, body: voidSchema },
+      config: {
+        operation: {
+          operationId: 'voidMatch',
+          tags: ['matches'],
+          summary: 'Void a match: it stays stored and listed, marked void, and never counts; every later match whose players’ states change is rated again. A second void changes nothing.',
+          auth: 'write',
+          responses: { 200: correctionResponse },
+          example: { reason: 'server bug: wrong winner reported' },
+        },
+      },
+    },
+    async (request) => {
+      const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+      return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'void', reason: request.body.reason }));
+    },
+  );
+  app.put(
+    '/v1/ladders/:ladder/matches/:match',
+    {
+      schema: { params: matchParams, body: matchSchema },
+      config: {
+        operation: {
+          operationId: 'correctMatch',
+          tags: ['matches'],
+          summary: 'Correct a match (teams, ranks or scores, `at`; the stored `at` when absent): it is rated again from the states before it, and so is every later match whose players’ states change.',
+          auth: 'write',
+          responses: { 200: correctionResponse },
+          example: { teams: [{ players: ['ann'], rank: 2 }, { players: ['bob'], rank: 1 }] },
+        },
+      },
+    },
+    async (request) => {
+      const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+      const { id: _id, at, ...rest } = request.body;
+      const match = matchSubmission({ ...rest, at: at ?? 0 }, { now: Date.now(), maxFutureMs });
+      if (at === undefined) delete match.at;
+      return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'replace', match }));
+    },
   );
   app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: pageQuerySchema }, config: { operation: { operationId: 'listMatches', tags: ['matches'], summary: 'Matches, newest first, with the win probability predicted before rating', auth: 'public ladder or read', responses: { 200: matchListResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);

@@ -1,0 +1,209 @@
+/**
+ * Live-ladder features on both backends: voiding and correcting matches
+ * (the stored states then equal a replay of the corrected log, and `rebuild`
+ * agrees), seasons with soft resets and frozen standings, predictions, and
+ * changing or deleting a ladder.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseMatch, type Match } from '../../src/core/match.js';
+import { createSystem, type PlayerState, type SystemName } from '../../src/core/systems.js';
+import { mulberry32 } from '../../src/core/wvw.js';
+import { rebuildLadder } from '../../src/service/rebuild.js';
+import { replayStored } from '../../src/service/rating.js';
+import { applyReset } from '../../src/service/seasons.js';
+import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+
+type Body = { id: string; at: number; teams: Array<{ players: string[]; rank: number }> };
+
+function log(count: number, seed: number, players = 6, start = Date.now() - count * 3_600_000): Body[] {
+  const random = mulberry32(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const a = Math.floor(random() * players);
+    const b = (a + 1 + Math.floor(random() * (players - 1))) % players;
+    const first = random() < 0.5;
+    return { id: `m${i}`, at: start + i * 3_600_000, teams: [{ players: [`p${a}`], rank: first ? 1 : 2 }, { players: [`p${b}`], rank: first ? 2 : 1 }] };
+  });
+}
+
+/** The states a replay of `bodies` (in order) gives. */
+function replay(system: SystemName, bodies: Body[]): Map<string, PlayerState> {
+  return replayStored(
+    createSystem(system),
+    bodies.map((body, i) => ({ seq: i + 1, id: body.id, at: body.at, round: null, body: parseMatch(body) as Match })),
+  );
+}
+
+function expectStates(server: TestServer, ladder: string, expected: Map<string, PlayerState>) {
+  return (async () => {
+    const rows = await server.db.query<{ id: string; rating: number; rd: number | null; matches: number; last_at: number | null }>('SELECT id, rating, rd, matches, last_at FROM players WHERE ladder = $1', [ladder]);
+    expect(rows.length).toBe(expected.size);
+    for (const row of rows) {
+      const want = expected.get(row.id)!;
+      expect(row.rating, row.id).toBeCloseTo(want.rating, 9);
+      if (want.rd !== undefined) expect(row.rd!, row.id).toBeCloseTo(want.rd, 9);
+      expect(row.matches, row.id).toBe(want.matches);
+      expect(row.last_at ?? undefined, row.id).toBe(want.lastAt);
+    }
+  })();
+}
+
+describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let anon: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+    api = client(server.url, server.admin);
+    anon = client(server.url);
+  });
+  afterAll(async () => {
+    await server?.dispose();
+    await cleanupShared(server?.schema, server?.prefix);
+  });
+
+  const post = async (ladder: string, bodies: Body[]) => {
+    for (const body of bodies) expect((await api.post(`/v1/ladders/${ladder}/matches`, body)).status).toBe(201);
+  };
+
+  it('voids a match: it stays listed, marked void, never counts, later matches are re-rated; a second void changes nothing', async () => {
+    await api.post('/v1/ladders', { id: 'v-g2', system: 'glicko2', public: true, standings: { placementMatches: 0 } });
+    const bodies = log(40, 1);
+    await post('v-g2', bodies);
+    const voided = await api.post('/v1/ladders/v-g2/matches/m10/void', { reason: 'wrong winner reported' });
+    expect(voided.status).toBe(200);
+    expect(voided.body.changed).toBe(true);
+    expect(voided.body.rerated).toBeGreaterThan(0);
+    const ids = new Set(voided.body.players.map((p: { id: string }) => p.id));
+    for (const id of bodies[10]!.teams.flatMap((t) => t.players)) expect(ids.has(id)).toBe(true);
+    await expectStates(server, 'v-g2', replay('glicko2', bodies.filter((b) => b.id !== 'm10')));
+    const report = await rebuildLadder(server.db, await server.ladders.get('v-g2'));
+    expect(report.differences).toEqual([]);
+    expect(report.matches).toBe(39);
+    expect((await anon.get('/v1/ladders/v-g2')).body.matches).toBe(39);
+    const listed = (await anon.get('/v1/ladders/v-g2/matches?limit=100')).body.matches.find((m: { id: string }) => m.id === 'm10');
+    expect(listed.void.reason).toBe('wrong winner reported');
+    const player = bodies[10]!.teams[0]!.players[0]!;
+    const history = (await anon.get(`/v1/ladders/v-g2/players/${player}/history?limit=100`)).body.history;
+    expect(history.find((h: { matchId: string }) => h.matchId === 'm10').void).toBe(true);
+    const again = await api.post('/v1/ladders/v-g2/matches/m10/void', { reason: 'again' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ changed: false, players: [] });
+    expect((await api.post('/v1/ladders/v-g2/matches/nope/void', { reason: 'x' })).status).toBe(404);
+    expect((await anon.post('/v1/ladders/v-g2/matches/m11/void', { reason: 'x' })).status).toBe(401);
+    // A match after the correction is rated on the corrected states.
+    const next: Body = { id: 'after', at: Date.now(), teams: [{ players: ['p0'], rank: 1 }, { players: ['p1'], rank: 2 }] };
+    await post('v-g2', [next]);
+    await expectStates(server, 'v-g2', replay('glicko2', [...bodies.filter((b) => b.id !== 'm10'), next]));
+  });
+
+  it('corrects a match (PUT): the stored states equal a replay of the corrected log', async () => {
+    await api.post('/v1/ladders', { id: 'c-tr', system: 'teamrank', public: true, standings: { placementMatches: 0 } });
+    const bodies = log(30, 2);
+    await post('c-tr', bodies);
+    const swapped: Body = { ...bodies[5]!, teams: [{ ...bodies[5]!.teams[0]!, rank: bodies[5]!.teams[1]!.rank }, { ...bodies[5]!.teams[1]!, rank: bodies[5]!.teams[0]!.rank }] };
+    const { id: _id, ...withoutId } = swapped;
+    const reply = await api.put('/v1/ladders/c-tr/matches/m5', withoutId);
+    expect(reply.status).toBe(200);
+    expect(reply.body.match).toMatchObject({ id: 'm5', void: false });
+    const corrected = bodies.map((b) => (b.id === 'm5' ? swapped : b));
+    await expectStates(server, 'c-tr', replay('teamrank', corrected));
+    expect((await rebuildLadder(server.db, await server.ladders.get('c-tr'))).differences).toEqual([]);
+    // The match list shows the corrected result.
+    const listed = (await anon.get('/v1/ladders/c-tr/matches?limit=100')).body.matches.find((m: { id: string }) => m.id === 'm5');
+    expect(listed.teams.map((t: { rank: number }) => t.rank)).toEqual(swapped.teams.map((t) => t.rank));
+  });
+
+  it('property: voiding a match then equals replaying the log without it (Elo)', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 3, max: 14 }), fc.nat(), async (seed, count, pick) => {
+        const ladder = `prop-${backend === 'pglite' ? 'a' : 'b'}-${n++}`;
+        await api.post('/v1/ladders', { id: ladder, system: 'elo' });
+        const bodies = log(count, seed, 4);
+        await post(ladder, bodies);
+        const target = bodies[pick % count]!.id;
+        expect((await api.post(`/v1/ladders/${ladder}/matches/${target}/void`, { reason: 'test' })).status).toBe(200);
+        await expectStates(server, ladder, replay('elo', bodies.filter((b) => b.id !== target)));
+      }),
+      { numRuns: 12, seed: 5 },
+    );
+  });
+
+  it('submissions arriving during corrections are rated on the corrected states', async () => {
+    await api.post('/v1/ladders', { id: 'race-v', system: 'glicko2' });
+    const bodies = log(30, 3);
+    await post('race-v', bodies);
+    const more = log(40, 4, 6, Date.now() - 3_600_000).map((b, i) => ({ ...b, id: `n${i}`, at: Date.now() - 1000 }));
+    await Promise.all([
+      ...more.map((b) => api.post('/v1/ladders/race-v/matches', b)),
+      api.post('/v1/ladders/race-v/matches/m3/void', { reason: 'x' }),
+      api.post('/v1/ladders/race-v/matches/m20/void', { reason: 'y' }),
+    ]);
+    const report = await rebuildLadder(server.db, await server.ladders.get('race-v'));
+    expect(report.differences).toEqual([]);
+    expect(report.matches).toBe(68);
+  });
+
+  it('seasons: soft reset, frozen final standings, current-season standings, and rebuild across the boundary', async () => {
+    await api.post('/v1/ladders', { id: 'sz', system: 'glicko2', public: true, season: 'opening', standings: { placementMatches: 0 } });
+    const bodies = log(20, 6);
+    await post('sz', bodies);
+    expect((await anon.get('/v1/ladders/sz/seasons')).body.seasons.map((s: { name: string }) => s.name)).toEqual(['opening']);
+    const before = (await anon.get('/v1/ladders/sz/leaderboard?limit=50')).body;
+    const opened = await api.post('/v1/ladders/sz/seasons', { name: 's2', reset: { toward: 1500, keep: 0.5, rd: 200 } });
+    expect(opened.status).toBe(201);
+    expect(opened.body.opened.name).toBe('s2');
+    expect((await api.post('/v1/ladders/sz/seasons', { name: 's2', reset: { keep: 1 } })).status).toBe(409);
+    const frozen = await anon.get('/v1/ladders/sz/seasons/opening/leaderboard?limit=50');
+    expect(frozen.body.total).toBe(before.total);
+    expect(frozen.body.entries.map((e: { id: string }) => e.id)).toEqual(before.entries.map((e: { id: string }) => e.id));
+    const top = before.entries[0];
+    expect((await anon.get(`/v1/ladders/sz/seasons/opening/players/${top.id}`)).body).toMatchObject({ id: top.id, rank: 1, rating: top.rating });
+    // The reset: rating → 1500 + 0.5 (rating − 1500), RD → max(RD, 200).
+    const replayed = replay('glicko2', bodies);
+    const player = (await anon.get(`/v1/ladders/sz/players/${top.id}`)).body;
+    const want = applyReset(createSystem('glicko2'), { toward: 1500, keep: 0.5, rd: 200 }, replayed.get(top.id)!);
+    expect(player.rating).toBeCloseTo(1500 + 0.5 * (replayed.get(top.id)!.rating - 1500), 9);
+    expect(player.rd).toBeCloseTo(Math.max(replayed.get(top.id)!.rd!, 200), 9);
+    expect(player.rating).toBeCloseTo(want.rating, 9);
+    // Nobody has played in the new season yet.
+    expect((await anon.get('/v1/ladders/sz/leaderboard')).body.total).toBe(0);
+    const later: Body = { id: 'x1', at: Date.now(), teams: [{ players: ['p1'], rank: 1 }, { players: ['p2'], rank: 2 }] };
+    await post('sz', [later]);
+    expect((await anon.get('/v1/ladders/sz/leaderboard')).body.entries.map((e: { id: string }) => e.id).sort()).toEqual(['p1', 'p2']);
+    expect((await rebuildLadder(server.db, await server.ladders.get('sz'))).differences).toEqual([]);
+    // A void in the closed season re-rates through the boundary and its reset.
+    expect((await api.post('/v1/ladders/sz/matches/m3/void', { reason: 'x' })).status).toBe(200);
+    expect((await rebuildLadder(server.db, await server.ladders.get('sz'))).differences).toEqual([]);
+    expect((await anon.get('/v1/ladders/sz/seasons/nope/leaderboard')).status).toBe(404);
+  });
+
+  it('predicts win probabilities from current ratings (unknown players at the default)', async () => {
+    const reply = await anon.post('/v1/ladders/v-g2/predict', { teams: [{ players: ['p0'] }, { players: ['nobody'] }] });
+    expect(reply.status).toBe(200);
+    const [a, b] = reply.body.probabilities;
+    expect(a + b).toBeCloseTo(1, 12);
+    const p0 = (await anon.get('/v1/ladders/v-g2/players/p0')).body;
+    const system = createSystem('glicko2');
+    expect(a).toBeCloseTo(system.predict([[{ rating: p0.rating, rd: p0.rd, volatility: p0.volatility, matches: p0.matches }], [system.initial()]])[0]!, 12);
+  });
+
+  it('changes and deletes a ladder; rating options only while it has no matches', async () => {
+    const conflict = await api.patch('/v1/ladders/v-g2', { options: { tau: 0.3 } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error.field).toBe('options');
+    const hidden = await api.patch('/v1/ladders/v-g2', { public: false, standings: { placementMatches: 3 } });
+    expect(hidden.status).toBe(200);
+    expect(hidden.body.public).toBe(false);
+    expect((await anon.get('/v1/ladders/v-g2/leaderboard')).status).toBe(404);
+    await api.post('/v1/ladders', { id: 'fresh', system: 'elo' });
+    expect((await api.patch('/v1/ladders/fresh', { options: { k: 16 } })).body.options).toEqual({ k: 16 });
+    expect((await api.patch('/v1/ladders/fresh', { options: { kk: 16 } })).status).toBe(400);
+    expect((await api.del('/v1/ladders/c-tr')).status).toBe(200);
+    expect((await api.get('/v1/ladders/c-tr')).status).toBe(404);
+    expect((await api.get('/v1/ladders/c-tr/players/p0')).status).toBe(404);
+    expect((await api.post('/v1/ladders', { id: 'c-tr', system: 'elo' })).status).toBe(201);
+  });
+});
