@@ -4,7 +4,8 @@
  * registers itself here. Only the module of the command being run is
  * loaded, so `ladder replay` does not pay for the service's dependencies.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { failUsage } from './errors.js';
 
 type Register = (program: Command) => void;
 
@@ -30,10 +31,19 @@ program
   .name('ladder')
   .description('Ratings, standings and matchmaking for competitive online games')
   .version('0.1.0')
-  .showHelpAfterError();
+  // Usage errors come back as exceptions and are reported in the `ladder:` format (failUsage).
+  .exitOverride()
+  .configureOutput({ outputError: () => {} });
 
 const requested = process.argv[2];
-const names = requested !== undefined && requested in commands ? [requested] : Object.keys(commands);
+// Own keys only: `in` would also find `toString` and the other Object members.
+const command = requested !== undefined && Object.hasOwn(commands, requested) ? requested : undefined;
+const names = command !== undefined ? [command] : Object.keys(commands);
 for (const name of names) (await commands[name]!()).register(program);
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  failUsage(error, command);
+}

@@ -13,6 +13,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { type FormedMatch, Matchmaker, parseMode, type PassResult } from '../matchmaking/index.js';
 import { atLine, readJsonLines } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
+import { warnIfEmpty } from './stderr.js';
 
 export interface MatchmakeCommandOptions {
   /** Team mode like "6v6". @default '6v6' */
@@ -47,7 +48,9 @@ export function runMatchmake(source: string, options: MatchmakeCommandOptions): 
     },
   });
   const firstLine = new Map<string, number>();
+  let tickets = 0;
   for (const { line, value } of readJsonLines(source)) {
+    tickets++;
     atLine(line, () => {
       const id = (value as { id?: unknown } | null)?.id;
       if (typeof id === 'string' || typeof id === 'number') {
@@ -58,6 +61,7 @@ export function runMatchmake(source: string, options: MatchmakeCommandOptions): 
       matchmaker.add(value);
     });
   }
+  warnIfEmpty(tickets, source, 'tickets');
   return matchmaker.pass(options.now);
 }
 
@@ -94,9 +98,9 @@ export function register(program: Command): void {
     .description('run one matchmaking pass over a JSON Lines file of tickets (or - for stdin)')
     .argument('<tickets>', 'JSON Lines file of tickets, or - for standard input')
     .option('--mode <mode>', 'teams, e.g. 6v6, 3v3, 1v1', '6v6')
-    .requiredOption('--now <seconds>', 'time of the pass, seconds on the tickets\' clock', numberOption('now'))
+    .requiredOption('--now <seconds>', 'time of the pass, seconds on the tickets\' clock', numberOption)
     .option('--widen <steps>', 'loose-filter widening steps in percentiles, comma-separated (default 5,10,20,50,100)')
-    .option('--widen-every <seconds>', 'seconds between widening steps (default 30)', numberOption('widen-every'))
+    .option('--widen-every <seconds>', 'seconds between widening steps (default 30)', numberOption)
     .option('--json', 'print {"matches":[{"region","teams"}],"waiting":[...]}')
     .action(
       action((source: string, options: MatchmakeCommandOptions) => {

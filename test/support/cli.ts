@@ -1,0 +1,31 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '../..');
+
+/**
+ * Loaded before the command when `terminal` is asked for: standard error then
+ * claims to be an 80-column terminal, so the progress bars are drawn into the
+ * captured output (a pipe, where they would otherwise stay hidden).
+ */
+const TERMINAL_STDERR = `data:text/javascript,${encodeURIComponent(
+  "Object.defineProperty(process.stderr, 'isTTY', { value: true }); Object.defineProperty(process.stderr, 'columns', { value: 80 });",
+)}`;
+
+export interface LadderRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `ladder` command from source (tsx), the way `npx ladder` runs the build. */
+export function runLadder(args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv; terminal?: boolean } = {}): LadderRun {
+  const node = ['--import', 'tsx', ...(options.terminal ? ['--import', TERMINAL_STDERR] : [])];
+  const run = spawnSync(process.execPath, [...node, join(ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: ROOT,
+    input: options.input ?? '',
+    encoding: 'utf8',
+    env: { ...process.env, ...options.env },
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
