@@ -29,7 +29,8 @@ export function failUsage(error: CommanderError, command: string | undefined): n
   if (error.exitCode === 0) process.exit(0);
   // Commander has already printed the help (e.g. `ladder` with no command).
   if (error.code === 'commander.help') process.exit(EXIT_INPUT);
-  const message = error.message.replace(/^error: /, '');
+  // One line: commander puts its suggestion ("Did you mean …?") on a line of its own.
+  const message = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
   report(`${message} (see ladder ${command !== undefined ? `${command} ` : ''}--help)`);
   process.exit(EXIT_INPUT);
 }
@@ -47,9 +48,14 @@ export function action<A extends unknown[]>(run: (...args: A) => void | Promise<
   };
 }
 
-/** Parses a numeric option; commander reports a bad value as a usage error naming the option. */
-export function numberOption(value: string): number {
-  const parsed = Number(value);
-  if (value.trim() === '' || !Number.isFinite(parsed)) throw new InvalidArgumentError(`expected a number, got ${JSON.stringify(value)}`);
-  return parsed;
+/**
+ * The parser of a numeric option: commander reports a value that is not a
+ * number as a usage error naming the option (exit 2, like all bad input).
+ */
+export function numberOption(name: string): (value: string) => number {
+  return (value: string) => {
+    const parsed = Number(value);
+    if (value.trim() === '' || !Number.isFinite(parsed)) throw new InvalidArgumentError(`--${name} takes a number, got ${JSON.stringify(value)}`);
+    return parsed;
+  };
 }

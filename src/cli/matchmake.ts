@@ -98,9 +98,9 @@ export function register(program: Command): void {
     .description('run one matchmaking pass over a JSON Lines file of tickets (or - for stdin)')
     .argument('<tickets>', 'JSON Lines file of tickets, or - for standard input')
     .option('--mode <mode>', 'teams, e.g. 6v6, 3v3, 1v1', '6v6')
-    .requiredOption('--now <seconds>', 'time of the pass, seconds on the tickets\' clock', numberOption)
+    .requiredOption('--now <seconds>', 'time of the pass, seconds on the tickets\' clock', numberOption('now'))
     .option('--widen <steps>', 'loose-filter widening steps in percentiles, comma-separated (default 5,10,20,50,100)')
-    .option('--widen-every <seconds>', 'seconds between widening steps (default 30)', numberOption)
+    .option('--widen-every <seconds>', 'seconds between widening steps (default 30)', numberOption('widen-every'))
     .option('--json', 'print {"matches":[{"region","teams"}],"waiting":[...]}')
     .action(
       action((source: string, options: MatchmakeCommandOptions) => {

@@ -101,13 +101,13 @@ export function register(program: Command): void {
     .description('performance rating of a game record (JSON Lines: {"opponent":1500,"result":"win","weight":1})')
     .argument('<games>', 'JSON Lines file of games, or - for standard input')
     .option('--method <method>', `one of ${PERFORMANCE_METHODS.join(', ')}`, 'algo400')
-    .option('--k <number>', 'Elo K of the netzero replays', numberOption, 32)
+    .option('--k <number>', 'Elo K of the netzero replays', numberOption('k'), 32)
     .option('--update <rule>', 'rating update netzero replays: elo or glicko2', 'elo')
-    .option('--opponent-rd <number>', 'glicko2 replay: RD of opponents whose line has no opponentRd', numberOption)
-    .option('--rd <number>', 'glicko2 replay: starting RD of the rated player (default 350)', numberOption)
-    .option('--volatility <number>', 'glicko2 replay: starting volatility (default 0.06)', numberOption)
+    .option('--opponent-rd <number>', 'glicko2 replay: RD of opponents whose line has no opponentRd', numberOption('opponent-rd'))
+    .option('--rd <number>', 'glicko2 replay: starting RD of the rated player (default 350)', numberOption('rd'))
+    .option('--volatility <number>', 'glicko2 replay: starting volatility (default 0.06)', numberOption('volatility'))
     .option('--unbounded <policy>', 'all wins / all losses: clamp or throw', 'clamp')
-    .option('--margin <number>', 'clamp margin beyond the extreme opponent', numberOption)
+    .option('--margin <number>', 'clamp margin beyond the extreme opponent', numberOption('margin'))
     .option('--json', 'print {"method":...,"rating":...}')
     .action(
       action((games: string, options: PerformanceCommandOptions & { json?: boolean }) => {

@@ -13,10 +13,10 @@ export function register(program: Command): void {
     .command('serve')
     .description('run the HTTP rating and matchmaking service (env: DATABASE_URL, REDIS_URL, LADDER_ADMIN_KEY)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0: any free port)', numberOption, 8080)
+    .option('--port <port>', 'port to listen on (0: any free port)', numberOption('port'), 8080)
     .option('--data <dir>', 'embedded database directory (when DATABASE_URL is not set)', './ladder-data')
     .option('--demo', 'seed public demo ladders on first start (npm start)', false)
-    .option('--rate-limit <perSecond>', 'requests per second per API key (burst twice that)', numberOption, 5000)
+    .option('--rate-limit <perSecond>', 'requests per second per API key (burst twice that)', numberOption('rate-limit'), 5000)
     .option('--log', 'log every request (JSON lines on stdout)', false)
     .action(
       action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean }) => {

@@ -96,11 +96,11 @@ export function register(program: Command): void {
   program
     .command('simulate')
     .description('simulate a population through the matchmaker and report match quality')
-    .option('--players <n>', 'population size (default 2000)', numberOption)
-    .option('--days <n>', 'simulated days (default 2)', numberOption)
+    .option('--players <n>', 'population size (default 2000)', numberOption('players'))
+    .option('--days <n>', 'simulated days (default 2)', numberOption('days'))
     .option('--mode <mode>', 'teams, e.g. 6v6', '6v6')
     .option('--systems <names>', 'rating systems to compare, comma-separated', 'teamrank,glicko2')
-    .option('--seed <n>', 'random seed (default 1)', numberOption)
+    .option('--seed <n>', 'random seed (default 1)', numberOption('seed'))
     .option('--json', 'print the reports as JSON')
     .option('--plot <file>', 'write an SVG of the rating-error curves')
     .action(

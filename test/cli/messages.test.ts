@@ -22,7 +22,7 @@ describe('usage errors', () => {
     [['matchmake', 'tickets.jsonl'], /^ladder: required option '--now <seconds>' not specified \(see ladder matchmake --help\)\n$/],
     [['replay', 'log.jsonl'], /^ladder: required option '--system <name>' not specified/],
     [['replay', '--system', 'elo', '--tua', '0.3', 'log.jsonl'], /^ladder: unknown option '--tua'/],
-    [['replay', '--system', 'elo', '--k', 'abc', 'log.jsonl'], /^ladder: option '--k <x>' argument 'abc' is invalid\. expected a number, got "abc"/],
+    [['replay', '--system', 'elo', '--k', 'abc', 'log.jsonl'], /^ladder: option '--k <x>' argument 'abc' is invalid\. --k takes a number, got "abc"/],
     [['replay', '--system', 'elo'], /^ladder: missing required argument 'matches'/],
     [['fly'], /^ladder: unknown command 'fly' \(see ladder --help\)/],
   ])('ladder %j exits 2 with one ladder: line', (args, message) => {
