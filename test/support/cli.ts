@@ -25,6 +25,8 @@ export function runLadder(args: readonly string[], options: { input?: string; en
     cwd: ROOT,
     input: options.input ?? '',
     encoding: 'utf8',
+    // A replay of a large log prints tens of thousands of rows.
+    maxBuffer: 256 * 1024 * 1024,
     env: { ...process.env, ...options.env },
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
