@@ -3,18 +3,10 @@
  * `ladder:` format with exit 2, progress bars finished before any other line
  * (and drawn only on a terminal), and a warning for input with nothing in it.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runLadder } from '../support/cli.js';
+import { runLadder, scratchFiles } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ladder-messages-'));
-const file = (name: string, text: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const file = scratchFiles('ladder-messages-');
 const duel = (a: string, b: string, at?: string) => JSON.stringify({ ...(at && { at }), teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
 
 describe('usage errors', () => {

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '../..');
@@ -30,4 +32,14 @@ export function runLadder(args: readonly string[], options: { input?: string; en
     env: { ...process.env, ...options.env },
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A new temporary folder, and a function that writes a file into it and returns the file's path. */
+export function scratchFiles(prefix: string): (name: string, text: string) => string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return (name, text) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
 }
