@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemContender } from '../eval/contenders.js';
-import { dataRoot, loadTennisKdd19 } from '../eval/datasets.js';
+import { dataRoot, loadTennisKdd19, TENNIS_KDD19_FILE } from '../eval/datasets.js';
 import { evaluate, splitAtDate } from '../eval/engine.js';
 import { KDD19_ELO_K } from '../eval/presets.js';
 
@@ -19,7 +19,7 @@ export interface EvaluateBenchRow {
   note: string;
 }
 
-const ATP_FILE = join(dataRoot(), 'tennis_atp/kdd19_atp_all_levels_1991_2017.csv.gz');
+const ATP_FILE = join(dataRoot(), TENNIS_KDD19_FILE);
 
 export async function benchEvaluate(): Promise<EvaluateBenchRow[]> {
   const rows: EvaluateBenchRow[] = [];

@@ -13,13 +13,14 @@ import { rate_1vs1 as trueskillRate1vs1, Rating as TrueSkillRating } from 'ts-tr
 import { glicko2RatePairwise, initialGlicko2Ratings, type PairwiseLog } from '../core/pairwise.js';
 import { readInputText } from '../io/jsonl.js';
 import { parsePairwiseCsv } from '../io/matches.js';
+import { dataRoot, TENNIS_KDD19_FILE } from '../eval/datasets.js';
 
 const require = createRequire(import.meta.url);
 type Glicko2LiteRate = (rating: number, rd: number, vol: number, opponents: Array<[number, number, number]>, options?: { tau?: number }) => { rating: number; rd: number; vol: number };
 const glicko2Lite = require('glicko2-lite') as Glicko2LiteRate;
 const glicko2Js = require('glicko2') as { Glicko2: new (settings: object) => { makePlayer(): unknown; updateRatings(matches: unknown[]): void } };
 
-export const ATP_FILE = join(dirname(fileURLToPath(import.meta.url)), '../../../shared/data/tennis_atp/kdd19_atp_all_levels_1991_2017.csv.gz');
+export const ATP_FILE = join(dataRoot(), TENNIS_KDD19_FILE);
 const ATP_MAP = { winner: 'winner_id', loser: 'loser_id', at: 'tourney_date' };
 
 export interface RatingBenchRow {

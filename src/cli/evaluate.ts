@@ -17,6 +17,7 @@ import { type PresetRow, runPreset } from '../eval/run.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog } from '../io/matches.js';
 import { readInputText } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
+import { noProgress, type ProgressStarter, reportSkipped, startProgress, warnIfEmpty, writeStderr } from './stderr.js';
 
 /** Systems `--system` accepts: Ladder's, FiveThirtyEight-style Elo, and the two peers. */
 export const EVALUATION_SYSTEMS = [...SYSTEM_NAMES, 'elo-538', 'openskill', 'trueskill'] as const;
@@ -50,9 +51,7 @@ export function invalidLineReporter(skip: boolean | undefined): { onInvalid?: (e
   const errors: InvalidInputError[] = [];
   return {
     onInvalid: (error) => errors.push(error),
-    report: () => {
-      if (errors.length > 0) process.stderr.write(`ladder: skipped ${errors.length} invalid line(s):\n${errors.slice(0, 10).map((e) => `  ${e.message}`).join('\n')}\n`);
-    },
+    report: () => reportSkipped(errors),
   };
 }
 
@@ -146,9 +145,16 @@ export function protocolOptions(options: EvaluateCommandOptions, isTest: Evaluat
   return protocol;
 }
 
-/** Evaluates a log read by readEvalMatches: a match the system rejects is reported with its line number. */
-function evaluateLog(contender: Contender, matches: EvalMatch[], protocol: EvaluationOptions): EvaluationResult {
-  return evaluate(withLines(contender), matches, protocol);
+/**
+ * Evaluates a log read by readEvalMatches: a match the system rejects is
+ * reported with its line number; a progress bar counts the matches on a terminal.
+ */
+export function evaluateLog(contender: Contender, matches: EvalMatch[], protocol: EvaluationOptions, progress: ProgressStarter = noProgress): EvaluationResult {
+  const bar = progress(`evaluate ${contender.label}`, matches.length, 'matches');
+  const result = evaluate(withLines(contender), matches, bar ? { ...protocol, onProgress: (done) => bar.update(done) } : protocol);
+  bar?.update(matches.length);
+  bar?.finish();
+  return result;
 }
 
 const f4 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(4));
@@ -179,12 +185,17 @@ export function jsonOf(result: EvaluationResult & { label?: string; fitted?: Rec
   return rest;
 }
 
-export async function runEvaluate(source: string | undefined, options: EvaluateCommandOptions): Promise<Array<EvaluationResult & { label?: string }>> {
+/** Runs `ladder evaluate`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
+export async function runEvaluate(
+  source: string | undefined,
+  options: EvaluateCommandOptions,
+  progress: ProgressStarter = noProgress,
+): Promise<Array<EvaluationResult & { label?: string }>> {
   if (options.dataset !== undefined) {
     const preset = findPreset(options.dataset);
     if (!preset) throw new InvalidInputError(`unknown data set ${JSON.stringify(options.dataset)}; expected one of ${PRESETS.map((p) => p.name).join(', ')}`, { field: 'dataset' });
     if (source !== undefined) throw new InvalidInputError('give either --dataset or a match log, not both', { field: 'dataset' });
-    const { rows } = await runPreset(preset, { peers: options.peers ?? true, ...(options.row ? { rows: options.row } : {}), onLog: (m) => process.stderr.write(`${m}\n`) });
+    const { rows } = await runPreset(preset, { peers: options.peers ?? true, ...(options.row ? { rows: options.row } : {}), onLog: (m) => writeStderr(`${m}\n`) });
     return rows.map((row: PresetRow) => ({ ...row, label: `${row.row}. ${row.label}` }));
   }
   if (source === undefined) throw new InvalidInputError('a match log (file or -) is required, or --dataset', { field: 'matches' });
@@ -199,11 +210,12 @@ export async function runEvaluate(source: string | undefined, options: EvaluateC
   const invalid = invalidLineReporter(options.skipInvalid);
   const matches = readEvalMatches(source, options.format, options.map, invalid.onInvalid);
   invalid.report();
+  warnIfEmpty(matches.length, source, 'matches');
   const protocol = protocolOptions(options, splitAtDate(splitAt));
-  const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol)];
+  const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol, progress)];
   if (options.peers) {
     const peers = await import('../eval/peers.js');
-    for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol));
+    for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol, progress));
   }
   return results;
 }
@@ -238,7 +250,7 @@ export function register(program: Command): void {
         if (options.format !== undefined && options.format !== 'jsonl' && options.format !== 'csv') {
           throw new InvalidInputError(`must be jsonl or csv, got ${JSON.stringify(options.format)}`, { field: 'format' });
         }
-        const results = await runEvaluate(source, options);
+        const results = await runEvaluate(source, options, startProgress);
         if (options.plot) {
           writeFileSync(options.plot, reliabilitySvg(options.dataset ?? source ?? 'evaluation', results.map((r) => ({ label: r.label ?? r.system, bins: r.calibration }))));
         }

@@ -9,10 +9,11 @@ import { InvalidInputError } from '../core/errors.js';
 import type { SystemName } from '../core/systems.js';
 import type { CoreContenderOptions, EvalMatch } from '../eval/contenders.js';
 import { systemContender } from '../eval/contenders.js';
-import { evaluate, splitAtDate } from '../eval/engine.js';
+import { splitAtDate } from '../eval/engine.js';
 import { fitParameters, type ParameterSpec, trainingPart } from '../eval/fit.js';
 import { action, numberOption } from './errors.js';
-import { checkSystem, type EvaluateCommandOptions, formatResult, invalidLineReporter, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
+import { checkSystem, type EvaluateCommandOptions, evaluateLog, formatResult, invalidLineReporter, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
+import { inputName, noProgress, type ProgressBar, type ProgressStarter, startProgress } from './stderr.js';
 
 /** Search ranges of the parameters `--fit` may name. */
 export const FIT_RANGES: Record<string, ParameterSpec> = {
@@ -44,7 +45,8 @@ export interface FitOutput {
   evaluations: number;
 }
 
-export function runFit(source: string, options: FitCommandOptions) {
+/** Runs `ladder fit`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
+export function runFit(source: string, options: FitCommandOptions, progress: ProgressStarter = noProgress) {
   const name = checkSystem(options.system);
   if (name === 'elo-538' || name === 'openskill' || name === 'trueskill') throw new InvalidInputError(`ladder fit fits Ladder's systems, not ${name}`, { field: 'system' });
   const splitAt = splitOf(options.split);
@@ -52,6 +54,7 @@ export function runFit(source: string, options: FitCommandOptions) {
   const invalid = invalidLineReporter(options.skipInvalid);
   const matches = readEvalMatches(source, options.format, options.map, invalid.onInvalid);
   invalid.report();
+  if (matches.length === 0) throw new InvalidInputError(`no matches in ${inputName(source)}: nothing to fit`, { field: 'matches' });
   const isTest = splitAtDate(splitAt);
   const training = trainingPart(matches, isTest);
   const hasHome = training.some((m: EvalMatch) => m.home !== undefined);
@@ -71,6 +74,11 @@ export function runFit(source: string, options: FitCommandOptions) {
   };
   const burnIn = options.burnIn ?? 0.7;
   const protocol = protocolOptions(options, isTest);
+  let bar: ProgressBar | undefined;
+  const onProgress = (done: number, planned: number) => {
+    bar ??= progress(`fit ${name}`, planned, 'runs');
+    bar?.update(done);
+  };
   const fit = fitParameters(
     (parameters) => {
       const [systemOptions, contender] = contenderOptions(parameters);
@@ -78,8 +86,9 @@ export function runFit(source: string, options: FitCommandOptions) {
     },
     training,
     specs,
-    { burnIn, rounds: options.rounds ?? 2, draws: protocol.draws ?? 'auto' },
+    { burnIn, rounds: options.rounds ?? 2, draws: protocol.draws ?? 'auto', onProgress },
   );
+  bar?.finish();
   const output: FitOutput = {
     system: name,
     parameters: { ...fixed, ...fit.parameters },
@@ -90,7 +99,7 @@ export function runFit(source: string, options: FitCommandOptions) {
   let test;
   if (options.evaluate) {
     const [systemOptions, contender] = contenderOptions(fit.parameters);
-    test = evaluate(withLines(systemContender(name as SystemName, systemOptions, contender)), matches, protocol);
+    test = evaluateLog(systemContender(name as SystemName, systemOptions, contender), matches, protocol, progress);
   }
   return { output, test };
 }
@@ -120,7 +129,7 @@ export function register(program: Command): void {
     .argument('<matches>', 'match log file, or - for standard input')
     .action(
       action((source: string, options: FitCommandOptions) => {
-        const { output, test } = runFit(source, options);
+        const { output, test } = runFit(source, options, startProgress);
         if (options.json) {
           process.stdout.write(`${JSON.stringify(test ? { ...output, test: jsonOf(test) } : output)}\n`);
           return;

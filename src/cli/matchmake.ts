@@ -13,6 +13,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { type FormedMatch, Matchmaker, parseMode, type PassResult } from '../matchmaking/index.js';
 import { atLine, readJsonLines } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
+import { warnIfEmpty } from './stderr.js';
 
 export interface MatchmakeCommandOptions {
   /** Team mode like "6v6". @default '6v6' */
@@ -47,7 +48,9 @@ export function runMatchmake(source: string, options: MatchmakeCommandOptions): 
     },
   });
   const firstLine = new Map<string, number>();
+  let tickets = 0;
   for (const { line, value } of readJsonLines(source)) {
+    tickets++;
     atLine(line, () => {
       const id = (value as { id?: unknown } | null)?.id;
       if (typeof id === 'string' || typeof id === 'number') {
@@ -58,6 +61,7 @@ export function runMatchmake(source: string, options: MatchmakeCommandOptions): 
       matchmaker.add(value);
     });
   }
+  warnIfEmpty(tickets, source, 'tickets');
   return matchmaker.pass(options.now);
 }
 

@@ -18,6 +18,7 @@ import {
 } from '../core/performance.js';
 import { atLine, readJsonLines } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
+import { inputName } from './stderr.js';
 
 export interface PerformanceCommandOptions {
   /** @default 'algo400' */
@@ -84,7 +85,7 @@ export function computePerformance(source: string, options: PerformanceCommandOp
   for (const { line, value } of readJsonLines(source)) {
     games.push(atLine(line, () => parsePerformanceGame(value)));
   }
-  if (games.length === 0) throw new InvalidInputError(`no games in ${source === '-' ? 'standard input' : source}`, { field: 'games' });
+  if (games.length === 0) throw new InvalidInputError(`no games in ${inputName(source)}`, { field: 'games' });
   return { method, rating: performanceRating(method, games, resolved), games: games.length };
 }
 

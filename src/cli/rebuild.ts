@@ -11,6 +11,22 @@ import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrations.js';
 import { action } from './errors.js';
 
+/**
+ * The one line that ends every text report, so a run is never silent: an
+ * empty database, every ladder matching, or how many differ and what was done.
+ * Takes only what it reads of each ladder's report (the report's type lives
+ * with the store).
+ */
+export function rebuildVerdict(reports: ReadonlyArray<{ differences: readonly unknown[]; fixed: boolean }>, fix: boolean): string {
+  const ladders = (n: number) => `${n} ladder${n === 1 ? '' : 's'}`;
+  if (reports.length === 0) return 'no ladders: nothing to replay';
+  const differing = reports.filter((report) => report.differences.length > 0).length;
+  if (differing === 0) return reports.length === 1 ? 'the ladder matches its stored matches' : `all ${ladders(reports.length)} match their stored matches`;
+  const players = reports.reduce((sum, report) => sum + report.differences.length, 0);
+  const what = `${differing} of ${ladders(reports.length)} differ from their stored matches (${players} player${players === 1 ? '' : 's'})`;
+  return fix ? `${what}: rewritten from the replay` : `${what}: run with --fix to rewrite them from the replay`;
+}
+
 export function register(program: Command): void {
   program
     .command('rebuild')
@@ -39,6 +55,7 @@ export function register(program: Command): void {
             }
           }
           if (opts.json) process.stdout.write(`${JSON.stringify({ ladders: reports }, null, 2)}\n`);
+          else process.stdout.write(`${rebuildVerdict(reports, opts.fix)}\n`);
           if (opts.fix && differing > 0 && process.env.REDIS_URL) {
             process.stdout.write('note: restart the servers (or delete the Redis leaderboard keys) so Redis leaderboards reload the fixed ratings\n');
           }

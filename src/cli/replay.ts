@@ -1,7 +1,6 @@
 /**
  * `ladder replay`: rates a match log and prints the standings.
  */
-import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
 import { Replay, type StartingState } from '../core/replay.js';
@@ -12,6 +11,7 @@ import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePair
 import { eloReplayPairwise, glicko2ReplayPairwise } from '../core/pairwise.js';
 import { DAY_MS, standingsAt } from '../standings/index.js';
 import { action, numberOption } from './errors.js';
+import { lazyProgress, reportSkipped, warnIfEmpty } from './stderr.js';
 
 export interface ReplayCommandOptions {
   system: string;
@@ -91,13 +91,19 @@ export function parseStartingStates(text: string): StartingState[] {
   });
 }
 
+/** What a replay tells its caller while it runs. */
+export interface ReplayHooks {
+  /** Lines done of the total, every 10 000 lines of a long log. */
+  onProgress?: (done: number, total: number) => void;
+  /** With `skipInvalid`: the errors of the lines skipped, once the log is read. */
+  onSkipped?: (errors: InvalidInputError[]) => void;
+  /** The number of matches rated, once the log is read. */
+  onRead?: (matches: number) => void;
+}
+
 /** Runs a replay and returns the standings; throws InvalidInputError on bad input. */
-export function runReplay(
-  source: string,
-  options: ReplayCommandOptions,
-  onProgress?: (done: number, total: number) => void,
-  onSkipped?: (errors: InvalidInputError[]) => void,
-): ReplayOutput {
+export function runReplay(source: string, options: ReplayCommandOptions, hooks: ReplayHooks = {}): ReplayOutput {
+  const { onProgress, onSkipped, onRead } = hooks;
   if (!(SYSTEM_NAMES as readonly string[]).includes(options.system)) {
     throw new InvalidInputError(`unknown system ${JSON.stringify(options.system)}; expected one of ${SYSTEM_NAMES.join(', ')}`, { field: 'system' });
   }
@@ -116,6 +122,7 @@ export function runReplay(
     const log = parsePairwiseCsv(text, map, onInvalid);
     if (log) {
       report();
+      onRead?.(log.count);
       const ratings = name === 'glicko2' ? glicko2ReplayPairwise(log, system.options) : eloReplayPairwise(log, system.options);
       const players = new Map<string, PlayerState>();
       log.ids.forEach((id, i) => {
@@ -143,6 +150,7 @@ export function runReplay(
   }
   const players = run.finish();
   report();
+  onRead?.(run.matches);
   return standings(name, players, name === 'wvw' ? { rule: options.groupRule, seed: options.seed } : undefined, standingOptions(options, run.lastAt));
 }
 
@@ -255,24 +263,11 @@ export function register(program: Command): void {
         if (options.format !== undefined && options.format !== 'jsonl' && options.format !== 'csv') {
           throw new InvalidInputError(`must be jsonl or csv, got ${JSON.stringify(options.format)}`, { field: 'format' });
         }
-        let bar: SingleBar | undefined;
-        const progress = process.stderr.isTTY
-          ? (done: number, total: number) => {
-              if (!bar) {
-                bar = new SingleBar({ stream: process.stderr, format: 'replay [{bar}] {percentage}% | {value}/{total} lines' });
-                bar.start(total, 0);
-              }
-              bar.update(done);
-            }
-          : undefined;
-        let output: ReplayOutput;
-        try {
-          output = runReplay(source, options, progress, (errors) => {
-            process.stderr.write(`ladder: skipped ${errors.length} invalid line(s):\n${errors.slice(0, 10).map((e) => `  ${e.message}`).join('\n')}\n`);
-          });
-        } finally {
-          bar?.stop();
-        }
+        const output = runReplay(source, options, {
+          onProgress: lazyProgress('replay', 'lines'),
+          onSkipped: reportSkipped,
+          onRead: (matches) => warnIfEmpty(matches, source, 'matches'),
+        });
         process.stdout.write(options.json ? `${JSON.stringify(output)}\n` : formatTable(output));
       }),
     );

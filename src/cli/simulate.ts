@@ -41,27 +41,52 @@ export function runSimulate(options: SimulateCommandOptions): SimulationReport[]
   return systems.map((system) => simulate({ players, days, teamSize, system, seed: options.seed ?? 1 }));
 }
 
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+/** Shown where a figure has no data: a quantile or share of an empty sample. */
+export const NO_DATA = '–';
+
+const figure = (value: number | undefined, format: (x: number) => string = String) => (value !== undefined && Number.isFinite(value) ? format(value) : NO_DATA);
+const pct = (x: number | undefined) => figure(x, (v) => `${(100 * v).toFixed(1)}%`);
+
+/** Matches after which the text report shows the mean percentile error. */
+const ERROR_CURVE_POINTS = [1, 10, 20, 40] as const;
+
+/** Why a report has figures without data, one reason per kind of gap. */
+function gapsOf(r: SimulationReport): string[] {
+  const reasons: string[] = [];
+  if (r.matches === 0) {
+    const { players, days, teamSize } = r.options;
+    reasons.push(`no match formed: ${players} players in ${days} day(s) never filled two teams of ${teamSize} in one region within their ranges; try more --players or --days`);
+    return reasons;
+  }
+  if (r.matchesToSettle.settled === 0) reasons.push(`no player's percentile settled within ±${r.options.settleTolerance} of the true one`);
+  const unreached = ERROR_CURVE_POINTS.find((k) => !Number.isFinite(r.errorCurve[k - 1] ?? NaN));
+  if (unreached !== undefined) reasons.push(`no player reached ${unreached} match(es), so the error curve stops before it`);
+  return reasons;
+}
 
 export function simulateText(reports: readonly SimulationReport[]): string {
   const lines: string[] = [];
   for (const r of reports) {
+    const quantiles = (q: { p50: number; p90: number; p99?: number }) =>
+      `p50 ${figure(q.p50)} p90 ${figure(q.p90)}${q.p99 === undefined ? '' : ` p99 ${figure(q.p99)}`}`;
     lines.push(`== ${r.system}: ${r.options.players} players, ${r.options.days} day(s), ${r.options.teamSize}v${r.options.teamSize}, ${r.matches} matches`);
-    lines.push(`wait (s) all: p50 ${r.waitAll.p50} p90 ${r.waitAll.p90} p99 ${r.waitAll.p99}`);
+    lines.push(`wait (s) all: ${quantiles(r.waitAll)}`);
     for (const [title, table] of [
       ['percentile band', r.waitByPercentileBand],
       ['region', r.waitByRegion],
       ['party size', r.waitByPartySize],
     ] as const) {
-      for (const [key, q] of Object.entries(table)) lines.push(`wait (s) ${title} ${key}: p50 ${q.p50} p90 ${q.p90} p99 ${q.p99} (${q.count} tickets)`);
+      for (const [key, q] of Object.entries(table)) lines.push(`wait (s) ${title} ${key}: ${quantiles(q)} (${q.count} tickets)`);
     }
     lines.push(`predicted win prob 45–55%: ${pct(r.predictedClose)}, below 40%: ${pct(r.predictedLopsided)}`);
     lines.push(`true win prob 45–55%: ${pct(r.trueClose)}, below 40%: ${pct(r.trueLopsided)}`);
-    lines.push(`percentile spread per match: p50 ${r.percentileSpread.p50} p90 ${r.percentileSpread.p90}`);
-    lines.push(`formed at widening step: ${Object.entries(r.wideningSteps).map(([k, v]) => `${k}: ${pct(v)}`).join(', ')}`);
-    lines.push(`worst ping in a match, p95: ${r.worstPingP95} ms`);
-    lines.push(`matches to settle within ±${r.options.settleTolerance} percentiles: p50 ${r.matchesToSettle.p50} p90 ${r.matchesToSettle.p90} (${r.matchesToSettle.settled} settled, ${r.matchesToSettle.notSettled} not yet)`);
-    lines.push(`mean |percentile error| after 1/10/20/40 matches: ${[0, 9, 19, 39].map((k) => (r.errorCurve[k] ?? NaN).toFixed(1)).join(' / ')}`);
+    lines.push(`percentile spread per match: ${quantiles({ p50: r.percentileSpread.p50, p90: r.percentileSpread.p90 })}`);
+    const steps = Object.entries(r.wideningSteps);
+    lines.push(`formed at widening step: ${steps.length > 0 ? steps.map(([k, v]) => `${k}: ${pct(v)}`).join(', ') : NO_DATA}`);
+    lines.push(`worst ping in a match, p95: ${figure(r.worstPingP95, (v) => `${v} ms`)}`);
+    lines.push(`matches to settle within ±${r.options.settleTolerance} percentiles: ${quantiles(r.matchesToSettle)} (${r.matchesToSettle.settled} settled, ${r.matchesToSettle.notSettled} not yet)`);
+    lines.push(`mean |percentile error| after ${ERROR_CURVE_POINTS.join('/')} matches: ${ERROR_CURVE_POINTS.map((k) => figure(r.errorCurve[k - 1], (v) => v.toFixed(1))).join(' / ')}`);
+    for (const reason of gapsOf(r)) lines.push(`${NO_DATA} ${reason}`);
     lines.push('');
   }
   return lines.join('\n');

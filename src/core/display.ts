@@ -91,3 +91,53 @@ export function displayTier(rating: number, table: TierTable = DEFAULT_TIER_TABL
   const percent = Math.min(99, Math.max(0, Math.floor(hundredths + 1e-9)));
   return { tier: tier.name, percent, top: false, rating, label: `${tier.name} · ${percent}%` };
 }
+
+/**
+ * Significant digits of a figure reported for reading (team rank's
+ * modifiers): enough to recompute a rank change to far below its cent
+ * (6 digits leave an error under 1e-5 on a rank of 20), few enough that a
+ * quotient of equal averages reads 1, not 0.9999999999999998.
+ */
+export const DISPLAY_DIGITS = 6;
+
+/**
+ * A number rounded to `digits` significant digits, for reports only: what is
+ * shown is rounded, what is stored (states, ranks) stays exact. The result is
+ * the double nearest the rounded decimal, so it prints short. It agrees with
+ * `Number(value.toPrecision(digits))` except within a rounding error of a
+ * tie, at a quarter of the cost (it runs for every player of every rated match).
+ */
+export function roundForDisplay(value: number, digits = DISPLAY_DIGITS): number {
+  if (value === 0) return 0;
+  if (!Number.isFinite(value)) return value;
+  const size = Math.abs(value);
+  const shift = digits - 1 - Math.floor(Math.log10(size));
+  // Exact powers of ten only (10^k is exact up to k = 22), never a fraction such as 0.1; ties away from zero.
+  if (shift > 22 || shift < -22) return Number(value.toPrecision(digits));
+  const rounded = shift >= 0 ? Math.round(size * POWERS_OF_TEN[shift]!) / POWERS_OF_TEN[shift]! : Math.round(size / POWERS_OF_TEN[-shift]!) * POWERS_OF_TEN[-shift]!;
+  return value < 0 ? -rounded : rounded;
+}
+
+/** 10^0 … 10^22, every one exact as a double. */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/**
+ * A rating to show where overrating a player costs more than underrating
+ * them (a public leaderboard, seeding): the rating less `deviations` RDs,
+ * the lower end of the range the player's strength is believed to lie in.
+ *
+ * - Glicko-2 and World-vs-World: rating − 2·RD by default. RD is one
+ *   standard deviation, so the strength is at least this with about 97.5 %
+ *   confidence; a new player (1500, RD 350) shows 800 and climbs as their RD
+ *   shrinks, so a lucky newcomer cannot top the board after one win.
+ * - Elo and team rank keep no deviation: the rating itself.
+ */
+export function conservativeRating(state: { rating: number; rd?: number }, deviations = 2): number {
+  if (typeof state?.rating !== 'number' || !Number.isFinite(state.rating)) {
+    throw new InvalidInputError(`must be a finite number, got ${String(state?.rating)}`, { field: 'rating' });
+  }
+  if (!(Number.isFinite(deviations) && deviations >= 0)) throw new InvalidInputError(`must be a finite, non-negative number, got ${deviations}`, { field: 'deviations' });
+  if (state.rd === undefined) return state.rating;
+  if (!(Number.isFinite(state.rd) && state.rd >= 0)) throw new InvalidInputError(`must be a finite, non-negative number, got ${state.rd}`, { field: 'rd' });
+  return state.rating - deviations * state.rd;
+}

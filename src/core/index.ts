@@ -49,9 +49,12 @@ export {
   type PlayerState,
   type RatePeriodOptions,
   type RatingSystem,
+  type OptionsFor,
   SYSTEM_NAMES,
   type SystemName,
+  type SystemOptionsByName,
 } from './systems.js';
+export { type PlayerStates, rate } from './rate.js';
 export { Replay, replay, type StartingState } from './replay.js';
 export {
   algo400,
@@ -75,7 +78,17 @@ export {
   type StatefulRatingUpdate,
   type UnboundedPolicy,
 } from './performance.js';
-export { DEFAULT_TIER_TABLE, displayTier, type Tier, type TierDisplay, type TierTable, validateTierTable } from './display.js';
+export {
+  conservativeRating,
+  DEFAULT_TIER_TABLE,
+  DISPLAY_DIGITS,
+  displayTier,
+  roundForDisplay,
+  type Tier,
+  type TierDisplay,
+  type TierTable,
+  validateTierTable,
+} from './display.js';
 export {
   eloReplayPairwise,
   glicko2RatePairwise,

@@ -2,6 +2,7 @@
  * One shape for every rating system, so replay, evaluation and the service
  * can drive any of them from the same match records.
  */
+import { roundForDisplay } from './display.js';
 import { eloExpected, resolveEloOptions, type EloOptions } from './elo.js';
 import { InvalidInputError } from './errors.js';
 import {
@@ -54,7 +55,8 @@ export interface PlayerChange {
    * The terms that moved the rating. Glicko-2, WvW and Elo: `score` and
    * `expected` (mean over the player's battles) and `surprise` = score -
    * expected; Glicko-2 also `idlePeriods`. Team rank: `averageModifier`,
-   * `quitterModifier` and `outcome`.
+   * `quitterModifier` (rounded to six significant digits for reading:
+   * roundForDisplay) and `outcome`.
    */
   terms: Record<string, number | string>;
 }
@@ -98,8 +100,48 @@ export interface RatingSystem {
 
 export type SystemOptions = Glicko2Options | WvwOptions | TeamRankOptions | EloOptions;
 
-/** Creates the named system with its options (defaults documented on each system's options type). */
-export function createSystem(name: SystemName, options: Record<string, unknown> = {}): RatingSystem {
+/** True for a union of several types, false for one type. */
+type IsUnion<T, All = T> = T extends unknown ? ([All] extends [T] ? false : true) : never;
+
+/** Each system's options type, by system name. */
+export interface SystemOptionsByName {
+  glicko2: Glicko2Options;
+  wvw: WvwOptions;
+  teamrank: TeamRankOptions;
+  elo: EloOptions;
+}
+
+/**
+ * The options `createSystem` takes for a name: that system's own options type
+ * for one literal name, so a misspelt option (`{ tua: 0.3 }`) does not
+ * compile; any record for a name only known at run time (a ladder definition
+ * read as JSON), whose options are then checked at run time.
+ */
+export type OptionsFor<Name extends SystemName> = IsUnion<Name> extends true ? Readonly<Record<string, unknown>> : SystemOptionsByName[Name];
+
+/**
+ * Creates the named system with its options (defaults documented on each
+ * system's options type): one signature per system, with that system's
+ * options type, and one for a name only known at run time (see OptionsFor).
+ * A bad value is an InvalidInputError naming the option.
+ */
+export function createSystem(name: 'glicko2', options?: Glicko2Options): RatingSystem;
+export function createSystem(name: 'wvw', options?: WvwOptions): RatingSystem;
+export function createSystem(name: 'teamrank', options?: TeamRankOptions): RatingSystem;
+export function createSystem(name: 'elo', options?: EloOptions): RatingSystem;
+export function createSystem<Name extends SystemName>(name: Name, options?: OptionsFor<Name>): RatingSystem;
+export function createSystem(name: SystemName, options: object = {}): RatingSystem {
+  const system = systemNamed(name, options);
+  // What the types refuse at compile time, refused at run time for callers without them (JSON, JavaScript).
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(system.options, key)) {
+      throw new InvalidInputError(`unknown option for ${name}; known: ${Object.keys(system.options).join(', ')}`, { field: key });
+    }
+  }
+  return system;
+}
+
+function systemNamed(name: SystemName, options: object): RatingSystem {
   switch (name) {
     case 'glicko2':
       return glickoSystem('glicko2', resolveGlicko2Options(options as Glicko2Options));
@@ -360,7 +402,8 @@ function teamRankSystem(options: TeamRankOptions): RatingSystem {
           team: change.team,
           before,
           after,
-          terms: { outcome: change.outcome, averageModifier: change.averageModifier, quitterModifier: change.quitterModifier },
+          // Rounded for reading: quotients of equal averages come out as 0.9999999999999998; the ranks stay exact.
+          terms: { outcome: change.outcome, averageModifier: roundForDisplay(change.averageModifier), quitterModifier: roundForDisplay(change.quitterModifier) },
         };
       }),
     };

@@ -1,17 +1,47 @@
 /**
- * Fast loaders that turn each evaluation data set of /work/shared/data into
- * core matches, sorted by time (stably: file order is kept within a time).
- * The data stay where they are: these read them by path and never copy them.
+ * Fast loaders that turn each evaluation data set of the data folder (see
+ * dataRoot) into core matches, sorted by time (stably: file order is kept
+ * within a time). The data stay where they are: these read them by path and
+ * never copy them.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError, LadderError } from '../core/errors.js';
 import type { EvalMatch } from './contenders.js';
 
-/** Where the data sets live: `$LADDER_DATA`, else /work/shared/data. */
+/** The project's root: this module is src/eval/datasets.ts or, built, dist/eval/datasets.js. */
+const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The ATP file of the KDD 2019 protocol (and of the rating benchmarks), inside the data folder. */
+export const TENNIS_KDD19_FILE = 'tennis_atp/kdd19_atp_all_levels_1991_2017.csv.gz';
+
+/**
+ * Where the data sets live: `$LADDER_DATA`, else `../shared/data` beside the
+ * project (the data are shared between checkouts and never copied in).
+ */
 export function dataRoot(): string {
-  return process.env.LADDER_DATA ?? '/work/shared/data';
+  return process.env.LADDER_DATA || join(PROJECT_ROOT, '..', 'shared', 'data');
+}
+
+/** An evaluation data set (or the whole data folder) is not where it is looked for. */
+export class MissingDataError extends LadderError {
+  override name = 'MissingDataError';
+  /** The folder or file that was looked for. */
+  readonly path: string;
+  constructor(path: string, kind: 'folder' | 'file') {
+    const from = process.env.LADDER_DATA ? 'LADDER_DATA' : 'the default, ../shared/data beside the project';
+    super(`data ${kind} ${path} not found (data folder from ${from}); set LADDER_DATA to the folder that holds the evaluation data sets`);
+    this.path = path;
+  }
+}
+
+/** The data folder, checked first so a missing one is one clear error rather than a missing file per data set. */
+export function requireDataRoot(): string {
+  const root = dataRoot();
+  if (!existsSync(root)) throw new MissingDataError(root, 'folder');
+  return root;
 }
 
 /** Splits one CSV line; quotes ("a, b" and "" escapes) only cost time where present. */
@@ -40,7 +70,13 @@ export function splitCsvLine(line: string): string[] {
 }
 
 function readText(path: string): string {
-  const bytes = readFileSync(path);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new MissingDataError(path, 'file');
+    throw error;
+  }
   return (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
 }
 
@@ -78,7 +114,7 @@ function duel(a: string, b: string, at: number): EvalMatch {
  * ATP, all levels 1991–2017, as in Maystre et al. KDD 2019: one match per
  * row, winner first, players keyed by name (as the paper did).
  */
-export function loadTennisKdd19(path = join(dataRoot(), 'tennis_atp/kdd19_atp_all_levels_1991_2017.csv.gz')): EvalMatch[] {
+export function loadTennisKdd19(path = join(dataRoot(), TENNIS_KDD19_FILE)): EvalMatch[] {
   const lines = linesOf(readText(path));
   const header = splitCsvLine(lines[0]!);
   const date = columnIndex(header, 'tourney_date', path);

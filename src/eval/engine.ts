@@ -55,7 +55,12 @@ export interface EvaluationOptions {
   initialNu?: number;
   /** Called with each scored match's prediction, e.g. to list them. */
   onPrediction?: (match: EvalMatch, expected: number, score: number, index: number) => void;
+  /** Called with the number of matches done, every {@link PROGRESS_EVERY} matches (a progress bar). */
+  onProgress?: (done: number) => void;
 }
+
+/** How many matches pass between two `onProgress` calls: often enough for a bar, rare enough to cost nothing. */
+export const PROGRESS_EVERY = 4096;
 
 export interface EvaluationResult {
   system: string;
@@ -122,6 +127,7 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
       contender.update(match);
       trainCount++;
       index++;
+      if (options.onProgress && index % PROGRESS_EVERY === 0) options.onProgress(index);
       continue;
     }
     if (!inTest) {
@@ -162,6 +168,7 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
     }
     contender.update(match);
     index++;
+    if (options.onProgress && index % PROGRESS_EVERY === 0) options.onProgress(index);
   }
 
   const result: EvaluationResult = {

@@ -33,6 +33,32 @@ export interface FitOptions {
   draws?: DrawHandling;
   /** Progress: each objective evaluation. */
   onEvaluation?: (parameters: Record<string, number>, logLoss: number) => void;
+  /**
+   * Progress for a bar: called after each of the search's steps with the
+   * steps done and the steps the search will take (known in advance: each
+   * golden-section search narrows its bracket by the same ratio each step).
+   */
+  onProgress?: (done: number, planned: number) => void;
+}
+
+const GOLDEN_RATIO = (Math.sqrt(5) - 1) / 2;
+
+/** The bracket of a parameter's search: ln of the range for `log`, the range itself for `linear`. */
+function bracketOf(spec: ParameterSpec): [low: number, high: number] {
+  return (spec.scale ?? 'log') === 'log' ? [Math.log(spec.min), Math.log(spec.max)] : [spec.min, spec.max];
+}
+
+/** Steps (objective calls, cached or not) of a fit: two per search, one per narrowing, one at the end. */
+export function plannedFitSteps(specs: readonly ParameterSpec[], rounds: number, tolerance: number): number {
+  let perRound = 0;
+  for (const spec of specs) {
+    const [low, high] = bracketOf(spec);
+    let width = high - low;
+    let narrowings = 0;
+    for (; width > tolerance; narrowings++) width *= GOLDEN_RATIO;
+    perRound += 2 + narrowings;
+  }
+  return rounds * perRound + 1;
 }
 
 export interface FitResult {
@@ -66,7 +92,9 @@ export function fitParameters(
   const cache = new Map<string, number>();
   let evaluations = 0;
   let scoredMatches = 0;
-  const objective = (parameters: Record<string, number>): number => {
+  let steps = 0;
+  const planned = options.onProgress ? plannedFitSteps(specs, rounds, tolerance) : 0;
+  const cachedObjective = (parameters: Record<string, number>): number => {
     const key = specs.map((s) => parameters[s.name]!.toPrecision(12)).join(',');
     const cached = cache.get(key);
     if (cached !== undefined) return cached;
@@ -78,6 +106,11 @@ export function fitParameters(
     options.onEvaluation?.({ ...parameters }, loss);
     return loss;
   };
+  const objective = (parameters: Record<string, number>): number => {
+    const loss = cachedObjective(parameters);
+    options.onProgress?.(++steps, planned);
+    return loss;
+  };
 
   const current: Record<string, number> = {};
   for (const spec of specs) {
@@ -86,14 +119,13 @@ export function fitParameters(
     current[spec.name] = spec.initial ?? ((spec.scale ?? 'log') === 'log' ? Math.sqrt(spec.min * spec.max) : (spec.min + spec.max) / 2);
   }
 
-  const ratio = (Math.sqrt(5) - 1) / 2;
+  const ratio = GOLDEN_RATIO;
   for (let round = 0; round < rounds; round++) {
     for (const spec of specs) {
       const log = (spec.scale ?? 'log') === 'log';
       const toValue = (x: number) => (log ? Math.exp(x) : x);
       const at = (x: number) => objective({ ...current, [spec.name]: toValue(x) });
-      let low = log ? Math.log(spec.min) : spec.min;
-      let high = log ? Math.log(spec.max) : spec.max;
+      let [low, high] = bracketOf(spec);
       let x1 = high - ratio * (high - low);
       let x2 = low + ratio * (high - low);
       let f1 = at(x1);

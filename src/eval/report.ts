@@ -7,6 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LadderError } from '../core/errors.js';
 import { reliabilitySvg } from './plot.js';
 import { type DatasetPreset, PRESETS } from './presets.js';
 import { type PresetRow, runPreset } from './run.js';
@@ -85,6 +86,7 @@ async function main(argv: string[]): Promise<void> {
 if (import.meta.url === `file://${process.argv[1]}`) {
   main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    // Bad input, such as a missing data folder, exits 2 as the ladder command does.
+    process.exit(error instanceof LadderError ? 2 : 1);
   });
 }

@@ -4,6 +4,7 @@
  * peers, all under the same protocol, on the same matches.
  */
 import type { Contender, EvalMatch } from './contenders.js';
+import { requireDataRoot } from './datasets.js';
 import { evaluate, type EvaluationOptions, type EvaluationResult } from './engine.js';
 import { fitParameters, trainingPart } from './fit.js';
 import { createRunContender, type DatasetPreset, type PeerConfig, trainingDrawRate } from './presets.js';
@@ -58,6 +59,7 @@ function labelOf(contender: Contender, config?: PeerConfig): string {
 export async function runPreset(preset: DatasetPreset, options: PresetRunOptions = {}): Promise<{ matches: number; rows: PresetRow[] }> {
   const log = options.onLog ?? (() => {});
   const started = performance.now();
+  requireDataRoot();
   const matches = preset.load();
   log(`${preset.name}: ${matches.length} matches loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const protocol = protocolOf(preset);

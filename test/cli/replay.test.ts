@@ -1,25 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runReplay } from '../../src/cli/replay.js';
 import { glicko2Update } from '../../src/core/glicko2.js';
 import { teamRankMatch } from '../../src/core/teamrank.js';
+import { ROOT, runLadder, scratchFiles } from '../support/cli.js';
 
-const root = join(import.meta.dirname, '../..');
-const dir = mkdtempSync(join(tmpdir(), 'ladder-replay-'));
-const file = (name: string, text: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
-
-/** Runs the real `ladder` command from source. */
-function ladder(args: string[], input?: string) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, input, encoding: 'utf8' });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
-}
+const file = scratchFiles('ladder-replay-');
+const ladder = (args: string[], input?: string) => runLadder(args, { input });
 
 describe('ladder replay', () => {
   it('rates Glickman\'s example as one rating period from --players', () => {
@@ -61,7 +48,7 @@ describe('ladder replay', () => {
   });
 
   it('reads CSV with a column mapping, the same as JSON Lines', () => {
-    const csv = runReplay(join(root, 'test/fixtures/football-excerpt.csv'), { system: 'elo', map: 'a=home_team,b=away_team,scoreA=home_score,scoreB=away_score,at=date' });
+    const csv = runReplay(join(ROOT, 'test/fixtures/football-excerpt.csv'), { system: 'elo', map: 'a=home_team,b=away_team,scoreA=home_score,scoreB=away_score,at=date' });
     // By hand, K 32: 0-0 draw -> both 1500; England 4-2: E 1516, S 1484; Scotland 2-1: S 1484+32*(1-0.454)=1501.47, E 1498.53 ...
     expect(csv.players.map((p) => p.id).sort()).toEqual(['England', 'Scotland', 'Wales']);
     const england = csv.players.find((p) => p.id === 'England')!;
@@ -104,7 +91,7 @@ describe('ladder replay', () => {
   });
 
   it('gives percentiles and divisions over active, placed players at the time of the last match', () => {
-    const sample = join(root, 'examples/sample-matches.jsonl');
+    const sample = join(ROOT, 'examples/sample-matches.jsonl');
     const placed = runReplay(sample, { system: 'teamrank', placement: 3 });
     const byId = new Map(placed.players.map((p) => [p.id, p]));
     // Eight placed players; fay alone at the top is percentile 100, ada and eli tied at the floor share percentile 1.

@@ -1,26 +1,14 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEvaluate } from '../../src/cli/evaluate.js';
 import { runFit } from '../../src/cli/fit.js';
 import { InvalidInputError } from '../../src/core/errors.js';
 import { loadFootball } from '../../src/eval/datasets.js';
+import { ROOT, runLadder, scratchFiles } from '../support/cli.js';
 
-const root = join(import.meta.dirname, '../..');
-const dir = mkdtempSync(join(tmpdir(), 'ladder-eval-'));
-const file = (name: string, text: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const file = scratchFiles('ladder-eval-');
 const fourMatches = join(import.meta.dirname, 'fixtures/four-matches.jsonl');
-
-function ladder(args: string[]) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, encoding: 'utf8' });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
-}
 
 /** A log of 60 days of games among six players whose strength follows their name, then a test part. */
 function syntheticLog(testOutcomes: 'as-strength' | 'reversed'): string {
@@ -65,7 +53,7 @@ describe('ladder evaluate', () => {
   });
 
   it('prints the documented JSON shape', () => {
-    const run = ladder(['evaluate', '--system', 'elo', '--k', '32', '--split', '2020-01-03', '--json', fourMatches]);
+    const run = runLadder(['evaluate', '--system', 'elo', '--k', '32', '--split', '2020-01-03', '--json', fourMatches]);
     expect(run.status).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out.system).toBe('elo');
@@ -77,7 +65,7 @@ describe('ladder evaluate', () => {
 
   it('exits 2 naming the line and the field for a bad match', () => {
     const bad = file('bad.jsonl', `${readFileSync(fourMatches, 'utf8')}{"at":"2020-01-05","teams":[{"players":["A"],"rank":1}]}\n`);
-    const run = ladder(['evaluate', '--system', 'elo', '--split', '2020-01-03', bad]);
+    const run = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', bad]);
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/line 5/);
     expect(run.stderr).toMatch(/field teams/);
@@ -97,7 +85,7 @@ describe('ladder evaluate', () => {
 describe('dataset loaders', () => {
   it('reads football with goals as scores and home only away from neutral venues', () => {
     // test/fixtures/football-excerpt.csv: the first six rows of martj42/international_results (CC0).
-    const matches = loadFootball(join(root, 'test/fixtures/football-excerpt.csv'));
+    const matches = loadFootball(join(ROOT, 'test/fixtures/football-excerpt.csv'));
     expect(matches).toHaveLength(6);
     expect(matches[0]).toMatchObject({ at: Date.UTC(1872, 10, 30), home: 0, teams: [{ players: [{ id: 'Scotland' }], score: 0 }, { players: [{ id: 'England' }], score: 0 }] });
     expect(matches[1]!.teams[0]!.score).toBe(4);
