@@ -184,11 +184,8 @@ async function withBackend<T>(options: { backend: 'pglite' | 'postgres'; databas
   try {
     return await run({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '' }, []);
   } finally {
-    const pg = (await import('pg')).default;
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    const { dropSchema } = await import('../store/database.js');
+    await dropSchema(databaseUrl, schema);
   }
 }
 

@@ -312,6 +312,16 @@ function unboundedDirection(games: readonly CheckedGame[]): 'above' | 'below' | 
   return undefined;
 }
 
+/**
+ * Whether a record's maximum-likelihood and netzero ratings are clamped
+ * stand-ins: 'above' when every game of positive weight is a win (the
+ * rating is at least the best opponent + the margin), 'below' when every one
+ * is a loss, null otherwise. The algorithm of 400 is never clamped.
+ */
+export function clampedDirection(games: readonly PerformanceGame[]): 'above' | 'below' | null {
+  return unboundedDirection(checkRecord(games)) ?? null;
+}
+
 type Solver = (games: readonly CheckedGame[]) => number;
 
 /**

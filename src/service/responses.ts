@@ -146,7 +146,14 @@ export const queueResponse = z.object({
   recent: z.array(recentMatch),
 });
 
-export const performanceResponse = z.object({ algo400: z.number(), maxLikelihood: z.number(), netzero: z.number(), netzeroUnordered: z.number(), path: z.array(z.number()) });
+export const performanceResponse = z.object({
+  algo400: z.number(),
+  maxLikelihood: z.number(),
+  netzero: z.number(),
+  netzeroUnordered: z.number(),
+  clamped: z.enum(['above', 'below']).nullable().describe('"above" when every game of positive weight is a win: maxLikelihood and both netzeros are then stand-ins at least the best opponent + 800; "below" for only losses; null otherwise.'),
+  path: z.array(z.number()),
+});
 
 export const correctionResponse = z.object({
   match: z.object({ id: z.string(), seq: z.number().int(), void: z.boolean() }),

@@ -295,6 +295,20 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   };
 }
 
+/**
+ * Drops a schema made for a test or a benchmark run, with everything in it.
+ * The name is checked like `PostgresOptions.schema` (identifiers cannot be parameters).
+ */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new LadderError(`schema name must be lower-case letters, digits and underscores, got ${JSON.stringify(schema)}`);
+  const db = await openPostgres({ url, max: 1 });
+  try {
+    await db.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await db.close();
+  }
+}
+
 export interface OpenDatabaseOptions {
   /** PostgreSQL connection string; when absent, embedded PGlite in `dataDir`. */
   databaseUrl?: string;

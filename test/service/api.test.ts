@@ -221,7 +221,13 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(reply.body.algo400).toBe(1600);
     // Elo K 32 from the opponents' average 1600: 1600 + 32 * (1 - 1/(1 + 10^(-100/400))).
     expect(reply.body.path[0]).toBeCloseTo(1600 + 32 * (1 - 1 / (1 + 10 ** (-100 / 400))), 9);
-    expect(Object.keys(reply.body).sort()).toEqual(['algo400', 'maxLikelihood', 'netzero', 'netzeroUnordered', 'path']);
+    expect(Object.keys(reply.body).sort()).toEqual(['algo400', 'clamped', 'maxLikelihood', 'netzero', 'netzeroUnordered', 'path']);
+    expect(reply.body.clamped).toBeNull();
+    // Only wins (a zero-weight loss does not count): the likelihood ratings are clamped stand-ins.
+    const allWins = await anon.post('/v1/performance', { games: [{ opponent: 1500, result: 'win' }, { opponent: 1700, result: 'win' }, { opponent: 1900, result: 'loss', weight: 0 }] });
+    expect(allWins.body.clamped).toBe('above');
+    expect(allWins.body.maxLikelihood).toBeGreaterThanOrEqual(1700 + 800);
+    expect((await anon.post('/v1/performance', { games: [{ opponent: 1500, result: 'loss' }] })).body.clamped).toBe('below');
     const bad = await anon.post('/v1/performance', { games: [{ opponent: 'x', result: 'win' }] });
     expect(bad.body.error.field).toBe('games[0].opponent');
   });

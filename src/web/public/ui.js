@@ -123,6 +123,10 @@ export function errorMessage(error) {
   if (error?.status === 401 || error?.status === 403) {
     return `${error.message} — this ladder is not public; enter an API key with read access under “API key”.`;
   }
+  // A private ladder answers exactly as a missing one to a caller who may not read it.
+  if (error?.status === 404 && apiKeyRejected()) {
+    return `Not found: ${error.message} — if this is a private ladder, the saved API key was refused; enter a working key under “API key”.`;
+  }
   if (error?.status === 404) return `Not found: ${error.message}`;
   return error?.message ?? String(error);
 }

@@ -1,6 +1,6 @@
 /** Performance ratings of a record of games (stateless). */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { eloReplayRule, performanceRatings } from '../../../core/performance.js';
+import { clampedDirection, eloReplayRule, performanceRatings } from '../../../core/performance.js';
 import { performanceSchema } from '../../schemas.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
@@ -13,6 +13,6 @@ export const performanceRoutes: FastifyPluginAsync<RouteOptions, RawServerDefaul
     const ratings = performanceRatings(body.games, { update });
     let rating = body.games.reduce((sum, g) => sum + g.opponent, 0) / body.games.length;
     const path = body.games.map((game) => (rating = update(rating, game)));
-    return { ...ratings, path };
+    return { ...ratings, clamped: clampedDirection(body.games), path };
   });
 };
