@@ -1,5 +1,5 @@
 // Small DOM and formatting helpers shared by the pages.
-import { apiKeyRejected } from './api.js';
+import { apiKey, apiKeyRejected } from './api.js';
 
 /**
  * Creates an element: h('a', { href: '#/x', class: 'y' }, 'text', child).
@@ -122,6 +122,13 @@ export function errorMessage(error) {
   }
   if (error?.status === 401 || error?.status === 403) {
     return `${error.message} — this ladder is not public; enter an API key with read access under “API key”.`;
+  }
+  // The service answers a private ladder as a missing one to a caller who may not read it.
+  if (error?.status === 404 && error.field === 'ladder' && apiKeyRejected()) {
+    return `Not found: ${error.message} — a private ladder looks missing without a working key, and the saved API key was refused; enter a working key under “API key”.`;
+  }
+  if (error?.status === 404 && error.field === 'ladder' && !apiKey()) {
+    return `Not found: ${error.message} — if it is a private ladder, enter an API key with read access under “API key”.`;
   }
   if (error?.status === 404) return `Not found: ${error.message}`;
   return error?.message ?? String(error);
