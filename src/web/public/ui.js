@@ -36,6 +36,25 @@ function append(parent, children) {
   }
 }
 
+/**
+ * A notice to show at the top of the page after the next render, which this
+ * starts (app.js listens for `ladder:refresh`): a write's answer stays on the
+ * screen while the page reloads what the write changed.
+ */
+let pendingNotice = null;
+
+export function refreshWithNotice(node) {
+  pendingNotice = node;
+  window.dispatchEvent(new CustomEvent('ladder:refresh'));
+}
+
+/** The notice waiting for the page just rendered, once. */
+export function takeNotice() {
+  const node = pendingNotice;
+  pendingNotice = null;
+  return node;
+}
+
 export function clear(element) {
   while (element.firstChild) element.firstChild.remove();
   return element;
