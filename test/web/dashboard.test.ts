@@ -270,6 +270,8 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
         [`/ladders/squad/players/${quitter}`, charted],
         ['/ladders/squad', '#leaderboard'],
         ['/ladders/squad/matchmaking', '#band-bars'],
+        ['/ladders/squad/matches', '#match-table'],
+        ['/ladders/duel?season=1', '#leaderboard'],
         ['/ladders/worlds', '#leaderboard-status'],
         ['/ladders/worlds/wvw', charted],
         ['/ladders/worlds/wvw?round=w1', charted],

@@ -17,6 +17,8 @@ export class ApiError extends Error {
 let memoryKey = '';
 /** The saved key the service answered 401 to; no longer sent until the key changes. */
 let rejectedKey = '';
+/** The saved key the service answered 403 to on a write: it reads but cannot write. */
+let readOnlyKey = '';
 
 export function apiKey() {
   try {
@@ -29,6 +31,7 @@ export function apiKey() {
 export function setApiKey(key) {
   memoryKey = key;
   rejectedKey = '';
+  readOnlyKey = '';
   try {
     if (key) sessionStorage.setItem(KEY_STORAGE, key);
     else sessionStorage.removeItem(KEY_STORAGE);
@@ -41,6 +44,17 @@ export function setApiKey(key) {
 export function apiKeyRejected() {
   const key = apiKey();
   return key !== '' && key === rejectedKey;
+}
+
+/**
+ * Whether to offer write actions (voiding a match): a key is saved, the
+ * service has not refused it, and it has not answered a write with 403. The
+ * service has no "which scopes has my key" call, so a read-only key learns it
+ * on its first write, which the service refuses without changing anything.
+ */
+export function canOfferWrites() {
+  const key = apiKey();
+  return key !== '' && key !== rejectedKey && key !== readOnlyKey;
 }
 
 /** The key to send: the saved one, unless the service already refused it. */
@@ -69,19 +83,23 @@ async function parse(response) {
  * One call with the saved key. A 401 to a request that carried a key means the
  * key itself is wrong (the service refuses an invalid key on every route, public
  * ones included): the key is marked rejected, `ladder:key-rejected` is fired on
- * window so the page can say so, and the call is retried without it, which
- * public ladders answer. Every call the dashboard makes is a read or the pure
- * performance calculation, so a retry is safe.
+ * window so the page can say so, and a read (or the pure performance
+ * calculation) is retried without it, which public ladders answer. A write
+ * (`write: true`) is never retried: it fails with the 401, and a 403 marks the
+ * key as one that cannot write (see canOfferWrites).
  */
-async function call(url, init) {
+async function call(url, init, { write = false } = {}) {
   const key = usableKey();
+  if (write && !key) throw new ApiError(401, { error: { code: 'unauthorized', message: 'this needs an API key with the write scope' } });
   const response = await fetch(url, { ...init, headers: headers(key, init.headers) });
+  if (write && response.status === 403 && key) readOnlyKey = key;
   if (response.status !== 401 || !key) return parse(response);
-  await response.body?.cancel();
   if (apiKey() === key && rejectedKey !== key) {
     rejectedKey = key;
     window.dispatchEvent(new CustomEvent('ladder:key-rejected'));
   }
+  if (write) return parse(response);
+  await response.body?.cancel();
   return parse(await fetch(url, { ...init, headers: headers('', init.headers) }));
 }
 
@@ -100,12 +118,16 @@ export async function get(path, query, init = {}) {
 }
 
 export async function post(path, body, init = {}) {
-  return call(apiUrl(path), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: init.signal,
-  });
+  return call(
+    apiUrl(path),
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: init.signal,
+    },
+    { write: init.write ?? false },
+  );
 }
 
 export const enc = encodeURIComponent;
@@ -119,6 +141,11 @@ export const api = {
   matches: (id, query, init) => get(`/ladders/${enc(id)}/matches`, query, init),
   rounds: (id, init) => get(`/ladders/${enc(id)}/rounds`, {}, init),
   queue: (id, init) => get(`/ladders/${enc(id)}/queue`, {}, init),
+  seasons: (id, init) => get(`/ladders/${enc(id)}/seasons`, {}, init),
+  seasonLeaderboard: (id, season, query, init) => get(`/ladders/${enc(id)}/seasons/${enc(season)}/leaderboard`, query, init),
+  seasonPlayer: (id, season, player, init) => get(`/ladders/${enc(id)}/seasons/${enc(season)}/players/${enc(player)}`, {}, init),
+  /** Voids a match (write scope): { match, changed, rerated, players: [{ id, before, after }] }. */
+  voidMatch: (id, match, reason, init = {}) => post(`/ladders/${enc(id)}/matches/${enc(match)}/void`, { reason }, { ...init, write: true }),
   performance: (body, init) => post('/performance', body, init),
   assignmentsUrl: (id) => apiUrl(`/ladders/${enc(id)}/assignments`),
 };

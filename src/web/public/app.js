@@ -1,14 +1,15 @@
 // Hash router: #/ladders, #/ladders/:id, #/ladders/:id/players/:player,
-// #/ladders/:id/wvw, #/ladders/:id/matchmaking, #/performance.
+// #/ladders/:id/matches, #/ladders/:id/wvw, #/ladders/:id/matchmaking, #/performance.
 // Hash routing keeps every page a plain static file: the server needs no
 // fallback route and links work when the dashboard is mounted under a prefix.
 import { apiKey, apiKeyRejected, setApiKey } from './api.js';
-import { clear, errorBox, h, parseHash } from './ui.js';
+import { clear, errorBox, h, parseHash, takeNotice } from './ui.js';
 import * as laddersPage from './pages/ladders.js';
 import * as leaderboardPage from './pages/leaderboard.js';
 import * as playerPage from './pages/player.js';
 import * as wvwPage from './pages/wvw.js';
 import * as matchmakingPage from './pages/matchmaking.js';
+import * as matchesPage from './pages/matches.js';
 import * as performancePage from './pages/performance.js';
 
 const routes = [
@@ -16,6 +17,7 @@ const routes = [
   { pattern: /^\/ladders\/?$/, page: laddersPage },
   { pattern: /^\/ladders\/([^/]+)\/?$/, page: leaderboardPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/players\/([^/]+)\/?$/, page: playerPage, names: ['ladder', 'player'] },
+  { pattern: /^\/ladders\/([^/]+)\/matches\/?$/, page: matchesPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/wvw\/?$/, page: wvwPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/matchmaking\/?$/, page: matchmakingPage, names: ['ladder'] },
   { pattern: /^\/performance\/?$/, page: performancePage },
@@ -59,16 +61,36 @@ async function render() {
     main.append(errorBox(error));
   } finally {
     if (!controller.signal.aborted) {
+      placeNotice(main);
       main.removeAttribute('aria-busy');
       finishNavigation(main);
     }
   }
 }
 
-/** Moves focus to the new heading so keyboard and screen reader users land on the content. */
+/** A write's answer (ui.js refreshWithNotice) goes under the page's tabs, or its heading. */
+function placeNotice(main) {
+  const notice = takeNotice();
+  if (!notice) return;
+  const anchor = main.querySelector('nav.tabs') ?? main.querySelector('h1');
+  if (anchor) anchor.after(notice);
+  else main.prepend(notice);
+}
+
+/**
+ * Moves focus to the new heading so keyboard and screen reader users land on
+ * the content, or to a write's answer when the render shows one.
+ */
 function finishNavigation(main) {
   const heading = main.querySelector('h1');
   document.title = heading ? `${heading.textContent} · Ladder` : 'Ladder dashboard';
+  const notice = main.querySelector('.write-answer');
+  if (notice) {
+    firstRender = false;
+    notice.setAttribute('tabindex', '-1');
+    notice.focus();
+    return;
+  }
   if (firstRender) {
     firstRender = false;
     return;
@@ -134,5 +156,7 @@ function showKeyProblem() {
 }
 
 window.addEventListener('hashchange', render);
+// A write (voiding a match) asks for the page again, to show what it changed.
+window.addEventListener('ladder:refresh', render);
 setupApiKeyForm();
 render();

@@ -1,5 +1,5 @@
 // Small DOM and formatting helpers shared by the pages.
-import { apiKeyRejected } from './api.js';
+import { apiKey, apiKeyRejected } from './api.js';
 
 /**
  * Creates an element: h('a', { href: '#/x', class: 'y' }, 'text', child).
@@ -34,6 +34,25 @@ function append(parent, children) {
     if (Array.isArray(child)) append(parent, child);
     else parent.append(child instanceof Node ? child : String(child));
   }
+}
+
+/**
+ * A notice to show at the top of the page after the next render, which this
+ * starts (app.js listens for `ladder:refresh`): a write's answer stays on the
+ * screen while the page reloads what the write changed.
+ */
+let pendingNotice = null;
+
+export function refreshWithNotice(node) {
+  pendingNotice = node;
+  window.dispatchEvent(new CustomEvent('ladder:refresh'));
+}
+
+/** The notice waiting for the page just rendered, once. */
+export function takeNotice() {
+  const node = pendingNotice;
+  pendingNotice = null;
+  return node;
 }
 
 export function clear(element) {
@@ -123,9 +142,12 @@ export function errorMessage(error) {
   if (error?.status === 401 || error?.status === 403) {
     return `${error.message} — this ladder is not public; enter an API key with read access under “API key”.`;
   }
-  // A private ladder answers exactly as a missing one to a caller who may not read it.
-  if (error?.status === 404 && apiKeyRejected()) {
-    return `Not found: ${error.message} — if this is a private ladder, the saved API key was refused; enter a working key under “API key”.`;
+  // The service answers a private ladder as a missing one to a caller who may not read it.
+  if (error?.status === 404 && error.field === 'ladder' && apiKeyRejected()) {
+    return `Not found: ${error.message} — a private ladder looks missing without a working key, and the saved API key was refused; enter a working key under “API key”.`;
+  }
+  if (error?.status === 404 && error.field === 'ladder' && !apiKey()) {
+    return `Not found: ${error.message} — if it is a private ladder, enter an API key with read access under “API key”.`;
   }
   if (error?.status === 404) return `Not found: ${error.message}`;
   return error?.message ?? String(error);

@@ -1,11 +1,12 @@
-import { enc } from '../api.js';
-import { h, systemLabel } from '../ui.js';
+import { api, enc } from '../api.js';
+import { formatDate, formatPercent, h, systemLabel } from '../ui.js';
 
 /** Heading and tabs shared by every page of one ladder. */
 export function ladderHeader(ladder, active, title) {
   const base = `#/ladders/${enc(ladder.id)}`;
   const tabs = [
     { key: 'leaderboard', label: 'Leaderboard', href: base },
+    { key: 'matches', label: 'Matches', href: `${base}/matches` },
     ladder.system === 'wvw' ? { key: 'wvw', label: 'World vs World', href: `${base}/wvw` } : null,
     ladder.system !== 'wvw' ? { key: 'matchmaking', label: 'Matchmaking', href: `${base}/matchmaking` } : null,
   ].filter(Boolean);
@@ -59,4 +60,147 @@ export function resultMeaning(entry, system) {
 /** A result cell's content: the result, then " · " and the note when there is one. */
 export function resultContent(result, note) {
   return [h('span', { class: 'result-word' }, result), note ? h('span', { class: 'result-note' }, ` · ${note}`) : null];
+}
+
+/** "void: <reason>", or "void" when the reason is not known. */
+export function voidLabel(details) {
+  const reason = typeof details === 'object' && details !== null ? details.reason : '';
+  return reason ? `void: ${reason}` : 'void';
+}
+
+/**
+ * The `{ at, reason }` of each voided entry of a player's history, by match id.
+ * History entries say only `void: true`; the reason is on the match in the
+ * ladder's match list (newest first by sequence number), so each voided match
+ * is looked up there: it sits at most (newest seq − its seq) places down the
+ * list, fewer when sequence numbers were skipped, so a page ending at that
+ * offset holds it, or one a little further up. Voids are rare: usually one
+ * request for the newest seq and one page.
+ */
+export async function voidDetails(ladderId, entries, signal) {
+  const found = new Map();
+  for (const entry of entries) {
+    if (entry.void && typeof entry.void === 'object') found.set(entry.matchId, entry.void);
+  }
+  const wanted = entries.filter((entry) => entry.void && !found.has(entry.matchId));
+  if (wanted.length === 0) return found;
+  const PAGE = 100;
+  const pages = new Map();
+  const page = async (offset) => {
+    if (!pages.has(offset)) pages.set(offset, (await api.matches(ladderId, { limit: PAGE, offset }, { signal })).matches);
+    return pages.get(offset);
+  };
+  const newest = (await page(0))[0]?.seq ?? 0;
+  for (const entry of wanted) {
+    let offset = Math.max(0, newest - entry.seq - PAGE + 1);
+    for (let step = 0; step < 20; step += 1) {
+      const matches = await page(offset);
+      const match = matches.find((candidate) => candidate.id === entry.matchId);
+      if (match) {
+        found.set(entry.matchId, match.void ?? true);
+        break;
+      }
+      if (matches.length === 0 || matches[0].seq < entry.seq) {
+        // Too far down the list (skipped sequence numbers): go up.
+        if (offset === 0) break;
+        offset = Math.max(0, offset - PAGE);
+      } else if (matches.length < PAGE) break;
+      // Matches arrived since: it moved down.
+      else offset += PAGE;
+    }
+  }
+  return found;
+}
+
+/** Seasons for a picker: the current one (the API lists it last) first, then the closed ones, newest first. */
+export function seasonsForPicker(seasons) {
+  return [...seasons].reverse();
+}
+
+/** The current season: the last the API lists. */
+export function currentSeason(seasons) {
+  return seasons[seasons.length - 1];
+}
+
+/**
+ * The season select: every season of the ladder, the current one first and
+ * marked "(current)", closed ones with their closing date. `chosen` is the
+ * season shown; `onChoose(name)` is called with the picked season's name.
+ */
+export function seasonPicker(seasons, chosen, onChoose) {
+  const current = currentSeason(seasons);
+  return h(
+    'div',
+    { class: 'field season-field' },
+    h('label', { for: 'season' }, 'Season'),
+    h(
+      'select',
+      { id: 'season', onchange: (event) => onChoose(event.target.value) },
+      seasonsForPicker(seasons).map((season) =>
+        h(
+          'option',
+          { value: season.name, selected: season.name === chosen.name, dataset: { current: season === current ? 'true' : 'false' } },
+          season === current ? `${season.name} (current)` : `${season.name} (closed ${formatDate(season.closedAt).slice(0, 10)})`,
+        ),
+      ),
+    ),
+  );
+}
+
+/** The ladder's seasons, or a single current season when the service does not list them. */
+export async function ladderSeasons(ladderId, signal) {
+  try {
+    const { seasons } = await api.seasons(ladderId, { signal });
+    if (Array.isArray(seasons) && seasons.length > 0) return seasons;
+  } catch (error) {
+    if (error?.name === 'AbortError') throw error;
+  }
+  return [];
+}
+
+/** A rated match's result: the winning team, a draw, or the scores. */
+export function matchResultText(teams) {
+  const ranked = teams.map((team, index) => ({ index, rank: team.rank, score: team.score }));
+  if (ranked.every((team) => team.rank !== undefined)) {
+    const best = Math.min(...ranked.map((team) => team.rank));
+    const winners = ranked.filter((team) => team.rank === best);
+    return winners.length > 1 ? 'draw' : `team ${winners[0].index + 1} won`;
+  }
+  if (ranked.every((team) => team.score !== undefined)) return ranked.map((team) => team.score).join(' – ');
+  return '–';
+}
+
+/** "squad-03 quit: counted as a loss" for the players who quit, or null. */
+export function quitNote(teams) {
+  const quitters = teams.flatMap((team) => team.quitters ?? []);
+  if (quitters.length === 0) return null;
+  return `${quitters.join(', ')} quit: counted as ${quitters.length === 1 ? 'a loss' : 'losses'}`;
+}
+
+/**
+ * The cells of one row of a match list (GET /v1/ladders/{id}/matches): when,
+ * teams, the win chance predicted before rating, the result. A voided match's
+ * result reads "void: <reason>" (the row is struck through by its `void` class).
+ */
+export function ratedMatchCells(ladderId, match) {
+  const voided = match.void !== undefined && match.void !== null && match.void !== false;
+  const note = voided ? null : quitNote(match.teams);
+  return [
+    h('td', { class: 'when' }, formatDate(match.at)),
+    h(
+      'td',
+      { class: 'teams' },
+      match.teams.map((team, index) => [
+        index > 0 ? ' vs ' : '',
+        team.players.map((member, position) => {
+          const id = typeof member === 'string' ? member : member.id;
+          return [position > 0 ? ', ' : '', h('a', { href: playerHref(ladderId, id) }, id)];
+        }),
+      ]),
+    ),
+    h('td', { class: 'num win-probability' }, (match.winProbability ?? []).map((p) => formatPercent(p, 0)).join(' / ') || '–'),
+    voided
+      ? h('td', { class: 'result void-label', title: match.void?.at ? `voided ${formatDate(match.void.at)}` : null }, voidLabel(match.void))
+      : h('td', { class: note ? 'result noted' : 'result' }, resultContent(matchResultText(match.teams), note)),
+  ];
 }

@@ -1,6 +1,6 @@
 import { api } from '../api.js';
-import { clear, errorMessage, formatDate, formatPercent, formatSeconds, h, table } from '../ui.js';
-import { ladderHeader, playerHref, resultContent } from './common.js';
+import { clear, errorMessage, formatDate, formatPercent, formatSeconds, h, hashLink, table } from '../ui.js';
+import { ladderHeader, ratedMatchCells } from './common.js';
 
 /** @default 3000 ms; short enough to feel live, long enough not to load the service. */
 const POLL_MS = 3000;
@@ -30,7 +30,13 @@ export async function render(main, { params, signal }) {
     problem,
     h('div', { class: 'grid-2' }, h('section', { 'aria-labelledby': 'band-heading' }, h('h2', { id: 'band-heading' }, 'Waiting by percentile band'), bands), h('section', { 'aria-labelledby': 'region-heading' }, h('h2', { id: 'region-heading' }, 'Waiting by region'), regions)),
     h('section', { 'aria-labelledby': 'recent-heading' }, h('h2', { id: 'recent-heading' }, 'Recently made matches'), recent),
-    h('section', { 'aria-labelledby': 'rated-heading' }, h('h2', { id: 'rated-heading' }, 'Recently rated matches'), rated),
+    h(
+      'section',
+      { 'aria-labelledby': 'rated-heading' },
+      h('h2', { id: 'rated-heading' }, 'Recently rated matches'),
+      rated,
+      h('p', {}, h('a', { href: hashLink(`/ladders/${encodeURIComponent(ladder.id)}/matches`) }, 'Every match')),
+    ),
   );
 
   let busy = false;
@@ -127,26 +133,7 @@ export async function render(main, { params, signal }) {
             id: 'rated-table',
             stack: true,
             columns: [{ label: 'When' }, { label: 'Teams' }, { label: 'Predicted', numeric: true }, { label: 'Result' }],
-            rows: matches.map((match) =>
-              h(
-                'tr',
-                { dataset: { match: match.id } },
-                h('td', {}, formatDate(match.at)),
-                h(
-                  'td',
-                  { class: 'teams' },
-                  match.teams.map((team, index) => [
-                    index > 0 ? ' vs ' : '',
-                    team.players.map((member, position) => {
-                      const id = typeof member === 'string' ? member : member.id;
-                      return [position > 0 ? ', ' : '', h('a', { href: playerHref(ladder.id, id) }, id)];
-                    }),
-                  ]),
-                ),
-                h('td', { class: 'num win-probability' }, (match.winProbability ?? []).map((p) => formatPercent(p, 0)).join(' / ')),
-                h('td', { class: quitNote(match.teams) ? 'result noted' : 'result' }, resultContent(resultText(match.teams), quitNote(match.teams))),
-              ),
-            ),
+            rows: matches.map((match) => h('tr', { class: match.void ? 'void' : null, dataset: { match: match.id } }, ratedMatchCells(ladder.id, match))),
           }),
     );
   }
@@ -172,22 +159,4 @@ export async function render(main, { params, signal }) {
     clearInterval(timer);
     stream?.close();
   };
-}
-
-/** "squad-03 quit: counted as a loss" for the players who quit, or null. */
-function quitNote(teams) {
-  const quitters = teams.flatMap((team) => team.quitters ?? []);
-  if (quitters.length === 0) return null;
-  return `${quitters.join(', ')} quit: counted as ${quitters.length === 1 ? 'a loss' : 'losses'}`;
-}
-
-function resultText(teams) {
-  const ranked = teams.map((team, index) => ({ index, rank: team.rank, score: team.score }));
-  if (ranked.every((team) => team.rank !== undefined)) {
-    const best = Math.min(...ranked.map((team) => team.rank));
-    const winners = ranked.filter((team) => team.rank === best);
-    return winners.length > 1 ? 'draw' : `team ${winners[0].index + 1} won`;
-  }
-  if (ranked.every((team) => team.score !== undefined)) return ranked.map((team) => team.score).join(' – ');
-  return '–';
 }

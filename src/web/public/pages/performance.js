@@ -261,11 +261,12 @@ async function playerRunPicker(gamesInput, signal, onLoaded) {
     }
     try {
       const count = Math.min(200, Math.max(1, Number(countInput.value) || 10));
-      const { history } = await api.history(ladderSelect.value, player, { limit: count }, { signal });
+      // A few more than asked for, so voided matches (never counted, so no game of the run) can be skipped.
+      const { history } = await api.history(ladderSelect.value, player, { limit: Math.min(500, count + 50) }, { signal });
       const lines = history
-        .slice()
+        .filter((entry) => !entry.void && typeof entry.terms?.expected === 'number' && entry.terms.expected > 0 && entry.terms.expected < 1)
+        .slice(0, count)
         .reverse()
-        .filter((entry) => typeof entry.terms?.expected === 'number' && entry.terms.expected > 0 && entry.terms.expected < 1)
         .map((entry) => `${impliedOpponent(entry.before.rating, entry.terms.expected).toFixed(1)} ${entry.result}`);
       if (lines.length === 0) {
         status.textContent = `No rated games found for ${player}.`;

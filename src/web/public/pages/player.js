@@ -1,7 +1,8 @@
-import { api, enc } from '../api.js';
+import { ApiError, api, enc } from '../api.js';
 import { lineChart } from '../charts.js';
 import { formatDate, formatNumber, formatRating, formatSigned, h, hashLink, table } from '../ui.js';
-import { ladderHeader, placementText, playerHref, resultContent, resultMeaning } from './common.js';
+import { currentSeason, ladderHeader, ladderSeasons, placementText, playerHref, resultContent, resultMeaning, seasonPicker, voidDetails, voidLabel } from './common.js';
+import { canVoid, voidButton } from './void.js';
 
 const MATCHES_PER_PAGE = 20;
 const HISTORY_PAGE = 100;
@@ -20,35 +21,58 @@ async function fetchHistory(ladderId, playerId, signal) {
 }
 
 export async function render(main, { params, query, signal }) {
-  const [ladder, player, history] = await Promise.all([
+  const [ladder, player, history, seasons] = await Promise.all([
     api.ladder(params.ladder, { signal }),
     api.player(params.ladder, params.player, { signal }),
     fetchHistory(params.ladder, params.player, signal),
+    ladderSeasons(params.ladder, signal),
   ]);
   const system = ladder.system;
   main.append(...ladderHeader(ladder, 'player', player.id));
+  const voids = await voidDetails(ladder.id, history, signal);
+  const base = `/ladders/${enc(ladder.id)}/players/${enc(player.id)}`;
 
+  // A closed season picked: the player's final standing in it instead of today's.
+  const current = currentSeason(seasons);
+  const season = seasons.find((candidate) => candidate.name === query.season && candidate !== current) ?? current;
+  const closed = season !== undefined && season !== current;
+  if (seasons.length > 0) {
+    main.append(
+      h(
+        'form',
+        { class: 'toolbar', id: 'season-form', onsubmit: (event) => event.preventDefault() },
+        seasonPicker(seasons, season, (name) => (location.hash = hashLink(base, { season: name === current.name ? '' : name }))),
+        h('p', { class: 'meta' }, closed ? `Final standing when season ${season.name} closed; the chart and matches below cover every season.` : `Standing in the current season, ${current.name}.`),
+      ),
+    );
+  }
+
+  const counted = history.filter((entry) => !entry.void);
   const stat = (label, value, key) => h('div', { dataset: { stat: key } }, h('dt', {}, label), h('dd', {}, value));
-  main.append(
-    h(
-      'dl',
-      { class: 'stats big', id: 'player-stats' },
-      stat('Rating', formatRating(player.rating, system), 'rating'),
-      player.rd !== undefined && player.rd !== null ? stat('RD', formatNumber(player.rd, 1), 'rd') : null,
-      player.volatility !== undefined && player.volatility !== null ? stat('Volatility', formatNumber(player.volatility, 4), 'volatility') : null,
-      stat('Rank', player.rank === null || player.rank === undefined ? '–' : `#${player.rank}`, 'rank'),
-      stat('Percentile', player.percentile === null || player.percentile === undefined ? '–' : String(player.percentile), 'percentile'),
-      stat('Division', player.division ?? '–', 'division'),
-      stat('Placement', placementText(player.placementRemaining), 'placement'),
-      stat('Matches', String(player.matches), 'matches'),
-      stat('Last match', formatDate(player.lastAt), 'last'),
-    ),
-    h('p', {}, h('a', { href: hashLink(`/ladders/${enc(ladder.id)}`, { around: player.id }) }, `${player.id} on the leaderboard`)),
-  );
+  if (closed) main.append(...(await seasonStanding(ladder, player.id, season, signal)));
+  else {
+    main.append(
+      h(
+        'dl',
+        { class: 'stats big', id: 'player-stats' },
+        stat('Rating', formatRating(player.rating, system), 'rating'),
+        player.rd !== undefined && player.rd !== null ? stat('RD', formatNumber(player.rd, 1), 'rd') : null,
+        player.volatility !== undefined && player.volatility !== null ? stat('Volatility', formatNumber(player.volatility, 4), 'volatility') : null,
+        stat('Rank', player.rank === null || player.rank === undefined ? '–' : `#${player.rank}`, 'rank'),
+        stat('Percentile', player.percentile === null || player.percentile === undefined ? '–' : String(player.percentile), 'percentile'),
+        stat('Division', player.division ?? '–', 'division'),
+        stat('Placement', placementText(player.placementRemaining), 'placement'),
+        stat('Matches', String(player.matches), 'matches'),
+        stat(history.length >= HISTORY_CAP ? `Record (last ${HISTORY_CAP})` : 'Record', recordText(counted, system), 'record'),
+        stat('Last match', formatDate(player.lastAt), 'last'),
+      ),
+      h('p', {}, h('a', { href: hashLink(`/ladders/${enc(ladder.id)}`, { around: player.id }) }, `${player.id} on the leaderboard`)),
+    );
+  }
 
   const cleanups = [];
-  if (history.length > 0) {
-    const chart = ratingChart(history, system, player.id);
+  if (counted.length > 0) {
+    const chart = ratingChart(counted, system, player.id);
     main.append(chart.figure);
     cleanups.push(chart.destroy);
   }
@@ -58,28 +82,88 @@ export async function render(main, { params, query, signal }) {
     main.append(h('p', {}, 'No rated matches yet.'));
     return () => cleanups.forEach((cleanup) => cleanup());
   }
+  if (counted.length < history.length) {
+    const voided = history.length - counted.length;
+    main.append(h('p', { class: 'meta', id: 'void-count' }, `${voided} voided ${voided === 1 ? 'match is' : 'matches are'} struck through: ${voided === 1 ? 'it counts' : 'they count'} in no figure on this page, and the chart skips ${voided === 1 ? 'it' : 'them'}.`));
+  }
   const pages = Math.ceil(history.length / MATCHES_PER_PAGE);
   const page = Math.min(pages, Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1));
   const shown = history.slice((page - 1) * MATCHES_PER_PAGE, page * MATCHES_PER_PAGE);
-  main.append(matchTable(shown, system, ladder.id, player.id, history.length - (page - 1) * MATCHES_PER_PAGE));
+  main.append(matchTable(shown, { ladder, playerId: player.id, numbers: matchNumbers(history), voids }));
   if (pages > 1) {
-    const base = `/ladders/${enc(ladder.id)}/players/${enc(player.id)}`;
+    const seasonQuery = closed ? season.name : '';
     main.append(
       h(
         'nav',
         { class: 'pager', 'aria-label': 'Match list pages' },
-        page > 1 ? h('a', { href: hashLink(base, { page: page - 1 }), rel: 'prev' }, '← Newer') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newer'),
+        page > 1 ? h('a', { href: hashLink(base, { page: page - 1, season: seasonQuery }), rel: 'prev' }, '← Newer') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newer'),
         h('span', {}, `Page ${page} of ${pages}`),
-        page < pages ? h('a', { href: hashLink(base, { page: page + 1 }), rel: 'next' }, 'Older →') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
+        page < pages ? h('a', { href: hashLink(base, { page: page + 1, season: seasonQuery }), rel: 'next' }, 'Older →') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
       ),
     );
   }
   return () => cleanups.forEach((cleanup) => cleanup());
 }
 
-/** Rating after each match, oldest first, starting from the rating before the first one. */
-function ratingChart(history, system, playerId) {
-  const oldestFirst = [...history].reverse();
+/** The player's final standing in a closed season (frozen by the service), or why there is none: nodes for main.append(...). */
+async function seasonStanding(ladder, playerId, season, signal) {
+  let standing;
+  try {
+    standing = await api.seasonPlayer(ladder.id, season.name, playerId, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      return [h('p', { class: 'notice', id: 'season-standing' }, `${playerId} has no standing in season ${season.name}: no match of theirs counted in it.`)];
+    }
+    throw error;
+  }
+  const stat = (label, value, key) => h('div', { dataset: { stat: key } }, h('dt', {}, label), h('dd', {}, value));
+  const leaderboardOffset = Math.floor((standing.position - 1) / 25) * 25;
+  return [
+    h('h2', { id: 'season-heading' }, `Season ${season.name}: final standing`),
+    h(
+      'dl',
+      { class: 'stats big', id: 'season-standing', 'aria-labelledby': 'season-heading' },
+      stat('Position', String(standing.position), 'position'),
+      stat('Rank', standing.rank === null || standing.rank === undefined ? '–' : `#${standing.rank}`, 'rank'),
+      stat('Rating', formatRating(standing.rating, ladder.system), 'rating'),
+      standing.rd !== undefined && standing.rd !== null ? stat('RD', formatNumber(standing.rd, 1), 'rd') : null,
+      stat('Percentile', standing.percentile === null || standing.percentile === undefined ? '–' : String(standing.percentile), 'percentile'),
+      stat('Division', standing.division ?? '–', 'division'),
+      stat('Matches', String(standing.matches), 'matches'),
+      stat('Closed', formatDate(season.closedAt), 'closed'),
+    ),
+    h('p', {}, h('a', { href: hashLink(`/ladders/${enc(ladder.id)}`, { season: season.name, offset: leaderboardOffset || '' }) }, `${playerId} in the final standings of season ${season.name}`)),
+  ];
+}
+
+/** "12 W · 7 L · 1 D" over the matches that count, a quit counted as the loss it was rated as. */
+function recordText(counted, system) {
+  const tally = { win: 0, loss: 0, draw: 0 };
+  for (const entry of counted) {
+    const meaning = resultMeaning(entry, system);
+    const result = meaning.counted === 'mixed' ? entry.result : meaning.counted;
+    if (result in tally) tally[result] += 1;
+  }
+  return `${tally.win} W · ${tally.loss} L · ${tally.draw} D`;
+}
+
+/** Match number of each counted entry (oldest is 1), by match id; voided entries get none. */
+function matchNumbers(history) {
+  const numbers = new Map();
+  let number = 0;
+  for (let index = history.length - 1; index >= 0; index -= 1) {
+    if (!history[index].void) numbers.set(history[index].matchId, (number += 1));
+  }
+  return numbers;
+}
+
+/**
+ * Rating after each counted match, oldest first, starting from the rating
+ * before the first one. Voided matches are left out: the service rated every
+ * later match again without them, so a void is no step of the rating.
+ */
+function ratingChart(counted, system, playerId) {
+  const oldestFirst = [...counted].reverse();
   const points = [oldestFirst[0].before, ...oldestFirst.map((entry) => entry.after)];
   const x = points.map((_point, index) => index);
   const rating = points.map((point) => point.rating);
@@ -126,8 +210,11 @@ function termsExplanation(system) {
   );
 }
 
-function matchTable(entries, system, ladderId, playerId, firstNumber) {
+function matchTable(entries, { ladder, playerId, numbers, voids }) {
+  const system = ladder.system;
+  const ladderId = ladder.id;
   const teamrank = system === 'teamrank';
+  const voidable = canVoid(ladder);
   const columns = [
     { label: '#', numeric: true },
     { label: 'When' },
@@ -139,21 +226,25 @@ function matchTable(entries, system, ladderId, playerId, firstNumber) {
     ...(teamrank
       ? [{ label: 'Outcome' }, { label: 'Avg-rank modifier', numeric: true }, { label: 'Quitter modifier', numeric: true }]
       : [{ label: 'Score', numeric: true }, { label: 'Expected', numeric: true }, { label: 'Surprise', numeric: true }]),
-  ];
-  const rows = entries.map((entry, index) => {
+    voidable ? { label: 'Action' } : null,
+  ].filter(Boolean);
+  const rows = entries.map((entry) => {
     const change = entry.after.rating - entry.before.rating;
     const terms = entry.terms ?? {};
     const meaning = resultMeaning(entry, system);
+    const voided = Boolean(entry.void);
     return h(
       'tr',
-      { dataset: { match: entry.matchId } },
-      h('td', { class: 'num' }, String(firstNumber - index)),
+      { class: voided ? 'void' : null, dataset: { match: entry.matchId } },
+      h('td', { class: 'num number' }, voided ? '–' : String(numbers.get(entry.matchId) ?? '–')),
       h('td', {}, formatDate(entry.at)),
-      h('td', { class: `result ${meaning.counted}${meaning.note ? ' noted' : ''}` }, resultContent(entry.result, meaning.note)),
+      voided
+        ? h('td', { class: 'result void-label' }, voidLabel(voids.get(entry.matchId)))
+        : h('td', { class: `result ${meaning.counted}${meaning.note ? ' noted' : ''}` }, resultContent(entry.result, meaning.note)),
       h('td', { class: 'teams' }, teamsCell(entry, ladderId, playerId)),
       h('td', { class: 'num before' }, formatRating(entry.before.rating, system)),
       h('td', { class: 'num after' }, formatRating(entry.after.rating, system)),
-      h('td', { class: `num change ${change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, formatSigned(change, teamrank ? 2 : 1)),
+      h('td', { class: `num change ${voided ? '' : change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, formatSigned(change, teamrank ? 2 : 1)),
       ...(teamrank
         ? [
             h('td', { class: 'outcome' }, String(terms.outcome ?? '–')),
@@ -165,6 +256,7 @@ function matchTable(entries, system, ladderId, playerId, firstNumber) {
             h('td', { class: 'num expected' }, formatNumber(terms.expected, 3)),
             h('td', { class: 'num surprise' }, formatSigned(terms.surprise, 3)),
           ]),
+      voidable ? h('td', { class: 'action' }, voided ? '' : voidButton(ladder, entry.matchId)) : null,
     );
   });
   return table({ caption: `${playerId}: matches, newest first, and the terms that moved the rating`, columns, rows, id: 'match-list', stack: true });
