@@ -649,7 +649,7 @@ export interface WhrSystem extends RatingSystem {
  * stateful: each `ratePeriod`/`rateMatch` call adds its matches to the
  * system's own history, so one system object rates one log, in time order,
  * and `states` is read only for each player's `before`. A period of matches
- * without `at` is one day of the Wiener process.
+ * without `at` is one day of the Wiener process (one period).
  */
 export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
   const history = new WhrHistory(options);
