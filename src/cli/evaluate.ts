@@ -231,7 +231,7 @@ export function register(program: Command): void {
     .option('--rd <x>', 'Glicko-2 starting and maximum RD (default 350)', numberOption('rd'))
     .option('--rating <x>', 'starting rating', numberOption('rating'))
     .option('--scale <x>', 'Elo scale (default 400)', numberOption('scale'))
-    .option('--param <key=value...>', 'any other system option, e.g. --param stakeDivisor=10 (openskill/trueskill: mu, sigma, beta, tau, drawProbability)')
+    .option('--param <key=value...>', 'any other system option, e.g. --param stakeDivisor=10 (whr: dailyVariance, priorVariance, link, window, sweeps; openskill/trueskill: mu, sigma, beta, tau, drawProbability)')
     .option('--home-advantage <points>', 'rating points added to the home team of matches that have one', numberOption('home-advantage'))
     .option('--no-continuous-time', 'Glicko-2/WvW: no RD growth between matches (one period per match)')
     .option('--scored <which>', 'test matches scored: all, any-seen or all-seen (a player seen before)', 'all')

@@ -22,11 +22,14 @@ export const FIT_RANGES: Record<string, ParameterSpec> = {
   k: { name: 'k', min: 1, max: 200, initial: 32 },
   homeAdvantage: { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 },
   stakeDivisor: { name: 'stakeDivisor', min: 2, max: 200, initial: 20 },
+  dailyVariance: { name: 'dailyVariance', min: 0.0002, max: 0.05, initial: 0.0025 },
+  priorVariance: { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
 };
 
-/** What `ladder fit` fits by default: Glicko-2 tau and starting RD, Elo K; home advantage where matches have a home side. */
+/** What `ladder fit` fits by default: Glicko-2 tau and starting RD, Elo K, WHR's Wiener variance per day and prior variance; home advantage where matches have a home side. */
 export function defaultFitFor(system: SystemName, hasHome: boolean): string[] {
-  const base = system === 'glicko2' || system === 'wvw' ? ['tau', 'rd'] : system === 'elo' ? ['k'] : ['stakeDivisor'];
+  const base =
+    system === 'glicko2' || system === 'wvw' ? ['tau', 'rd'] : system === 'elo' ? ['k'] : system === 'whr' ? ['dailyVariance', 'priorVariance'] : ['stakeDivisor'];
   return hasHome && system !== 'teamrank' ? [...base, 'homeAdvantage'] : base;
 }
 
@@ -108,9 +111,9 @@ export function register(program: Command): void {
   program
     .command('fit')
     .description('choose a system\'s parameters by minimising log-loss on the training part (before --split) only')
-    .requiredOption('--system <name>', 'glicko2|elo|wvw|teamrank')
+    .requiredOption('--system <name>', 'glicko2|elo|wvw|teamrank|whr')
     .requiredOption('--split <date>', 'first date of the test part; only matches before it are used')
-    .option('--fit <names>', `comma-separated parameters to fit (default: glicko2/wvw tau,rd; elo k; plus homeAdvantage when matches have a home side): ${Object.keys(FIT_RANGES).join(', ')}`)
+    .option('--fit <names>', `comma-separated parameters to fit (default: glicko2/wvw tau,rd; elo k; whr dailyVariance,priorVariance; plus homeAdvantage when matches have a home side): ${Object.keys(FIT_RANGES).join(', ')}`)
     .option('--burn-in <share>', 'share of the training part that only teaches before scoring starts', numberOption('burn-in'), 0.7)
     .option('--rounds <n>', 'cycles of one-parameter searches', numberOption('rounds'), 2)
     .option('--k <x>', 'fixed Elo K (when not fitted)', numberOption('k'))

@@ -4,7 +4,9 @@
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
 import { Replay, type StartingState } from '../core/replay.js';
+import type { Match } from '../core/match.js';
 import { createSystem, type PlayerState, SYSTEM_NAMES, type SystemName } from '../core/systems.js';
+import type { WhrSystem } from '../core/whr.js';
 import { wvwGroups } from '../core/wvw.js';
 import { readInputText } from '../io/jsonl.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../io/matches.js';
@@ -136,6 +138,7 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
     }
     skipped.length = 0;
   }
+  if (name === 'whr') return whrReplay(system as WhrSystem, starting, text, format, map, onInvalid, report, options, hooks);
   const run = new Replay(system, starting);
   const total = onProgress ? countLines(text) : 0;
   let done = 0;
@@ -152,6 +155,36 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
   report();
   onRead?.(run.matches);
   return standings(name, players, name === 'wvw' ? { rule: options.groupRule, seed: options.seed } : undefined, standingOptions(options, run.lastAt));
+}
+
+/**
+ * Whole-History Rating rates the whole log at once: every match is added to
+ * the history, then all timelines are smoothed to the MAP (`converge`), and
+ * the standings show each player's skill on their last day.
+ */
+function whrReplay(
+  system: WhrSystem,
+  starting: readonly StartingState[],
+  text: string,
+  format: MatchLogFormat,
+  map: ReturnType<typeof parseColumnMap> | undefined,
+  onInvalid: ((error: InvalidInputError) => void) | undefined,
+  report: () => void,
+  options: ReplayCommandOptions,
+  hooks: ReplayHooks,
+): ReplayOutput {
+  if (starting.length > 0) throw new InvalidInputError('whr rates whole histories and takes no starting states', { field: 'players' });
+  const matches: Match[] = [];
+  let lastAt: number | undefined;
+  for (const { match } of parseMatchLog(text, format, { map, onInvalid })) {
+    matches.push(match);
+    if (match.at !== undefined && (lastAt === undefined || match.at > lastAt)) lastAt = match.at;
+  }
+  system.history.addMatches(matches);
+  system.history.converge();
+  report();
+  hooks.onRead?.(matches.length);
+  return standings('whr', system.states(), undefined, standingOptions(options, lastAt));
 }
 
 function countLines(text: string): number {

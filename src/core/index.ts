@@ -55,6 +55,20 @@ export {
   type SystemOptionsByName,
 } from './systems.js';
 export { type PlayerStates, rate } from './rate.js';
+export {
+  createWhrSystem,
+  normalCdf,
+  resolveWhrOptions,
+  type ResolvedWhrOptions,
+  WHR_DEFAULTS,
+  WHR_SCALE,
+  type WhrEstimate,
+  WhrHistory,
+  type WhrLink,
+  type WhrOptions,
+  type WhrSystem,
+  whrWinProbability,
+} from './whr.js';
 export { Replay, replay, type StartingState } from './replay.js';
 export {
   algo400,

@@ -16,6 +16,7 @@ import {
 } from './glicko2.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { resolveTeamRankOptions, teamRankMatch, teamRankWinProbability, type TeamRankOptions, type TeamRankPlayer, type TeamRankResult } from './teamrank.js';
+import { createWhrSystem, type WhrOptions, type WhrSystem } from './whr.js';
 import { resolveWvwOptions, wvwGlickoScore, type WvwOptions } from './wvw.js';
 
 
@@ -31,8 +32,8 @@ function latest(a: number | undefined, b: number | undefined): number | undefine
   return a > b ? a : b;
 }
 
-export type SystemName = 'glicko2' | 'wvw' | 'teamrank' | 'elo';
-export const SYSTEM_NAMES: readonly SystemName[] = ['glicko2', 'wvw', 'teamrank', 'elo'];
+export type SystemName = 'glicko2' | 'wvw' | 'teamrank' | 'elo' | 'whr';
+export const SYSTEM_NAMES: readonly SystemName[] = ['glicko2', 'wvw', 'teamrank', 'elo', 'whr'];
 
 /** A player's state in any system: team rank keeps its rank in `rating`. */
 export interface PlayerState {
@@ -98,7 +99,7 @@ export interface RatingSystem {
   idle(state: PlayerState, periods: number): PlayerState;
 }
 
-export type SystemOptions = Glicko2Options | WvwOptions | TeamRankOptions | EloOptions;
+export type SystemOptions = Glicko2Options | WvwOptions | TeamRankOptions | EloOptions | WhrOptions;
 
 /** True for a union of several types, false for one type. */
 type IsUnion<T, All = T> = T extends unknown ? ([All] extends [T] ? false : true) : never;
@@ -109,6 +110,7 @@ export interface SystemOptionsByName {
   wvw: WvwOptions;
   teamrank: TeamRankOptions;
   elo: EloOptions;
+  whr: WhrOptions;
 }
 
 /**
@@ -129,6 +131,7 @@ export function createSystem(name: 'glicko2', options?: Glicko2Options): RatingS
 export function createSystem(name: 'wvw', options?: WvwOptions): RatingSystem;
 export function createSystem(name: 'teamrank', options?: TeamRankOptions): RatingSystem;
 export function createSystem(name: 'elo', options?: EloOptions): RatingSystem;
+export function createSystem(name: 'whr', options?: WhrOptions): WhrSystem;
 export function createSystem<Name extends SystemName>(name: Name, options?: OptionsFor<Name>): RatingSystem;
 export function createSystem(name: SystemName, options: object = {}): RatingSystem {
   const system = systemNamed(name, options);
@@ -151,6 +154,8 @@ function systemNamed(name: SystemName, options: object): RatingSystem {
       return teamRankSystem(options as TeamRankOptions);
     case 'elo':
       return eloSystem(options as EloOptions);
+    case 'whr':
+      return createWhrSystem(options as WhrOptions);
     default:
       throw new InvalidInputError(`unknown system ${JSON.stringify(name)}; expected one of ${SYSTEM_NAMES.join(', ')}`, { field: 'system' });
   }

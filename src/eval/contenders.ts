@@ -8,6 +8,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { type Match, teamPlacements } from '../core/match.js';
 import { Replay } from '../core/replay.js';
 import { createSystem, type PlayerState, type RatingSystem, type SystemName } from '../core/systems.js';
+import { WHR_SCALE, WhrHistory, type WhrOptions } from '../core/whr.js';
 
 /**
  * A match as the evaluation reads it: a core Match, plus the index of the
@@ -158,8 +159,41 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
   };
 }
 
+/**
+ * Whole-History Rating, driven on its history directly: each match is
+ * predicted from the skills as they stand (every earlier match learnt, the
+ * day's earlier matches included), then added. The RatingSystem wrapper
+ * would give the same predictions for the match's players, but the
+ * re-smoothing of a closed day moves players outside the match, whose
+ * states a Replay would not see.
+ */
+export function whrContender(systemOptions: Record<string, unknown> = {}, options: CoreContenderOptions = {}): Contender {
+  // Validates the options (unknown keys included) the way createSystem does.
+  const system = createSystem('whr', systemOptions as WhrOptions);
+  const history = new WhrHistory(system.options);
+  const homeOffset = (options.homeAdvantage ?? 0) / WHR_SCALE;
+  const parameters: Record<string, ParameterValue> = {};
+  for (const [key, value] of Object.entries(system.options)) {
+    if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') parameters[key] = value;
+  }
+  if (options.homeAdvantage) parameters.homeAdvantage = options.homeAdvantage;
+  return {
+    label: 'whr',
+    parameters,
+    predict(match) {
+      requireTwoTeams(match);
+      return history.predictMatch(match, homeOffset);
+    },
+    update(match) {
+      history.addMatch(match, homeOffset);
+    },
+    known: (id) => history.has(id),
+  };
+}
+
 /** Creates a core system by name and wraps it. */
 export function systemContender(name: SystemName, systemOptions: Record<string, unknown> = {}, options: CoreContenderOptions = {}): Contender {
+  if (name === 'whr') return whrContender(systemOptions, options);
   return coreContender(createSystem(name, systemOptions), options);
 }
 

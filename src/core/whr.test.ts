@@ -1,0 +1,215 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from './errors.js';
+import type { Match } from './match.js';
+import { replay } from './replay.js';
+import { createSystem } from './systems.js';
+import { inverseMillsRatio, normalCdf, WHR_SCALE, WhrHistory, whrWinProbability } from './whr.js';
+
+const DAY = 86_400_000;
+const sigma = (d: number) => 1 / (1 + Math.exp(-d));
+const game = (winner: string, loser: string, day?: number): Match => ({
+  ...(day !== undefined ? { at: day * DAY } : {}),
+  teams: [{ players: [{ id: winner }], rank: 1 }, { players: [{ id: loser }], rank: 2 }],
+});
+
+function history(matches: Match[], options: ConstructorParameters<typeof WhrHistory>[0] = {}): WhrHistory {
+  const h = new WhrHistory(options);
+  for (const m of matches) h.addMatch(m);
+  h.converge(1e-12, 5000);
+  return h;
+}
+
+describe('whr: hand-worked cases', () => {
+  it('two players, one game: the MAP solves x = σ0² σ(−2x), by symmetry r_B = −r_A', () => {
+    // Log-posterior: ln σ(a − b) − a²/2 − b²/2 (σ0² = 1). Setting the gradient
+    // to zero: 1 − σ(a − b) = a and 1 − σ(a − b) = −b, so b = −a = −x with
+    // x = σ(−2x). Bisection by hand on f(x) = σ(−2x) − x: f(0.337) = +6.1e-4,
+    // f(0.3375) = −1.2e-4, … x = 0.33741580717.
+    const h = history([game('a', 'b', 0)], { priorVariance: 1 });
+    const a = h.estimate('a')!;
+    const b = h.estimate('b')!;
+    expect(a.mean).toBeCloseTo(0.3374158071711996, 10);
+    expect(b.mean).toBeCloseTo(-0.3374158071711996, 10);
+    expect(a.mean).toBeCloseTo(sigma(-2 * a.mean), 12);
+    // Laplace variance of a, b held fixed (WHR's per-player Hessian): 1/(1 + h), h = p(1 − p).
+    const p = sigma(2 * a.mean);
+    expect(a.variance).toBeCloseTo(1 / (1 + p * (1 - p)), 10);
+  });
+
+  it('a player with two days of games and the Wiener prior', () => {
+    // a beats b on day 0, a beats c on day 1; σ0² = 1, w² = 1 per day. The MAP solves
+    //   (1 − σ(a0 − b)) − a0 − (a0 − a1) = 0,   (1 − σ(a1 − c)) − (a1 − a0) = 0,
+    //   −(1 − σ(a0 − b)) − b = 0,               −(1 − σ(a1 − c)) − c = 0,
+    // solved independently by gradient ascent: a0 0.55472989, a1 0.81074834, b −0.29871145, c −0.25601844.
+    const h = history([game('a', 'b', 0), game('a', 'c', 1)], { priorVariance: 1, dailyVariance: 1 });
+    const [a0, a1] = h.timeline('a').map((n) => n.mean) as [number, number];
+    expect(h.timeline('a').map((n) => n.day)).toEqual([0, 1]);
+    expect(a0).toBeCloseTo(0.55472989, 7);
+    expect(a1).toBeCloseTo(0.81074834, 7);
+    expect(h.estimate('b')!.mean).toBeCloseTo(-0.29871145, 7);
+    expect(h.estimate('c')!.mean).toBeCloseTo(-0.25601844, 7);
+    // Variance of the last day: (A⁻¹)₂₂ of A = [[2 + h0, −1], [−1, 1 + h1]] = (2 + h0)/((2 + h0)(1 + h1) − 1).
+    const h0 = sigma(a0 - h.estimate('b')!.mean) * (1 - sigma(a0 - h.estimate('b')!.mean));
+    const h1 = sigma(a1 - h.estimate('c')!.mean) * (1 - sigma(a1 - h.estimate('c')!.mean));
+    expect(h.estimate('a')!.variance).toBeCloseTo((2 + h0) / ((2 + h0) * (1 + h1) - 1), 10);
+    expect(h.estimate('a')!.variance).toBeCloseTo(1.355236822341292, 7);
+    // A later prediction adds w² per idle day to the variance.
+    const out = new Float64Array(2);
+    h.skillAt('a', 4, out);
+    expect(out[1]).toBeCloseTo(1.355236822341292 + 3, 7);
+  });
+
+  it('probit link: one game gives x = σ0² λ(2x), λ = φ/Φ', () => {
+    const h = history([game('a', 'b', 0)], { priorVariance: 1, link: 'probit' });
+    const x = h.estimate('a')!.mean;
+    expect(x).toBeCloseTo(inverseMillsRatio(2 * x), 7);
+    expect(h.estimate('b')!.mean).toBeCloseTo(-x, 10);
+    // Bisection on λ(2x) − x with the exact Φ (erfc): x = 0.382638…; the erfc used here is good to 1.2e-7.
+    expect(x).toBeCloseTo(0.3826383, 6);
+  });
+
+  it('normal cdf and the inverse Mills ratio', () => {
+    expect(normalCdf(0)).toBeCloseTo(0.5, 7);
+    expect(normalCdf(1.959964)).toBeCloseTo(0.975, 6);
+    expect(inverseMillsRatio(0)).toBeCloseTo(2 / Math.sqrt(2 * Math.PI), 6);
+    // Far in the tail λ(z) ≈ −z: no 0/0.
+    expect(inverseMillsRatio(-40)).toBeCloseTo(40.025, 2);
+    expect(Number.isFinite(inverseMillsRatio(-1e4))).toBe(true);
+  });
+
+  it('win probability integrates the uncertainty', () => {
+    expect(whrWinProbability(1, 0, 'logistic')).toBeCloseTo(sigma(1), 12);
+    expect(whrWinProbability(1, 1, 'logistic')).toBeLessThan(sigma(1));
+    expect(whrWinProbability(1, 1, 'probit')).toBeCloseTo(normalCdf(1 / Math.SQRT2), 7);
+  });
+
+  it('symmetry: the mirrored log gives the negated skills', () => {
+    const log = [game('a', 'b', 0), game('b', 'c', 0), game('a', 'c', 2), game('c', 'a', 5)];
+    // Every result reversed: the winner's team takes the loser's rank.
+    const mirrored = log.map((m) => ({ ...m, teams: [{ ...m.teams[0]!, rank: m.teams[1]!.rank }, { ...m.teams[1]!, rank: m.teams[0]!.rank }] }));
+    const h = history(log);
+    const g = history(mirrored);
+    for (const id of ['a', 'b', 'c']) expect(g.estimate(id)!.mean).toBeCloseTo(-h.estimate(id)!.mean, 9);
+  });
+
+  it('a draw between equals moves nobody', () => {
+    const h = history([{ at: 0, teams: [{ players: [{ id: 'a' }], rank: 1 }, { players: [{ id: 'b' }], rank: 1 }] }]);
+    expect(h.estimate('a')!.mean).toBeCloseTo(0, 12);
+  });
+});
+
+describe('whr: incremental', () => {
+  it('re-smoothing a closed day corrects the past: a later result moves an earlier day', () => {
+    const h = new WhrHistory({ dailyVariance: 0.01 });
+    h.addMatch(game('a', 'b', 0));
+    h.addMatch(game('b', 'c', 1));
+    const before = h.timeline('b')[0]!.mean;
+    h.addMatch(game('b', 'd', 2));
+    h.addMatch(game('x', 'y', 3)); // a new day closes day 2
+    expect(h.timeline('b')[0]!.mean).toBeGreaterThan(before);
+  });
+
+  it('incremental estimates approach the converged MAP', () => {
+    const log: Match[] = [];
+    for (let d = 0; d < 30; d++) log.push(game(['a', 'b', 'c'][d % 3]!, ['b', 'c', 'a'][d % 3]!, d), game('a', 'c', d));
+    const h = new WhrHistory({ window: 64, sweeps: 4 });
+    for (const m of log) h.addMatch(m);
+    h.closeDay();
+    const converged = history(log);
+    for (const id of ['a', 'b', 'c']) expect(h.estimate(id)!.mean).toBeCloseTo(converged.estimate(id)!.mean, 2);
+  });
+
+  it('a late match (before the player\'s last day) joins the last day', () => {
+    const h = new WhrHistory();
+    h.addMatch(game('a', 'b', 5));
+    h.addMatch(game('a', 'b', 3));
+    expect(h.timeline('a').map((n) => n.day)).toEqual([5]);
+  });
+});
+
+describe('whr: properties', () => {
+  const logArb = fc.array(fc.record({ w: fc.integer({ min: 0, max: 4 }), l: fc.integer({ min: 0, max: 4 }), gap: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 25 });
+  const toLog = (entries: Array<{ w: number; l: number; gap: number }>): Match[] => {
+    let day = 0;
+    return entries
+      .filter((e) => e.w !== e.l)
+      .map((e) => {
+        day += e.gap;
+        return game(`p${e.w}`, `p${e.l}`, day);
+      });
+  };
+
+  it('a win never lowers the winner\'s current estimate (converged)', () => {
+    fc.assert(
+      fc.property(logArb, fc.integer({ min: 0, max: 4 }), fc.integer({ min: 1, max: 4 }), fc.constantFrom('logistic', 'probit'), (entries, w, shift, link) => {
+        const log = toLog(entries);
+        const lastDay = log.length > 0 ? log[log.length - 1]!.at! / DAY : 0;
+        const winner = `p${w}`;
+        const loser = `p${(w + shift) % 5}`;
+        const without = history(log, { link: link as 'logistic' | 'probit' });
+        const withWin = history([...log, game(winner, loser, lastDay)], { link: link as 'logistic' | 'probit' });
+        const before = without.estimate(winner)?.mean ?? 0;
+        expect(withWin.estimate(winner)!.mean).toBeGreaterThanOrEqual(before - 1e-9);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('no NaN over random logs: teams, draws, several teams, both links, incremental and converged', () => {
+    const matchArb = fc.record({
+      gap: fc.integer({ min: 0, max: 40 }),
+      teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), { minLength: 2, maxLength: 3 }),
+    });
+    fc.assert(
+      fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
+        let day = 0;
+        const h = new WhrHistory({ link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
+        for (const r of raw) {
+          day += r.gap;
+          const match: Match = { at: day * DAY, teams: r.teams.map((t) => ({ players: t.players.map((p) => ({ id: `p${p}` })), rank: t.rank })) };
+          if (match.teams.length === 2) {
+            const p = h.predictMatch(match);
+            expect(p).toBeGreaterThan(0);
+            expect(p).toBeLessThan(1);
+          }
+          h.addMatch(match);
+        }
+        for (const id of h.playerIds()) {
+          const e = h.estimate(id)!;
+          expect(Number.isFinite(e.mean) && e.variance > 0 && Number.isFinite(e.variance)).toBe(true);
+        }
+        h.converge(1e-9, 50);
+        for (const id of h.playerIds()) expect(Number.isFinite(h.estimate(id)!.mean)).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('whr as a RatingSystem', () => {
+  it('createSystem("whr") rates through Replay, states on the Elo scale', () => {
+    const system = createSystem('whr', { priorVariance: 1 });
+    const states = replay(system, [game('a', 'b', 0)]);
+    const a = states.get('a')!;
+    expect(a.rating).toBeCloseTo(1500 + 0.3374158 * WHR_SCALE, 0);
+    expect(a.rd).toBeGreaterThan(0);
+    expect(a.matches).toBe(1);
+    expect(system.predict([[a], [states.get('b')!]])[0]).toBeGreaterThan(0.5);
+    expect(system.idle(a, 10).rd).toBeGreaterThan(a.rd!);
+  });
+
+  it('rejects unknown and bad options, naming them', () => {
+    expect(() => createSystem('whr', { tau: 0.5 } as never)).toThrow(InvalidInputError);
+    expect(() => createSystem('whr', { dailyVariance: -1 })).toThrow(/dailyVariance/);
+    expect(() => createSystem('whr', { link: 'cauchy' } as never)).toThrow(/link/);
+  });
+
+  it('untimed matches: each rating period is one day', () => {
+    const system = createSystem('whr');
+    system.ratePeriod([game('a', 'b'), game('a', 'c')], new Map());
+    system.rateMatch(game('b', 'c'), new Map());
+    expect(system.history.timeline('a').map((n) => n.day)).toEqual([0]);
+    expect(system.history.timeline('b').map((n) => n.day)).toEqual([0, 1]);
+  });
+});
