@@ -8,6 +8,7 @@ import { benchMatchmaking } from './matchmaking.js';
 import { benchStandings } from './standings.js';
 import { benchEvaluate } from './evaluate.js';
 import { runServiceLoadBenchmarks } from './load.js';
+import { benchBalance } from './balance.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -15,6 +16,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   standings: () => benchStandings(),
   evaluate: () => benchEvaluate(),
   load: () => runServiceLoadBenchmarks({ memory: true }),
+  balance: () => benchBalance(),
 };
 
 const wanted = process.argv.slice(2);

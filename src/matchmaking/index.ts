@@ -11,3 +11,13 @@ export {
   parseMode,
   type PassResult,
 } from './matchmaker.js';
+export {
+  balance,
+  BALANCE_DEFAULTS,
+  type BalanceOptions,
+  type BalancePlayer,
+  type BalanceRequest,
+  type BalanceResult,
+  imbalanceOf,
+  type TeamPredictor,
+} from './balance.js';
