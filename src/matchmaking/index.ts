@@ -1,5 +1,15 @@
 /** Matchmaking: tickets, widening filters and the pass that forms matches. */
-export { FILTER_DEFAULTS, type FilterDefaults, parseTicket, type PlayerFilter, type Ticket, type TicketPlayer } from './ticket.js';
+export {
+  FILTER_DEFAULTS,
+  type FilterDefaults,
+  parseTicket,
+  type PlayerFilter,
+  type Ticket,
+  type TicketInput,
+  type TicketPlayer,
+  type TicketPlayerInput,
+} from './ticket.js';
+export { type Backfill, type BackfillInput, type BackfillPlayerInput, type BackfillResult, parseBackfill } from './backfill.js';
 export { effectiveWithin, resolveWidening, type ResolvedWidening, WIDENING_DEFAULTS, type WideningOptions, wideningStep } from './widening.js';
 export {
   balanceTeams,
