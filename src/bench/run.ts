@@ -9,6 +9,7 @@ import { benchStandings } from './standings.js';
 import { benchEvaluate } from './evaluate.js';
 import { runServiceLoadBenchmarks } from './load.js';
 import { benchBalance } from './balance.js';
+import { benchIntegrity } from './integrity.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   evaluate: () => benchEvaluate(),
   load: () => runServiceLoadBenchmarks({ memory: true }),
   balance: () => benchBalance(),
+  integrity: () => benchIntegrity(),
 };
 
 const wanted = process.argv.slice(2);
