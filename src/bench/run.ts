@@ -4,7 +4,7 @@
  * this command.
  */
 import { benchRating } from './rating.js';
-import { benchMatchmaking } from './matchmaking.js';
+import { benchBackfill, benchMatchmaking } from './matchmaking.js';
 import { benchStandings } from './standings.js';
 import { benchEvaluate } from './evaluate.js';
 import { runServiceLoadBenchmarks } from './load.js';
@@ -14,6 +14,7 @@ import { benchIntegrity } from './integrity.js';
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
   matchmaking: () => benchMatchmaking(),
+  backfill: () => benchBackfill(),
   standings: () => benchStandings(),
   evaluate: () => benchEvaluate(),
   load: () => runServiceLoadBenchmarks({ memory: true }),
