@@ -2,22 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { invalidField } from '../../test/support/invalid-field.js';
 import { type BackfillInput, Matchmaker, matchmake, type TicketInput } from './index.js';
-
-function solo(id: string, at: number, percentile: number, options: { within?: number; strict?: boolean; maxPing?: number; pings?: Record<string, number>; rating?: number } = {}): TicketInput {
-  return {
-    id,
-    at,
-    players: [
-      {
-        id: `${id}-p`,
-        percentile,
-        ...(options.rating === undefined ? {} : { rating: options.rating }),
-        pings: options.pings ?? { eu: 30 },
-        filter: { within: options.within ?? 10, strict: options.strict ?? false, maxPing: options.maxPing ?? 100 },
-      },
-    ],
-  };
-}
+import { solo } from '../../test/support/tickets.js';
 
 function party(id: string, at: number, percentiles: number[], pings: Record<string, number> = { eu: 30 }): TicketInput {
   return { id, at, players: percentiles.map((percentile, k) => ({ id: `${id}-p${k}`, percentile, pings, filter: { within: 10, strict: false, maxPing: 100 } })) };

@@ -111,6 +111,29 @@ function bucketOf(percentile: number): number {
 }
 
 /**
+ * Whether a walk outward from bucket `center` has left [low, high] in both
+ * directions at `distance`. Ranges only narrow as tickets join, so once out
+ * it stays out.
+ */
+function walkDone(center: number, distance: number, low: number, high: number): boolean {
+  const upOut = center + distance >= BUCKETS || center + distance + 1 > high;
+  const downOut = center - distance < 0 || center - distance + 2 <= low;
+  return upOut && downOut;
+}
+
+/**
+ * The bucket a walk from `center` visits at `distance` on `side` (0 up, 1
+ * down), or -1: off the ladder, distance 0 seen twice, or no lowest
+ * percentile there can lie in [low, high] (bucket b holds [b+1, b+2)).
+ */
+function walkBucket(center: number, distance: number, side: number, low: number, high: number): number {
+  if (distance === 0 && side === 1) return -1;
+  const b = side === 0 ? center + distance : center - distance;
+  if (b < 0 || b >= BUCKETS || b + 2 <= low || b + 1 > high) return -1;
+  return b;
+}
+
+/**
  * A queue of tickets with incremental passes: `add` and `cancel` at any
  * time, `pass(now)` forms what it can and removes the matched tickets.
  *
@@ -488,16 +511,10 @@ export class Matchmaker {
         const base = region * BUCKETS;
         // Walk buckets outward from the anchor's centre while they can still hold compatible tickets.
         search: for (let distance = 0; distance < BUCKETS; distance++) {
-          // Ranges only narrow as tickets join, so once both directions leave the range they stay out.
-          const upOut = center + distance >= BUCKETS || center + distance + 1 > high;
-          const downOut = center - distance < 0 || center - distance + 2 <= low;
-          if (upOut && downOut) break;
+          if (walkDone(center, distance, low, high)) break;
           for (let side = 0; side < 2; side++) {
-            if (distance === 0 && side === 1) continue;
-            const b = side === 0 ? center + distance : center - distance;
-            if (b < 0 || b >= BUCKETS) continue;
-            // Bucket b holds lowest percentiles in [b+1, b+2).
-            if (b + 2 <= low || b + 1 > high) continue;
+            const b = walkBucket(center, distance, side, low, high);
+            if (b === -1) continue;
             const end = starts[base + b + 1];
             for (let e = nextLive(starts[base + b], end); e < end; e = nextLive(e + 1, end)) {
               const c = entries[e];
@@ -604,13 +621,10 @@ export class Matchmaker {
       const base = region * BUCKETS;
       let examined = 0;
       search: for (let distance = 0; distance < BUCKETS; distance++) {
-        const upOut = center + distance >= BUCKETS || center + distance + 1 > high;
-        const downOut = center - distance < 0 || center - distance + 2 <= low;
-        if (upOut && downOut) break;
+        if (walkDone(center, distance, low, high)) break;
         for (let side = 0; side < 2; side++) {
-          if (distance === 0 && side === 1) continue;
-          const b = side === 0 ? center + distance : center - distance;
-          if (b < 0 || b >= BUCKETS || b + 2 <= low || b + 1 > high) continue;
+          const b = walkBucket(center, distance, side, low, high);
+          if (b === -1) continue;
           const end = starts[base + b + 1];
           for (let e = nextLive(starts[base + b], end); e < end; e = nextLive(e + 1, end)) {
             if (++examined > maxCandidates) break search;
