@@ -116,6 +116,25 @@ describe('backfill: rules worked by hand', () => {
     expect(mm.pass(2).backfills).toEqual([]);
   });
 
+  it('hands back the remaining request for the one-shot matchmake, newcomers and their filters included', () => {
+    const first = matchmake([solo('t1', 0, 58, { within: 10 })], 0, { teamSize: 3 }, [backfill('b', [[50], [50]], { filter: { maxPing: 90 } })]);
+    const remaining = first.backfills[0].remaining!;
+    expect(remaining.teams).toEqual([['b-a0', 't1-p'], ['b-b0']]);
+    expect(remaining.players!['t1-p']).toEqual({ percentile: 58, filter: { within: 10, strict: false } });
+    expect(remaining.filter).toEqual({ maxPing: 90 });
+    // Next pass: 45 is outside the newcomer's 58 ± 10, 52 is inside everyone's range.
+    const second = matchmake([solo('t2', 1, 45, { within: 20 }), solo('t3', 1, 52)], 1, { teamSize: 3 }, [remaining]);
+    expect(second.backfills[0].added.flat()).toEqual(['t3']);
+    // The same as a long-lived matchmaker.
+    const mm = new Matchmaker({ teamSize: 3 });
+    mm.addBackfill(backfill('b', [[50], [50]], { filter: { maxPing: 90 } }));
+    mm.add(solo('t1', 0, 58, { within: 10 }));
+    mm.pass(0);
+    mm.add(solo('t2', 1, 45, { within: 20 }));
+    mm.add(solo('t3', 1, 52));
+    expect(mm.pass(1).backfills).toEqual(second.backfills);
+  });
+
   it('never adds a player already in the match', () => {
     const request = backfill('b', [[50], []]);
     const mm = new Matchmaker({ teamSize: 2 });

@@ -76,6 +76,30 @@ export interface BackfillResult {
   open: number[];
   /** Every slot filled: the request has left the matchmaker. */
   filled: boolean;
+  /**
+   * When not filled: the request as it stands now, newcomers on its teams
+   * with their percentile, rating and filter — what a caller of the one-shot
+   * `matchmake` stores and sends with its next pass. (A newcomer party is
+   * carried as solo players there, so its players must each hold later
+   * newcomers, a little stricter than the party's span that a long-lived
+   * `Matchmaker` keeps.)
+   */
+  remaining?: BackfillInput;
+}
+
+/** A deep copy of a validated request. */
+export function copyBackfill(request: Backfill): Backfill {
+  return {
+    ...request,
+    teams: request.teams.map((team) => [...team]),
+    players: Object.fromEntries(Object.entries(request.players).map(([id, p]) => [id, { ...p, filter: { ...p.filter } }])),
+  };
+}
+
+/** A validated request back in the input form (every player's filter spelled out). */
+export function backfillInput(request: Backfill): BackfillInput {
+  const { maxPing, ...rest } = copyBackfill(request);
+  return { ...rest, ...(maxPing === Infinity ? {} : { filter: { maxPing } }) };
 }
 
 /**

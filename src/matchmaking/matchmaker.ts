@@ -28,7 +28,7 @@
  * pointers, and each anchor examines at most `maxCandidates` live tickets.
  */
 import { InvalidInputError } from '../core/errors.js';
-import { type Backfill, type BackfillInput, type BackfillResult, BackfillState, parseBackfill } from './backfill.js';
+import { type Backfill, type BackfillInput, backfillInput, type BackfillResult, BackfillState, copyBackfill, parseBackfill } from './backfill.js';
 import { type FilterDefaults, parseTicketInto, type PlayerFilter, resolveFilterDefaults, type Ticket, TicketColumns, type TicketInput, type TicketPlayer } from './ticket.js';
 import { effectiveWithin, resolveWidening, type ResolvedWidening, type WideningOptions } from './widening.js';
 
@@ -314,11 +314,7 @@ export class Matchmaker {
 
   /** The open backfill requests, oldest first, with the players they have gained so far. */
   backfills(): Backfill[] {
-    return this.backfillQueue.map(({ request }) => ({
-      ...request,
-      teams: request.teams.map((team) => [...team]),
-      players: Object.fromEntries(Object.entries(request.players).map(([id, p]) => [id, { ...p, filter: { ...p.filter } }])),
-    }));
+    return this.backfillQueue.map(({ request }) => copyBackfill(request));
   }
 
   /**
@@ -683,6 +679,7 @@ export class Matchmaker {
         players: request.teams.map((team) => [...team]),
         open: request.teams.map((_, t) => state.open(t)),
         filled: openTotal === 0,
+        ...(openTotal === 0 ? {} : { remaining: backfillInput(request) }),
       });
     }
     this.backfillQueue = this.backfillQueue.filter((state) => state.request.teams.some((_, t) => state.open(t) > 0));
