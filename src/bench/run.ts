@@ -4,19 +4,24 @@
  * this command.
  */
 import { benchRating } from './rating.js';
-import { benchMatchmaking } from './matchmaking.js';
+import { benchBackfill, benchMatchmaking } from './matchmaking.js';
 import { benchStandings } from './standings.js';
 import { benchEvaluate } from './evaluate.js';
 import { runServiceLoadBenchmarks } from './load.js';
 import { benchCorrections } from './corrections.js';
+import { benchBalance } from './balance.js';
+import { benchIntegrity } from './integrity.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
   matchmaking: () => benchMatchmaking(),
+  backfill: () => benchBackfill(),
   standings: () => benchStandings(),
   evaluate: () => benchEvaluate(),
   load: () => runServiceLoadBenchmarks({ memory: true }),
   corrections: () => benchCorrections(),
+  balance: () => benchBalance(),
+  integrity: () => benchIntegrity(),
 };
 
 const wanted = process.argv.slice(2);

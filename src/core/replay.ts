@@ -112,3 +112,55 @@ export function replay(system: RatingSystem, matches: Iterable<Match>, starting:
   for (const match of matches) run.push(match);
   return run.finish();
 }
+
+/** What voiding matches by id does to a log. */
+export interface VoidPlan {
+  /** The log without the voided matches, in order. */
+  kept: Match[];
+  /**
+   * Index in `kept` (and in the original log: nothing before it is removed)
+   * of the first match whose rating may change: the first match of the
+   * rating period that held the earliest voided match. Every match before it
+   * rates exactly as before, so a replay may resume from the states at that
+   * point. `kept.length` when nothing is voided.
+   */
+  restartAt: number;
+  /** Ids asked for that name at least one match of the log (every match with the id is removed). */
+  voided: string[];
+  /** Ids asked for that name no match of the log. */
+  missing: string[];
+}
+
+/** Splits a log into what stays after voiding `voidedIds` and where its ratings first change. */
+export function voidPlan(matches: readonly Match[], voidedIds: Iterable<string>): VoidPlan {
+  const wanted = new Set(voidedIds);
+  const found = new Set<string>();
+  const kept: Match[] = [];
+  let first = -1;
+  matches.forEach((match, index) => {
+    if (match.id !== undefined && wanted.has(match.id)) {
+      found.add(match.id);
+      if (first === -1) first = index;
+    } else {
+      kept.push(match);
+    }
+  });
+  let restartAt = kept.length;
+  if (first !== -1) {
+    // Back to the start of the rating period (consecutive matches of one `period`).
+    restartAt = first;
+    const period = matches[first].period;
+    while (period !== undefined && restartAt > 0 && matches[restartAt - 1].period === period) restartAt--;
+  }
+  return { kept, restartAt, voided: [...wanted].filter((id) => found.has(id)), missing: [...wanted].filter((id) => !found.has(id)) };
+}
+
+/**
+ * The states after replaying the log without the matches whose id is in
+ * `voidedIds` — what a voided match leaves behind. Ids that name no match
+ * are ignored (see `voidPlan` for which ids matched and where a replay may
+ * resume).
+ */
+export function replayWithout(system: RatingSystem, matches: readonly Match[], voidedIds: Iterable<string>, starting: readonly StartingState[] = []): Map<string, PlayerState> {
+  return replay(system, voidPlan(matches, voidedIds).kept, starting);
+}

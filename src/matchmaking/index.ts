@@ -1,5 +1,15 @@
 /** Matchmaking: tickets, widening filters and the pass that forms matches. */
-export { FILTER_DEFAULTS, type FilterDefaults, parseTicket, type PlayerFilter, type Ticket, type TicketPlayer } from './ticket.js';
+export {
+  FILTER_DEFAULTS,
+  type FilterDefaults,
+  parseTicket,
+  type PlayerFilter,
+  type Ticket,
+  type TicketInput,
+  type TicketPlayer,
+  type TicketPlayerInput,
+} from './ticket.js';
+export { type Backfill, type BackfillInput, backfillInput, type BackfillPlayerInput, type BackfillResult, parseBackfill } from './backfill.js';
 export { effectiveWithin, resolveWidening, type ResolvedWidening, WIDENING_DEFAULTS, type WideningOptions, wideningStep } from './widening.js';
 export {
   balanceTeams,
@@ -11,3 +21,13 @@ export {
   parseMode,
   type PassResult,
 } from './matchmaker.js';
+export {
+  balance,
+  BALANCE_DEFAULTS,
+  type BalanceOptions,
+  type BalancePlayer,
+  type BalanceRequest,
+  type BalanceResult,
+  imbalanceOf,
+  type TeamPredictor,
+} from './balance.js';

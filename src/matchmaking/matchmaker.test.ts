@@ -2,24 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../core/errors.js';
 import { balanceTeams, effectiveWithin, Matchmaker, matchmake, parseMode, parseTicket, resolveWidening, type Ticket } from './index.js';
+import { solo } from '../../test/support/tickets.js';
 
 const widening = resolveWidening();
-
-function solo(id: string, at: number, percentile: number, options: { within?: number; strict?: boolean; maxPing?: number; pings?: Record<string, number>; rating?: number } = {}): Ticket {
-  return {
-    id,
-    at,
-    players: [
-      {
-        id: `${id}-p`,
-        percentile,
-        ...(options.rating === undefined ? {} : { rating: options.rating }),
-        pings: options.pings ?? { eu: 30 },
-        filter: { within: options.within ?? 10, strict: options.strict ?? false, maxPing: options.maxPing ?? 100 },
-      },
-    ],
-  };
-}
 
 /**
  * Independent reading of the rules: the width a player's filter has after

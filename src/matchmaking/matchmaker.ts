@@ -17,6 +17,10 @@
  *   and lets each unmatched ticket anchor a match, filling it with the
  *   closest compatible tickets in skill (oldest first within a percentile).
  * - Deterministic: the clock is an argument and ties break by ticket id.
+ * - Backfill requests (a match in progress with open slots) are served
+ *   before new matches form, oldest request first, under the same rules
+ *   (backfill.ts): the pass builds its index, fills the requests from it,
+ *   then lets the remaining tickets anchor matches.
  *
  * Speed: tickets are bucketed by region and whole percentile of their
  * lowest player, so an anchor only looks at buckets inside its range,
@@ -24,7 +28,8 @@
  * pointers, and each anchor examines at most `maxCandidates` live tickets.
  */
 import { InvalidInputError } from '../core/errors.js';
-import { type FilterDefaults, parseTicketInto, type PlayerFilter, resolveFilterDefaults, type Ticket, TicketColumns, type TicketPlayer } from './ticket.js';
+import { type Backfill, type BackfillInput, backfillInput, type BackfillResult, BackfillState, copyBackfill, parseBackfill } from './backfill.js';
+import { type FilterDefaults, parseTicketInto, type PlayerFilter, resolveFilterDefaults, type Ticket, TicketColumns, type TicketInput, type TicketPlayer } from './ticket.js';
 import { effectiveWithin, resolveWidening, type ResolvedWidening, type WideningOptions } from './widening.js';
 
 export interface MatchmakerOptions {
@@ -74,6 +79,8 @@ export interface PassResult {
   matches: FormedMatch[];
   /** Ids of the tickets still waiting, oldest first. */
   waiting: string[];
+  /** Backfill requests that gained players in this pass, oldest request first. */
+  backfills: BackfillResult[];
 }
 
 /** Team size from a mode like "6v6" or "1v1". */
@@ -101,6 +108,29 @@ const STEP = 7;
 /** Bucket of a lowest percentile: bucket b holds [b+1, b+2); 100 joins 99. */
 function bucketOf(percentile: number): number {
   return Math.min(BUCKETS - 1, Math.floor(percentile) - 1);
+}
+
+/**
+ * Whether a walk outward from bucket `center` has left [low, high] in both
+ * directions at `distance`. Ranges only narrow as tickets join, so once out
+ * it stays out.
+ */
+function walkDone(center: number, distance: number, low: number, high: number): boolean {
+  const upOut = center + distance >= BUCKETS || center + distance + 1 > high;
+  const downOut = center - distance < 0 || center - distance + 2 <= low;
+  return upOut && downOut;
+}
+
+/**
+ * The bucket a walk from `center` visits at `distance` on `side` (0 up, 1
+ * down), or -1: off the ladder, distance 0 seen twice, or no lowest
+ * percentile there can lie in [low, high] (bucket b holds [b+1, b+2)).
+ */
+function walkBucket(center: number, distance: number, side: number, low: number, high: number): number {
+  if (distance === 0 && side === 1) return -1;
+  const b = side === 0 ? center + distance : center - distance;
+  if (b < 0 || b >= BUCKETS || b + 2 <= low || b + 1 > high) return -1;
+  return b;
 }
 
 /**
@@ -169,6 +199,8 @@ export class Matchmaker {
   /** Index entries the live tickets need: one per region each can play in. */
   private entryTotal = 0;
   private readonly passBuffers = new PassBuffers();
+  /** Open backfill requests, oldest (`at`, then id) first. */
+  private backfillQueue: BackfillState[] = [];
 
   constructor(options: MatchmakerOptions = {}) {
     this.teamSize = options.teamSize ?? 6;
@@ -192,11 +224,12 @@ export class Matchmaker {
   }
 
   /**
-   * Queues a ticket (validated; unknown input is accepted and checked).
-   * Throws InvalidInputError on a bad ticket, a ticket id already queued or
-   * a player already queued in another ticket; the queue is unchanged then.
+   * Queues a ticket. Filters may be left out or partial (`filterDefaults`
+   * fill them in). Validated at run time, so untrusted input may be passed
+   * in: throws InvalidInputError on a bad ticket, a ticket id already queued
+   * or a player already queued in another ticket; the queue is unchanged then.
    */
-  add(input: Ticket | unknown): void {
+  add(input: TicketInput): void {
     const t = this.columns;
     parseTicketInto(input, this.teamSize, this.filterDefaults, t);
     if (this.waitingSlotOfTicket(t.id) !== -1) throw new InvalidInputError(`ticket "${t.id}" is already queued`, { field: 'id' });
@@ -250,6 +283,38 @@ export class Matchmaker {
     this.cancelledCount++;
     this.entryTotal -= bitCount(this.masks[slot]);
     return true;
+  }
+
+  /**
+   * Opens a backfill request: at the next passes, before new matches form,
+   * waiting tickets fill its open slots (see backfill.ts for the rules).
+   * Throws InvalidInputError naming the field on a bad request, an id
+   * already open, or a match player who is waiting in a ticket.
+   */
+  addBackfill(input: BackfillInput): void {
+    const request = parseBackfill(input, this.teamSize, this.filterDefaults, (playerId) => {
+      const slot = this.waitingSlotOfPlayer(playerId);
+      return slot === -1 ? undefined : this.ticketIds[slot];
+    });
+    if (this.backfillQueue.some((b) => b.request.id === request.id)) throw new InvalidInputError(`backfill "${request.id}" is already open`, { field: 'id' });
+    const state = new BackfillState(request, this.widening);
+    const queue = this.backfillQueue;
+    let at = queue.length;
+    while (at > 0 && (queue[at - 1].request.at > request.at || (queue[at - 1].request.at === request.at && queue[at - 1].request.id > request.id))) at--;
+    queue.splice(at, 0, state);
+  }
+
+  /** Withdraws an open backfill request; returns whether it was open. */
+  removeBackfill(backfillId: string): boolean {
+    const index = this.backfillQueue.findIndex((b) => b.request.id === backfillId);
+    if (index === -1) return false;
+    this.backfillQueue.splice(index, 1);
+    return true;
+  }
+
+  /** The open backfill requests, oldest first, with the players they have gained so far. */
+  backfills(): Backfill[] {
+    return this.backfillQueue.map(({ request }) => copyBackfill(request));
   }
 
   /**
@@ -391,6 +456,8 @@ export class Matchmaker {
     };
 
     const maxCandidates = this.maxCandidates;
+    // Open backfills first: the tickets they take are marked matched, so the anchors below pass them over.
+    const backfills = this.backfillQueue.length === 0 ? [] : this.fillBackfills(now, slots, starts, entries, entryRec, matched, nextLive);
     const matches: FormedMatch[] = [];
     // Scratch for one attempt: a match holds at most 2·teamSize tickets.
     const chosen = new Int32Array(2 * s);
@@ -440,16 +507,10 @@ export class Matchmaker {
         const base = region * BUCKETS;
         // Walk buckets outward from the anchor's centre while they can still hold compatible tickets.
         search: for (let distance = 0; distance < BUCKETS; distance++) {
-          // Ranges only narrow as tickets join, so once both directions leave the range they stay out.
-          const upOut = center + distance >= BUCKETS || center + distance + 1 > high;
-          const downOut = center - distance < 0 || center - distance + 2 <= low;
-          if (upOut && downOut) break;
+          if (walkDone(center, distance, low, high)) break;
           for (let side = 0; side < 2; side++) {
-            if (distance === 0 && side === 1) continue;
-            const b = side === 0 ? center + distance : center - distance;
-            if (b < 0 || b >= BUCKETS) continue;
-            // Bucket b holds lowest percentiles in [b+1, b+2).
-            if (b + 2 <= low || b + 1 > high) continue;
+            const b = walkBucket(center, distance, side, low, high);
+            if (b === -1) continue;
             const end = starts[base + b + 1];
             for (let e = nextLive(starts[base + b], end); e < end; e = nextLive(e + 1, end)) {
               const c = entries[e];
@@ -506,7 +567,129 @@ export class Matchmaker {
     const waiting = new Array<string>(remaining);
     for (let i = 0; i < remaining; i++) waiting[i] = this.ticketIds[kept[i]];
     this.compact(kept);
-    return { matches, waiting };
+    return { matches, waiting, backfills };
+  }
+
+  /**
+   * Fills the open backfill requests, oldest first, from the pass's index.
+   * For each: the entries of its region, buckets outward from the middle of
+   * its players' percentiles, oldest first within a bucket (as an anchor
+   * walks them), at most `maxCandidates` examined; a ticket joins when its
+   * range holds every player of the match (newcomers included) and every
+   * player's and newcomer's range holds its players (the match's players
+   * need not hold each other), its worst ping in the region is within the request's maxPing, none of
+   * its players is already in the match, and a team has room for the whole
+   * party — the team with the most open slots, ties to the lower average
+   * rank. The newcomers are then exchanged between teams (equal player
+   * counts) while that narrows the spread of team average ranks.
+   */
+  private fillBackfills(
+    now: number,
+    slots: Int32Array,
+    starts: Int32Array,
+    entries: Int32Array,
+    entryRec: Float64Array,
+    matched: Uint8Array,
+    nextLive: (from: number, end: number) => number,
+  ): BackfillResult[] {
+    const results: BackfillResult[] = [];
+    const lastLevel = this.levels - 1;
+    const stride = this.regionStride;
+    const maxCandidates = this.maxCandidates;
+    for (const state of this.backfillQueue) {
+      const request = state.request;
+      const region = this.regionBits.get(request.region);
+      if (region === undefined) continue; // no ticket has ever named the region
+      const waited = now - request.at;
+      const step = waited <= 0 ? 0 : Math.min(Math.floor(waited / this.widening.everySeconds), lastLevel);
+      let low = state.ranges[2 * step];
+      let high = state.ranges[2 * step + 1];
+      let pMin = state.minPercentile;
+      let pMax = state.maxPercentile;
+      const teamCount = request.teams.length;
+      const open = request.teams.map((_, t) => state.open(t));
+      const sums = [...state.rankSums];
+      const counts = [...state.counts];
+      let openTotal = open.reduce((a, b) => a + b, 0);
+      // Chosen tickets: queue position, team, size, rank sum.
+      const chosen: Array<{ position: number; team: number; size: number; rankSum: number }> = [];
+      const center = pMin <= pMax ? bucketOf((pMin + pMax) / 2) : BUCKETS / 2; // an emptied match starts mid-ladder
+      const base = region * BUCKETS;
+      let examined = 0;
+      search: for (let distance = 0; distance < BUCKETS; distance++) {
+        if (walkDone(center, distance, low, high)) break;
+        for (let side = 0; side < 2; side++) {
+          const b = walkBucket(center, distance, side, low, high);
+          if (b === -1) continue;
+          const end = starts[base + b + 1];
+          for (let e = nextLive(starts[base + b], end); e < end; e = nextLive(e + 1, end)) {
+            if (++examined > maxCandidates) break search;
+            const c = entries[e];
+            const co = e * ENTRY;
+            const cLow = entryRec[co + LOW];
+            const cHigh = entryRec[co + HIGH];
+            const cMin = entryRec[co + MIN_P];
+            const cMax = entryRec[co + MAX_P];
+            // Both ways: the ticket's range holds every player, every player's (and newcomer's) range holds the ticket's players.
+            // Unlike an anchor's match, the match's own players need not hold each other: they are already playing.
+            if (cLow > pMin || pMax > cHigh || cMin < low || cMax > high) continue;
+            const slot = slots[c];
+            if (this.worstPings[slot * stride + region] > request.maxPing) continue;
+            if (this.inRoster(slot, state.roster)) continue;
+            const size = entryRec[co + SIZE];
+            let team = -1;
+            for (let t = 0; t < teamCount; t++) {
+              if (open[t] < size) continue;
+              if (team === -1 || open[t] > open[team] || (open[t] === open[team] && sums[t] * Math.max(1, counts[team]) < sums[team] * Math.max(1, counts[t]))) team = t;
+            }
+            if (team === -1) continue;
+            const rankSum = entryRec[co + RANK_SUM];
+            matched[c] = 1;
+            chosen.push({ position: c, team, size, rankSum });
+            open[team] -= size;
+            openTotal -= size;
+            sums[team] += rankSum;
+            counts[team] += size;
+            low = Math.max(low, cLow);
+            high = Math.min(high, cHigh);
+            pMin = Math.min(pMin, cMin);
+            pMax = Math.max(pMax, cMax);
+            if (openTotal === 0) break search;
+          }
+        }
+      }
+      if (chosen.length === 0) continue;
+      rebalanceNewcomers(chosen, sums, counts);
+      chosen.sort((a, b) => a.position - b.position);
+      const added: string[][] = request.teams.map(() => []);
+      for (const { position, team } of chosen) {
+        const slot = slots[position];
+        added[team].push(this.ticketIds[slot]);
+        const players = [];
+        for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) {
+          players.push({ id: this.playerIds[row], percentile: this.playerPercentiles[row], rating: this.playerRatings[row], within: this.playerWithin[row], strict: this.playerStrict[row] === 1 });
+        }
+        state.join(team, players);
+      }
+      results.push({
+        id: request.id,
+        match: request.match,
+        region: request.region,
+        added,
+        players: request.teams.map((team) => [...team]),
+        open: request.teams.map((_, t) => state.open(t)),
+        filled: openTotal === 0,
+        ...(openTotal === 0 ? {} : { remaining: backfillInput(request) }),
+      });
+    }
+    this.backfillQueue = this.backfillQueue.filter((state) => state.request.teams.some((_, t) => state.open(t) > 0));
+    return results;
+  }
+
+  /** Whether any player of the ticket in `slot` is in the set. */
+  private inRoster(slot: number, roster: ReadonlySet<string>): boolean {
+    for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) if (roster.has(this.playerIds[row])) return true;
+    return false;
   }
 
   /** Slot of the waiting ticket with this id, or -1. */
@@ -1069,18 +1252,64 @@ function balanceInto(k: number, sizes: Int32Array, rankSums: Float64Array, teamS
 }
 
 /**
- * One pass over a batch of tickets (pure: a fresh queue each call). Tickets
- * are validated; a bad one throws InvalidInputError naming its index.
+ * Exchanges newcomers of equal player counts between teams while that
+ * narrows the spread (highest − lowest) of the teams' average ranks. `sums`
+ * and `counts` are the teams' totals with the newcomers in; updated in place.
  */
-export function matchmake(tickets: readonly unknown[], now: number, options: MatchmakerOptions = {}): PassResult {
-  const matchmaker = new Matchmaker(options);
-  tickets.forEach((ticket, index) => {
-    try {
-      matchmaker.add(ticket);
-    } catch (error) {
-      if (error instanceof InvalidInputError) throw new InvalidInputError(`ticket ${index}: ${error.message}`, { field: error.field });
-      throw error;
+function rebalanceNewcomers(chosen: Array<{ team: number; size: number; rankSum: number }>, sums: number[], counts: number[]): void {
+  const spread = () => {
+    let low = Infinity;
+    let high = -Infinity;
+    for (let t = 0; t < sums.length; t++) {
+      if (counts[t] === 0) continue;
+      const average = sums[t] / counts[t];
+      low = Math.min(low, average);
+      high = Math.max(high, average);
     }
-  });
+    return high - low;
+  };
+  const exchange = (a: (typeof chosen)[number], b: (typeof chosen)[number]) => {
+    sums[a.team] += b.rankSum - a.rankSum;
+    sums[b.team] += a.rankSum - b.rankSum;
+    [a.team, b.team] = [b.team, a.team];
+  };
+  for (let round = 0; round < chosen.length; round++) {
+    let best = spread() - 1e-12;
+    let pick: [number, number] | null = null;
+    for (let i = 0; i < chosen.length; i++) {
+      for (let j = i + 1; j < chosen.length; j++) {
+        if (chosen[i].team === chosen[j].team || chosen[i].size !== chosen[j].size) continue;
+        exchange(chosen[i], chosen[j]);
+        const after = spread();
+        exchange(chosen[i], chosen[j]);
+        if (after < best) {
+          best = after;
+          pick = [i, j];
+        }
+      }
+    }
+    if (pick === null) break;
+    exchange(chosen[pick[0]], chosen[pick[1]]);
+  }
+}
+
+/**
+ * One pass over a batch of tickets and backfill requests (pure: a fresh
+ * queue each call). Everything is validated; a bad ticket or request throws
+ * InvalidInputError naming its index and field.
+ */
+export function matchmake(tickets: readonly TicketInput[], now: number, options: MatchmakerOptions = {}, backfills: readonly BackfillInput[] = []): PassResult {
+  const matchmaker = new Matchmaker(options);
+  const each = <T>(items: readonly T[], what: string, add: (item: T) => void) =>
+    items.forEach((item, index) => {
+      try {
+        add(item);
+      } catch (error) {
+        if (error instanceof InvalidInputError) throw new InvalidInputError(`${what} ${index}: ${error.message}`, { field: error.field });
+        throw error;
+      }
+    });
+  each(tickets, 'ticket', (ticket) => matchmaker.add(ticket));
+  each(backfills, 'backfill', (backfill) => matchmaker.addBackfill(backfill));
   return matchmaker.pass(now);
 }

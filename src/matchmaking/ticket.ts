@@ -39,6 +39,26 @@ export interface Ticket {
   players: TicketPlayer[];
 }
 
+/**
+ * A ticket as a caller sends it: `filter` and each of its fields may be left
+ * out (the matchmaker's `filterDefaults` fill them in), ids may be numbers.
+ * Every `Ticket` is a `TicketInput`. The matchmaker validates at run time
+ * whatever it is given, so untrusted input may be passed in as this type.
+ */
+export interface TicketInput {
+  id: string | number;
+  at: number;
+  players: TicketPlayerInput[];
+}
+
+export interface TicketPlayerInput {
+  id: string | number;
+  percentile: number;
+  rating?: number;
+  pings: Record<string, number>;
+  filter?: Partial<PlayerFilter>;
+}
+
 /** Defaults for a player who sends no filter (or only part of one). */
 export interface FilterDefaults {
   /** @default 10 — wide enough to match quickly at launch-size queues, close enough that a 6v6 stays within a tenth of the ladder. */
@@ -51,11 +71,11 @@ export interface FilterDefaults {
 
 export const FILTER_DEFAULTS: Readonly<PlayerFilter> = Object.freeze({ within: 10, strict: false, maxPing: 150 });
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'number') return String(value);
@@ -63,17 +83,17 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
-function fail(field: string, message: string): never {
+export function fail(field: string, message: string): never {
   throw new InvalidInputError(message, { field });
 }
 
-function parseNumber(value: unknown, field: string, min: number, max = Infinity): number {
+export function parseNumber(value: unknown, field: string, min: number, max = Infinity): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) fail(field, `must be a finite number, got ${describe(value)}`);
   if (value < min || value > max) fail(field, max === Infinity ? `must be at least ${min}, got ${value}` : `must be from ${min} to ${max}, got ${value}`);
   return value;
 }
 
-function parseId(value: unknown, field: string): string {
+export function parseId(value: unknown, field: string): string {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string' || value.length === 0) fail(field, `must be a non-empty string id, got ${describe(value)}`);
   const problem = identifierProblem(value);

@@ -40,6 +40,35 @@ describe('simulate (small run)', () => {
   });
 });
 
+describe('simulate with injected cheaters', () => {
+  const report = simulate({ players: 160, days: 0.5, teamSize: 2, seed: 4, quitRate: 0.05, keepLog: true, cheats: { winTraders: 2, boosters: 2, arrangedPerDay: 24 } });
+  const sides = (match: NonNullable<typeof report.log>[number], id: string) => match.teams.findIndex((team) => team.players.some((p) => p.id === id));
+
+  it('logs every rated match and plays arranged matches on opposite teams', () => {
+    const log = report.log!;
+    const cheaters = report.cheaters!;
+    expect(log).toHaveLength(report.matches + cheaters.arrangedMatches);
+    expect(cheaters.arrangedMatches).toBeGreaterThan(0);
+    expect(new Set(log.map((m) => m.id)).size).toBe(log.length);
+    expect(log.some((m) => m.teams.some((t) => t.players.some((p) => p.quit)))).toBe(true);
+    for (const [a, b] of cheaters.winTraders) {
+      // The two as opponents (with this seed only in their arranged matches): taking turns, a first.
+      const met = log.filter((m) => sides(m, a) !== -1 && sides(m, b) !== -1 && sides(m, a) !== sides(m, b));
+      expect(met.length).toBeGreaterThanOrEqual(2);
+      expect(met.every((m, k) => (m.teams[sides(m, a)].rank === 1) === (k % 2 === 0))).toBe(true);
+    }
+    for (const { booster, boostee } of cheaters.boosters) {
+      for (const m of log) if (sides(m, booster) !== -1 && sides(m, boostee) !== -1) expect(m.teams[sides(m, boostee)].rank).toBe(1);
+    }
+  });
+
+  it('leaves a run without these options as it was (no extra draws)', () => {
+    const plain = simulate({ players: 160, days: 0.5, teamSize: 2, seed: 4 });
+    const off = simulate({ players: 160, days: 0.5, teamSize: 2, seed: 4, quitRate: 0, cheats: {}, keepLog: false });
+    expect(off).toEqual(plain);
+  });
+});
+
 describe('synthetic queue', () => {
   it('is valid input for the matchmaker and matches most of a large queue', () => {
     const tickets = syntheticQueue({ tickets: 3000, seed: 9 });

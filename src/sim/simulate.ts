@@ -14,6 +14,15 @@
  * - arrivals follow the day: an idle player queues in a tick with a
  *   probability that peaks in the evening (sinusoid over 24 h, peak 20:00).
  * - matches last `matchSeconds`; then players idle again.
+ * - optional, for the integrity report (all off by default, and then the
+ *   run is exactly what it was without them): honest quits (`quitRate`: each
+ *   player of a match quits with this chance, at a uniform 30–90 % of the
+ *   match), and cheaters (`cheats`) who play arranged matches outside the
+ *   matchmaker — the two of a pair on opposite teams, filled with random
+ *   idle players — besides their normal queueing. Win-traders (any two solo
+ *   players) take turns winning; boosters (a player from the top tenth of
+ *   true skill) always lose to their boostee (one from the bottom half) and
+ *   quit `boosterQuitShare` of those matches.
  */
 import { createSystem, type Match, type PlayerState, type SystemName } from '../core/index.js';
 import { Leaderboard } from '../standings/leaderboard.js';
@@ -45,6 +54,32 @@ export interface SimulationOptions {
   settleTolerance?: number;
   /** Matches for the rating-error curve. @default 60 */
   curveMatches?: number;
+  /** Chance each player of a matchmade match quits partway (honest quits). @default 0 */
+  quitRate?: number;
+  /** Cheaters injected into the population. @default none */
+  cheats?: CheatOptions;
+  /** Keep every rated match (matchmade and arranged) in the report's `log`. @default false */
+  keepLog?: boolean;
+}
+
+export interface CheatOptions {
+  /** Pairs of win-traders. @default 0 */
+  winTraders?: number;
+  /** Booster pairs (a strong booster, a weak boostee). @default 0 */
+  boosters?: number;
+  /** Arranged matches each cheating pair tries to play per day (when both are idle). @default 6 */
+  arrangedPerDay?: number;
+  /** Share of arranged matches in which the booster quits. @default 0.5 */
+  boosterQuitShare?: number;
+}
+
+/** Who cheated, for scoring a detector. */
+export interface InjectedCheaters {
+  /** Win-trading pairs. */
+  winTraders: Array<[string, string]>;
+  boosters: Array<{ booster: string; boostee: string }>;
+  /** Arranged matches played. */
+  arrangedMatches: number;
 }
 
 export interface Quantiles {
@@ -80,6 +115,10 @@ export interface SimulationReport {
   matchesToSettle: { settled: number; notSettled: number; p50: number; p90: number };
   /** Mean |percentile − true percentile| after k matches, k = 1..curveMatches. */
   errorCurve: number[];
+  /** Every rated match in order, with `keepLog`. */
+  log?: Match[];
+  /** The injected cheaters, with `cheats`. */
+  cheaters?: InjectedCheaters;
 }
 
 interface SimPlayer {
@@ -124,7 +163,12 @@ const SIM_DEFAULTS: Required<SimulationOptions> = {
   placementMatches: 10,
   settleTolerance: 10,
   curveMatches: 60,
+  quitRate: 0,
+  cheats: {},
+  keepLog: false,
 };
+
+const CHEAT_DEFAULTS: Required<CheatOptions> = { winTraders: 0, boosters: 0, arrangedPerDay: 6, boosterQuitShare: 0.5 };
 
 export function simulate(options: SimulationOptions = {}): SimulationReport {
   const o: Required<SimulationOptions> = { ...SIM_DEFAULTS, ...options };
@@ -171,6 +215,63 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
   }
 
   const byId = new Map(players.map((p) => [p.id, p]));
+  const log: Match[] | undefined = o.keepLog ? [] : undefined;
+  let matchNumber = 0;
+  const rate = (record: Match, at: number): void => {
+    const rated = system.rateMatch(record, states);
+    for (const change of rated.players) {
+      states.set(change.id, change.after);
+      board.upsert(change.id, change.after.rating, at, change.after.matches);
+    }
+    log?.push(record);
+  };
+  // Cheaters (drawn only when asked for, so a run without them is unchanged).
+  const cheats = { ...CHEAT_DEFAULTS, ...o.cheats };
+  const cheatPairs: Array<{ kind: 'trade' | 'boost'; a: SimPlayer; b: SimPlayer; played: number }> = [];
+  if (cheats.winTraders > 0 || cheats.boosters > 0) {
+    const taken = new Set<SimPlayer>();
+    const pick = (pool: SimPlayer[]): SimPlayer => {
+      const free = pool.filter((p) => !taken.has(p) && p.party === -1);
+      if (free.length === 0) throw new RangeError('simulate: not enough solo players for the cheaters asked for');
+      const chosen = free[Math.floor(random() * free.length)];
+      taken.add(chosen);
+      return chosen;
+    };
+    for (let i = 0; i < cheats.winTraders; i++) cheatPairs.push({ kind: 'trade', a: pick(players), b: pick(players), played: 0 });
+    const top = bySkill.slice(Math.floor(0.9 * bySkill.length));
+    const bottom = bySkill.slice(0, Math.floor(0.5 * bySkill.length));
+    for (let i = 0; i < cheats.boosters; i++) cheatPairs.push({ kind: 'boost', a: pick(top), b: pick(bottom), played: 0 });
+  }
+  const cheaters = new Set(cheatPairs.flatMap((pair) => [pair.a, pair.b]));
+  const idle = (p: SimPlayer, now: number) => !p.queued && p.busyUntil <= now;
+  /** One arranged match of a cheating pair at `now`; false when there are not enough idle players to fill it. */
+  const arrange = (pair: (typeof cheatPairs)[number], now: number): boolean => {
+    const pool = players.filter((p) => idle(p, now) && !cheaters.has(p));
+    const need = 2 * o.teamSize - 2;
+    if (pool.length < need) return false;
+    for (let i = 0; i < need; i++) {
+      const j = i + Math.floor(random() * (pool.length - i));
+      [pool[i], pool[j]] = [pool[j], pool[i]];
+    }
+    const teams = [[pair.a, ...pool.slice(0, o.teamSize - 1)], [pair.b, ...pool.slice(o.teamSize - 1, need)]];
+    // Traders take turns; a boostee (b) always wins.
+    const winner = pair.kind === 'trade' ? pair.played % 2 : 1;
+    const boosterQuits = pair.kind === 'boost' && random() < cheats.boosterQuitShare;
+    const quitAt = Math.floor(o.matchSeconds * (0.3 + 0.6 * random()));
+    const at = (now + o.matchSeconds) * 1000;
+    const record: Match = {
+      id: `m${matchNumber++}`,
+      at,
+      teams: teams.map((team, t) => ({
+        players: team.map((p) => (boosterQuits && p === pair.a ? { id: p.id, seconds: quitAt, quit: true } : { id: p.id, seconds: o.matchSeconds })),
+        rank: t === winner ? 1 : 2,
+      })),
+    };
+    rate(record, at);
+    for (const team of teams) for (const p of team) p.busyUntil = now + o.matchSeconds;
+    pair.played++;
+    return true;
+  };
   const ticketInfo = new Map<string, { at: number; band: string; region: string; size: number }>();
   const waits = { band: new Map<string, number[]>(), region: new Map<string, number[]>(), party: new Map<string, number[]>(), all: [] as number[] };
   const push = (map: Map<string, number[]>, key: string, value: number) => {
@@ -191,6 +292,9 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
   for (let now = 0; now < end; now += o.tickSeconds) {
     const hour = (now / 3600) % 24;
     const joinPerTick = (o.peakJoinsPerHour * (0.55 + 0.45 * Math.cos((2 * Math.PI * (hour - 20)) / 24)) * o.tickSeconds) / 3600;
+    for (const pair of cheatPairs) {
+      if (idle(pair.a, now) && idle(pair.b, now) && random() < (cheats.arrangedPerDay * o.tickSeconds) / 86_400) arrange(pair, now);
+    }
     // Arrivals: a solo player or a whole party (when every member is idle).
     for (const player of players) {
       if (player.queued || player.busyUntil > now || random() >= joinPerTick) continue;
@@ -240,15 +344,14 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
       formed.push({ match, predicted, truth });
       const winner = performance[0] >= performance[1] ? 0 : 1;
       const at = (now + o.matchSeconds) * 1000;
+      const player = (id: string) =>
+        o.quitRate > 0 && random() < o.quitRate ? { id, seconds: Math.floor(o.matchSeconds * (0.3 + 0.6 * random())), quit: true } : { id, seconds: o.matchSeconds };
       const record: Match = {
+        id: `m${matchNumber++}`,
         at,
-        teams: match.players.map((ids, team) => ({ players: ids.map((id) => ({ id, seconds: o.matchSeconds })), rank: team === winner ? 1 : 2 })),
+        teams: match.players.map((ids, team) => ({ players: ids.map(player), rank: team === winner ? 1 : 2 })),
       };
-      const rated = system.rateMatch(record, states);
-      for (const change of rated.players) {
-        states.set(change.id, change.after);
-        board.upsert(change.id, change.after.rating, at, change.after.matches);
-      }
+      rate(record, at);
       for (const team of teamPlayers) {
         for (const p of team) {
           p.queued = false;
@@ -317,6 +420,16 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
     worstPingP95: worstPings.length === 0 ? NaN : worstPings[Math.min(worstPings.length - 1, Math.floor(0.95 * worstPings.length))],
     matchesToSettle: { settled: settle.length, notSettled, p50: settleQ.p50, p90: settleQ.p90 },
     errorCurve,
+    ...(log === undefined ? {} : { log }),
+    ...(cheatPairs.length === 0
+      ? {}
+      : {
+          cheaters: {
+            winTraders: cheatPairs.filter((p) => p.kind === 'trade').map((p): [string, string] => [p.a.id, p.b.id]),
+            boosters: cheatPairs.filter((p) => p.kind === 'boost').map((p) => ({ booster: p.a.id, boostee: p.b.id })),
+            arrangedMatches: cheatPairs.reduce((n, p) => n + p.played, 0),
+          },
+        }),
   };
 }
 

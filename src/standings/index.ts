@@ -22,3 +22,4 @@ export {
   standingsAt,
 } from './leaderboard.js';
 export { RankTree } from './rank-tree.js';
+export { type FrozenStanding, freezeStandings, softReset, type SoftResetOptions } from './season.js';
