@@ -171,3 +171,18 @@ export const seasonPlayerResponse = frozenStanding.extend({ season: z.string() }
 
 export const predictionResponse = z.object({ probabilities: z.array(z.number()).describe('Each team’s chance of winning (two teams: draws count half).') });
 export const deletedLadderResponse = z.object({ id: z.string(), deleted: z.literal(true) });
+
+export const balanceResponse = z.object({
+  teams: z.array(z.array(z.string())),
+  probabilities: z.array(z.number()),
+  imbalance: z.number().describe('Largest distance of a team’s win probability from 1/teams; 0 is perfectly even.'),
+  exact: z.boolean().describe('Every split was tried (up to 16 players); otherwise the local-search heuristic of docs/MATCHMAKING.md.'),
+});
+
+export const integrityResponse = z.object({
+  matches: z.number().int(),
+  players: z.number().int(),
+  quitRate: z.number(),
+  tested: z.object({ pairs: z.number().int(), players: z.number().int() }),
+  entries: z.array(z.record(z.string(), z.unknown())).describe('Most suspicious first, each with its evidence (docs/INTEGRITY.md).'),
+});

@@ -188,6 +188,19 @@ export const seasonSchema = z
   })
   .strict();
 
+export const balanceSchema = z
+  .object({
+    players: z.array(id).min(2).max(64),
+    parties: z.array(z.array(id).min(1).max(16)).max(32).optional().describe('Players who must play on one team.'),
+    teams: z.number().int().min(2).max(8).optional().describe('Number of teams. Default 2.'),
+  })
+  .strict();
+
+export const integrityQuerySchema = z.object({
+  matches: z.coerce.number().int().min(1).max(200_000).optional().describe('Most recent matches examined. Default 20,000.'),
+  limit: z.coerce.number().int().min(1).max(500).optional().describe('Most entries returned. Default 100.'),
+});
+
 export const predictSchema = z
   .object({
     teams: z.array(z.object({ players: z.array(id).min(1).max(64) }).strict()).min(2).max(16),

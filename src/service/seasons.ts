@@ -14,7 +14,8 @@
  */
 import type { z } from 'zod';
 import type { PlayerState, RatingSystem } from '../core/systems.js';
-import { Leaderboard } from '../standings/index.js';
+import { InvalidInputError } from '../core/errors.js';
+import { Leaderboard, softReset } from '../standings/index.js';
 import type { Database } from '../store/database.js';
 import { adjustLadder, lockLadder, updateLadder } from '../store/ladders.js';
 import { allPlayers, upsertPlayers } from '../store/players.js';
@@ -36,16 +37,19 @@ export interface SeasonReset {
   restartPlacement?: boolean;
 }
 
-/** One player's state after a season's reset. */
+/** One player's state after a season's reset (the standings library's `softReset`). */
 export function applyReset(system: RatingSystem, reset: SeasonReset, state: PlayerState): PlayerState {
-  const toward = reset.toward ?? system.initial().rating;
-  let rating = toward + reset.keep * (state.rating - toward);
-  // Team rank is held in cents and never below 1.00 (docs/RATING.md).
-  if (system.name === 'teamrank') rating = Math.max(1, Math.round(rating * 100) / 100);
-  const out: PlayerState = { ...state, rating };
-  if (state.rd !== undefined && reset.rd !== undefined) out.rd = Math.max(state.rd, reset.rd);
-  if (reset.restartPlacement) out.matches = 0;
-  return out;
+  return softReset(new Map([['', state]]), reset, system).get('')!;
+}
+
+/** Checks a reset's options before anything is written, naming the field under `reset`. */
+function checkReset(system: RatingSystem, reset: SeasonReset): void {
+  try {
+    softReset(new Map(), reset, system);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new InvalidInputError(error.detail, { field: `reset.${error.field ?? ''}`.replace(/\.$/, '') });
+    throw error;
+  }
 }
 
 /** The state carried from after sequence number `fromSeq` to just before `toSeq`: every season that opened in between resets it. */
@@ -111,6 +115,7 @@ export async function openSeason(db: Database, ladder: Ladder, input: z.infer<ty
     await insertStandings(tx, ladder.id, current.number, freeze(ladder, players, now, ladder.seasonStartedAt));
     await closeSeason(tx, ladder.id, current.number, now);
     const reset: SeasonReset = { keep: input.reset.keep, ...(input.reset.toward !== undefined ? { toward: input.reset.toward } : {}), ...(input.reset.rd !== undefined ? { rd: input.reset.rd } : {}), ...(input.reset.restartPlacement ? { restartPlacement: true } : {}) };
+    checkReset(ladder.rating, reset);
     const opened: SeasonRow = { number: current.number + 1, name: input.name, startedAt: now, firstSeq: head.nextSeq, closedAt: null, reset };
     await insertSeason(tx, ladder.id, opened);
     await upsertPlayers(

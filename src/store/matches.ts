@@ -327,3 +327,12 @@ export async function replaceChanges(tx: Queryable, ladder: string, seqs: readon
   await tx.query('DELETE FROM rating_changes WHERE ladder = $1 AND seq = ANY($2::int8[])', [ladder, seqs]);
   await insertChanges(tx, ladder, rows);
 }
+
+/** The last `limit` counting (not voided) matches of a ladder, oldest first. */
+export async function recentCountingMatches(db: Queryable, ladder: string, limit: number): Promise<Match[]> {
+  const rows = await db.query<{ body: Match }>(
+    'SELECT body FROM (SELECT seq, body FROM matches WHERE ladder = $1 AND voided_at IS NULL ORDER BY seq DESC LIMIT $2) recent ORDER BY seq',
+    [ladder, limit],
+  );
+  return rows.map((row) => row.body);
+}

@@ -190,6 +190,48 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect(a).toBeCloseTo(system.predict([[{ rating: p0.rating, rd: p0.rd, volatility: p0.volatility, matches: p0.matches }], [system.initial()]])[0]!, 12);
   });
 
+  it('balances a lobby: equal teams, parties whole, the split closest to even', async () => {
+    await api.post('/v1/ladders', { id: 'lobby', system: 'elo', public: true });
+    // Known ratings: a beats b twice, c beats d twice.
+    await post('lobby', [
+      { id: 'l1', at: Date.now() - 4000, teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] },
+      { id: 'l2', at: Date.now() - 3000, teams: [{ players: ['a'], rank: 1 }, { players: ['c'], rank: 2 }] },
+      { id: 'l3', at: Date.now() - 2000, teams: [{ players: ['c'], rank: 1 }, { players: ['d'], rank: 2 }] },
+    ]);
+    const reply = await anon.post('/v1/ladders/lobby/balance', { players: ['a', 'b', 'c', 'd'], parties: [['a', 'd']], teams: 2 });
+    expect(reply.status).toBe(200);
+    expect(reply.body.exact).toBe(true);
+    const teams: string[][] = reply.body.teams;
+    expect(teams.map((t) => t.length)).toEqual([2, 2]);
+    expect(teams.some((t) => t.includes('a') && t.includes('d'))).toBe(true);
+    // Parties whole leaves two splits, {a,d}{b,c} only; the answer is that one, with its prediction.
+    const ratings = Object.fromEntries(await Promise.all(['a', 'b', 'c', 'd'].map(async (id) => [id, (await anon.get(`/v1/ladders/lobby/players/${id}`)).body])));
+    const system = createSystem('elo');
+    const predicted = system.predict(teams.map((t) => t.map((id) => ratings[id])));
+    expect(reply.body.probabilities[0]).toBeCloseTo(predicted[0]!, 12);
+    const unbalanced = await anon.post('/v1/ladders/lobby/balance', { players: ['a', 'b', 'c'], teams: 2 });
+    expect(unbalanced.status).toBe(400);
+  });
+
+  it('integrity report (admin): a pair of win-traders among honest players comes first, with its evidence', async () => {
+    await api.post('/v1/ladders', { id: 'trade', system: 'elo', public: true });
+    const honest = log(300, 9, 30).map((b, i) => ({ ...b, id: `h${i}` }));
+    const traders: Body[] = Array.from({ length: 30 }, (_, i) => ({ id: `t${i}`, at: Date.now() - 1000, teams: [{ players: ['x1'], rank: i % 2 === 0 ? 1 : 2 }, { players: ['x2'], rank: i % 2 === 0 ? 2 : 1 }] }));
+    const mixed: Body[] = [];
+    for (let i = 0; i < honest.length; i++) {
+      mixed.push(honest[i]!);
+      if (i % 10 === 0 && traders.length > 0) mixed.push(traders.shift()!);
+    }
+    await post('trade', [...mixed, ...traders]);
+    expect((await anon.get('/v1/ladders/trade/reports/integrity')).status).toBe(401);
+    const report = await api.get('/v1/ladders/trade/reports/integrity');
+    expect(report.status).toBe(200);
+    const first = report.body.entries[0];
+    expect(JSON.stringify(first)).toContain('x1');
+    expect(JSON.stringify(first)).toContain('x2');
+    expect(report.body.matches).toBe(330);
+  });
+
   it('changes and deletes a ladder; rating options only while it has no matches', async () => {
     const conflict = await api.patch('/v1/ladders/v-g2', { options: { tau: 0.3 } });
     expect(conflict.status).toBe(409);

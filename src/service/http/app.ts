@@ -16,6 +16,7 @@ import { metaRoutes } from './routes/meta.js';
 import { performanceRoutes } from './routes/performance.js';
 import { playerRoutes } from './routes/players.js';
 import { predictionRoutes } from './routes/predictions.js';
+import { reportRoutes } from './routes/reports.js';
 import { roundRoutes } from './routes/rounds.js';
 import { seasonRoutes } from './routes/seasons.js';
 import { ticketRoutes } from './routes/tickets.js';
@@ -126,6 +127,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(ticketRoutes, options);
   await app.register(seasonRoutes, options);
   await app.register(predictionRoutes, options);
+  await app.register(reportRoutes, options);
   await app.register(performanceRoutes, options);
   return app;
 }
