@@ -32,6 +32,12 @@ export interface Rankings {
   /** Applies committed player states. */
   update(ladder: Ladder, players: readonly CommittedPlayer[], lastSeq: number): Promise<void>;
   standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView>;
+  /**
+   * The percentile each player would have if placed: null for a player who
+   * is not ranked now (unknown, inactive, or in placement unless placement
+   * players are counted). All of them in one read.
+   */
+  percentiles(ladder: Ladder, ids: readonly string[]): Promise<Array<number | null>>;
   page(ladder: Ladder, offset: number, limit: number): Promise<{ total: number; offset: number; entries: RankedEntry[] }>;
   /** Offset of the page centred on `id`, or null when not ranked. */
   positionOf(ladder: Ladder, id: string): Promise<number | null>;
@@ -86,6 +92,11 @@ export class MemoryRankings implements Rankings {
     const placementRemaining = Math.max(0, ladder.resolvedStandings.placementMatches - player.matches);
     if (!s) return { rank: null, percentile: null, division: null, placementRemaining };
     return { rank: s.rank, percentile: s.percentile, division: s.division, placementRemaining: s.placementRemaining };
+  }
+
+  async percentiles(ladder: Ladder, ids: readonly string[]): Promise<Array<number | null>> {
+    const board = await this.fresh(ladder);
+    return ids.map((id) => board.percentile(id));
   }
 
   async page(ladder: Ladder, offset: number, limit: number) {
@@ -151,6 +162,21 @@ for i = 1, #ids, 500 do
 end
 return #ids`;
 
+/** Players above and below each id's score in the rank set (-1, -1 for an id not in it). KEYS: rank. ARGV: ids. */
+const COUNTS_SCRIPT = `
+local out = {}
+for i, id in ipairs(ARGV) do
+  local s = redis.call('ZSCORE', KEYS[1], id)
+  if s then
+    out[2 * i - 1] = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. s)
+    out[2 * i] = redis.call('ZCOUNT', KEYS[1], '(' .. s, '+inf')
+  else
+    out[2 * i - 1] = -1
+    out[2 * i] = -1
+  end
+end
+return out`;
+
 /** Shared leaderboards in Redis sorted sets, for several instances behind one address. */
 export class RedisRankings implements Rankings {
   private readonly lastExpire = new Map<string, number>();
@@ -164,6 +190,7 @@ export class RedisRankings implements Rankings {
   ) {
     // After a reconnection Redis may be a new, empty server: check every ladder again before trusting it.
     redis.on('ready', () => this.checkedAt.clear());
+    redis.defineCommand('ladderRankCounts', { numberOfKeys: 1, lua: COUNTS_SCRIPT });
   }
 
   private keys(ladder: string): [string, string, string, string] {
@@ -250,6 +277,18 @@ export class RedisRankings implements Rankings {
     const [{ above, below }] = (await this.counts(rankKey, [-Number(score)])) as [{ above: number; below: number }];
     const percentile = placementRemaining === 0 ? percentileOf(below, above) : null;
     return { rank: 1 + above, percentile, division: percentile === null ? null : divisionOf(percentile, ladder.resolvedStandings.divisions).name, placementRemaining };
+  }
+
+  async percentiles(ladder: Ladder, ids: readonly string[]): Promise<Array<number | null>> {
+    if (ids.length === 0) return [];
+    await this.ready(ladder);
+    const [rankKey] = this.keys(ladder.id);
+    const counts = (await redisCall((this.redis as unknown as { ladderRankCounts(...args: string[]): Promise<number[]> }).ladderRankCounts(rankKey, ...ids))) ?? [];
+    return ids.map((_, i) => {
+      const above = Number(counts[2 * i]);
+      const below = Number(counts[2 * i + 1]);
+      return above < 0 ? null : percentileOf(below, above);
+    });
   }
 
   async page(ladder: Ladder, offset: number, limit: number) {
