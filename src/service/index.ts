@@ -229,7 +229,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       keys,
       limiter: new RateLimiter(options.rateLimit),
       tickets,
-      players: new PlayerLookup(db, rankings),
+      players: new PlayerLookup(rankings),
       metrics,
       bodyLimit: options.bodyLimit,
       logger: options.logger,

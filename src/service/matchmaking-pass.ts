@@ -40,10 +40,11 @@ export interface PassReport {
   skipped: boolean;
   formed: number;
   placed: number;
-  /** Milliseconds: claiming the lock and rebuilding, following events, the library's pass, predicting and placing, the whole turn. */
+  /** Milliseconds: claiming the lock and rebuilding, following events, the library's pass (wall and CPU), predicting and placing, the whole turn. */
   claimMs: number;
   followMs: number;
   passMs: number;
+  passCpuMs: number;
   placeMs: number;
   totalMs: number;
 }
@@ -233,7 +234,7 @@ export class MatchmakingEngine {
       followed = { events: followed.events + again.events, consistent: again.consistent };
     }
     await this.ctx.tickets.trimEvents(id, state.cursor);
-    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, placeMs: 0, totalMs: 0 };
+    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, passCpuMs: 0, placeMs: 0, totalMs: 0 };
     try {
       return await this.pass(state, id, report);
     } finally {
@@ -255,8 +256,11 @@ export class MatchmakingEngine {
     }
     this.ctx.metrics.passTickets.observe(state.labels, matchmaker.size);
     const passStart = performance.now();
+    const passCpu = process.cpuUsage();
     const result = matchmaker.pass(now / 1000);
+    const cpu = process.cpuUsage(passCpu);
     report.passMs = performance.now() - passStart;
+    report.passCpuMs = (cpu.user + cpu.system) / 1000;
     state.changed = false;
     state.lastFormed = result.matches.length;
     state.lastPassAt = now;

@@ -10,7 +10,7 @@
  *   `queue:L:regions` (set: every region the queue has seen, at most 31),
  *   `queue:L:figures` (hash: `n` tickets, `age` sum of arrival − epoch,
  *   `r:<region>` tickets, `b:<band>` players),
- *   `queue:L:events` (stream: `a` <ticket JSON> on intake, `c` <id> on
+ *   `queue:L:events` (stream: `a` <the ticket's JSON> on intake, `c` <id> on
  *   cancel), `recent:L` (list), `mmlock:L` (the matchmaking lock).
  *
  * Intake, cancellation and assignment are each one Lua script that changes
@@ -59,16 +59,16 @@ end`;
 
 /**
  * KEYS: ticket, queue, players, figures, regions, events, queues.
- * ARGV: id, createdAt, ladder, stored JSON, event JSON, events cap, epoch, player count n, n player ids,
- * region count m, m region names, counted region, n bands.
+ * ARGV: id, createdAt, ladder, stored JSON (also the event), events cap, epoch, player count n, n player
+ * ids, region count m, m region names, counted region, n bands.
  */
 const INTAKE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
-local n = tonumber(ARGV[8])
+local n = tonumber(ARGV[7])
 for i = 1, n do
-  if redis.call('SISMEMBER', KEYS[3], ARGV[8 + i]) == 1 then return 'player:' .. (i - 1) end
+  if redis.call('SISMEMBER', KEYS[3], ARGV[7 + i]) == 1 then return 'player:' .. (i - 1) end
 end
-local at = 9 + n
+local at = 8 + n
 local m = tonumber(ARGV[at])
 local fresh = 0
 for i = 1, m do
@@ -80,12 +80,12 @@ if fresh > 0 then
 end
 redis.call('SET', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-for i = 1, n do redis.call('SADD', KEYS[3], ARGV[8 + i]) end
+for i = 1, n do redis.call('SADD', KEYS[3], ARGV[7 + i]) end
 redis.call('HINCRBY', KEYS[4], 'n', 1)
-redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[7]))
+redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[6]))
 redis.call('HINCRBY', KEYS[4], 'r:' .. ARGV[at + m + 1], 1)
 for i = 1, n do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + i], 1) end
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[6], '*', 'a', ARGV[5])
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', ARGV[4])
 redis.call('SADD', KEYS[7], ARGV[3])
 return 'ok'`;
 
@@ -248,15 +248,16 @@ export class RedisTicketStore implements TicketStore {
     for (const { ticket } of batch) {
       const k = this.queueKeys(ticket.ladder);
       const figures = figuresOf(ticket.ticket);
-      const { figures: _ignored, status: _status, ...rest } = ticket;
-      const stored = WAITING_PREFIX + JSON.stringify({ figures, ...rest }).slice(1);
-      const players = ticket.ticket.players.map((p) => p.id);
-      const regions = regionsOf(ticket.ticket);
-      pipeline.ladderIntake!(
+      // The text starts with the waiting status, which placement and cancellation rewrite in place.
+      const stored = `${WAITING_PREFIX}"figures":${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":${JSON.stringify(ticket.ticket)}}`;
+      const args: Array<string | number> = [
         this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'),
-        ticket.id, ticket.createdAt, ticket.ladder, stored, JSON.stringify(ticket.ticket), this.eventsCap, FIGURES_EPOCH,
-        players.length, ...players, regions.length, ...regions, figures.region, ...figures.bands,
-      );
+        ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
+      ];
+      for (const p of ticket.ticket.players) args.push(p.id);
+      const regions = regionsOf(ticket.ticket);
+      args.push(regions.length, ...regions, figures.region, ...figures.bands);
+      pipeline.ladderIntake!(...args);
     }
     let results: Array<[Error | null, unknown]>;
     try {
@@ -394,18 +395,39 @@ export class RedisTicketStore implements TicketStore {
       // No stream yet: every event will come after it.
       if (!String((error as Error).message).includes('no such key')) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     }
-    let scan = '0';
-    do {
-      const [next, flat] = await redisCall(this.redis.zscan(k.queue, scan, 'COUNT', 5000));
-      scan = next;
+    // In arrival order (the matchmaker inserts a late arrival into its sorted queue, which at a million
+    // tickets in random order would be quadratic), in chunks continuing from the last arrival time read
+    // (ids already read at exactly that time are skipped). A ticket present at the position is either
+    // read here or removed by an event after it; one added later comes as an event.
+    const chunk = 5000;
+    let from = '-inf';
+    let seenAtFrom = new Set<string>();
+    for (;;) {
+      const flat = await redisCall(this.redis.zrange(k.queue, from, '+inf', 'BYSCORE', 'LIMIT', 0, chunk + seenAtFrom.size, 'WITHSCORES'));
       const ids: string[] = [];
-      for (let i = 0; i < flat.length; i += 2) ids.push(flat[i]!);
-      if (ids.length === 0) continue;
-      const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
-      const batch: Ticket[] = [];
-      for (const raw of raws) if (raw !== null && raw.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
-      await onBatch(batch);
-    } while (scan !== '0');
+      let last = from;
+      let atLast = new Set<string>();
+      for (let i = 0; i < flat.length; i += 2) {
+        const id = flat[i]!;
+        const score = flat[i + 1]!;
+        if (score === from && seenAtFrom.has(id)) continue;
+        ids.push(id);
+        if (score !== last) {
+          last = score;
+          atLast = score === from ? new Set(seenAtFrom) : new Set();
+        }
+        atLast.add(id);
+      }
+      if (ids.length > 0) {
+        const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
+        const batch: Ticket[] = [];
+        for (const raw of raws) if (raw !== null && raw.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
+        await onBatch(batch);
+      }
+      if (flat.length / 2 < chunk + seenAtFrom.size) break;
+      from = last;
+      seenAtFrom = atLast;
+    }
     return cursor;
   }
 
@@ -432,7 +454,7 @@ export class RedisTicketStore implements TicketStore {
     for (const [id, fields] of entries) {
       next = id;
       const at = Number(id.slice(0, id.indexOf('-')));
-      if (fields[0] === 'a') events.push({ kind: 'add', ticket: JSON.parse(fields[1]!) as Ticket, at });
+      if (fields[0] === 'a') events.push({ kind: 'add', ticket: (JSON.parse(fields[1]!) as StoredTicket).ticket, at });
       else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
     }
     const consumed = added + entries.length;

@@ -239,6 +239,31 @@ describe('matchmaking lock on Redis', () => {
     return { redis, store };
   }
 
+  it('a rebuild reads every waiting ticket once, oldest first, across chunks of equal arrival times', async () => {
+    await admin.post('/v1/ladders', { id: 'snap', system: 'elo' });
+    const { store } = await secondStore();
+    const now = Date.now();
+    const count = 12_345;
+    for (let i = 0; i < count; i += 1000) {
+      const outcomes = await Promise.all(
+        Array.from({ length: Math.min(1000, count - i) }, (_, k) => {
+          const n = i + k;
+          // Seven arrival times only, so chunks end inside runs of equal times.
+          const createdAt = now - 7000 + (n % 7) * 1000;
+          return store.add({ id: `snap-${n}`, ladder: 'snap', status: 'waiting', createdAt, ticket: { id: `snap-${n}`, at: createdAt / 1000, players: [{ id: `snap-p${n}`, percentile: 1 + (n % 100), pings: { eu: 20 }, filter: { within: 1, strict: true, maxPing: 10 } }] } });
+        }),
+      );
+      expect(outcomes.every((o) => o.ok)).toBe(true);
+    }
+    const read: Array<{ id: string; at: number }> = [];
+    const cursor = await store.snapshot('snap', (batch) => void read.push(...batch.map((t) => ({ id: t.id, at: t.at }))));
+    expect(cursor).toMatch(/^\d+-\d+@\d+$/);
+    expect(read).toHaveLength(count);
+    expect(new Set(read.map((t) => t.id)).size).toBe(count);
+    for (let i = 1; i < read.length; i++) expect(read[i]!.at).toBeGreaterThanOrEqual(read[i - 1]!.at);
+    expect((await store.figures('snap')).waiting).toBe(count);
+  });
+
   it('one holder at a time; a holder that lost the lock places nothing; the next one places every ticket once', async () => {
     await admin.post('/v1/ladders', { id: 'lock', system: 'elo' });
     for (const id of ['la', 'lb']) expect((await admin.post('/v1/ladders/lock/tickets', { id, players: [{ id: `${id}-p`, percentile: 50, pings: { eu: 20 } }] })).status).toBe(201);
