@@ -73,10 +73,15 @@ interface LadderState {
   widenUntil: number;
   /** No rebuild for a failed check before this (epoch ms), so a queue that disagrees again at once is not rebuilt every turn. */
   checkQuietUntil: number;
+  /** Epoch ms the lock was last claimed or renewed. */
+  claimedAt: number;
   labels: { queue: string };
 }
 
 class LockLostError extends Error {}
+
+/** Long work renews the lock when it was last renewed this long ago (well inside its 10 s). */
+const RENEW_WITHIN_MS = 2000;
 
 /** Seconds after its arrival at which a ticket's range last changes (its loosest player's last widening step). */
 function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
@@ -174,21 +179,25 @@ export class MatchmakingEngine {
       lastPassAt: 0,
       widenUntil: 0,
       checkQuietUntil: 0,
+      claimedAt: Date.now(),
       labels: { queue: id },
     };
     this.states.delete(id);
-    let renewedAt = Date.now();
     state.cursor = await this.ctx.tickets.snapshot(id, async (batch) => {
       for (const ticket of batch) this.admit(state, ticket);
-      // A rebuild of a million tickets outlasts the lock: keep it.
-      if (Date.now() - renewedAt > 2000) {
-        renewedAt = Date.now();
-        if ((await this.ctx.tickets.claim(id)) === 'busy') throw new LockLostError();
-      }
+      // A rebuild of a million tickets outlasts the lock.
+      await this.keepLock(state, id);
     });
     this.states.set(id, state);
     this.ctx.metrics.rebuilds.inc({ queue: id, reason });
     return state;
+  }
+
+  /** Renews the lock in the middle of long work (a rebuild, a burst of placements); throws LockLostError when it is gone. */
+  private async keepLock(state: LadderState, id: string): Promise<void> {
+    if (Date.now() - state.claimedAt < RENEW_WITHIN_MS) return;
+    if ((await this.ctx.tickets.claim(id)) === 'busy') throw new LockLostError();
+    state.claimedAt = Date.now();
   }
 
   /** Applies the events after the state's cursor; says whether the matchmaker then agrees with the queue. */
@@ -207,6 +216,7 @@ export class MatchmakingEngine {
       }
       applied += batch.events.length;
       state.cursor = batch.cursor;
+      await this.keepLock(state, id);
       if (batch.complete) return { events: applied, consistent: matchmaker.size + state.refused.size === batch.waiting };
     }
   }
@@ -224,6 +234,7 @@ export class MatchmakingEngine {
       state = await this.rebuild(id, 'claim');
       rebuilt = true;
     }
+    state.claimedAt = Date.now();
     const claimed = performance.now();
     let followed = await this.follow(state, id);
     if (!followed.consistent && Date.now() >= state.checkQuietUntil) {
@@ -299,7 +310,10 @@ export class MatchmakingEngine {
       return { recent, match: { id: matchId, region: m.region, teams: m.teams, players: m.players, at: now }, tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))) };
     });
     const outcomes: string[] = [];
-    for (let i = 0; i < placements.length; i += 1000) outcomes.push(...(await this.ctx.tickets.assign(id, placements.slice(i, i + 1000))));
+    for (let i = 0; i < placements.length; i += 1000) {
+      if (i > 0) await this.keepLock(state, id);
+      outcomes.push(...(await this.ctx.tickets.assign(id, placements.slice(i, i + 1000))));
+    }
     let placed = 0;
     const putBack: string[] = [];
     outcomes.forEach((outcome, i) => {
