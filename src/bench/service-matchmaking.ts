@@ -3,7 +3,7 @@
  * PostgreSQL and Redis, driven over loopback HTTP by this process.
  *
  *   npm run build && npm run bench -- service-matchmaking
- *   node --expose-gc dist/bench/service-matchmaking.js [--only intake,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10]
+ *   node --expose-gc dist/bench/service-matchmaking.js [--only intake,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--json]
  *
  * - intake: tickets created per second at 64 in flight (one instance, then
  *   two behind one Redis), p50/p99, CPU per ticket of every process, and a
@@ -651,6 +651,8 @@ export interface BurstResult {
   rebuildMs: number;
   passMs: number;
   placeMs: number;
+  ratingsMs: number;
+  assignMs: number;
   formed: number;
   placed: number;
   libraryColdMs: number;
@@ -689,6 +691,8 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
       rebuildMs: turn.claimMs,
       passMs: turn.passMs,
       placeMs: turn.placeMs,
+      ratingsMs: turn.ratingsMs,
+      assignMs: turn.assignMs,
       formed: turn.formed,
       placed: turn.placed,
       libraryColdMs: performance.now() - started,
@@ -702,7 +706,7 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
-export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number } = {}) {
+export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number; rates?: number[] } = {}) {
   const only = new Set(options.only ?? ['intake', 'intake2', 'latency', 'held', 'burst']);
   const sizes = options.sizes ?? [100_000, 1_000_000];
   const seconds = options.seconds ?? 10;
@@ -733,12 +737,16 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
       );
     }
     if (only.has('latency')) {
-      const r = await benchLatency(redis, 2000, Math.max(10, seconds));
-      results.latency = r;
-      console.log(
-        `creation to assignment event at ${f(r.rate, 0)} tickets/s for ${r.seconds} s: p50 ${f(r.p50ms, 0)} ms, p99 ${f(r.p99ms, 0)} ms, max ${f(r.maxMs, 0)} ms (${r.assigned} of ${r.sent} assigned); ` +
-          `creation p50 ${f(r.createP50ms)} ms, p99 ${f(r.createP99ms)} ms; turns median ${f(r.turnMedianMs)} ms, max ${f(r.turnMaxMs)} ms; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
-      );
+      const latency: LatencyResult[] = [];
+      for (const rate of options.rates ?? [2000]) {
+        const r = await benchLatency(redis, rate, Math.max(10, seconds));
+        latency.push(r);
+        console.log(
+          `creation to assignment event at ${f(r.rate, 0)} tickets/s for ${r.seconds} s: p50 ${f(r.p50ms, 0)} ms, p99 ${f(r.p99ms, 0)} ms, max ${f(r.maxMs, 0)} ms (${r.assigned} of ${r.sent} assigned); ` +
+            `creation p50 ${f(r.createP50ms)} ms, p99 ${f(r.createP99ms)} ms; turns median ${f(r.turnMedianMs)} ms, max ${f(r.turnMaxMs)} ms; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+        );
+      }
+      results.latency = latency;
     }
     if (only.has('held')) {
       const held: HeldResult[] = [];
@@ -762,7 +770,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
         const r = await benchBurst(redis, size);
         burst.push(r);
         console.log(
-          `burst ${size} synthetic 6v6 tickets waiting at start: rebuild ${f(r.rebuildMs / 1000, 2)} s, service pass ${f(r.passMs)} ms (${r.formed} matches), placing ${f(r.placeMs)} ms (${r.placed} placed); ` +
+          `burst ${size} synthetic 6v6 tickets waiting at start: rebuild ${f(r.rebuildMs / 1000, 2)} s, service pass ${f(r.passMs)} ms (${r.formed} matches), placing ${f(r.placeMs)} ms (${r.placed} placed; ratings read ${f(r.ratingsMs)} ms, assign scripts ${f(r.assignMs)} ms); ` +
             `library cold pass ${f(r.libraryColdMs)} ms (${r.libraryFormed} matches); load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
         );
       }
@@ -783,6 +791,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     only: arg('only')?.split(','),
     sizes: arg('sizes')?.split(',').map(Number),
     seconds: arg('seconds') === undefined ? undefined : Number(arg('seconds')),
+    rates: arg('rates')?.split(',').map(Number),
   });
   if (process.argv.includes('--json')) console.log(JSON.stringify(results));
 }

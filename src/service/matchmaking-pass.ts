@@ -46,6 +46,9 @@ export interface PassReport {
   passMs: number;
   passCpuMs: number;
   placeMs: number;
+  /** Of placeMs: reading the players' ratings, and the assign scripts. */
+  ratingsMs: number;
+  assignMs: number;
   totalMs: number;
 }
 
@@ -245,7 +248,7 @@ export class MatchmakingEngine {
       followed = { events: followed.events + again.events, consistent: again.consistent };
     }
     await this.ctx.tickets.trimEvents(id, state.cursor);
-    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, passCpuMs: 0, placeMs: 0, totalMs: 0 };
+    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, passCpuMs: 0, placeMs: 0, ratingsMs: 0, assignMs: 0, totalMs: 0 };
     try {
       return await this.pass(state, id, report);
     } finally {
@@ -287,6 +290,7 @@ export class MatchmakingEngine {
         states.set(row.id, { rating: row.rating, ...(row.rd !== null ? { rd: row.rd } : {}), matches: row.matches });
       }
     }
+    report.ratingsMs = performance.now() - placeStart;
     const at = new Date(now).toISOString();
     const placements = result.matches.map((m): Placement => {
       const matchId = randomUUID();
@@ -310,10 +314,12 @@ export class MatchmakingEngine {
       return { recent, match: { id: matchId, region: m.region, teams: m.teams, players: m.players, at: now }, tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))) };
     });
     const outcomes: string[] = [];
+    const assignStart = performance.now();
     for (let i = 0; i < placements.length; i += 1000) {
       if (i > 0) await this.keepLock(state, id);
       outcomes.push(...(await this.ctx.tickets.assign(id, placements.slice(i, i + 1000))));
     }
+    report.assignMs = performance.now() - assignStart;
     let placed = 0;
     const putBack: string[] = [];
     outcomes.forEach((outcome, i) => {

@@ -44,47 +44,69 @@ import {
 
 const WAITING_PREFIX = '{"status":"waiting",';
 
-/** Removes a ticket's players and its share of the counters. Lua, shared by the cancel and assign scripts. */
+const FIGURES_PREFIX = `${WAITING_PREFIX}"figures":`;
+
+/**
+ * Takes tickets out of the set of waiting players and the counters (Lua, shared by the cancel and
+ * assign scripts), with one command per set and per counter, however many tickets. Only each ticket's
+ * `figures` (the first member after the status) is decoded: it ends at the first `},"id":` of the
+ * text, which no JSON string can contain (its quote would be escaped).
+ */
 const LEAVE = `
-local function drop(key, field)
-  if redis.call('HINCRBY', key, field, -1) <= 0 then redis.call('HDEL', key, field) end
+local function drop(key, field, by)
+  if redis.call('HINCRBY', key, field, -by) <= 0 then redis.call('HDEL', key, field) end
 end
-local function leave(playersKey, figuresKey, t, created, epoch)
-  for _, p in ipairs(t.ticket.players) do redis.call('SREM', playersKey, p.id) end
-  redis.call('HINCRBY', figuresKey, 'n', -1)
-  redis.call('HINCRBY', figuresKey, 'age', epoch - tonumber(created))
-  drop(figuresKey, 'r:' .. t.figures.region)
-  for _, b in ipairs(t.figures.bands) do drop(figuresKey, 'b:' .. b) end
+local function leave(playersKey, figuresKey, raws, created, epoch)
+  if #raws == 0 then return end
+  local players, regions, bands, age = {}, {}, {}, 0
+  for i, raw in ipairs(raws) do
+    local close = string.find(raw, '},"id":', ${FIGURES_PREFIX.length + 1}, true)
+    local f = cjson.decode(string.sub(raw, ${FIGURES_PREFIX.length + 1}, close))
+    for _, p in ipairs(f.players) do players[#players + 1] = p end
+    regions[f.region] = (regions[f.region] or 0) + 1
+    for _, b in ipairs(f.bands) do bands[b] = (bands[b] or 0) + 1 end
+    age = age + (tonumber(created[i]) - epoch)
+  end
+  redis.call('SREM', playersKey, unpack(players))
+  redis.call('HINCRBY', figuresKey, 'n', -#raws)
+  redis.call('HINCRBY', figuresKey, 'age', -age)
+  for r, c in pairs(regions) do drop(figuresKey, 'r:' .. r, c) end
+  for b, c in pairs(bands) do drop(figuresKey, 'b:' .. b, c) end
 end`;
 
 /**
  * KEYS: ticket, queue, players, figures, regions, events, queues.
  * ARGV: id, createdAt, ladder, stored JSON (also the event), events cap, epoch, player count n, n player
- * ids, region count m, m region names, counted region, n bands.
+ * ids, region count m, m region names, counted region, band count k, k (band, players) pairs.
  */
 const INTAKE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
 local n = tonumber(ARGV[7])
+local players = {unpack(ARGV, 8, 7 + n)}
+local waiting = redis.call('SMISMEMBER', KEYS[3], unpack(players))
 for i = 1, n do
-  if redis.call('SISMEMBER', KEYS[3], ARGV[7 + i]) == 1 then return 'player:' .. (i - 1) end
+  if waiting[i] == 1 then return 'player:' .. (i - 1) end
 end
 local at = 8 + n
 local m = tonumber(ARGV[at])
+local regions = {unpack(ARGV, at + 1, at + m)}
+local known = redis.call('SMISMEMBER', KEYS[5], unpack(regions))
 local fresh = 0
 for i = 1, m do
-  if redis.call('SISMEMBER', KEYS[5], ARGV[at + i]) == 0 then fresh = fresh + 1 end
+  if known[i] == 0 then fresh = fresh + 1 end
 end
 if fresh > 0 then
   if redis.call('SCARD', KEYS[5]) + fresh > ${MAX_QUEUE_REGIONS} then return 'regions' end
-  for i = 1, m do redis.call('SADD', KEYS[5], ARGV[at + i]) end
+  redis.call('SADD', KEYS[5], unpack(regions))
 end
 redis.call('SET', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-for i = 1, n do redis.call('SADD', KEYS[3], ARGV[7 + i]) end
+redis.call('SADD', KEYS[3], unpack(players))
 redis.call('HINCRBY', KEYS[4], 'n', 1)
 redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[6]))
 redis.call('HINCRBY', KEYS[4], 'r:' .. ARGV[at + m + 1], 1)
-for i = 1, n do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + i], 1) end
+local k = tonumber(ARGV[at + m + 2])
+for i = 1, k do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + 2 * i], ARGV[at + m + 2 + 2 * i]) end
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', ARGV[4])
 redis.call('SADD', KEYS[7], ARGV[3])
 return 'ok'`;
@@ -97,37 +119,41 @@ if string.sub(raw, 1, ${WAITING_PREFIX.length}) ~= '${WAITING_PREFIX}' then retu
 local created = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not created then return raw end
 redis.call('ZREM', KEYS[2], ARGV[1])
-leave(KEYS[3], KEYS[4], cjson.decode(raw), created, tonumber(ARGV[5]))
+leave(KEYS[3], KEYS[4], {raw}, {created}, tonumber(ARGV[5]))
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'c', ARGV[1])
 local out = '{"status":"cancelled","endedAt":' .. ARGV[2] .. ',' .. string.sub(raw, ${WAITING_PREFIX.length + 1})
 redis.call('SET', KEYS[1], out, 'PX', ARGV[3])
 return out`;
 
 /**
- * KEYS: queue, players, figures, recent, lock.
- * ARGV: lock value, ticket key prefix, ttl, now, channel, recent JSON, event JSON, match body (JSON members
- * without braces), epoch, then (ticket id, team) pairs. Returns 1 placed, 0 a ticket left, -1 the lock is not ours.
+ * KEYS: queue, players, figures, lock.
+ * ARGV: lock value, ticket key prefix, ttl, now, match body (JSON members without braces), epoch, then
+ * (ticket id, team) pairs. Returns 1 placed, 0 a ticket left, -1 the lock is not ours.
  */
 const ASSIGN = `${LEAVE}
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
-for i = 10, #ARGV, 2 do
-  if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then return 0 end
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
+local ids, teams, keys = {}, {}, {}
+for i = 7, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[i]
+  teams[#teams + 1] = ARGV[i + 1]
+  keys[#keys + 1] = ARGV[2] .. ARGV[i]
 end
-local epoch = tonumber(ARGV[9])
-for i = 10, #ARGV, 2 do
-  local id = ARGV[i]
-  local created = redis.call('ZSCORE', KEYS[1], id)
-  redis.call('ZREM', KEYS[1], id)
-  local key = ARGV[2] .. id
-  local raw = redis.call('GET', key)
+local created = redis.call('ZMSCORE', KEYS[1], unpack(ids))
+for i = 1, #ids do
+  if not created[i] then return 0 end
+end
+redis.call('ZREM', KEYS[1], unpack(ids))
+local raws = redis.call('MGET', unpack(keys))
+local leaving, leavingCreated = {}, {}
+for i = 1, #ids do
+  local raw = raws[i]
   if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
-    leave(KEYS[2], KEYS[3], cjson.decode(raw), created, epoch)
-    redis.call('SET', key, '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. ARGV[i + 1] .. ',' .. ARGV[8] .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
+    leaving[#leaving + 1] = raw
+    leavingCreated[#leavingCreated + 1] = created[i]
+    redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. ARGV[5] .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
   end
 end
-redis.call('LPUSH', KEYS[4], ARGV[6])
-redis.call('LTRIM', KEYS[4], 0, ${RECENT - 1})
-redis.call('PUBLISH', ARGV[5], ARGV[7])
+leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[6]))
 return 1`;
 
 /** KEYS: lock. ARGV: value held, new value, ttl. Renews (with a new value) while the lock is ours. */
@@ -188,7 +214,7 @@ export class RedisTicketStore implements TicketStore {
     this.eventsCap = options.eventsCap ?? 1_000_000;
     redis.defineCommand('ladderIntake', { numberOfKeys: 7, lua: INTAKE });
     redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
-    redis.defineCommand('ladderAssign', { numberOfKeys: 5, lua: ASSIGN });
+    redis.defineCommand('ladderAssign', { numberOfKeys: 4, lua: ASSIGN });
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
@@ -215,7 +241,10 @@ export class RedisTicketStore implements TicketStore {
     await this.subscriber.subscribe(this.key('assignments'));
     this.subscriber.on('message', (_channel: string, message: string) => {
       try {
-        this.events.emit('assignment', JSON.parse(message) as AssignmentEvent);
+        // One message carries the matches a turn placed (an instance of an earlier version sends one each).
+        const published = JSON.parse(message) as AssignmentEvent | { ladder: string; matches: RecentMatch[] };
+        if ('matches' in published) for (const match of published.matches) this.events.emit('assignment', { ladder: published.ladder, match } satisfies AssignmentEvent);
+        else this.events.emit('assignment', published);
       } catch {
         // Not ours.
       }
@@ -249,14 +278,18 @@ export class RedisTicketStore implements TicketStore {
       const k = this.queueKeys(ticket.ladder);
       const figures = figuresOf(ticket.ticket);
       // The text starts with the waiting status, which placement and cancellation rewrite in place.
-      const stored = `${WAITING_PREFIX}"figures":${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":${JSON.stringify(ticket.ticket)}}`;
+      const stored = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":${JSON.stringify(ticket.ticket)}}`;
       const args: Array<string | number> = [
         this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'),
         ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
       ];
       for (const p of ticket.ticket.players) args.push(p.id);
       const regions = regionsOf(ticket.ticket);
-      args.push(regions.length, ...regions, figures.region, ...figures.bands);
+      args.push(regions.length, ...regions, figures.region);
+      const bands = new Map<number, number>();
+      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
+      args.push(bands.size);
+      for (const [band, players] of bands) args.push(band, players);
       pipeline.ladderIntake!(...args);
     }
     let results: Array<[Error | null, unknown]>;
@@ -478,14 +511,13 @@ export class RedisTicketStore implements TicketStore {
     const k = this.queueKeys(ladder);
     const now = Date.now();
     const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
-    for (const { recent, match, tickets } of placements) {
-      const body = JSON.stringify(match).slice(1, -1);
-      const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, now, this.key('assignments'), JSON.stringify(recent), JSON.stringify({ ladder, match: recent } satisfies AssignmentEvent), body, FIGURES_EPOCH];
+    for (const { match, tickets } of placements) {
+      const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, now, JSON.stringify(match).slice(1, -1), FIGURES_EPOCH];
       for (const t of tickets) args.push(t.id, t.team);
-      pipeline.ladderAssign!(k.queue, k.players, k.figures, k.recent, k.lock, ...args);
+      pipeline.ladderAssign!(k.queue, k.players, k.figures, k.lock, ...args);
     }
     const results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
-    return placements.map((_, i): PlacementOutcome => {
+    const outcomes = placements.map((_, i): PlacementOutcome => {
       const [error, reply] = results[i] ?? [new Error('no reply'), null];
       if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
       if (reply === -1) {
@@ -494,6 +526,19 @@ export class RedisTicketStore implements TicketStore {
       }
       return reply === 1 ? 'placed' : 'gone';
     });
+    // The recent list and the announcement, once for all the matches placed (newest first in the list).
+    const placed = placements.filter((_, i) => outcomes[i] === 'placed').map((p) => JSON.stringify(p.recent));
+    if (placed.length > 0) {
+      await redisCall(
+        this.redis
+          .multi()
+          .lpush(k.recent, ...placed.slice(-RECENT))
+          .ltrim(k.recent, 0, RECENT - 1)
+          .publish(this.key('assignments'), `{"ladder":${JSON.stringify(ladder)},"matches":[${placed.join(',')}]}`)
+          .exec(),
+      );
+    }
+    return outcomes;
   }
 
   async close() {

@@ -31,12 +31,14 @@ export interface TicketAssignment {
   at: number;
 }
 
-/** Where a waiting ticket is counted in its queue's figures. */
+/** Where a waiting ticket is counted in its queue's figures, and what leaving the queue undoes. */
 export interface TicketFigures {
   /** The region of the first player's lowest ping. */
   region: string;
   /** Each player's percentile band, 0 (1–10) to 9 (91–100). */
   bands: number[];
+  /** The players' ids (they leave the queue's set of waiting players with the ticket). */
+  players: string[];
 }
 
 export interface StoredTicket {
@@ -180,7 +182,7 @@ export function figuresOf(ticket: Ticket): TicketFigures {
       region = name;
     }
   }
-  return { region, bands: ticket.players.map((p) => bandOf(p.percentile)) };
+  return { region, bands: ticket.players.map((p) => bandOf(p.percentile)), players: ticket.players.map((p) => p.id) };
 }
 
 /** Every region named in a ticket's pings, once. */
