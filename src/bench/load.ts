@@ -69,7 +69,7 @@ export interface LoadResult {
 }
 
 /** CPU seconds (user + system) used so far by process `pid`, from /proc (Linux); NaN elsewhere. */
-function processCpuSeconds(pid: number): number {
+export function processCpuSeconds(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
     // After the command: state is field 0, utime field 11, stime field 12 (proc(5)), in clock ticks (100/s on Linux).
@@ -80,7 +80,7 @@ function processCpuSeconds(pid: number): number {
 }
 
 /** CPU seconds of every process whose command name is `postgres` (the server and its backends). */
-function postgresCpuSeconds(): number {
+export function postgresCpuSeconds(): number {
   let total = 0;
   try {
     for (const entry of readdirSync('/proc')) {
@@ -104,7 +104,9 @@ function cpuSnapshot(serverPid: number) {
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 
-function cliEntry(): { args: string[] } {
+export function cliEntry(): { args: string[] } {
+  // LADDER_BENCH_CLI: another build's dist/cli/main.js, to drive an older server with this load generator.
+  if (process.env.LADDER_BENCH_CLI) return { args: [process.env.LADDER_BENCH_CLI] };
   const compiled = fileURLToPath(new URL('../cli/main.js', import.meta.url));
   if (existsSync(compiled)) return { args: [compiled] };
   return { args: ['--import', 'tsx', fileURLToPath(new URL('../cli/main.ts', import.meta.url))] };
@@ -127,7 +129,7 @@ async function startServer(env: Record<string, string>, extra: string[]): Promis
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
+export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());

@@ -560,13 +560,25 @@ export class Matchmaker {
       }
     }
 
-    // Keep the unmatched tickets, renumbered 0… in queue order.
+    // Matched tickets leave like cancelled ones. The columns are compacted (the unmatched tickets
+    // renumbered 0… in queue order) only once a quarter of the slots are dead: a queue that mostly
+    // waits would otherwise be copied whole, and its id maps rewritten, at every pass.
     let remaining = 0;
-    for (let i = 0; i < n; i++) if (matched[i] === 0) slots[remaining++] = slots[i];
+    for (let i = 0; i < n; i++) {
+      if (matched[i] === 0) slots[remaining++] = slots[i];
+      else {
+        const slot = slots[i];
+        this.cancelled[slot] = 1;
+        this.liveCount--;
+        this.cancelledCount++;
+        this.entryTotal -= bitCount(this.masks[slot]);
+      }
+    }
     const kept = slots.subarray(0, remaining);
     const waiting = new Array<string>(remaining);
     for (let i = 0; i < remaining; i++) waiting[i] = this.ticketIds[kept[i]];
-    this.compact(kept);
+    // Compacting moves every live slot; do it once a quarter of the slots are dead, not after every pass.
+    if (this.cancelledCount > 0 && this.cancelledCount * 4 >= this.slotCount) this.compact(kept);
     return { matches, waiting, backfills };
   }
 

@@ -12,11 +12,13 @@ import { type AppContext, buildApp } from './http/app.js';
 import type { CorsOptions } from './http/security.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
-import { startMatchmakingLoop } from './matchmaking-pass.js';
+import { type MatchmakingLoop, startMatchmakingLoop } from './matchmaking-pass.js';
 import { serviceMetrics } from './metrics.js';
 import { MemoryRankings, RedisRankings, type Rankings } from './rankings.js';
 import { ServiceStartError } from './start-errors.js';
-import { MemoryTicketStore, RedisTicketStore, type TicketStore } from './tickets.js';
+import { PlayerLookup } from './player-lookup.js';
+import { MemoryTicketStore, type TicketStore } from './tickets.js';
+import { RedisTicketStore } from './tickets-redis.js';
 import { MatchWriter, type WriterOptions } from './writer/index.js';
 
 export { ServiceStartError } from './start-errors.js';
@@ -50,8 +52,10 @@ export interface ServiceOptions {
   /** @default 65536 */
   bodyLimit?: number;
   rateLimit?: RateLimitOptions;
-  /** Milliseconds between matchmaking passes. @default 1000 */
+  /** Milliseconds between matchmaking passes. @default LADDER_MATCHMAKING_INTERVAL_MS, else 1000 */
   matchmakingIntervalMs?: number;
+  /** Milliseconds a ladder's matchmaking lock lasts unless renewed (Redis). @default 10000 */
+  matchmakingLockMs?: number;
   /** @default false */
   logger?: boolean;
   /** PostgreSQL pool size. @default 10 */
@@ -87,6 +91,8 @@ export interface Service {
   close(): Promise<void>;
   /** Runs one matchmaking pass over every queue now (tests, demo). */
   matchmakeNow(): Promise<number>;
+  /** The matchmaking loop (its long-lived matchmakers, for tests). */
+  matchmaking: MatchmakingLoop;
 }
 
 /** A positive integer from the environment, or undefined (unset or not a positive integer). */
@@ -182,7 +188,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       redis.on('error', (error: unknown) => warn('redis', `Redis at ${redisAddress(options.redisUrl!)} is unavailable (${describeCause(error)}); ratings are still written, leaderboards and tickets answer 503 until it returns`));
       const prefix = options.redisPrefix ?? 'ladder:';
       rankings = new RedisRankings(redis, db, prefix);
-      const store = new RedisTicketStore(redis, prefix);
+      const store = new RedisTicketStore(redis, prefix, { lockMs: options.matchmakingLockMs });
       await store.start();
       tickets = store;
     } else {
@@ -223,6 +229,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       keys,
       limiter: new RateLimiter(options.rateLimit),
       tickets,
+      players: new PlayerLookup(rankings),
       metrics,
       bodyLimit: options.bodyLimit,
       logger: options.logger,
@@ -232,9 +239,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const app = await buildApp(context);
     for (const plugin of options.plugins ?? []) await plugin(app);
 
-    const loop = startMatchmakingLoop({ db, tickets, metrics, ladders }, options.matchmakingIntervalMs ?? 1000, (error) =>
-      warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),
-    );
+    const trace = process.env.LADDER_MATCHMAKING_TRACE === '1';
+    const loop = startMatchmakingLoop({ db, tickets, metrics, ladders }, options.matchmakingIntervalMs ?? positiveEnv('LADDER_MATCHMAKING_INTERVAL_MS') ?? 1000, {
+      onError: (error) => warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),
+      // One JSON line per ladder turn on standard error (benchmarks, diagnosis).
+      onPass: trace ? (report) => process.stderr.write(`${JSON.stringify({ matchmakingPass: report })}\n`) : undefined,
+    });
     cleanups.push(() => loop.stop());
 
     const host = options.host ?? '127.0.0.1';
@@ -262,6 +272,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       tickets,
       rankings,
       matchmakeNow: loop.runNow,
+      matchmaking: loop,
       close: closeAll,
     };
   } catch (error) {

@@ -6,6 +6,8 @@
  */
 import { InvalidInputError } from '../core/errors.js';
 import { createSystem, type RatingSystem, type SystemName } from '../core/systems.js';
+import { type FilterDefaults, type MatchmakerOptions, type PlayerFilter, type ResolvedWidening, resolveWidening, type WideningOptions } from '../matchmaking/index.js';
+import { resolveFilterDefaults } from '../matchmaking/ticket.js';
 import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeaderboardOptions } from '../standings/index.js';
 import type { Database, Queryable } from '../store/database.js';
 import { deleteLadder, findLadder, insertLadder, type LadderCounts, ladderCounts, type LadderRow, listLadders, lockLadder, updateLadder } from '../store/ladders.js';
@@ -16,6 +18,56 @@ export interface MatchmakingSettings {
   teamSize: number;
   /** Teams per match. @default 2 */
   teams: number;
+  /** Loose-filter widening schedule. @default {steps: [5, 10, 20, 50, 100], everySeconds: 30} */
+  widening: ResolvedWidening;
+  /** Filter values for players whose ticket sends none. @default {within: 10, strict: false, maxPing: 150} */
+  filterDefaults: PlayerFilter;
+  /** Candidate tickets a pass examines per anchor and region. @default 256 */
+  maxCandidates: number;
+}
+
+/** Matchmaking settings as a ladder definition gives them (any field may be left out). */
+export interface MatchmakingInput {
+  teamSize?: number;
+  teams?: number;
+  widening?: WideningOptions;
+  filterDefaults?: FilterDefaults;
+  maxCandidates?: number;
+}
+
+const MAX_CANDIDATES_DEFAULT = 256;
+
+/**
+ * Complete settings from what a definition gives (or a row stored before
+ * the widening, filter and candidate settings existed). Throws
+ * InvalidInputError naming the field under `matchmaking`.
+ */
+export function resolveMatchmaking(system: string, input: MatchmakingInput = {}): MatchmakingSettings {
+  const settings: MatchmakingSettings = {
+    teamSize: input.teamSize ?? (system === 'teamrank' ? 6 : 1),
+    teams: input.teams ?? 2,
+    widening: { steps: [], everySeconds: 0 },
+    filterDefaults: resolveFilterDefaults(input.filterDefaults),
+    maxCandidates: input.maxCandidates ?? MAX_CANDIDATES_DEFAULT,
+  };
+  for (const field of ['teamSize', 'maxCandidates'] as const) {
+    if (!Number.isInteger(settings[field]) || settings[field] < 1) throw new InvalidInputError(`must be a positive integer, got ${settings[field]}`, { field: `matchmaking.${field}` });
+  }
+  try {
+    settings.widening = resolveWidening(input.widening);
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    const field = error.field ?? '';
+    const step = /^widen\[(\d+)\]$/.exec(field);
+    const named = step ? `widening.steps[${step[1]}]` : field === 'widenEvery' ? 'widening.everySeconds' : field;
+    throw new InvalidInputError(error.detail, { field: named === '' ? 'matchmaking' : `matchmaking.${named}` });
+  }
+  return settings;
+}
+
+/** What the ladder's matchmaker is built with. */
+export function matchmakerOptions(settings: MatchmakingSettings): MatchmakerOptions {
+  return { teamSize: settings.teamSize, widening: settings.widening, filterDefaults: settings.filterDefaults, maxCandidates: settings.maxCandidates };
 }
 
 export interface Ladder {
@@ -44,7 +96,7 @@ export interface CreateLadderInput {
   options?: Record<string, unknown>;
   public?: boolean;
   standings?: LeaderboardOptions;
-  matchmaking?: Partial<MatchmakingSettings>;
+  matchmaking?: MatchmakingInput;
   season?: string;
 }
 
@@ -52,7 +104,7 @@ export interface CreateLadderInput {
 const CACHE_MS = 5000;
 
 function build(row: LadderRow): Ladder {
-  const settings = row.settings as { standings?: LeaderboardOptions; matchmaking?: MatchmakingSettings; season?: string; currentSeason?: { startedAt: number } };
+  const settings = row.settings as { standings?: LeaderboardOptions; matchmaking?: MatchmakingInput; season?: string; currentSeason?: { startedAt: number } };
   const standings = settings.standings ?? {};
   const system = row.system as SystemName;
   return {
@@ -62,7 +114,8 @@ function build(row: LadderRow): Ladder {
     public: row.public,
     createdAt: row.created_at,
     standings,
-    matchmaking: settings.matchmaking ?? { teamSize: system === 'teamrank' ? 6 : 1, teams: 2 },
+    // Stored complete since the widening, filter and candidate settings exist; older rows hold team size and teams only.
+    matchmaking: resolveMatchmaking(system, settings.matchmaking),
     season: settings.season ?? '1',
     seasonStartedAt: settings.currentSeason?.startedAt ?? 0,
     settings: row.settings,
@@ -93,10 +146,7 @@ export function checkLadder(input: CreateLadderInput): Ladder {
     if (error instanceof InvalidInputError) throw new InvalidInputError(error.detail, { field: error.field === undefined ? 'standings' : `standings.${error.field}` });
     throw error;
   }
-  const matchmaking: MatchmakingSettings = {
-    teamSize: input.matchmaking?.teamSize ?? (input.system === 'teamrank' ? 6 : 1),
-    teams: input.matchmaking?.teams ?? 2,
-  };
+  const matchmaking = resolveMatchmaking(input.system, input.matchmaking);
   return build({
     id: input.id,
     system: input.system,

@@ -92,6 +92,7 @@ export class Registry {
 export function serviceMetrics() {
   const registry = new Registry();
   let waiting: Array<[Labels, number]> = [];
+  let locksHeld: () => string[] = () => [];
   return {
     registry,
     requestSeconds: registry.add(new Histogram('ladder_http_request_duration_seconds', 'HTTP request latency by route and status class.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])),
@@ -102,8 +103,21 @@ export function serviceMetrics() {
     matchesFormed: registry.add(new Counter('ladder_matchmaking_matches_total', 'Matches formed by the matchmaker, by queue.')),
     passFailures: registry.add(new Counter('ladder_matchmaking_pass_failures_total', 'Matchmaking passes that failed (Redis or the database unavailable), by queue; an empty queue label is a failure to list the queues.')),
     ticketsWaiting: registry.add(new Gauge('ladder_tickets_waiting', 'Tickets waiting, by queue.', () => waiting)),
+    passSeconds: registry.add(
+      new Histogram('ladder_matchmaking_pass_seconds', "Seconds of one queue's matchmaking turn on the lock holder (events read, pass, assignments written), by queue.", [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+    ),
+    passTickets: registry.add(new Histogram('ladder_matchmaking_pass_tickets', 'Tickets in the matchmaker at each pass, by queue.', [10, 100, 1000, 10_000, 100_000, 1_000_000])),
+    passesSkipped: registry.add(new Counter('ladder_matchmaking_passes_skipped_total', 'Passes not run because nothing could have changed since the last one (no queue event, no match formed, no filter still widening), by queue.')),
+    eventLagSeconds: registry.add(
+      new Histogram('ladder_matchmaking_event_lag_seconds', 'Seconds from a queue event (ticket added or cancelled) to the lock holder applying it to its matchmaker, by queue.', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+    ),
+    rebuilds: registry.add(new Counter('ladder_matchmaking_rebuilds_total', 'Matchmakers rebuilt from the shared queue, by queue and reason ("claim": this instance took the lock; "check": the matchmaker disagreed with the queue counters or events were lost).')),
+    lockHeld: registry.add(new Gauge('ladder_matchmaking_lock_held', "1 for each queue whose matchmaking lock this instance holds.", () => locksHeld().map((queue) => [{ queue }, 1]))),
     setWaiting(values: Array<[Labels, number]>) {
       waiting = values;
+    },
+    setLocksHeld(source: () => string[]) {
+      locksHeld = source;
     },
   };
 }

@@ -1,23 +1,25 @@
 /**
  * The matchmaking queue as the API sees it: creating a ticket (the players'
  * standings read from the ladder), cancelling one, and the queue's figures.
+ *
+ * A ticket costs one validation (the request schema, then the rules it
+ * cannot express), at most one batched read of its players' standings and
+ * one pipelined write to the ticket store; the figures are counters, so
+ * reading them does not depend on how many tickets wait.
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
-import { parseMode, parseTicket, type Ticket } from '../matchmaking/index.js';
-import type { Database } from '../store/database.js';
-import { findPlayers } from '../store/players.js';
+import { parseMode, type Ticket, type TicketPlayer } from '../matchmaking/index.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
-import type { Rankings } from './rankings.js';
+import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
-import type { StoredTicket, TicketStore } from './tickets.js';
+import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type StoredTicket, type TicketStore } from './tickets.js';
 
 export interface QueueContext {
-  db: Database;
-  rankings: Rankings;
   tickets: TicketStore;
+  players: PlayerLookup;
 }
 
 export function ticketJson(t: StoredTicket) {
@@ -34,47 +36,74 @@ export function ticketJson(t: StoredTicket) {
   };
 }
 
-export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof ticketSchema>): Promise<StoredTicket> {
+/** The ticket rules the request schema cannot express. */
+function checkTicket(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
+  const teamSize = ladder.matchmaking.teamSize;
   if (raw.mode !== undefined) {
     const size = parseMode(raw.mode);
-    if (size !== ladder.matchmaking.teamSize) throw new InvalidInputError(`ladder ${ladder.id} matches teams of ${ladder.matchmaking.teamSize}, not ${raw.mode}`, { field: 'mode' });
+    if (size !== teamSize) throw new InvalidInputError(`ladder ${ladder.id} matches teams of ${teamSize}, not ${raw.mode}`, { field: 'mode' });
   }
-  const known = new Map((await findPlayers(ctx.db, ladder.id, raw.players.map((p) => p.id))).map((row) => [row.id, row]));
+  if (raw.players.length > teamSize) throw new InvalidInputError(`party of ${raw.players.length} is larger than a team of ${teamSize}`, { field: 'players' });
+  raw.players.forEach((player, index) => {
+    for (let k = 0; k < index; k++) if (raw.players[k]!.id === player.id) throw new InvalidInputError(`player "${player.id}" appears twice in the ticket`, { field: `players[${index}].id` });
+    if (Object.keys(player.pings).length === 0) throw new InvalidInputError('must name at least one region', { field: `players[${index}].pings` });
+  });
+}
+
+export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof ticketSchema>): Promise<StoredTicket> {
+  checkTicket(ladder, raw);
+  const unknown = raw.players.filter((p) => p.percentile === undefined || p.rating === undefined).map((p) => p.id);
+  const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
+  const defaults = ladder.matchmaking.filterDefaults;
   const now = Date.now();
-  const players = [];
-  for (const p of raw.players) {
-    const row = known.get(p.id);
-    let percentile = p.percentile;
-    if (percentile === undefined) {
+  const players = raw.players.map((p): TicketPlayer => {
+    const known = facts?.get(p.id);
+    const player: TicketPlayer = {
+      id: p.id,
       // Unknown or unplaced players sit in the middle until the ladder knows better.
-      percentile = row ? ((await ctx.rankings.standing(ladder, { id: row.id, rating: row.rating, matches: row.matches, lastAt: row.last_at })).percentile ?? 50) : 50;
-    }
-    players.push({ ...p, percentile, ...(p.rating === undefined && row ? { rating: row.rating } : {}) });
-  }
+      percentile: p.percentile ?? known?.percentile ?? 50,
+      pings: p.pings,
+      filter: { within: p.filter?.within ?? defaults.within, strict: p.filter?.strict ?? defaults.strict, maxPing: p.filter?.maxPing ?? defaults.maxPing },
+    };
+    const rating = p.rating ?? known?.rating ?? undefined;
+    if (rating !== undefined && rating !== null) player.rating = rating;
+    return player;
+  });
   const id = raw.id ?? randomUUID();
-  const ticket: Ticket = parseTicket({ id, at: now / 1000, players }, ladder.matchmaking.teamSize);
-  const stored: StoredTicket = { id, ladder: ladder.id, status: 'waiting', createdAt: now, ticket, ...(raw.mode !== undefined ? { mode: raw.mode } : {}) };
-  if (!(await ctx.tickets.add(stored))) throw new ConflictError(`ticket ${JSON.stringify(id)} already exists`, 'id');
+  const ticket: Ticket = { id, at: now / 1000, players };
+  const stored: StoredTicket = { id, ladder: ladder.id, status: 'waiting', createdAt: now, ...(raw.mode !== undefined ? { mode: raw.mode } : {}), ticket };
+  const outcome = await ctx.tickets.add(stored);
+  if (!outcome.ok) {
+    if (outcome.reason === 'id') throw new ConflictError(`ticket ${JSON.stringify(id)} already exists`, 'id');
+    if (outcome.reason === 'player') {
+      const player = players[outcome.index]!.id;
+      throw new ConflictError(`player ${JSON.stringify(player)} already has a waiting ticket in ladder ${ladder.id}`, `players[${outcome.index}].id`);
+    }
+    throw new InvalidInputError(`the ladder's queue knows at most ${MAX_QUEUE_REGIONS} regions; use one of those it has seen`, { field: 'players[].pings' });
+  }
   return stored;
 }
 
 export async function cancelTicket(ctx: QueueContext, ticket: StoredTicket): Promise<{ id: string; status: StoredTicket['status'] }> {
-  const after = await ctx.tickets.cancel(ticket.id);
+  const after = await ctx.tickets.cancel(ticket);
   if (!after) throw new NotFoundError(`no ticket ${JSON.stringify(ticket.id)}`, 'ticket');
   if (after.status === 'matched') throw new ConflictError('the ticket was already placed in a match', 'ticket');
   return { id: after.id, status: after.status };
 }
 
 export async function queueView(ctx: QueueContext, ladder: Ladder) {
-  const waiting = await ctx.tickets.waiting(ladder.id);
-  // A Map, not an object: a region may be named `toString` or `constructor`.
-  const byRegion = new Map<string, number>();
-  const bands = Array.from({ length: 10 }, (_, i) => ({ band: `${i * 10 + 1}-${i * 10 + 10}`, count: 0 }));
-  for (const t of waiting) {
-    const pings = t.ticket.players[0]!.pings;
-    const region = Object.entries(pings).sort((a, b) => a[1] - b[1])[0]?.[0];
-    if (region !== undefined) byRegion.set(region, (byRegion.get(region) ?? 0) + 1);
-    for (const p of t.ticket.players) bands[Math.min(9, Math.floor((p.percentile - 1) / 10))]!.count++;
-  }
-  return { waiting: waiting.length, byRegion: Object.fromEntries(byRegion), byBand: bands, recent: await ctx.tickets.recent(ladder.id) };
+  const [figures, recent] = await Promise.all([ctx.tickets.figures(ladder.id), ctx.tickets.recent(ladder.id)]);
+  const now = Date.now();
+  // Built from entries, not by assignment: a region may be named `toString` or `constructor`.
+  const byRegion = Object.fromEntries([...figures.byRegion].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  const byBand = figures.byBand.map((count, i) => ({ band: `${i * 10 + 1}-${i * 10 + 10}`, count }));
+  const meanCreated = figures.waiting > 0 ? FIGURES_EPOCH + figures.createdSum / figures.waiting : now;
+  return {
+    waiting: figures.waiting,
+    byRegion,
+    byBand,
+    /** Of the tickets waiting now: mean and longest wait so far. */
+    waitSeconds: { mean: Math.max(0, (now - meanCreated) / 1000), max: figures.oldestCreatedAt === null ? 0 : Math.max(0, (now - figures.oldestCreatedAt) / 1000) },
+    recent,
+  };
 }

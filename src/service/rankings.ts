@@ -21,6 +21,14 @@ export interface StandingView {
   placementRemaining: number;
 }
 
+/** A player as a new ticket sees them. */
+export interface PlayerFacts {
+  /** The ladder's percentile; null unless the player is ranked and past placement. */
+  percentile: number | null;
+  /** The stored rating; null for a player the ladder does not know. */
+  rating: number | null;
+}
+
 export interface RankedEntry {
   id: string;
   rating: number;
@@ -32,6 +40,8 @@ export interface Rankings {
   /** Applies committed player states. */
   update(ladder: Ladder, players: readonly CommittedPlayer[], lastSeq: number): Promise<void>;
   standing(ladder: Ladder, player: { id: string; rating: number; matches: number; lastAt: number | null }): Promise<StandingView>;
+  /** What matchmaking needs to know of each player, all of them in one read. */
+  facts(ladder: Ladder, ids: readonly string[]): Promise<PlayerFacts[]>;
   page(ladder: Ladder, offset: number, limit: number): Promise<{ total: number; offset: number; entries: RankedEntry[] }>;
   /** Offset of the page centred on `id`, or null when not ranked. */
   positionOf(ladder: Ladder, id: string): Promise<number | null>;
@@ -95,6 +105,11 @@ export class MemoryRankings implements Rankings {
     return { rank: s.rank, percentile: s.percentile, division: s.division, placementRemaining: s.placementRemaining };
   }
 
+  async facts(ladder: Ladder, ids: readonly string[]): Promise<PlayerFacts[]> {
+    const board = await this.fresh(ladder);
+    return ids.map((id) => ({ percentile: board.percentile(id), rating: board.get(id)?.rating ?? null }));
+  }
+
   async page(ladder: Ladder, offset: number, limit: number) {
     const board = await this.fresh(ladder);
     return { total: board.rankedCount, offset, entries: board.top(limit, offset).map(({ id, rating, rank, percentile }) => ({ id, rating, rank, percentile })) };
@@ -115,10 +130,11 @@ export class MemoryRankings implements Rankings {
  * Applies a batch of player states to the sorted sets, skipping any player
  * whose stored version (match seq) is newer: two instances committing one
  * after the other may reach Redis in the opposite order.
- * KEYS: rank zset (score -rating), seen zset (score lastAt), versions hash, synced seq.
- * ARGV: count, cutoff, then per player id, -rating, lastAt, placed(0/1), seq; then load(1: a load from
- * the database, which also creates the synced key; 0: an update, skipped while the ladder is not loaded),
- * and last the batch seq.
+ * KEYS: rank zset (score -rating), seen zset (score lastAt), versions hash (id → "seq:-rating:placement
+ * done 0/1", what a new ticket reads), synced seq.
+ * ARGV: count, cutoff, then per player id, -rating, lastAt, placed(0/1: ranked when active), seq, placement
+ * done (0/1); then load(1: a load from the database, which also creates the synced key; 0: an update,
+ * skipped while the ladder is not loaded), and last the batch seq.
  */
 const UPDATE_SCRIPT = `
 -- Not loaded (never, or Redis came back empty): the next read loads everything from the database.
@@ -132,10 +148,11 @@ for k = 1, n do
   local lastAt = tonumber(ARGV[i + 2])
   local placed = ARGV[i + 3]
   local seq = tonumber(ARGV[i + 4])
-  i = i + 5
-  local current = tonumber(redis.call('HGET', KEYS[3], id) or '0')
+  local done = ARGV[i + 5]
+  i = i + 6
+  local current = tonumber(string.match(redis.call('HGET', KEYS[3], id) or '0', '^[^:]+'))
   if seq >= current then
-    redis.call('HSET', KEYS[3], id, seq)
+    redis.call('HSET', KEYS[3], id, seq .. ':' .. score .. ':' .. done)
     if placed == '1' then
       redis.call('ZADD', KEYS[2], lastAt, id)
       if lastAt >= cutoff then redis.call('ZADD', KEYS[1], score, id) else redis.call('ZREM', KEYS[1], id) end
@@ -158,6 +175,30 @@ for i = 1, #ids, 500 do
 end
 return #ids`;
 
+/**
+ * Per id: its -rating ('' when unknown), and the players above and below it
+ * in the rank set (-1, -1 when it is not ranked or still in placement).
+ * KEYS: rank, versions. ARGV: ids.
+ */
+const FACTS_SCRIPT = `
+local out = {}
+for i, id in ipairs(ARGV) do
+  local v = redis.call('HGET', KEYS[2], id)
+  local score, done
+  if v then score, done = string.match(v, '^[^:]*:([^:]+):([01])$') end
+  out[3 * i - 2] = score or ''
+  out[3 * i - 1] = -1
+  out[3 * i] = -1
+  if done == '1' then
+    local s = redis.call('ZSCORE', KEYS[1], id)
+    if s then
+      out[3 * i - 1] = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. s)
+      out[3 * i] = redis.call('ZCOUNT', KEYS[1], '(' .. s, '+inf')
+    end
+  end
+end
+return out`;
+
 /** Shared leaderboards in Redis sorted sets, for several instances behind one address. */
 export class RedisRankings implements Rankings {
   private readonly lastExpire = new Map<string, number>();
@@ -171,11 +212,14 @@ export class RedisRankings implements Rankings {
   ) {
     // After a reconnection Redis may be a new, empty server: check every ladder again before trusting it.
     redis.on('ready', () => this.checkedAt.clear());
+    redis.defineCommand('ladderPlayerFacts', { numberOfKeys: 2, lua: FACTS_SCRIPT });
   }
 
   private keys(ladder: string): [string, string, string, string] {
     const base = `${this.prefix}lb:${ladder}:`;
-    return [`${base}rank`, `${base}seen`, `${base}ver`, `${base}synced`];
+    // synced2: the versions hash carries each player's rating and placement since this key (a ladder
+    // loaded before is loaded again in full).
+    return [`${base}rank`, `${base}seen`, `${base}ver`, `${base}synced2`];
   }
 
   private placed(ladder: Ladder, matches: number): boolean {
@@ -192,7 +236,7 @@ export class RedisRankings implements Rankings {
       const chunk = players.slice(c * 2000, (c + 1) * 2000);
       const last = c === chunks - 1;
       const args: (string | number)[] = [chunk.length, cutoff];
-      for (const p of chunk) args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq);
+      for (const p of chunk) args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq, p.matches >= ladder.resolvedStandings.placementMatches ? '1' : '0');
       args.push(load ? (last ? '1' : '2') : '0', last || !load ? batchSeq : -1);
       await redisCall(this.redis.eval(UPDATE_SCRIPT, 4, ...keys, ...args));
     }
@@ -258,6 +302,19 @@ export class RedisRankings implements Rankings {
     const [{ above, below }] = (await this.counts(rankKey, [-Number(score)])) as [{ above: number; below: number }];
     const percentile = placementRemaining === 0 ? percentileOf(below, above) : null;
     return { rank: 1 + above, percentile, division: percentile === null ? null : divisionOf(percentile, ladder.resolvedStandings.divisions).name, placementRemaining };
+  }
+
+  async facts(ladder: Ladder, ids: readonly string[]): Promise<PlayerFacts[]> {
+    if (ids.length === 0) return [];
+    await this.ready(ladder);
+    const [rankKey, , versionsKey] = this.keys(ladder.id);
+    const out = (await redisCall((this.redis as unknown as { ladderPlayerFacts(...args: string[]): Promise<Array<string | number>> }).ladderPlayerFacts(rankKey, versionsKey, ...ids))) ?? [];
+    return ids.map((_, i) => {
+      const score = out[3 * i];
+      const above = Number(out[3 * i + 1]);
+      const below = Number(out[3 * i + 2]);
+      return { percentile: above < 0 ? null : percentileOf(below, above), rating: score === '' || score === undefined ? null : -Number(score) };
+    });
   }
 
   async page(ladder: Ladder, offset: number, limit: number) {

@@ -47,9 +47,27 @@ export const createLadderSchema = z
       .object({
         teamSize: z.number().int().min(1).max(16).optional(),
         teams: z.number().int().min(2).max(8).optional(),
+        widening: z
+          .object({
+            steps: z.array(z.number().min(0).max(100)).max(20).optional().describe('Widths (percentiles) a loose filter widens through, increasing. Default [5, 10, 20, 50, 100].'),
+            everySeconds: z.number().positive().max(86_400).optional().describe('Seconds of waiting between widening steps. Default 30.'),
+          })
+          .strict()
+          .optional(),
+        filterDefaults: z
+          .object({
+            within: z.number().min(0).max(100).optional().describe('Percentiles either side a player accepts. Default 10.'),
+            strict: z.boolean().optional().describe('Strict filters never widen. Default false.'),
+            maxPing: z.number().min(0).max(1e6).optional().describe('Highest ping (ms) accepted for the region of the match. Default 150.'),
+          })
+          .strict()
+          .optional()
+          .describe('Filter values for players whose ticket sends none.'),
+        maxCandidates: z.number().int().min(1).max(100_000).optional().describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe("Settings of the ladder's matchmaker (see docs/MATCHMAKING.md)."),
   })
   .strict();
 

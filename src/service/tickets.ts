@@ -1,15 +1,23 @@
 /**
- * Matchmaking tickets and assignments. In process (one instance) or in Redis
- * (several instances: tickets, queues and recent matches are shared; a
- * SET NX PX lock lets one instance at a time run a ladder's matchmaking
- * pass; assignments are published on a channel every instance relays to its
- * server-sent-event streams).
+ * Matchmaking tickets, queues and assignments, and what the matchmaking
+ * lock holder needs to follow a queue without reading it back.
+ *
+ * Two implementations of one interface: in process (one instance; this
+ * file) and in Redis (several instances; tickets-redis.ts). Both keep, per
+ * ladder:
+ *
+ * - the waiting tickets, at most one per player;
+ * - the queue's figures as counters (tickets, by region, players by
+ *   percentile band, the sum of arrival times), changed together with the
+ *   queue itself, so reading them costs O(regions + bands);
+ * - a log of queue events (a ticket added, a ticket cancelled) that the
+ *   matchmaking lock holder reads from its last position and trims;
+ * - the matchmaking lock, and assignment: a match is placed only if every
+ *   one of its tickets is still waiting and the caller still holds the lock,
+ *   so a ticket is matched or cancelled, never both, never twice.
  */
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
 import type { FormedMatch, Ticket } from '../matchmaking/index.js';
-import { redisCall } from './rankings.js';
 
 export interface TicketAssignment {
   id: string;
@@ -21,6 +29,16 @@ export interface TicketAssignment {
   /** Player ids per team. */
   players: string[][];
   at: number;
+}
+
+/** Where a waiting ticket is counted in its queue's figures, and what leaving the queue undoes. */
+export interface TicketFigures {
+  /** The region of the first player's lowest ping. */
+  region: string;
+  /** Each player's percentile band, 0 (1–10) to 9 (91–100). */
+  bands: number[];
+  /** The players' ids (they leave the queue's set of waiting players with the ticket). */
+  players: string[];
 }
 
 export interface StoredTicket {
@@ -35,6 +53,8 @@ export interface StoredTicket {
   /** The matcher's form (its `at` is in seconds). */
   ticket: Ticket;
   match?: TicketAssignment;
+  /** Filled in by the store. */
+  figures?: TicketFigures;
 }
 
 export interface RecentMatch {
@@ -53,44 +73,223 @@ export interface AssignmentEvent {
   match: RecentMatch;
 }
 
+/** Why a ticket was not queued. */
+export type AddOutcome =
+  | { ok: true }
+  /** A ticket with this id exists (waiting or finished). */
+  | { ok: false; reason: 'id' }
+  /** Player `index` of the ticket already waits in another ticket of the ladder. */
+  | { ok: false; reason: 'player'; index: number }
+  /** The ladder's queue would know more than MAX_QUEUE_REGIONS regions. */
+  | { ok: false; reason: 'regions' };
+
+/** The queue's figures, kept as counters. */
+export interface QueueFigures {
+  waiting: number;
+  /** Waiting tickets by the region of their first player's lowest ping (regions with none left out). */
+  byRegion: Map<string, number>;
+  /** Waiting players by percentile band (10 bands). */
+  byBand: number[];
+  /** Sum over waiting tickets of (createdAt − FIGURES_EPOCH), ms. */
+  createdSum: number;
+  /** Epoch ms of the oldest waiting ticket, or null. */
+  oldestCreatedAt: number | null;
+}
+
+export type QueueEvent =
+  /** `at`: epoch ms the event was appended (on the log's clock). */
+  | { kind: 'add'; ticket: Ticket; at: number }
+  | { kind: 'cancel'; id: string; at: number };
+
+export interface EventBatch {
+  events: QueueEvent[];
+  /** Position after the last event returned. */
+  cursor: string;
+  /** Waiting tickets at the moment the batch was read. */
+  waiting: number;
+  /** No event after `cursor` existed when the batch was read (so `waiting` describes the queue after these events). */
+  complete: boolean;
+  /** Events after the given cursor were dropped unread: follow from a rebuild. */
+  gap: boolean;
+}
+
+/** A match to place: every ticket gets `match` with its own team index. */
+export interface Placement {
+  recent: RecentMatch;
+  match: Omit<TicketAssignment, 'team'>;
+  tickets: Array<{ id: string; team: number }>;
+}
+
+/** placed; gone: a ticket had left the queue, nothing changed; lost: the caller no longer holds the lock, nothing changed. */
+export type PlacementOutcome = 'placed' | 'gone' | 'lost';
+
+/** acquired: the lock is now ours (rebuild, then follow); held: still ours (renewed); busy: another instance holds it. */
+export type Claim = 'acquired' | 'held' | 'busy';
+
 export interface TicketStore {
-  add(ticket: StoredTicket): Promise<boolean>;
+  /** Queues a waiting ticket (the store fills in `figures`). */
+  add(ticket: StoredTicket): Promise<AddOutcome>;
   get(id: string): Promise<StoredTicket | undefined>;
-  /** Cancels a waiting ticket; returns it (with its final status) or undefined when unknown. */
-  cancel(id: string): Promise<StoredTicket | undefined>;
-  waiting(ladder: string): Promise<StoredTicket[]>;
-  /** Ladders with at least one waiting ticket. */
+  getMany(ids: readonly string[]): Promise<Array<StoredTicket | undefined>>;
+  /** Cancels a waiting ticket; returns it with its final status, or undefined when unknown. */
+  cancel(ticket: StoredTicket): Promise<StoredTicket | undefined>;
+  figures(ladder: string): Promise<QueueFigures>;
+  /** Waiting tickets of each ladder. */
+  waitingCounts(ladders: readonly string[]): Promise<number[]>;
+  /** Ladders that have had tickets. */
   queues(): Promise<string[]>;
-  /** Marks the tickets of each match as matched, skipping a match any of whose tickets left the queue meanwhile. Returns the matches applied. */
-  assign(ladder: string, matches: Array<{ recent: RecentMatch; tickets: StoredTicket[] }>): Promise<RecentMatch[]>;
   recent(ladder: string): Promise<RecentMatch[]>;
-  /** Runs `work` holding the ladder's matchmaking lock; false when another instance holds it. */
-  withPassLock(ladder: string, work: () => Promise<void>): Promise<boolean>;
+
+  /** Takes or renews the ladder's matchmaking lock. */
+  claim(ladder: string): Promise<Claim>;
+  /** Gives the lock up (another instance may take it at once). */
+  release(ladder: string): Promise<void>;
+  /** Every waiting ticket, in batches, and the event position they are as of (a new lock holder's rebuild). */
+  snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>): Promise<string>;
+  /** Up to `max` events after `cursor`. */
+  readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch>;
+  /** Drops the events up to `cursor` (read); only while holding the lock. */
+  trimEvents(ladder: string, cursor: string): Promise<void>;
+  /** Places each match whose tickets all still wait, while the caller holds the lock; publishes each placed one. */
+  assign(ladder: string, placements: readonly Placement[]): Promise<PlacementOutcome[]>;
+
+  /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance. */
   readonly events: EventEmitter;
   close(): Promise<void>;
 }
 
-const RECENT = 50;
+/** Regions one ladder's queue may know: the matchmaker's limit (one bit each in a 31-bit mask). */
+export const MAX_QUEUE_REGIONS = 31;
+export const RECENT = 50;
 /** Finished tickets stay readable this long. */
-const FINISHED_TTL_MS = 3_600_000;
+export const FINISHED_TTL_MS = 3_600_000;
+/** Arrival times are summed relative to this (epoch ms of 2023-11-14), so a Redis 64-bit counter holds millions of them. */
+export const FIGURES_EPOCH = 1_700_000_000_000;
 
+export function bandOf(percentile: number): number {
+  return Math.min(9, Math.max(0, Math.floor((percentile - 1) / 10)));
+}
+
+/** Where a ticket is counted: its first player's lowest-ping region (the first such in the ticket's order) and its players' bands. */
+export function figuresOf(ticket: Ticket): TicketFigures {
+  let region = '';
+  let best = Infinity;
+  const pings = ticket.players[0]!.pings;
+  for (const name in pings) {
+    if (!Object.hasOwn(pings, name)) continue;
+    if (pings[name]! < best) {
+      best = pings[name]!;
+      region = name;
+    }
+  }
+  return { region, bands: ticket.players.map((p) => bandOf(p.percentile)), players: ticket.players.map((p) => p.id) };
+}
+
+/** Every region named in a ticket's pings, once. */
+export function regionsOf(ticket: Ticket): string[] {
+  const seen = new Set<string>();
+  for (const player of ticket.players) for (const name in player.pings) if (Object.hasOwn(player.pings, name)) seen.add(name);
+  return [...seen];
+}
+
+function emptyFigures(): QueueFigures {
+  return { waiting: 0, byRegion: new Map(), byBand: new Array<number>(10).fill(0), createdSum: 0, oldestCreatedAt: null };
+}
+
+interface MemoryQueue {
+  /** Waiting tickets in arrival order (see `ordered`). */
+  waiting: Map<string, StoredTicket>;
+  /** False once a ticket arrived with a createdAt older than the newest: the oldest is then found by a scan. */
+  ordered: boolean;
+  newest: number;
+  players: Set<string>;
+  regions: Set<string>;
+  figures: QueueFigures;
+  /** events[i] is at position base + i. */
+  events: QueueEvent[];
+  base: number;
+  recent: RecentMatch[];
+  held: boolean;
+}
+
+/** Tickets in process: correct for one instance. */
 export class MemoryTicketStore implements TicketStore {
   private readonly tickets = new Map<string, StoredTicket>();
-  private readonly queuesByLadder = new Map<string, Set<string>>();
-  private readonly recentByLadder = new Map<string, RecentMatch[]>();
+  private readonly queuesByLadder = new Map<string, MemoryQueue>();
+  /** Finished tickets in the order they finished, dropped after FINISHED_TTL_MS. */
+  private readonly finished: Array<{ id: string; endedAt: number }> = [];
+  private finishedHead = 0;
   readonly events = new EventEmitter();
 
   constructor() {
     this.events.setMaxListeners(0);
   }
 
-  async add(ticket: StoredTicket): Promise<boolean> {
-    if (this.tickets.has(ticket.id)) return false;
+  private queue(ladder: string): MemoryQueue {
+    let queue = this.queuesByLadder.get(ladder);
+    if (!queue) {
+      queue = { waiting: new Map(), ordered: true, newest: -Infinity, players: new Set(), regions: new Set(), figures: emptyFigures(), events: [], base: 0, recent: [], held: false };
+      this.queuesByLadder.set(ladder, queue);
+    }
+    return queue;
+  }
+
+  private expireFinished(now: number): void {
+    const cutoff = now - FINISHED_TTL_MS;
+    while (this.finishedHead < this.finished.length && this.finished[this.finishedHead]!.endedAt < cutoff) {
+      const { id, endedAt } = this.finished[this.finishedHead++]!;
+      if (this.tickets.get(id)?.endedAt === endedAt) this.tickets.delete(id);
+    }
+    if (this.finishedHead > 4096 && this.finishedHead * 2 > this.finished.length) {
+      this.finished.splice(0, this.finishedHead);
+      this.finishedHead = 0;
+    }
+  }
+
+  private leave(queue: MemoryQueue, ticket: StoredTicket): void {
+    queue.waiting.delete(ticket.id);
+    for (const p of ticket.ticket.players) queue.players.delete(p.id);
+    const f = queue.figures;
+    const counted = ticket.figures!;
+    f.waiting--;
+    f.createdSum -= ticket.createdAt - FIGURES_EPOCH;
+    const left = (f.byRegion.get(counted.region) ?? 0) - 1;
+    if (left > 0) f.byRegion.set(counted.region, left);
+    else f.byRegion.delete(counted.region);
+    for (const band of counted.bands) f.byBand[band]!--;
+    if (queue.waiting.size === 0) {
+      queue.ordered = true;
+      queue.newest = -Infinity;
+    }
+  }
+
+  private finish(ticket: StoredTicket): void {
+    this.finished.push({ id: ticket.id, endedAt: ticket.endedAt! });
+  }
+
+  async add(input: StoredTicket): Promise<AddOutcome> {
+    this.expireFinished(Date.now());
+    if (this.tickets.has(input.id)) return { ok: false, reason: 'id' };
+    const queue = this.queue(input.ladder);
+    const players = input.ticket.players;
+    for (let i = 0; i < players.length; i++) if (queue.players.has(players[i]!.id)) return { ok: false, reason: 'player', index: i };
+    const regions = regionsOf(input.ticket);
+    const fresh = regions.filter((r) => !queue.regions.has(r));
+    if (queue.regions.size + fresh.length > MAX_QUEUE_REGIONS) return { ok: false, reason: 'regions' };
+    for (const r of fresh) queue.regions.add(r);
+    const ticket: StoredTicket = { ...input, status: 'waiting', figures: figuresOf(input.ticket) };
     this.tickets.set(ticket.id, ticket);
-    let queue = this.queuesByLadder.get(ticket.ladder);
-    if (!queue) this.queuesByLadder.set(ticket.ladder, (queue = new Set()));
-    queue.add(ticket.id);
-    return true;
+    queue.waiting.set(ticket.id, ticket);
+    if (ticket.createdAt < queue.newest) queue.ordered = false;
+    else queue.newest = ticket.createdAt;
+    for (const p of players) queue.players.add(p.id);
+    const f = queue.figures;
+    f.waiting++;
+    f.createdSum += ticket.createdAt - FIGURES_EPOCH;
+    f.byRegion.set(ticket.figures!.region, (f.byRegion.get(ticket.figures!.region) ?? 0) + 1);
+    for (const band of ticket.figures!.bands) f.byBand[band]!++;
+    queue.events.push({ kind: 'add', ticket: ticket.ticket, at: Date.now() });
+    return { ok: true };
   }
 
   async get(id: string) {
@@ -102,186 +301,106 @@ export class MemoryTicketStore implements TicketStore {
     return ticket;
   }
 
-  async cancel(id: string) {
-    const ticket = this.tickets.get(id);
+  async getMany(ids: readonly string[]) {
+    return Promise.all(ids.map((id) => this.get(id)));
+  }
+
+  async cancel(input: StoredTicket) {
+    const ticket = this.tickets.get(input.id);
     if (!ticket) return undefined;
     if (ticket.status === 'waiting') {
+      const queue = this.queue(ticket.ladder);
       ticket.status = 'cancelled';
       ticket.endedAt = Date.now();
-      this.queuesByLadder.get(ticket.ladder)?.delete(id);
+      this.leave(queue, ticket);
+      this.finish(ticket);
+      queue.events.push({ kind: 'cancel', id: ticket.id, at: Date.now() });
     }
     return ticket;
   }
 
-  async waiting(ladder: string) {
-    return [...(this.queuesByLadder.get(ladder) ?? [])].map((id) => this.tickets.get(id)!);
+  async figures(ladder: string): Promise<QueueFigures> {
+    const queue = this.queuesByLadder.get(ladder);
+    if (!queue) return emptyFigures();
+    const f = queue.figures;
+    let oldest: number | null = null;
+    if (queue.ordered) oldest = queue.waiting.values().next().value?.createdAt ?? null;
+    else for (const t of queue.waiting.values()) if (oldest === null || t.createdAt < oldest) oldest = t.createdAt;
+    return { waiting: f.waiting, byRegion: new Map(f.byRegion), byBand: [...f.byBand], createdSum: f.createdSum, oldestCreatedAt: oldest };
+  }
+
+  async waitingCounts(ladders: readonly string[]) {
+    return ladders.map((ladder) => this.queuesByLadder.get(ladder)?.figures.waiting ?? 0);
   }
 
   async queues() {
-    return [...this.queuesByLadder].filter(([, q]) => q.size > 0).map(([ladder]) => ladder);
-  }
-
-  async assign(ladder: string, matches: Array<{ recent: RecentMatch; tickets: StoredTicket[] }>) {
-    const queue = this.queuesByLadder.get(ladder);
-    const applied: RecentMatch[] = [];
-    for (const { recent, tickets } of matches) {
-      if (!tickets.every((t) => queue?.has(t.id))) continue;
-      for (const t of tickets) {
-        queue!.delete(t.id);
-        this.tickets.set(t.id, t);
-      }
-      const list = this.recentByLadder.get(ladder) ?? [];
-      list.unshift(recent);
-      this.recentByLadder.set(ladder, list.slice(0, RECENT));
-      applied.push(recent);
-      this.events.emit('assignment', { ladder, match: recent } satisfies AssignmentEvent);
-    }
-    return applied;
+    return [...this.queuesByLadder.keys()];
   }
 
   async recent(ladder: string) {
-    return this.recentByLadder.get(ladder) ?? [];
+    return this.queuesByLadder.get(ladder)?.recent ?? [];
   }
 
-  async withPassLock(_ladder: string, work: () => Promise<void>) {
-    await work();
-    return true;
+  async claim(ladder: string): Promise<Claim> {
+    const queue = this.queue(ladder);
+    if (queue.held) return 'held';
+    queue.held = true;
+    return 'acquired';
   }
 
-  async close() {}
-}
-
-const ASSIGN_SCRIPT = `
--- KEYS[1] queue zset, KEYS[2] recent list; ARGV[1] ticket key prefix, ARGV[2] ttl ms, ARGV[3] recent json, ARGV[4..] id, json pairs
-for i = 4, #ARGV, 2 do
-  if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then return 0 end
-end
-for i = 4, #ARGV, 2 do
-  redis.call('ZREM', KEYS[1], ARGV[i])
-  redis.call('SET', ARGV[1] .. ARGV[i], ARGV[i + 1], 'PX', ARGV[2])
-end
-redis.call('LPUSH', KEYS[2], ARGV[3])
-redis.call('LTRIM', KEYS[2], 0, ${RECENT - 1})
-return 1`;
-
-const CANCEL_SCRIPT = `
--- KEYS[1] ticket key; ARGV[1] queue prefix, ARGV[2] now, ARGV[3] ttl
-local raw = redis.call('GET', KEYS[1])
-if not raw then return nil end
-local t = cjson.decode(raw)
-if t.status == 'waiting' then
-  if redis.call('ZREM', ARGV[1] .. t.ladder, t.id) == 1 then
-    t.status = 'cancelled'
-    t.endedAt = tonumber(ARGV[2])
-    raw = cjson.encode(t)
-    redis.call('SET', KEYS[1], raw, 'PX', ARGV[3])
-  else
-    raw = redis.call('GET', KEYS[1])
-  end
-end
-return raw`;
-
-const UNLOCK_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-
-export class RedisTicketStore implements TicketStore {
-  readonly events = new EventEmitter();
-  private subscriber: Redis | undefined;
-
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {
-    this.events.setMaxListeners(0);
+  async release(ladder: string) {
+    const queue = this.queuesByLadder.get(ladder);
+    if (queue) queue.held = false;
   }
 
-  /** Starts relaying assignments published by any instance. */
-  async start(): Promise<void> {
-    this.subscriber = this.redis.duplicate();
-    this.subscriber.on('error', () => {});
-    // The duplicate inherits lazyConnect and no offline queue: connect before subscribing. It
-    // reconnects and subscribes again on its own after an outage.
-    await this.subscriber.connect();
-    await this.subscriber.subscribe(`${this.prefix}assignments`);
-    this.subscriber.on('message', (_channel: string, message: string) => {
-      try {
-        this.events.emit('assignment', JSON.parse(message) as AssignmentEvent);
-      } catch {
-        // Not ours.
+  async snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>): Promise<string> {
+    const queue = this.queue(ladder);
+    const cursor = String(queue.base + queue.events.length);
+    const all = [...queue.waiting.values()].map((t) => t.ticket);
+    for (let i = 0; i < all.length; i += 10_000) await onBatch(all.slice(i, i + 10_000));
+    return cursor;
+  }
+
+  async readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch> {
+    const queue = this.queue(ladder);
+    const from = Number(cursor) - queue.base;
+    if (!(from >= 0)) return { events: [], cursor, waiting: queue.figures.waiting, complete: true, gap: true };
+    const events = queue.events.slice(from, from + max);
+    const next = from + events.length;
+    return { events, cursor: String(queue.base + next), waiting: queue.figures.waiting, complete: next >= queue.events.length, gap: false };
+  }
+
+  async trimEvents(ladder: string, cursor: string) {
+    const queue = this.queue(ladder);
+    if (!queue.held) return;
+    const drop = Math.min(Number(cursor) - queue.base, queue.events.length);
+    if (drop > 0) {
+      queue.events.splice(0, drop);
+      queue.base += drop;
+    }
+  }
+
+  async assign(ladder: string, placements: readonly Placement[]): Promise<PlacementOutcome[]> {
+    const queue = this.queue(ladder);
+    const now = Date.now();
+    this.expireFinished(now);
+    return placements.map((placement): PlacementOutcome => {
+      if (!queue.held) return 'lost';
+      if (!placement.tickets.every((t) => queue.waiting.has(t.id))) return 'gone';
+      for (const { id, team } of placement.tickets) {
+        const ticket = queue.waiting.get(id)!;
+        this.leave(queue, ticket);
+        ticket.status = 'matched';
+        ticket.endedAt = now;
+        ticket.match = { ...placement.match, team };
+        this.finish(ticket);
       }
+      queue.recent.unshift(placement.recent);
+      if (queue.recent.length > RECENT) queue.recent.length = RECENT;
+      this.events.emit('assignment', { ladder, match: placement.recent } satisfies AssignmentEvent);
+      return 'placed';
     });
   }
 
-  private ticketKey(id: string) {
-    return `${this.prefix}ticket:${id}`;
-  }
-  private queueKey(ladder: string) {
-    return `${this.prefix}queue:${ladder}`;
-  }
-
-  async add(ticket: StoredTicket): Promise<boolean> {
-    const ok = await redisCall(this.redis.set(this.ticketKey(ticket.id), JSON.stringify(ticket), 'NX'));
-    if (ok === null) return false;
-    await redisCall(this.redis.multi().zadd(this.queueKey(ticket.ladder), ticket.createdAt, ticket.id).sadd(`${this.prefix}queues`, ticket.ladder).exec());
-    return true;
-  }
-
-  async get(id: string) {
-    const raw = await redisCall(this.redis.get(this.ticketKey(id)));
-    return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
-  }
-
-  async cancel(id: string) {
-    const raw = (await redisCall(this.redis.eval(CANCEL_SCRIPT, 1, this.ticketKey(id), `${this.prefix}queue:`, Date.now(), FINISHED_TTL_MS)) as string | null);
-    return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
-  }
-
-  async waiting(ladder: string) {
-    const ids = await redisCall(this.redis.zrange(this.queueKey(ladder), 0, -1));
-    if (ids.length === 0) return [];
-    const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
-    return raws.filter((raw): raw is string => raw !== null).map((raw) => JSON.parse(raw) as StoredTicket).filter((t) => t.status === 'waiting');
-  }
-
-  async queues() {
-    return redisCall(this.redis.smembers(`${this.prefix}queues`));
-  }
-
-  async assign(ladder: string, matches: Array<{ recent: RecentMatch; tickets: StoredTicket[] }>) {
-    const applied: RecentMatch[] = [];
-    for (const { recent, tickets } of matches) {
-      const args: (string | number)[] = [`${this.prefix}ticket:`, FINISHED_TTL_MS, JSON.stringify(recent)];
-      for (const t of tickets) args.push(t.id, JSON.stringify(t));
-      const ok = await redisCall(this.redis.eval(ASSIGN_SCRIPT, 2, this.queueKey(ladder), `${this.prefix}recent:${ladder}`, ...args));
-      if (ok === 1) {
-        applied.push(recent);
-        await redisCall(this.redis.publish(`${this.prefix}assignments`, JSON.stringify({ ladder, match: recent } satisfies AssignmentEvent)));
-      }
-    }
-    return applied;
-  }
-
-  async recent(ladder: string) {
-    const raws = await redisCall(this.redis.lrange(`${this.prefix}recent:${ladder}`, 0, RECENT - 1));
-    return raws.map((raw) => JSON.parse(raw) as RecentMatch);
-  }
-
-  async withPassLock(ladder: string, work: () => Promise<void>) {
-    const key = `${this.prefix}mmlock:${ladder}`;
-    const token = randomBytes(12).toString('hex');
-    const ok = await redisCall(this.redis.set(key, token, 'PX', 10_000, 'NX'));
-    if (ok === null) return false;
-    try {
-      await work();
-    } finally {
-      await redisCall(this.redis.eval(UNLOCK_SCRIPT, 1, key, token));
-    }
-    return true;
-  }
-
-  async close() {
-    if (this.subscriber) {
-      this.subscriber.disconnect();
-      this.subscriber = undefined;
-    }
-  }
+  async close() {}
 }

@@ -4,6 +4,7 @@ import type { Database } from '../../store/database.js';
 import type { KeyStore, RateLimiter } from '../keys.js';
 import type { Ladders } from '../ladders.js';
 import type { ServiceMetrics } from '../metrics.js';
+import type { PlayerLookup } from '../player-lookup.js';
 import type { Rankings } from '../rankings.js';
 import type { TicketStore } from '../tickets.js';
 import type { MatchWriter } from '../writer/index.js';
@@ -17,6 +18,8 @@ export interface AppContext {
   keys: KeyStore;
   limiter: RateLimiter;
   tickets: TicketStore;
+  /** Batched reads of new tickets' players. */
+  players: PlayerLookup;
   metrics: ServiceMetrics;
   /** Request body limit in bytes. @default 65536 */
   bodyLimit?: number;

@@ -1,0 +1,550 @@
+/**
+ * Tickets in Redis, shared by every instance (docs/SERVICE.md,
+ * "Matchmaking"). Keys under the deployment's prefix, per ladder L:
+ *
+ * - `ticket:<id>`: the ticket as JSON. A waiting ticket's text starts with
+ *   `{"status":"waiting",`; placing or cancelling it rewrites only that
+ *   start (no re-encoding of the rest) and gives the key a TTL.
+ * - `queue:L` (sorted set: waiting ticket ids by arrival ms),
+ *   `queue:L:players` (set: players with a waiting ticket),
+ *   `queue:L:regions` (set: every region the queue has seen, at most 31),
+ *   `queue:L:figures` (hash: `n` tickets, `age` sum of arrival − epoch,
+ *   `r:<region>` tickets, `b:<band>` players),
+ *   `queue:L:events` (stream: `a` <the ticket's JSON> on intake, `c` <id> on
+ *   cancel), `recent:L` (list), `mmlock:L` (the matchmaking lock).
+ *
+ * Intake, cancellation and assignment are each one Lua script that changes
+ * the queue, the players set, the counters and the event stream together.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { Ticket } from '../matchmaking/index.js';
+import { UnavailableError } from './errors/index.js';
+import { redisCall } from './rankings.js';
+import {
+  type AddOutcome,
+  type AssignmentEvent,
+  type Claim,
+  type EventBatch,
+  FIGURES_EPOCH,
+  figuresOf,
+  FINISHED_TTL_MS,
+  MAX_QUEUE_REGIONS,
+  type Placement,
+  type PlacementOutcome,
+  type QueueEvent,
+  type QueueFigures,
+  RECENT,
+  type RecentMatch,
+  regionsOf,
+  type StoredTicket,
+  type TicketStore,
+} from './tickets.js';
+
+const WAITING_PREFIX = '{"status":"waiting",';
+
+const FIGURES_PREFIX = `${WAITING_PREFIX}"figures":`;
+
+/**
+ * Takes tickets out of the set of waiting players and the counters (Lua, shared by the cancel and
+ * assign scripts), with one command per set and per counter, however many tickets. Only each ticket's
+ * `figures` (the first member after the status) is decoded: it ends at the first `},"id":` of the
+ * text, which no JSON string can contain (its quote would be escaped).
+ */
+const LEAVE = `
+local function drop(key, field, by)
+  if redis.call('HINCRBY', key, field, -by) <= 0 then redis.call('HDEL', key, field) end
+end
+local function leave(playersKey, figuresKey, raws, created, epoch)
+  if #raws == 0 then return end
+  local players, regions, bands, age = {}, {}, {}, 0
+  for i, raw in ipairs(raws) do
+    local close = string.find(raw, '},"id":', ${FIGURES_PREFIX.length + 1}, true)
+    local f = cjson.decode(string.sub(raw, ${FIGURES_PREFIX.length + 1}, close))
+    for _, p in ipairs(f.players) do players[#players + 1] = p end
+    regions[f.region] = (regions[f.region] or 0) + 1
+    for _, b in ipairs(f.bands) do bands[b] = (bands[b] or 0) + 1 end
+    age = age + (tonumber(created[i]) - epoch)
+  end
+  redis.call('SREM', playersKey, unpack(players))
+  redis.call('HINCRBY', figuresKey, 'n', -#raws)
+  redis.call('HINCRBY', figuresKey, 'age', -age)
+  for r, c in pairs(regions) do drop(figuresKey, 'r:' .. r, c) end
+  for b, c in pairs(bands) do drop(figuresKey, 'b:' .. b, c) end
+end`;
+
+/**
+ * KEYS: ticket, queue, players, figures, regions, events, queues.
+ * ARGV: id, createdAt, ladder, stored JSON (also the event), events cap, epoch, player count n, n player
+ * ids, region count m, m region names, counted region, band count k, k (band, players) pairs.
+ */
+const INTAKE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
+local n = tonumber(ARGV[7])
+local players = {unpack(ARGV, 8, 7 + n)}
+local waiting = redis.call('SMISMEMBER', KEYS[3], unpack(players))
+for i = 1, n do
+  if waiting[i] == 1 then return 'player:' .. (i - 1) end
+end
+local at = 8 + n
+local m = tonumber(ARGV[at])
+local regions = {unpack(ARGV, at + 1, at + m)}
+local known = redis.call('SMISMEMBER', KEYS[5], unpack(regions))
+local fresh = 0
+for i = 1, m do
+  if known[i] == 0 then fresh = fresh + 1 end
+end
+if fresh > 0 then
+  if redis.call('SCARD', KEYS[5]) + fresh > ${MAX_QUEUE_REGIONS} then return 'regions' end
+  redis.call('SADD', KEYS[5], unpack(regions))
+end
+redis.call('SET', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('SADD', KEYS[3], unpack(players))
+redis.call('HINCRBY', KEYS[4], 'n', 1)
+redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[6]))
+redis.call('HINCRBY', KEYS[4], 'r:' .. ARGV[at + m + 1], 1)
+local k = tonumber(ARGV[at + m + 2])
+for i = 1, k do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + 2 * i], ARGV[at + m + 2 + 2 * i]) end
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', ARGV[4])
+redis.call('SADD', KEYS[7], ARGV[3])
+return 'ok'`;
+
+/** KEYS: ticket, queue, players, figures, events. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. */
+const CANCEL = `${LEAVE}
+local raw = redis.call('GET', KEYS[1])
+if not raw then return false end
+if string.sub(raw, 1, ${WAITING_PREFIX.length}) ~= '${WAITING_PREFIX}' then return raw end
+local created = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not created then return raw end
+redis.call('ZREM', KEYS[2], ARGV[1])
+leave(KEYS[3], KEYS[4], {raw}, {created}, tonumber(ARGV[5]))
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'c', ARGV[1])
+local out = '{"status":"cancelled","endedAt":' .. ARGV[2] .. ',' .. string.sub(raw, ${WAITING_PREFIX.length + 1})
+redis.call('SET', KEYS[1], out, 'PX', ARGV[3])
+return out`;
+
+/**
+ * KEYS: queue, players, figures, lock.
+ * ARGV: lock value, ticket key prefix, ttl, now, match body (JSON members without braces), epoch, then
+ * (ticket id, team) pairs. Returns 1 placed, 0 a ticket left, -1 the lock is not ours.
+ */
+const ASSIGN = `${LEAVE}
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
+local ids, teams, keys = {}, {}, {}
+for i = 7, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[i]
+  teams[#teams + 1] = ARGV[i + 1]
+  keys[#keys + 1] = ARGV[2] .. ARGV[i]
+end
+local created = redis.call('ZMSCORE', KEYS[1], unpack(ids))
+for i = 1, #ids do
+  if not created[i] then return 0 end
+end
+redis.call('ZREM', KEYS[1], unpack(ids))
+local raws = redis.call('MGET', unpack(keys))
+local leaving, leavingCreated = {}, {}
+for i = 1, #ids do
+  local raw = raws[i]
+  if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
+    leaving[#leaving + 1] = raw
+    leavingCreated[#leavingCreated + 1] = created[i]
+    redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. ARGV[5] .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
+  end
+end
+leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[6]))
+return 1`;
+
+/** KEYS: lock. ARGV: value held, new value, ttl. Renews (with a new value) while the lock is ours. */
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
+/** KEYS: lock, events. ARGV: value held, first id to keep. */
+const TRIM = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('XTRIM', KEYS[2], 'MINID', '~', ARGV[2]) end return -1`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+type Script = (...args: Array<string | number>) => Promise<unknown>;
+interface Scripts {
+  ladderIntake: Script;
+  ladderCancel: Script;
+  ladderAssign: Script;
+  ladderRenew: Script;
+  ladderTrim: Script;
+  ladderRelease: Script;
+}
+
+export interface RedisTicketOptions {
+  /** Milliseconds a matchmaking lock lasts unless renewed. @default 10000 */
+  lockMs?: number;
+  /** Events kept in a ladder's stream at most (about), when no lock holder trims it. @default 1000000 */
+  eventsCap?: number;
+}
+
+/** The stream id just after `id` (MINID keeps ids ≥ it). */
+function nextId(id: string): string {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${Number(seq) + 1}`;
+}
+
+/** The last id and the count of entries ever added, from an XINFO STREAM reply. */
+function streamInfo(reply: unknown[]): { lastId: string; added: number } {
+  const lastAt = reply.indexOf('last-generated-id');
+  const addedAt = reply.indexOf('entries-added');
+  return { lastId: lastAt === -1 ? '0-0' : String(reply[lastAt + 1]), added: addedAt === -1 ? 0 : Number(reply[addedAt + 1]) };
+}
+
+export class RedisTicketStore implements TicketStore {
+  readonly events = new EventEmitter();
+  private subscriber: Redis | undefined;
+  private readonly scripts: Scripts;
+  private readonly lockMs: number;
+  private readonly eventsCap: number;
+  /** This instance's Redis client id (0 when CLIENT ID is refused): lock values start with it, so others can see the holder is gone. */
+  private clientId = 0;
+  /** Lock values this instance holds, by ladder. */
+  private readonly locks = new Map<string, string>();
+  private pendingAdds: Array<{ ticket: StoredTicket; resolve: (outcome: AddOutcome) => void; reject: (error: unknown) => void }> = [];
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    options: RedisTicketOptions = {},
+  ) {
+    this.events.setMaxListeners(0);
+    this.lockMs = options.lockMs ?? 10_000;
+    this.eventsCap = options.eventsCap ?? 1_000_000;
+    redis.defineCommand('ladderIntake', { numberOfKeys: 7, lua: INTAKE });
+    redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
+    redis.defineCommand('ladderAssign', { numberOfKeys: 4, lua: ASSIGN });
+    redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
+    redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
+    this.scripts = redis as unknown as Scripts;
+    redis.on('ready', () => void this.learnClientId());
+  }
+
+  private async learnClientId(): Promise<void> {
+    try {
+      this.clientId = Number(await this.redis.client('ID'));
+    } catch {
+      this.clientId = 0;
+    }
+  }
+
+  /** Starts relaying assignments published by any instance. */
+  async start(): Promise<void> {
+    await this.learnClientId();
+    this.subscriber = this.redis.duplicate();
+    this.subscriber.on('error', () => {});
+    // The duplicate inherits lazyConnect and no offline queue: connect before subscribing. It
+    // reconnects and subscribes again on its own after an outage.
+    await this.subscriber.connect();
+    await this.subscriber.subscribe(this.key('assignments'));
+    this.subscriber.on('message', (_channel: string, message: string) => {
+      try {
+        // One message carries the matches a turn placed (an instance of an earlier version sends one each).
+        const published = JSON.parse(message) as AssignmentEvent | { ladder: string; matches: RecentMatch[] };
+        if ('matches' in published) for (const match of published.matches) this.events.emit('assignment', { ladder: published.ladder, match } satisfies AssignmentEvent);
+        else this.events.emit('assignment', published);
+      } catch {
+        // Not ours.
+      }
+    });
+  }
+
+  private key(name: string): string {
+    return this.prefix + name;
+  }
+  private ticketKey(id: string) {
+    return `${this.prefix}ticket:${id}`;
+  }
+  private queueKeys(ladder: string) {
+    const queue = `${this.prefix}queue:${ladder}`;
+    return { queue, players: `${queue}:players`, figures: `${queue}:figures`, regions: `${queue}:regions`, events: `${queue}:events`, recent: `${this.prefix}recent:${ladder}`, lock: `${this.prefix}mmlock:${ladder}` };
+  }
+
+  add(ticket: StoredTicket): Promise<AddOutcome> {
+    return new Promise((resolve, reject) => {
+      // Tickets created in the same event-loop turn go to Redis in one pipeline.
+      if (this.pendingAdds.length === 0) setImmediate(() => void this.flushAdds());
+      this.pendingAdds.push({ ticket, resolve, reject });
+    });
+  }
+
+  private async flushAdds(): Promise<void> {
+    const batch = this.pendingAdds;
+    this.pendingAdds = [];
+    const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
+    for (const { ticket } of batch) {
+      const k = this.queueKeys(ticket.ladder);
+      const figures = figuresOf(ticket.ticket);
+      // The text starts with the waiting status, which placement and cancellation rewrite in place.
+      const stored = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":${JSON.stringify(ticket.ticket)}}`;
+      const args: Array<string | number> = [
+        this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'),
+        ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
+      ];
+      for (const p of ticket.ticket.players) args.push(p.id);
+      const regions = regionsOf(ticket.ticket);
+      args.push(regions.length, ...regions, figures.region);
+      const bands = new Map<number, number>();
+      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
+      args.push(bands.size);
+      for (const [band, players] of bands) args.push(band, players);
+      pipeline.ladderIntake!(...args);
+    }
+    let results: Array<[Error | null, unknown]>;
+    try {
+      results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const [error, reply] = results[i] ?? [new Error('no reply'), null];
+      if (error) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error }));
+      else if (reply === 'ok') p.resolve({ ok: true });
+      else if (reply === 'id') p.resolve({ ok: false, reason: 'id' });
+      else if (reply === 'regions') p.resolve({ ok: false, reason: 'regions' });
+      else p.resolve({ ok: false, reason: 'player', index: Number(String(reply).slice('player:'.length)) });
+    });
+  }
+
+  async get(id: string) {
+    const raw = await redisCall(this.redis.get(this.ticketKey(id)));
+    return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
+  }
+
+  async getMany(ids: readonly string[]) {
+    if (ids.length === 0) return [];
+    const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
+    return raws.map((raw) => (raw === null ? undefined : (JSON.parse(raw) as StoredTicket)));
+  }
+
+  async cancel(ticket: StoredTicket) {
+    const k = this.queueKeys(ticket.ladder);
+    const raw = (await redisCall(this.scripts.ladderCancel(this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.events, ticket.id, Date.now(), FINISHED_TTL_MS, this.eventsCap, FIGURES_EPOCH))) as string | null;
+    return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
+  }
+
+  async figures(ladder: string): Promise<QueueFigures> {
+    const k = this.queueKeys(ladder);
+    const results = (await redisCall(this.redis.multi().call('HGETALL', k.figures).zrange(k.queue, 0, 0, 'WITHSCORES').exec())) ?? [];
+    for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+    const flat = results[0]![1] as string[];
+    const oldest = results[1]![1] as string[];
+    const figures: QueueFigures = { waiting: 0, byRegion: new Map(), byBand: new Array<number>(10).fill(0), createdSum: 0, oldestCreatedAt: oldest.length === 2 ? Number(oldest[1]) : null };
+    for (let i = 0; i < flat.length; i += 2) {
+      const field = flat[i]!;
+      const value = Number(flat[i + 1]);
+      if (field === 'n') figures.waiting = value;
+      else if (field === 'age') figures.createdSum = value;
+      else if (field.startsWith('r:')) {
+        if (value > 0) figures.byRegion.set(field.slice(2), value);
+      } else if (field.startsWith('b:')) {
+        const band = Number(field.slice(2));
+        if (band >= 0 && band < 10) figures.byBand[band] = value;
+      }
+    }
+    return figures;
+  }
+
+  async waitingCounts(ladders: readonly string[]) {
+    if (ladders.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const ladder of ladders) pipeline.hget(this.queueKeys(ladder).figures, 'n');
+    const results = (await redisCall(pipeline.exec())) ?? [];
+    return ladders.map((_, i) => {
+      const [error, value] = results[i] ?? [null, null];
+      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+      return Number(value ?? 0);
+    });
+  }
+
+  async queues() {
+    return redisCall(this.redis.smembers(this.key('queues')));
+  }
+
+  async recent(ladder: string) {
+    const raws = await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1));
+    return raws.map((raw) => JSON.parse(raw) as RecentMatch);
+  }
+
+  private lockValue(token: string): string {
+    return `${this.clientId}:${token}`;
+  }
+
+  async claim(ladder: string): Promise<Claim> {
+    const { lock } = this.queueKeys(ladder);
+    const held = this.locks.get(ladder);
+    if (held !== undefined) {
+      // Renewed with the current client id, which changes when the connection is re-established.
+      const value = this.lockValue(held.slice(held.indexOf(':') + 1));
+      if ((await redisCall(this.scripts.ladderRenew(lock, held, value, this.lockMs))) === 1) {
+        this.locks.set(ladder, value);
+        return 'held';
+      }
+      this.locks.delete(ladder);
+    }
+    const value = this.lockValue(randomBytes(12).toString('hex'));
+    const previous = await redisCall(this.redis.set(lock, value, 'PX', this.lockMs, 'NX', 'GET'));
+    if (previous === null) {
+      this.locks.set(ladder, value);
+      return 'acquired';
+    }
+    // Held by another instance: if that instance's connection is gone (the process died), take over now
+    // rather than when the lock expires.
+    const holder = Number(previous.slice(0, previous.indexOf(':')));
+    if (holder > 0 && holder !== this.clientId) {
+      let alive = true;
+      try {
+        alive = String(await this.redis.call('CLIENT', 'LIST', 'ID', String(holder))).trim() !== '';
+      } catch {
+        // CLIENT LIST refused (a managed Redis): wait for the lock to expire.
+      }
+      if (!alive && (await redisCall(this.scripts.ladderRenew(lock, previous, value, this.lockMs))) === 1) {
+        this.locks.set(ladder, value);
+        return 'acquired';
+      }
+    }
+    return 'busy';
+  }
+
+  async release(ladder: string) {
+    const held = this.locks.get(ladder);
+    if (held === undefined) return;
+    this.locks.delete(ladder);
+    await redisCall(this.scripts.ladderRelease(this.queueKeys(ladder).lock, held));
+  }
+
+  async snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>): Promise<string> {
+    const k = this.queueKeys(ladder);
+    // The position first: every change after it is in the stream, so a ticket the scan misses or sees
+    // in an older state is put right by the events that follow.
+    let cursor = '0-0@0';
+    try {
+      const info = streamInfo((await this.redis.call('XINFO', 'STREAM', k.events)) as unknown[]);
+      cursor = `${info.lastId}@${info.added}`;
+    } catch (error) {
+      // No stream yet: every event will come after it.
+      if (!String((error as Error).message).includes('no such key')) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+    }
+    // In arrival order (the matchmaker inserts a late arrival into its sorted queue, which at a million
+    // tickets in random order would be quadratic), in chunks continuing from the last arrival time read
+    // (ids already read at exactly that time are skipped). A ticket present at the position is either
+    // read here or removed by an event after it; one added later comes as an event.
+    const chunk = 5000;
+    let from = '-inf';
+    let seenAtFrom = new Set<string>();
+    for (;;) {
+      const flat = await redisCall(this.redis.zrange(k.queue, from, '+inf', 'BYSCORE', 'LIMIT', 0, chunk + seenAtFrom.size, 'WITHSCORES'));
+      const ids: string[] = [];
+      let last = from;
+      let atLast = new Set<string>();
+      for (let i = 0; i < flat.length; i += 2) {
+        const id = flat[i]!;
+        const score = flat[i + 1]!;
+        if (score === from && seenAtFrom.has(id)) continue;
+        ids.push(id);
+        if (score !== last) {
+          last = score;
+          atLast = score === from ? new Set(seenAtFrom) : new Set();
+        }
+        atLast.add(id);
+      }
+      if (ids.length > 0) {
+        const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
+        const batch: Ticket[] = [];
+        for (const raw of raws) if (raw !== null && raw.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
+        await onBatch(batch);
+      }
+      if (flat.length / 2 < chunk + seenAtFrom.size) break;
+      from = last;
+      seenAtFrom = atLast;
+    }
+    return cursor;
+  }
+
+  /**
+   * A cursor is `<stream id>@<entries added to the stream up to it>`: when a
+   * read reaches the end of the stream, the events read must make up every
+   * entry added since, else some were trimmed unread (or Redis restarted
+   * empty) and the reader must rebuild.
+   */
+  async readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch> {
+    const k = this.queueKeys(ladder);
+    const [from, addedText] = cursor.split('@') as [string, string | undefined];
+    const added = Number(addedText ?? 0);
+    const results = (await redisCall(this.redis.multi().xread('COUNT', max, 'STREAMS', k.events, from).hget(k.figures, 'n').call('XINFO', 'STREAM', k.events).exec())) ?? [];
+    const [readError, read] = results[0] ?? [null, null];
+    const [countError, count] = results[1] ?? [null, null];
+    if (readError || countError) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: readError ?? countError });
+    // XINFO fails only when the stream does not exist: nothing was ever added then.
+    const [, info] = results[2] ?? [null, null];
+    const total = Array.isArray(info) ? streamInfo(info).added : 0;
+    const entries = ((read as Array<[string, Array<[string, string[]]>]> | null)?.[0]?.[1] ?? []) as Array<[string, string[]]>;
+    const events: QueueEvent[] = [];
+    let next = from;
+    for (const [id, fields] of entries) {
+      next = id;
+      const at = Number(id.slice(0, id.indexOf('-')));
+      if (fields[0] === 'a') events.push({ kind: 'add', ticket: (JSON.parse(fields[1]!) as StoredTicket).ticket, at });
+      else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
+    }
+    const consumed = added + entries.length;
+    const complete = entries.length < max;
+    const gap = total < consumed || (complete && consumed < total);
+    return { events, cursor: `${next}@${consumed}`, waiting: Number(count ?? 0), complete, gap };
+  }
+
+  async trimEvents(ladder: string, cursor: string) {
+    const held = this.locks.get(ladder);
+    const id = cursor.split('@')[0]!;
+    if (held === undefined || id === '0-0') return;
+    const k = this.queueKeys(ladder);
+    await redisCall(this.scripts.ladderTrim(k.lock, k.events, held, nextId(id)));
+  }
+
+  async assign(ladder: string, placements: readonly Placement[]): Promise<PlacementOutcome[]> {
+    if (placements.length === 0) return [];
+    const held = this.locks.get(ladder);
+    if (held === undefined) return placements.map(() => 'lost');
+    const k = this.queueKeys(ladder);
+    const now = Date.now();
+    const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
+    for (const { match, tickets } of placements) {
+      const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, now, JSON.stringify(match).slice(1, -1), FIGURES_EPOCH];
+      for (const t of tickets) args.push(t.id, t.team);
+      pipeline.ladderAssign!(k.queue, k.players, k.figures, k.lock, ...args);
+    }
+    const results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
+    const outcomes = placements.map((_, i): PlacementOutcome => {
+      const [error, reply] = results[i] ?? [new Error('no reply'), null];
+      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+      if (reply === -1) {
+        this.locks.delete(ladder);
+        return 'lost';
+      }
+      return reply === 1 ? 'placed' : 'gone';
+    });
+    // The recent list and the announcement, once for all the matches placed (newest first in the list).
+    const placed = placements.filter((_, i) => outcomes[i] === 'placed').map((p) => JSON.stringify(p.recent));
+    if (placed.length > 0) {
+      await redisCall(
+        this.redis
+          .multi()
+          .lpush(k.recent, ...placed.slice(-RECENT))
+          .ltrim(k.recent, 0, RECENT - 1)
+          .publish(this.key('assignments'), `{"ladder":${JSON.stringify(ladder)},"matches":[${placed.join(',')}]}`)
+          .exec(),
+      );
+    }
+    return outcomes;
+  }
+
+  async close() {
+    if (this.subscriber) {
+      this.subscriber.disconnect();
+      this.subscriber = undefined;
+    }
+  }
+}
