@@ -95,11 +95,8 @@ class Deployment {
   }
   async dispose(redis: Redis): Promise<void> {
     await this.stopAll();
-    const pg = (await import('pg')).default;
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);
-    await client.end();
+    const { dropSchema } = await import('../store/database.js');
+    await dropSchema(DATABASE_URL, this.schema);
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 10_000);
