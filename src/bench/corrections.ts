@@ -17,7 +17,7 @@ import type { PlayerState } from '../core/systems.js';
 import { mulberry32 } from '../core/wvw.js';
 import { correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
-import { publicState } from '../service/rating.js';
+import { appendChange } from '../service/rating.js';
 import { dropSchema, openDatabase } from '../store/database.js';
 import { advanceLadder } from '../store/ladders.js';
 import { emptyChangeRows, emptyMatchRows, insertChanges, insertMatches } from '../store/matches.js';
@@ -74,14 +74,7 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
         matchRows.body.push(JSON.stringify(match));
         matchRows.winProbability.push(JSON.stringify(probabilities));
         for (const change of rating.players) {
-          changeRows.player.push(change.id);
-          changeRows.seq.push(seq);
-          changeRows.team.push(change.team);
-          changeRows.before.push(JSON.stringify(publicState(change.before)));
-          changeRows.after.push(JSON.stringify(publicState(change.after)));
-          changeRows.terms.push(JSON.stringify(change.terms));
-          changeRows.lastAtBefore.push(change.before.lastAt ?? null);
-          changeRows.lastAtAfter.push(change.after.lastAt ?? null);
+          appendChange(changeRows, seq, change);
           states.set(change.id, change.after);
         }
       }

@@ -34,7 +34,7 @@ import { rowToState } from '../store/rows.js';
 import { listSeasons } from '../store/seasons.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
-import { publicState, rateUnit } from './rating.js';
+import { appendChange, publicState, rateUnit } from './rating.js';
 import { resetAt } from './seasons.js';
 import type { CommittedPlayer } from './writer/plan.js';
 import { randomInt } from 'node:crypto';
@@ -116,16 +116,7 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   const reratedSeqs: number[] = [];
   const winProbabilities: string[] = [];
   const record = (seq: number, rating: MatchRating) => {
-    for (const change of rating.players) {
-      rows.player.push(change.id);
-      rows.seq.push(seq);
-      rows.team.push(change.team);
-      rows.before.push(JSON.stringify(publicState(change.before)));
-      rows.after.push(JSON.stringify(publicState(change.after)));
-      rows.terms.push(JSON.stringify(change.terms));
-      rows.lastAtBefore.push(change.before.lastAt ?? null);
-      rows.lastAtAfter.push(change.after.lastAt ?? null);
-    }
+    for (const change of rating.players) appendChange(rows, seq, change);
   };
   const rate = (match: Match, states: Map<string, PlayerState>) => {
     const probabilities = system.predict(match.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())));

@@ -9,7 +9,8 @@
  * the ratings before the round (no continuous growth: the round is the period).
  */
 import type { Match } from '../core/match.js';
-import type { MatchRating, PlayerState, RatingSystem } from '../core/systems.js';
+import type { MatchRating, PlayerChange, PlayerState, RatingSystem } from '../core/systems.js';
+import type { ChangeRows } from '../store/matches.js';
 
 export interface StoredMatch {
   seq: number;
@@ -40,6 +41,25 @@ export function publicState(state: PlayerState): { rating: number; rd?: number; 
   if (state.rd !== undefined) out.rd = state.rd;
   if (state.volatility !== undefined) out.volatility = state.volatility;
   return out;
+}
+
+/**
+ * Appends one player's change to the history rows of match `seq`, and
+ * returns the JSON texts written, so an answer can reuse them byte for byte.
+ */
+export function appendChange(rows: ChangeRows, seq: number, change: PlayerChange): { before: string; after: string; terms: string } {
+  const before = JSON.stringify(publicState(change.before));
+  const after = JSON.stringify(publicState(change.after));
+  const terms = JSON.stringify(change.terms);
+  rows.player.push(change.id);
+  rows.seq.push(seq);
+  rows.team.push(change.team);
+  rows.before.push(before);
+  rows.after.push(after);
+  rows.terms.push(terms);
+  rows.lastAtBefore.push(change.before.lastAt ?? null);
+  rows.lastAtAfter.push(change.after.lastAt ?? null);
+  return { before, after, terms };
 }
 
 /**

@@ -65,25 +65,10 @@ export async function insertStandings(tx: Queryable, ladder: string, season: num
   }
 }
 
-interface StandingRow {
-  position: number;
-  id: string;
-  rank: number | null;
-  rating: number;
-  rd: number | null;
-  percentile: number | null;
-  division: string | null;
-  matches: number;
-}
-
-function toStanding(row: StandingRow): FrozenStanding {
-  return { position: row.position, id: row.id, rank: row.rank, rating: row.rating, rd: row.rd, percentile: row.percentile, division: row.division, matches: row.matches };
-}
-
 /** One page of a closed season's standings in their frozen order, and how many there are. */
 export async function standingsPage(db: Queryable, ladder: string, season: number, limit: number, offset: number): Promise<{ total: number; rows: FrozenStanding[] }> {
   const [rows, counted] = await Promise.all([
-    db.query<StandingRow>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 ORDER BY position LIMIT $3 OFFSET $4', [
+    db.query<FrozenStanding>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 ORDER BY position LIMIT $3 OFFSET $4', [
       ladder,
       season,
       limit,
@@ -91,10 +76,10 @@ export async function standingsPage(db: Queryable, ladder: string, season: numbe
     ]),
     db.query<{ n: number }>('SELECT count(*)::int4 AS n FROM season_standings WHERE ladder = $1 AND season = $2', [ladder, season]),
   ]);
-  return { total: counted[0]?.n ?? 0, rows: rows.map(toStanding) };
+  return { total: counted[0]?.n ?? 0, rows };
 }
 
 export async function standingOf(db: Queryable, ladder: string, season: number, id: string): Promise<FrozenStanding | undefined> {
-  const rows = await db.query<StandingRow>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND id = $3', [ladder, season, id]);
-  return rows[0] && toStanding(rows[0]);
+  const rows = await db.query<FrozenStanding>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND id = $3', [ladder, season, id]);
+  return rows[0];
 }

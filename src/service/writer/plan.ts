@@ -15,7 +15,7 @@ import { type ChangeRows, emptyChangeRows, emptyMatchRows, type MatchRows } from
 import type { RoundRow } from '../../store/rounds.js';
 import { ConflictError } from '../errors/index.js';
 import type { Ladder } from '../ladders.js';
-import { publicState, rateUnit } from '../rating.js';
+import { appendChange, publicState, rateUnit } from '../rating.js';
 
 /** An answer: `body` is an object, or the exact JSON text stored for an idempotent repeat. */
 export type Outcome = { status: number; body: unknown };
@@ -134,17 +134,7 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
       rated++;
       for (const change of ratings[m]!.players) {
         // Serialised once: the same text goes into the history row and the answer.
-        const before = JSON.stringify(publicState(change.before));
-        const after = JSON.stringify(publicState(change.after));
-        const terms = JSON.stringify(change.terms);
-        changeRows.player.push(change.id);
-        changeRows.seq.push(seq);
-        changeRows.team.push(change.team);
-        changeRows.before.push(before);
-        changeRows.after.push(after);
-        changeRows.terms.push(terms);
-        changeRows.lastAtBefore.push(change.before.lastAt ?? null);
-        changeRows.lastAtAfter.push(change.after.lastAt ?? null);
+        const { before, after, terms } = appendChange(changeRows, seq, change);
         players.push(`{"id":${JSON.stringify(change.id)},"team":${change.team},"before":${before},"after":${after},"terms":${terms}}`);
       }
     });
