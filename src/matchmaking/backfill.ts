@@ -50,6 +50,22 @@ export interface BackfillInput {
   filter?: Partial<PlayerFilter>;
 }
 
+/** A match player of a validated request. */
+export interface BackfillPlayer {
+  percentile: number;
+  rating?: number;
+  filter: { within: number; strict: boolean };
+}
+
+/**
+ * A validated request as the matchmaker keeps it: players in a Map (an
+ * object with thousands of distinct keys costs V8 a hidden-class transition
+ * per new key, microseconds each).
+ */
+export interface ParsedBackfill extends Omit<Backfill, 'players'> {
+  players: Map<string, BackfillPlayer>;
+}
+
 /** A validated request, as `Matchmaker.backfills()` returns it (teams include newcomers). */
 export interface Backfill {
   id: string;
@@ -58,7 +74,7 @@ export interface Backfill {
   at: number;
   teams: string[][];
   teamSize: number;
-  players: Record<string, { percentile: number; rating?: number; filter: { within: number; strict: boolean } }>;
+  players: Record<string, BackfillPlayer>;
   /** Worst ping a newcomer may have in the region (Infinity: only their own maxPing). */
   maxPing: number;
 }
@@ -87,17 +103,15 @@ export interface BackfillResult {
   remaining?: BackfillInput;
 }
 
-/** A deep copy of a validated request. */
-export function copyBackfill(request: Backfill): Backfill {
-  return {
-    ...request,
-    teams: request.teams.map((team) => [...team]),
-    players: Object.fromEntries(Object.entries(request.players).map(([id, p]) => [id, { ...p, filter: { ...p.filter } }])),
-  };
+/** A copy of a kept request in the public form. */
+export function copyBackfill(request: ParsedBackfill): Backfill {
+  const players: Record<string, BackfillPlayer> = {};
+  for (const [id, p] of request.players) players[id] = { ...p, filter: { ...p.filter } };
+  return { ...request, teams: request.teams.map((team) => [...team]), players };
 }
 
-/** A validated request back in the input form (every player's filter spelled out). */
-export function backfillInput(request: Backfill): BackfillInput {
+/** A kept request back in the input form (every player's filter spelled out). */
+export function backfillInput(request: ParsedBackfill): BackfillInput {
   const { maxPing, ...rest } = copyBackfill(request);
   return { ...rest, ...(maxPing === Infinity ? {} : { filter: { maxPing } }) };
 }
@@ -107,7 +121,7 @@ export function backfillInput(request: Backfill): BackfillInput {
  * matchmaker's; `isQueued` tells whether a player waits in a ticket (a player
  * cannot be in a match and in the queue at once). Errors name the field.
  */
-export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFilter, isQueued: (playerId: string) => string | undefined): Backfill {
+export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFilter, isQueued: (playerId: string) => string | undefined): ParsedBackfill {
   if (!isRecord(raw)) fail('backfill', 'must be a JSON object');
   const id = parseId(raw.id, 'id');
   const match = parseId(raw.match, 'match');
@@ -125,7 +139,7 @@ export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFi
   const rawPlayers = raw.players === undefined ? {} : raw.players;
   if (!isRecord(rawPlayers)) fail('players', 'must be an object of player id → {percentile, rating?, filter?}');
   const seen = new Set<string>();
-  const players: Backfill['players'] = {};
+  const players = new Map<string, BackfillPlayer>();
   let open = 0;
   const teams = raw.teams.map((team: unknown, t: number) => {
     if (!Array.isArray(team)) fail(`teams[${t}]`, 'must be an array of player ids');
@@ -141,7 +155,7 @@ export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFi
       const entry = rawPlayers[playerId];
       const at = `players.${playerId}`;
       if (!isRecord(entry)) fail(at, 'must give the player\'s percentile (an object {percentile, rating?, filter?})');
-      const player: Backfill['players'][string] = {
+      const player: BackfillPlayer = {
         percentile: parseNumber(entry.percentile, `${at}.percentile`, 1, 100),
         filter: { within, strict },
       };
@@ -154,7 +168,7 @@ export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFi
           player.filter.strict = entry.filter.strict;
         }
       }
-      players[playerId] = player;
+      players.set(playerId, player);
       return playerId;
     });
   });
@@ -164,36 +178,41 @@ export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFi
 }
 
 /**
- * The matchmaker's working copy of a request: its players as groups (each
- * match player alone, each newcomer ticket as one group), and the
- * intersection of the groups' ranges at every widening level.
+ * The matchmaker's working copy of a request: the intersection, at every
+ * widening level, of its groups' ranges (each match player alone, each
+ * newcomer ticket as one group whose range spans its players), kept up to
+ * date as groups join.
  */
 export class BackfillState {
-  readonly request: Backfill;
-  /** Per group: percentiles, widths and strictness of its players. */
-  private readonly groups: Array<{ percentiles: number[]; within: number[]; strict: boolean[] }> = [];
+  readonly request: ParsedBackfill;
   /** [low, high] of the intersection at level l: ranges[2l], ranges[2l + 1]. */
-  ranges: Float64Array;
+  readonly ranges: Float64Array;
   minPercentile = Infinity;
   maxPercentile = -Infinity;
   /** Per team: players, and the sum of their ratings (percentile without one). */
   readonly counts: number[];
   readonly rankSums: number[];
   readonly roster = new Set<string>();
+  /** Withdrawn; dropped from the queue at the next pass. */
+  removed = false;
 
-  constructor(request: Backfill, private readonly widening: ResolvedWidening) {
+  constructor(request: ParsedBackfill, private readonly widening: ResolvedWidening) {
     this.request = request;
-    this.ranges = new Float64Array(2 * (widening.steps.length + 1));
+    const levels = widening.steps.length + 1;
+    this.ranges = new Float64Array(2 * levels);
+    for (let level = 0; level < levels; level++) {
+      this.ranges[2 * level] = -Infinity;
+      this.ranges[2 * level + 1] = Infinity;
+    }
     this.counts = request.teams.map((team) => team.length);
-    this.rankSums = request.teams.map((team) => team.reduce((sum, id) => sum + (request.players[id].rating ?? request.players[id].percentile), 0));
+    this.rankSums = request.teams.map((team) => team.reduce((sum, id) => sum + (request.players.get(id)!.rating ?? request.players.get(id)!.percentile), 0));
     for (const team of request.teams) {
       for (const id of team) {
-        const player = request.players[id];
+        const player = request.players.get(id)!;
         this.roster.add(id);
-        this.groups.push({ percentiles: [player.percentile], within: [player.filter.within], strict: [player.filter.strict] });
+        this.narrow([{ percentile: player.percentile, within: player.filter.within, strict: player.filter.strict }]);
       }
     }
-    this.recompute();
   }
 
   /** Open slots of team t. */
@@ -206,44 +225,33 @@ export class BackfillState {
     const request = this.request;
     for (const p of players) {
       request.teams[t].push(p.id);
-      const entry: Backfill['players'][string] = { percentile: p.percentile, filter: { within: p.within, strict: p.strict } };
+      const entry: BackfillPlayer = { percentile: p.percentile, filter: { within: p.within, strict: p.strict } };
       if (!Number.isNaN(p.rating)) entry.rating = p.rating;
-      request.players[p.id] = entry;
+      request.players.set(p.id, entry);
       this.roster.add(p.id);
       this.counts[t]++;
       this.rankSums[t] += Number.isNaN(p.rating) ? p.percentile : p.rating;
     }
-    this.groups.push({ percentiles: players.map((p) => p.percentile), within: players.map((p) => p.within), strict: players.map((p) => p.strict) });
-    this.recompute();
+    this.narrow(players);
   }
 
-  private recompute(): void {
+  /** Intersects the ranges with one group's span at every level. */
+  private narrow(group: ReadonlyArray<{ percentile: number; within: number; strict: boolean }>): void {
     const levels = this.ranges.length / 2;
     for (let level = 0; level < levels; level++) {
-      let low = -Infinity;
-      let high = Infinity;
-      for (const group of this.groups) {
-        // A group's range spans its lowest-reaching to its highest-reaching player, as a ticket's does.
-        let groupLow = Infinity;
-        let groupHigh = -Infinity;
-        group.percentiles.forEach((p, k) => {
-          const width = effectiveWithin(group.within[k], group.strict[k], level, this.widening);
-          groupLow = Math.min(groupLow, p - width);
-          groupHigh = Math.max(groupHigh, p + width);
-        });
-        low = Math.max(low, groupLow);
-        high = Math.min(high, groupHigh);
+      let low = Infinity;
+      let high = -Infinity;
+      for (const p of group) {
+        const width = effectiveWithin(p.within, p.strict, level, this.widening);
+        low = Math.min(low, p.percentile - width);
+        high = Math.max(high, p.percentile + width);
       }
-      this.ranges[2 * level] = low;
-      this.ranges[2 * level + 1] = high;
+      this.ranges[2 * level] = Math.max(this.ranges[2 * level], low);
+      this.ranges[2 * level + 1] = Math.min(this.ranges[2 * level + 1], high);
     }
-    this.minPercentile = Infinity;
-    this.maxPercentile = -Infinity;
-    for (const group of this.groups) {
-      for (const p of group.percentiles) {
-        this.minPercentile = Math.min(this.minPercentile, p);
-        this.maxPercentile = Math.max(this.maxPercentile, p);
-      }
+    for (const p of group) {
+      this.minPercentile = Math.min(this.minPercentile, p.percentile);
+      this.maxPercentile = Math.max(this.maxPercentile, p.percentile);
     }
   }
 }

@@ -28,7 +28,7 @@
  * pointers, and each anchor examines at most `maxCandidates` live tickets.
  */
 import { InvalidInputError } from '../core/errors.js';
-import { type Backfill, type BackfillInput, backfillInput, type BackfillResult, BackfillState, copyBackfill, parseBackfill } from './backfill.js';
+import { type Backfill, type BackfillInput, backfillInput, type BackfillResult, BackfillState, copyBackfill, type ParsedBackfill, parseBackfill } from './backfill.js';
 import { type FilterDefaults, parseTicketInto, type PlayerFilter, resolveFilterDefaults, type Ticket, TicketColumns, type TicketInput, type TicketPlayer } from './ticket.js';
 import { effectiveWithin, resolveWidening, type ResolvedWidening, type WideningOptions } from './widening.js';
 
@@ -199,8 +199,9 @@ export class Matchmaker {
   /** Index entries the live tickets need: one per region each can play in. */
   private entryTotal = 0;
   private readonly passBuffers = new PassBuffers();
-  /** Open backfill requests, oldest (`at`, then id) first. */
+  /** Open backfill requests, oldest (`at`, then id) first; withdrawn ones stay until the next pass. */
   private backfillQueue: BackfillState[] = [];
+  private readonly backfillById = new Map<string, BackfillState>();
 
   constructor(options: MatchmakerOptions = {}) {
     this.teamSize = options.teamSize ?? 6;
@@ -296,25 +297,40 @@ export class Matchmaker {
       const slot = this.waitingSlotOfPlayer(playerId);
       return slot === -1 ? undefined : this.ticketIds[slot];
     });
-    if (this.backfillQueue.some((b) => b.request.id === request.id)) throw new InvalidInputError(`backfill "${request.id}" is already open`, { field: 'id' });
+    if (this.backfillById.has(request.id)) throw new InvalidInputError(`backfill "${request.id}" is already open`, { field: 'id' });
     const state = new BackfillState(request, this.widening);
+    this.backfillById.set(request.id, state);
     const queue = this.backfillQueue;
-    let at = queue.length;
-    while (at > 0 && (queue[at - 1].request.at > request.at || (queue[at - 1].request.at === request.at && queue[at - 1].request.id > request.id))) at--;
-    queue.splice(at, 0, state);
+    const before = (a: ParsedBackfill) => a.at < request.at || (a.at === request.at && a.id < request.id);
+    if (queue.length === 0 || before(queue[queue.length - 1].request)) {
+      queue.push(state);
+      return;
+    }
+    // Late arrival: binary search for its place.
+    let low = 0;
+    let high = queue.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (before(queue[mid].request)) low = mid + 1;
+      else high = mid;
+    }
+    queue.splice(low, 0, state);
   }
 
   /** Withdraws an open backfill request; returns whether it was open. */
   removeBackfill(backfillId: string): boolean {
-    const index = this.backfillQueue.findIndex((b) => b.request.id === backfillId);
-    if (index === -1) return false;
-    this.backfillQueue.splice(index, 1);
+    const state = this.backfillById.get(backfillId);
+    if (state === undefined) return false;
+    state.removed = true;
+    this.backfillById.delete(backfillId);
     return true;
   }
 
   /** The open backfill requests, oldest first, with the players they have gained so far. */
   backfills(): Backfill[] {
-    return this.backfillQueue.map(({ request }) => copyBackfill(request));
+    const open: Backfill[] = [];
+    for (const state of this.backfillQueue) if (!state.removed) open.push(copyBackfill(state.request));
+    return open;
   }
 
   /**
@@ -457,7 +473,8 @@ export class Matchmaker {
 
     const maxCandidates = this.maxCandidates;
     // Open backfills first: the tickets they take are marked matched, so the anchors below pass them over.
-    const backfills = this.backfillQueue.length === 0 ? [] : this.fillBackfills(now, slots, starts, entries, entryRec, matched, nextLive);
+    const backfills = this.backfillById.size === 0 ? [] : this.fillBackfills(now, slots, starts, entries, entryRec, matched, nextLive);
+    if (this.backfillById.size === 0 && this.backfillQueue.length > 0) this.backfillQueue = []; // only withdrawn ones were left
     const matches: FormedMatch[] = [];
     // Scratch for one attempt: a match holds at most 2·teamSize tickets.
     const chosen = new Int32Array(2 * s);
@@ -609,6 +626,7 @@ export class Matchmaker {
     const stride = this.regionStride;
     const maxCandidates = this.maxCandidates;
     for (const state of this.backfillQueue) {
+      if (state.removed) continue;
       const request = state.request;
       const region = this.regionBits.get(request.region);
       if (region === undefined) continue; // no ticket has ever named the region
@@ -694,7 +712,12 @@ export class Matchmaker {
         ...(openTotal === 0 ? {} : { remaining: backfillInput(request) }),
       });
     }
-    this.backfillQueue = this.backfillQueue.filter((state) => state.request.teams.some((_, t) => state.open(t) > 0));
+    for (const result of results) {
+      if (!result.filled) continue;
+      this.backfillById.get(result.id)!.removed = true;
+      this.backfillById.delete(result.id);
+    }
+    this.backfillQueue = this.backfillQueue.filter((state) => !state.removed);
     return results;
   }
 
