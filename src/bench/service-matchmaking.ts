@@ -240,7 +240,7 @@ export interface IntakeResult {
   /** Matches placed during the run, and the check of every ticket's placement afterwards. */
   placement: { matched: number; waiting: number; matches: number; problems: number };
   /** The lock holder's turns during the run: median and max milliseconds (whole turn), and the max of the pass alone. */
-  turns: { count: number; medianMs: number; maxMs: number; maxPassMs: number };
+  turns: { count: number; medianMs: number; maxMs: number; maxPassMs: number; medianFollowMs: number; medianPassMs: number; medianPlaceMs: number; medianEvents: number };
   load: [number, number];
 }
 
@@ -310,7 +310,16 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
       errors,
       cpuMsPerTicket,
       placement,
-      turns: { count: turns.length, medianMs: median(turns.map((t) => t.totalMs)), maxMs: Math.max(...turns.map((t) => t.totalMs)), maxPassMs: Math.max(...turns.map((t) => t.passMs)) },
+      turns: {
+        count: turns.length,
+        medianMs: median(turns.map((t) => t.totalMs)),
+        maxMs: Math.max(...turns.map((t) => t.totalMs)),
+        maxPassMs: Math.max(...turns.map((t) => t.passMs)),
+        medianFollowMs: median(turns.map((t) => t.followMs)),
+        medianPassMs: median(turns.map((t) => t.passMs)),
+        medianPlaceMs: median(turns.map((t) => t.placeMs)),
+        medianEvents: median(turns.map((t) => t.events)),
+      },
       load: [load0, loadavg()[0]!],
     };
   } finally {
@@ -718,7 +727,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
         `intake, 1 instance, ${r.concurrency} in flight: ${f(r.perSecond, 0)} tickets/s, p50 ${f(r.p50ms)} ms, p99 ${f(r.p99ms)} ms, ${r.errors} errors; ` +
           `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
           `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
-          `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms, max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+          `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
       );
     }
     if (only.has('intake2')) {

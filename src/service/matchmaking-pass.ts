@@ -56,7 +56,7 @@ export interface MatchmakingOptions {
   onError: (error: unknown) => void;
   /** Called after each ladder's turn. */
   onPass?: (report: PassReport) => void;
-  /** Events read per round trip. @default 10000 */
+  /** Events read per round trip (the event loop serves requests between them). @default 1000 */
   eventBatch?: number;
 }
 
@@ -107,7 +107,7 @@ export class MatchmakingEngine {
     private readonly ctx: MatchmakingContext,
     private readonly options: MatchmakingOptions,
   ) {
-    this.eventBatch = options.eventBatch ?? 10_000;
+    this.eventBatch = options.eventBatch ?? 1000;
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 

@@ -10,7 +10,7 @@
  *   `queue:L:regions` (set: every region the queue has seen, at most 31),
  *   `queue:L:figures` (hash: `n` tickets, `age` sum of arrival − epoch,
  *   `r:<region>` tickets, `b:<band>` players),
- *   `queue:L:events` (stream: `a` <the ticket's JSON> on intake, `c` <id> on
+ *   `queue:L:events` (stream: `a` <the matcher's ticket JSON> on intake, `c` <id> on
  *   cancel), `recent:L` (list), `mmlock:L` (the matchmaking lock).
  *
  * Intake, cancellation and assignment are each one Lua script that changes
@@ -76,8 +76,9 @@ end`;
 
 /**
  * KEYS: ticket, queue, players, figures, regions, events, queues.
- * ARGV: id, createdAt, ladder, stored JSON (also the event), events cap, epoch, player count n, n player
- * ids, region count m, m region names, counted region, band count k, k (band, players) pairs.
+ * ARGV: id, createdAt, ladder, stored JSON, events cap, epoch, player count n, n player ids, region
+ * count m, m region names, counted region, band count k, k (band, players) pairs, and where in the stored
+ * JSON the matcher's ticket starts (it runs to the last character but one): the event carries only that.
  */
 const INTAKE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
@@ -107,7 +108,7 @@ redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[6]))
 redis.call('HINCRBY', KEYS[4], 'r:' .. ARGV[at + m + 1], 1)
 local k = tonumber(ARGV[at + m + 2])
 for i = 1, k do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + 2 * i], ARGV[at + m + 2 + 2 * i]) end
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', ARGV[4])
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', string.sub(ARGV[4], tonumber(ARGV[at + m + 3 + 2 * k]), -2))
 redis.call('SADD', KEYS[7], ARGV[3])
 return 'ok'`;
 
@@ -278,7 +279,8 @@ export class RedisTicketStore implements TicketStore {
       const k = this.queueKeys(ticket.ladder);
       const figures = figuresOf(ticket.ticket);
       // The text starts with the waiting status, which placement and cancellation rewrite in place.
-      const stored = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":${JSON.stringify(ticket.ticket)}}`;
+      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
+      const stored = `${head}${JSON.stringify(ticket.ticket)}}`;
       const args: Array<string | number> = [
         this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'),
         ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
@@ -290,6 +292,8 @@ export class RedisTicketStore implements TicketStore {
       for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
       args.push(bands.size);
       for (const [band, players] of bands) args.push(band, players);
+      // Lua counts bytes from 1.
+      args.push(Buffer.byteLength(head) + 1);
       pipeline.ladderIntake!(...args);
     }
     let results: Array<[Error | null, unknown]>;
@@ -487,7 +491,7 @@ export class RedisTicketStore implements TicketStore {
     for (const [id, fields] of entries) {
       next = id;
       const at = Number(id.slice(0, id.indexOf('-')));
-      if (fields[0] === 'a') events.push({ kind: 'add', ticket: (JSON.parse(fields[1]!) as StoredTicket).ticket, at });
+      if (fields[0] === 'a') events.push({ kind: 'add', ticket: JSON.parse(fields[1]!) as Ticket, at });
       else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
     }
     const consumed = added + entries.length;
