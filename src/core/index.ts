@@ -69,7 +69,7 @@ export {
   type WhrSystem,
   whrWinProbability,
 } from './whr.js';
-export { Replay, replay, type StartingState } from './replay.js';
+export { Replay, replay, replayWithout, type StartingState, type VoidPlan, voidPlan } from './replay.js';
 export {
   algo400,
   eloReplayRule,
