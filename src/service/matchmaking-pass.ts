@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../core/errors.js';
-import { Matchmaker, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
+import { type FormedMatch, Matchmaker, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
@@ -56,7 +56,7 @@ export interface MatchmakingOptions {
   onError: (error: unknown) => void;
   /** Called after each ladder's turn. */
   onPass?: (report: PassReport) => void;
-  /** Events read per round trip (the event loop serves requests between them). @default 1000 */
+  /** Events read per round trip (the event loop serves requests between them). @default 250 */
   eventBatch?: number;
 }
 
@@ -85,6 +85,8 @@ class LockLostError extends Error {}
 
 /** Long work renews the lock when it was last renewed this long ago (well inside its 10 s). */
 const RENEW_WITHIN_MS = 2000;
+/** Matches placed per round trip. */
+const PLACE_CHUNK = 250;
 
 /** Seconds after its arrival at which a ticket's range last changes (its loosest player's last widening step). */
 function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
@@ -107,7 +109,7 @@ export class MatchmakingEngine {
     private readonly ctx: MatchmakingContext,
     private readonly options: MatchmakingOptions,
   ) {
-    this.eventBatch = options.eventBatch ?? 1000;
+    this.eventBatch = options.eventBatch ?? 250;
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 
@@ -292,7 +294,7 @@ export class MatchmakingEngine {
     }
     report.ratingsMs = performance.now() - placeStart;
     const at = new Date(now).toISOString();
-    const placements = result.matches.map((m): Placement => {
+    const placement = (m: FormedMatch): Placement => {
       const matchId = randomUUID();
       let winProbability: number | null = null;
       try {
@@ -312,12 +314,13 @@ export class MatchmakingEngine {
         at,
       };
       return { recent, match: { id: matchId, region: m.region, teams: m.teams, players: m.players, at: now }, tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))) };
-    });
+    };
+    // In chunks, so requests are served between them however many matches a pass formed.
     const outcomes: string[] = [];
     const assignStart = performance.now();
-    for (let i = 0; i < placements.length; i += 1000) {
+    for (let i = 0; i < result.matches.length; i += PLACE_CHUNK) {
       if (i > 0) await this.keepLock(state, id);
-      outcomes.push(...(await this.ctx.tickets.assign(id, placements.slice(i, i + 1000))));
+      outcomes.push(...(await this.ctx.tickets.assign(id, result.matches.slice(i, i + PLACE_CHUNK).map(placement))));
     }
     report.assignMs = performance.now() - assignStart;
     let placed = 0;
