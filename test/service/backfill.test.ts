@@ -305,16 +305,24 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
       expect((await admin.post('/v1/ladders/many/backfills', { id: backfill, match: `m-${round}`, region: 'eu', teams: [[`${backfill}-x`], [`${backfill}-y`]] })).status).toBe(201);
       const tickets = [0, 1, 2].map((k) => `${backfill}-t${k}`);
       for (const id of tickets) expect((await solo('many', id, 50)).status).toBe(201);
-      // Every order: the pass first, the cancellations first, or both at random moments.
-      const passDelay = round % 3 === 0 ? 0 : round % 3 === 1 ? 10 : Math.random() * 10;
-      const delay = () => sleep(round % 3 === 0 ? 5 + Math.random() * 20 : round % 3 === 1 ? 0 : Math.random() * 10);
-      const replies = await Promise.all([
-        sleep(passDelay).then(() => server.matchmakeNow()),
+      // Every order: the pass done before the cancellations, the cancellations done before the pass, and a race at random moments.
+      const cancels = (delay: () => Promise<unknown>) => [
         delay().then(() => admin.del(`/v1/backfills/${backfill}`)),
         delay().then(() => admin.del(`/v1/tickets/${tickets[round % 3]}`)),
         delay().then(() => admin.del(`/v1/tickets/${tickets[(round + 1) % 3]}`)),
-      ]);
-      for (const reply of replies.slice(1) as Array<{ status: number }>) expect([200, 409]).toContain(reply.status);
+      ];
+      let replies: Array<{ status: number }>;
+      if (round % 3 === 0) {
+        await server.matchmakeNow();
+        replies = await Promise.all(cancels(async () => {}));
+      } else if (round % 3 === 1) {
+        replies = await Promise.all(cancels(async () => {}));
+        await server.matchmakeNow();
+      } else {
+        const [, ...answers] = await Promise.all([sleep(Math.random() * 10).then(() => server.matchmakeNow()), ...cancels(() => sleep(Math.random() * 10))]);
+        replies = answers;
+      }
+      for (const reply of replies) expect([200, 409]).toContain(reply.status);
       await server.matchmakeNow();
       const b = (await admin.get(`/v1/backfills/${backfill}`)).body;
       const states = await Promise.all(tickets.map(async (id) => (await admin.get(`/v1/tickets/${id}`)).body));
