@@ -219,6 +219,11 @@ export class Matchmaker {
     return this.liveCount;
   }
 
+  /** Backfill requests open (not yet filled or withdrawn). */
+  get backfillCount(): number {
+    return this.backfillById.size;
+  }
+
   /** Region names in the order first seen. */
   get regions(): readonly string[] {
     return this.regionNames;

@@ -10,15 +10,22 @@
  * the matches (a match whose tickets are no longer all waiting is dropped
  * and its other tickets go back into the matchmaker). A failed turn is
  * counted and logged, never thrown out of the timer.
+ *
+ * Backfills ride along: the queue's events open and cancel them in the
+ * matchmaker, a rebuild reads the open ones (as they stand, newcomers
+ * included) before the tickets, and the pass's fills are placed before its
+ * matches. A fill the store refuses (a ticket or the backfill left
+ * meanwhile) is undone in the matchmaker: the backfill is read back as
+ * stored and opened again, and its tickets that still wait go back in.
  */
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../core/errors.js';
-import { type FormedMatch, Matchmaker, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
+import { type BackfillInput, type BackfillResult, type FormedMatch, Matchmaker, type PlayerFilter, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import type { ServiceMetrics } from './metrics.js';
-import type { Placement, RecentMatch, TicketStore } from './tickets.js';
+import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets.js';
 
 export interface MatchmakingContext {
   db: Database;
@@ -40,6 +47,9 @@ export interface PassReport {
   skipped: boolean;
   formed: number;
   placed: number;
+  /** Backfills that gained players in the pass, and the fills placed. */
+  backfilled: number;
+  filled: number;
   /** Milliseconds: claiming the lock and rebuilding, following events, the library's pass (wall and CPU), predicting and placing, the whole turn. */
   claimMs: number;
   followMs: number;
@@ -67,6 +77,8 @@ interface LadderState {
   cursor: string;
   /** Waiting tickets the matchmaker refused (so the count check still holds); should stay empty. */
   refused: Set<string>;
+  /** Open backfills the matchmaker refused (likewise). */
+  refusedBackfills: Set<string>;
   /** Events applied or tickets put back since the last pass. */
   changed: boolean;
   lastFormed: number;
@@ -99,6 +111,26 @@ function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
     if (wider > steps) steps = wider;
   }
   return steps * widening.everySeconds;
+}
+
+/** Seconds after its `at` at which a backfill's range last changes (its loosest match player's last widening step). */
+function lastBackfillWidening(request: BackfillInput, widening: ResolvedWidening, defaults: PlayerFilter): number {
+  let steps = 0;
+  for (const id of request.teams.flat()) {
+    const filter = request.players?.[id]?.filter;
+    if (filter?.strict ?? request.filter?.strict ?? defaults.strict) continue;
+    const own = filter?.within ?? request.filter?.within ?? defaults.within;
+    let wider = 0;
+    for (const step of widening.steps) if (step > own) wider++;
+    if (wider > steps) steps = wider;
+  }
+  return steps * widening.everySeconds;
+}
+
+/** Median and longest of some waits (seconds). */
+function waitFigures(waits: number[]): { p50: number; max: number } {
+  const sorted = [...waits].sort((a, b) => a - b);
+  return { p50: sorted[Math.floor((sorted.length - 1) / 2)] ?? 0, max: sorted[sorted.length - 1] ?? 0 };
 }
 
 export class MatchmakingEngine {
@@ -172,6 +204,22 @@ export class MatchmakingEngine {
     if (until > state.widenUntil) state.widenUntil = until;
   }
 
+  private admitBackfill(state: LadderState, request: BackfillInput): void {
+    try {
+      state.matchmaker.addBackfill(request);
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      // Already open: a rebuild's snapshot and the events after its position overlap.
+      if (error.field === 'id' && error.detail.includes('already open')) return;
+      state.refusedBackfills.add(request.id);
+      return;
+    }
+    state.refusedBackfills.delete(request.id);
+    state.changed = true;
+    const until = (request.at + lastBackfillWidening(request, state.matchmaker.widening, state.ladder.matchmaking.filterDefaults)) * 1000;
+    if (until > state.widenUntil) state.widenUntil = until;
+  }
+
   private async rebuild(id: string, reason: 'claim' | 'check'): Promise<LadderState> {
     const ladder = await this.ctx.ladders.get(id);
     const state: LadderState = {
@@ -179,6 +227,7 @@ export class MatchmakingEngine {
       matchmaker: new Matchmaker(matchmakerOptions(ladder.matchmaking)),
       cursor: '0',
       refused: new Set(),
+      refusedBackfills: new Set(),
       changed: true,
       lastFormed: 0,
       lastPassAt: 0,
@@ -188,11 +237,17 @@ export class MatchmakingEngine {
       labels: { queue: id },
     };
     this.states.delete(id);
-    state.cursor = await this.ctx.tickets.snapshot(id, async (batch) => {
-      for (const ticket of batch) this.admit(state, ticket);
-      // A rebuild of a million tickets outlasts the lock.
-      await this.keepLock(state, id);
-    });
+    state.cursor = await this.ctx.tickets.snapshot(
+      id,
+      async (batch) => {
+        for (const ticket of batch) this.admit(state, ticket);
+        // A rebuild of a million tickets outlasts the lock.
+        await this.keepLock(state, id);
+      },
+      (backfills) => {
+        for (const request of backfills) this.admitBackfill(state, request);
+      },
+    );
     this.states.set(id, state);
     this.ctx.metrics.rebuilds.inc({ queue: id, reason });
     return state;
@@ -216,13 +271,19 @@ export class MatchmakingEngine {
       for (const event of batch.events) {
         this.ctx.metrics.eventLagSeconds.observe(state.labels, Math.max(0, now - event.at) / 1000);
         if (event.kind === 'add') this.admit(state, event.ticket);
-        else if (matchmaker.cancel(event.id)) state.changed = true;
-        else state.refused.delete(event.id);
+        else if (event.kind === 'cancel') {
+          if (matchmaker.cancel(event.id)) state.changed = true;
+          else state.refused.delete(event.id);
+        } else if (event.kind === 'backfill') this.admitBackfill(state, event.backfill);
+        else if (!matchmaker.removeBackfill(event.id)) state.refusedBackfills.delete(event.id);
       }
       applied += batch.events.length;
       state.cursor = batch.cursor;
       await this.keepLock(state, id);
-      if (batch.complete) return { events: applied, consistent: matchmaker.size + state.refused.size === batch.waiting };
+      if (batch.complete) {
+        const consistent = matchmaker.size + state.refused.size === batch.waiting && matchmaker.backfillCount + state.refusedBackfills.size === batch.backfills;
+        return { events: applied, consistent };
+      }
     }
   }
 
@@ -250,7 +311,7 @@ export class MatchmakingEngine {
       followed = { events: followed.events + again.events, consistent: again.consistent };
     }
     await this.ctx.tickets.trimEvents(id, state.cursor);
-    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, passCpuMs: 0, placeMs: 0, ratingsMs: 0, assignMs: 0, totalMs: 0 };
+    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, backfilled: 0, filled: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, passCpuMs: 0, placeMs: 0, ratingsMs: 0, assignMs: 0, totalMs: 0 };
     try {
       return await this.pass(state, id, report);
     } finally {
@@ -278,30 +339,41 @@ export class MatchmakingEngine {
     report.passMs = performance.now() - passStart;
     report.passCpuMs = (cpu.user + cpu.system) / 1000;
     state.changed = false;
-    state.lastFormed = result.matches.length;
+    state.lastFormed = result.matches.length + result.backfills.length;
     state.lastPassAt = now;
     report.formed = result.matches.length;
-    if (result.matches.length === 0) return 0;
+    report.backfilled = result.backfills.length;
+    if (result.matches.length === 0 && result.backfills.length === 0) return 0;
 
     const placeStart = performance.now();
     const ladder = state.ladder;
     const states = new Map<string, { rating: number; rd?: number; matches: number }>();
-    const playerIds = result.matches.flatMap((m) => m.players.flat());
+    const playerIds = [...result.backfills.flatMap((b) => b.players.flat()), ...result.matches.flatMap((m) => m.players.flat())];
     for (let i = 0; i < playerIds.length; i += 50_000) {
       for (const row of await findPlayers(this.ctx.db, id, playerIds.slice(i, i + 50_000))) {
         states.set(row.id, { rating: row.rating, ...(row.rd !== null ? { rd: row.rd } : {}), matches: row.matches });
       }
     }
     report.ratingsMs = performance.now() - placeStart;
+    const predict = (teams: string[][]): number | null => {
+      try {
+        return ladder.rating.predict(teams.map((team) => team.map((player) => states.get(player) ?? ladder.rating.initial())))[0]!;
+      } catch {
+        return null;
+      }
+    };
+    // Fills first: the pass served the backfills before it formed matches.
+    const assignStart = performance.now();
+    if (result.backfills.length > 0) report.filled = await this.placeFills(state, id, result.backfills, now, predict);
+    report.assignMs = performance.now() - assignStart;
+    if (result.matches.length === 0) {
+      report.placeMs = performance.now() - placeStart;
+      return report.filled;
+    }
     const at = new Date(now).toISOString();
     const placement = (m: FormedMatch): Placement => {
       const matchId = randomUUID();
-      let winProbability: number | null = null;
-      try {
-        winProbability = ladder.rating.predict(m.players.map((team) => team.map((player) => states.get(player) ?? ladder.rating.initial())))[0]!;
-      } catch {
-        winProbability = null;
-      }
+      const winProbability = predict(m.players);
       const waits = m.quality.waits.flat().sort((a, b) => a - b);
       const recent: RecentMatch = {
         matchId,
@@ -317,12 +389,12 @@ export class MatchmakingEngine {
     };
     // In chunks, so requests are served between them however many matches a pass formed.
     const outcomes: string[] = [];
-    const assignStart = performance.now();
+    const matchesStart = performance.now();
     for (let i = 0; i < result.matches.length; i += PLACE_CHUNK) {
       if (i > 0) await this.keepLock(state, id);
       outcomes.push(...(await this.ctx.tickets.assign(id, result.matches.slice(i, i + PLACE_CHUNK).map(placement))));
     }
-    report.assignMs = performance.now() - assignStart;
+    report.assignMs += performance.now() - matchesStart;
     let placed = 0;
     const putBack: string[] = [];
     outcomes.forEach((outcome, i) => {
@@ -343,6 +415,87 @@ export class MatchmakingEngine {
       state.changed = true;
     }
     report.placeMs = performance.now() - placeStart;
+    return placed + report.filled;
+  }
+
+  /**
+   * Places the pass's fills: each backfill's record and added tickets are
+   * read (either may have left meanwhile), and a fill is placed only if the
+   * record is still as read and every added ticket still waits. A refused
+   * fill is undone in the matchmaker. Resolves to the fills placed.
+   */
+  private async placeFills(state: LadderState, id: string, results: readonly BackfillResult[], now: number, predict: (teams: string[][]) => number | null): Promise<number> {
+    const matchmaker = state.matchmaker;
+    const records = await this.ctx.tickets.getBackfills(results.map((r) => r.id));
+    const added = new Map<string, StoredTicket>();
+    for (const ticket of await this.ctx.tickets.getMany(results.flatMap((r) => r.added.flat()))) if (ticket) added.set(ticket.id, ticket);
+    const placements: BackfillPlacement[] = [];
+    const placing: BackfillResult[] = [];
+    // Backfills to read back and open again as stored, and tickets to put back while they still wait.
+    const undo = new Set<string>();
+    const putBack: string[] = [];
+    const at = new Date(now).toISOString();
+    results.forEach((r, i) => {
+      const record = records[i];
+      if (record === undefined || record.status !== 'waiting' || r.added.flat().some((t) => added.get(t)?.status !== 'waiting')) {
+        undo.add(r.id);
+        putBack.push(...r.added.flat());
+        return;
+      }
+      const additions: BackfillAddition[] = [];
+      // Built from entries, not by assignment: a player may be named `__proto__`.
+      const players = new Map(Object.entries(record.request.players ?? {}));
+      const newcomers: string[] = [];
+      const waits: number[] = [];
+      r.added.forEach((team, t) => {
+        for (const ticketId of team) {
+          const ticket = added.get(ticketId)!;
+          additions.push({ ticket: ticketId, team: t, players: ticket.ticket.players.map((p) => p.id), at: now });
+          waits.push(Math.max(0, (now - ticket.createdAt) / 1000));
+          for (const p of ticket.ticket.players) {
+            newcomers.push(p.id);
+            // As the library's `remaining` carries them: a party's players as solo players.
+            players.set(p.id, { percentile: p.percentile, ...(p.rating !== undefined ? { rating: p.rating } : {}), filter: { within: p.filter.within, strict: p.filter.strict } });
+          }
+        }
+      });
+      const allAdded = [...record.added, ...additions];
+      const teams = r.players.map((team) => [...team]);
+      placing.push(r);
+      placements.push({
+        backfill: r.id,
+        fills: record.fills,
+        after: { id: record.id, ladder: record.ladder, createdAt: record.createdAt, match: record.match, region: record.region, request: { ...record.request, teams, players: Object.fromEntries(players) }, added: allAdded, open: [...r.open], filled: r.filled },
+        newcomers,
+        recent: { matchId: record.match, backfill: r.id, region: record.region, teams: r.added, players: teams, winProbability: predict(teams), waitSeconds: waitFigures(waits), at },
+        match: { id: record.match, region: record.region, teams: teams.map((_, t) => allAdded.filter((a) => a.team === t).map((a) => a.ticket)), players: teams, at: now, backfill: r.id },
+        tickets: r.added.flatMap((team, t) => team.map((ticket) => ({ id: ticket, team: t }))),
+      });
+    });
+    const outcomes = await this.ctx.tickets.fill(id, placements);
+    let placed = 0;
+    outcomes.forEach((outcome, i) => {
+      const r = placing[i]!;
+      if (outcome === 'placed') {
+        placed++;
+        for (const ticket of r.added.flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, Math.max(0, (now - added.get(ticket)!.createdAt) / 1000));
+      } else if (outcome === 'gone') {
+        undo.add(r.id);
+        putBack.push(...r.added.flat());
+      }
+    });
+    if (outcomes.includes('lost')) throw new LockLostError();
+    if (undo.size > 0) {
+      const ids = [...undo];
+      const fresh = await this.ctx.tickets.getBackfills(ids);
+      ids.forEach((backfill, i) => {
+        matchmaker.removeBackfill(backfill);
+        const record = fresh[i];
+        if (record?.status === 'waiting') this.admitBackfill(state, record.request);
+      });
+    }
+    if (putBack.length > 0) for (const ticket of await this.ctx.tickets.getMany(putBack)) if (ticket?.status === 'waiting') this.admit(state, ticket.ticket);
+    if (undo.size > 0 || putBack.length > 0) state.changed = true;
     return placed;
   }
 }

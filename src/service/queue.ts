@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
 import { parseMode, type Ticket, type TicketPlayer } from '../matchmaking/index.js';
-import { ConflictError, NotFoundError } from './errors/index.js';
+import { ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
@@ -79,6 +79,7 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
       const player = players[outcome.index]!.id;
       throw new ConflictError(`player ${JSON.stringify(player)} already has a waiting ticket in ladder ${ladder.id}`, `players[${outcome.index}].id`);
     }
+    if (outcome.reason === 'playing') throw new PlayerBusyError(players[outcome.index]!.id, `players[${outcome.index}].id`, { kind: 'playing', backfill: outcome.backfill });
     throw new InvalidInputError(`the ladder's queue knows at most ${MAX_QUEUE_REGIONS} regions; use one of those it has seen`, { field: 'players[].pings' });
   }
   return stored;

@@ -120,7 +120,8 @@ const recentMatch = z.object({
   players: z.array(z.array(z.string())),
   winProbability: z.number().nullable(),
   waitSeconds: z.object({ p50: z.number(), max: z.number() }),
-  quality: z.record(z.string(), z.unknown()),
+  quality: z.record(z.string(), z.unknown()).optional().describe('Of a match the matchmaker formed; a backfill has none.'),
+  backfill: z.string().optional().describe("Set when this is a backfill's fill: the backfill's id (`matchId` is its match, `teams` the tickets added now per team)."),
   at: isoTime,
 });
 
@@ -133,11 +134,35 @@ export const ticketResponse = z
     players: z.array(z.string()),
     createdAt: isoTime,
     waitedSeconds: z.number(),
-    match: z.object({ id: z.string(), region: z.string(), team: z.number().int(), teams: z.array(z.array(z.string())), players: z.array(z.array(z.string())), at: isoTime }).optional(),
+    match: z
+      .object({
+        id: z.string(),
+        region: z.string(),
+        team: z.number().int(),
+        teams: z.array(z.array(z.string())).describe('Ticket ids per team (for a backfill: the tickets it added).'),
+        players: z.array(z.array(z.string())),
+        at: isoTime,
+        backfill: z.string().optional().describe('Set when the ticket filled a backfill: its id (`id` is then the backfill’s match).'),
+      })
+      .optional(),
   })
   ;
 export const createdTicketResponse = z.object({ ticket: ticketResponse });
 export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled']) });
+
+export const backfillResponse = z.object({
+  id: z.string(),
+  ladder: z.string(),
+  status: z.enum(['waiting', 'filled', 'cancelled']),
+  match: z.string(),
+  region: z.string(),
+  teams: z.array(z.array(z.string())).describe("The match's players per team now: those it was opened with, then the newcomers."),
+  open: z.array(z.number().int()).describe('Slots still open per team.'),
+  added: z.array(z.object({ ticket: z.string(), team: z.number().int(), players: z.array(z.string()), at: isoTime })).describe('Tickets added, in the order they joined, each with its team index.'),
+  createdAt: isoTime,
+  endedAt: isoTime.optional().describe('When it was filled or cancelled.'),
+});
+export const cancelledBackfillResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'filled', 'cancelled']) });
 
 export const queueResponse = z.object({
   waiting: z.number().int(),

@@ -133,6 +133,30 @@ export const ticketSchema = z
   })
   .strict();
 
+const playerFilterShape = {
+  within: z.number().min(0).max(100).optional().describe('Percentiles either side the player accepts.'),
+  strict: z.boolean().optional().describe('Strict filters never widen.'),
+};
+
+export const backfillSchema = z
+  .object({
+    id: id.optional().describe('A random UUID when absent.'),
+    match: id.describe("The game server's id of the match in progress."),
+    region: identifier.pipe(z.string().max(40)).describe('Region the match is hosted in: newcomers must be able to play there.'),
+    teams: z.array(z.array(id).max(16)).min(2).max(8).describe('Player ids per team, as the match stands now (a team may be empty).'),
+    teamSize: z.number().int().min(1).max(16).optional().describe("Players each team should have. Default: the ladder's team size."),
+    filter: z
+      .object({ ...playerFilterShape, maxPing: z.number().min(0).max(1e6).optional().describe('Worst ping (ms) in the region a newcomer may have.') })
+      .strict()
+      .optional()
+      .describe("Filter of the match's players (default: the ladder's filterDefaults), and the newcomers' ping limit."),
+    players: z
+      .record(id, z.object({ percentile: z.number().min(1).max(100).optional(), rating: z.number().min(0).max(1e9).optional(), filter: z.object(playerFilterShape).strict().optional() }).strict())
+      .optional()
+      .describe("Per match player: percentile and rating (taken from the ladder when absent) and filter (the request's when absent)."),
+  })
+  .strict();
+
 export const performanceSchema = z
   .object({
     games: z

@@ -11,20 +11,30 @@
  *   `queue:L:figures` (hash: `n` tickets, `age` sum of arrival − epoch,
  *   `r:<region>` tickets, `b:<band>` players),
  *   `queue:L:events` (stream: `a` <the matcher's ticket JSON> on intake, `c` <id> on
- *   cancel), `recent:L` (list), `mmlock:L` (the matchmaking lock).
+ *   cancel, `b` <the backfill request JSON> when a backfill opens, `u` <id> when
+ *   one is cancelled), `recent:L` (list), `mmlock:L` (the matchmaking lock).
+ * - Backfills: `backfill:<id>` (hash: `status`, `fills`, `json` the rest of the
+ *   record, `players` a JSON array of the match's players now, `endedAt`;
+ *   a TTL once finished), `queue:L:backfills` (sorted set: open backfill ids
+ *   by creation ms), `queue:L:playing` (hash: player → the open backfill whose
+ *   match they are in).
  *
  * Intake, cancellation and assignment are each one Lua script that changes
- * the queue, the players set, the counters and the event stream together.
+ * the queue, the players set, the counters and the event stream together;
+ * so are a backfill's opening, cancellation and fills.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { Ticket } from '../matchmaking/index.js';
+import type { BackfillInput, Ticket } from '../matchmaking/index.js';
 import { UnavailableError } from './errors/index.js';
 import { redisCall } from './rankings.js';
 import {
   type AddOutcome,
   type AssignmentEvent,
+  type BackfillAddOutcome,
+  type BackfillPlacement,
+  backfillPlayers,
   type Claim,
   type EventBatch,
   FIGURES_EPOCH,
@@ -38,6 +48,7 @@ import {
   RECENT,
   type RecentMatch,
   regionsOf,
+  type StoredBackfill,
   type StoredTicket,
   type TicketStore,
 } from './tickets.js';
@@ -75,7 +86,7 @@ local function leave(playersKey, figuresKey, raws, created, epoch)
 end`;
 
 /**
- * KEYS: ticket, queue, players, figures, regions, events, queues.
+ * KEYS: ticket, queue, players, figures, regions, events, queues, playing.
  * ARGV: id, createdAt, ladder, stored JSON, events cap, epoch, player count n, n player ids, region
  * count m, m region names, counted region, band count k, k (band, players) pairs, and where in the stored
  * JSON the matcher's ticket starts (it runs to the last character but one): the event carries only that.
@@ -87,6 +98,10 @@ local players = {unpack(ARGV, 8, 7 + n)}
 local waiting = redis.call('SMISMEMBER', KEYS[3], unpack(players))
 for i = 1, n do
   if waiting[i] == 1 then return 'player:' .. (i - 1) end
+end
+local playing = redis.call('HMGET', KEYS[8], unpack(players))
+for i = 1, n do
+  if playing[i] then return 'playing:' .. (i - 1) .. ':' .. playing[i] end
 end
 local at = 8 + n
 local m = tonumber(ARGV[at])
@@ -127,34 +142,128 @@ redis.call('SET', KEYS[1], out, 'PX', ARGV[3])
 return out`;
 
 /**
+ * Places tickets (Lua, shared by the assign and fill scripts): the (ticket id, team) pairs are ARGV[from],
+ * ARGV[from + 1], … to the end. Unless every one is still in the queue, changes nothing and returns false;
+ * else takes them out of the queue, the players set and the counters and rewrites each as matched with
+ * `body` (JSON members without braces) and its team.
+ */
+const PLACE = `${LEAVE}
+local function place(queueKey, playersKey, figuresKey, prefix, ttl, now, body, epoch, from)
+  local ids, teams, keys = {}, {}, {}
+  for i = from, #ARGV, 2 do
+    ids[#ids + 1] = ARGV[i]
+    teams[#teams + 1] = ARGV[i + 1]
+    keys[#keys + 1] = prefix .. ARGV[i]
+  end
+  local created = redis.call('ZMSCORE', queueKey, unpack(ids))
+  for i = 1, #ids do
+    if not created[i] then return false end
+  end
+  redis.call('ZREM', queueKey, unpack(ids))
+  local raws = redis.call('MGET', unpack(keys))
+  local leaving, leavingCreated = {}, {}
+  for i = 1, #ids do
+    local raw = raws[i]
+    if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
+      leaving[#leaving + 1] = raw
+      leavingCreated[#leavingCreated + 1] = created[i]
+      redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. now .. ',"match":{"team":' .. teams[i] .. ',' .. body .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ttl)
+    end
+  end
+  leave(playersKey, figuresKey, leaving, leavingCreated, epoch)
+  return true
+end`;
+
+/**
  * KEYS: queue, players, figures, lock.
  * ARGV: lock value, ticket key prefix, ttl, now, match body (JSON members without braces), epoch, then
  * (ticket id, team) pairs. Returns 1 placed, 0 a ticket left, -1 the lock is not ours.
  */
-const ASSIGN = `${LEAVE}
+const ASSIGN = `${PLACE}
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
-local ids, teams, keys = {}, {}, {}
-for i = 7, #ARGV, 2 do
-  ids[#ids + 1] = ARGV[i]
-  teams[#teams + 1] = ARGV[i + 1]
-  keys[#keys + 1] = ARGV[2] .. ARGV[i]
-end
-local created = redis.call('ZMSCORE', KEYS[1], unpack(ids))
-for i = 1, #ids do
-  if not created[i] then return 0 end
-end
-redis.call('ZREM', KEYS[1], unpack(ids))
-local raws = redis.call('MGET', unpack(keys))
-local leaving, leavingCreated = {}, {}
-for i = 1, #ids do
-  local raw = raws[i]
-  if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
-    leaving[#leaving + 1] = raw
-    leavingCreated[#leavingCreated + 1] = created[i]
-    redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. ARGV[5] .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
+if not place(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), 7) then return 0 end
+return 1`;
+
+/**
+ * KEYS: backfill, players, playing, backfills, events, queues.
+ * ARGV: id, createdAt, ladder, record JSON, players JSON, events cap, event payload, team count k, then
+ * per team its player count and its players. Returns 'ok', 'id', 'waiting:<team>:<index>' or
+ * 'playing:<team>:<index>:<backfill>'.
+ */
+const BACKFILL_INTAKE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
+local k = tonumber(ARGV[8])
+local at = 9
+local all, where = {}, {}
+for t = 1, k do
+  local n = tonumber(ARGV[at])
+  for i = 1, n do
+    all[#all + 1] = ARGV[at + i]
+    where[#where + 1] = (t - 1) .. ':' .. (i - 1)
   end
+  at = at + n + 1
 end
-leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[6]))
+if #all > 0 then
+  local waiting = redis.call('SMISMEMBER', KEYS[2], unpack(all))
+  for i = 1, #all do
+    if waiting[i] == 1 then return 'waiting:' .. where[i] end
+  end
+  local playing = redis.call('HMGET', KEYS[3], unpack(all))
+  for i = 1, #all do
+    if playing[i] then return 'playing:' .. where[i] .. ':' .. playing[i] end
+  end
+  for i = 1, #all do redis.call('HSET', KEYS[3], all[i], ARGV[1]) end
+end
+redis.call('HSET', KEYS[1], 'status', 'waiting', 'fills', 0, 'json', ARGV[4], 'players', ARGV[5])
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'b', ARGV[7])
+redis.call('SADD', KEYS[6], ARGV[3])
+return 'ok'`;
+
+/**
+ * Closes an open backfill (Lua, shared by the cancel and fill scripts): its status and end, out of the
+ * open set, its players (a JSON array) out of the playing hash, and a TTL.
+ */
+const CLOSE = `
+local function close(backfillKey, backfillsKey, playingKey, id, status, now, ttl, playersJson)
+  redis.call('HSET', backfillKey, 'status', status, 'endedAt', now)
+  redis.call('ZREM', backfillsKey, id)
+  local players = cjson.decode(playersJson)
+  for _, p in ipairs(players) do
+    if redis.call('HGET', playingKey, p) == id then redis.call('HDEL', playingKey, p) end
+  end
+  redis.call('PEXPIRE', backfillKey, ttl)
+end`;
+
+/** KEYS: backfill, backfills, playing, events. ARGV: id, now, ttl, events cap. Returns [status, fills, json, endedAt] after, or nil. */
+const BACKFILL_CANCEL = `${CLOSE}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return false end
+if status == 'waiting' then
+  close(KEYS[1], KEYS[2], KEYS[3], ARGV[1], 'cancelled', ARGV[2], ARGV[3], redis.call('HGET', KEYS[1], 'players'))
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'u', ARGV[1])
+end
+return redis.call('HMGET', KEYS[1], 'status', 'fills', 'json', 'endedAt')`;
+
+/**
+ * KEYS: queue, players, figures, lock, backfill, backfills, playing.
+ * ARGV: lock value, ticket key prefix, ttl, now, match body, epoch, backfill id, fills seen, record JSON
+ * after, players JSON after, filled (1 or 0), newcomer count m, m newcomer ids, then (ticket id, team)
+ * pairs. Returns 1 placed, 0 a ticket left or the backfill is closed or changed, -1 the lock is not ours.
+ */
+const FILL = `${PLACE}
+${CLOSE}
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
+local state = redis.call('HMGET', KEYS[5], 'status', 'fills')
+if state[1] ~= 'waiting' or state[2] ~= ARGV[8] then return 0 end
+local m = tonumber(ARGV[12])
+if not place(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), 13 + m) then return 0 end
+redis.call('HSET', KEYS[5], 'fills', tonumber(state[2]) + 1, 'json', ARGV[9], 'players', ARGV[10])
+if ARGV[11] == '1' then
+  close(KEYS[5], KEYS[6], KEYS[7], ARGV[7], 'filled', ARGV[4], ARGV[3], ARGV[10])
+else
+  for i = 13, 12 + m do redis.call('HSET', KEYS[7], ARGV[i], ARGV[7]) end
+end
 return 1`;
 
 /** KEYS: lock. ARGV: value held, new value, ttl. Renews (with a new value) while the lock is ours. */
@@ -168,6 +277,9 @@ interface Scripts {
   ladderIntake: Script;
   ladderCancel: Script;
   ladderAssign: Script;
+  ladderBackfillIntake: Script;
+  ladderBackfillCancel: Script;
+  ladderFill: Script;
   ladderRenew: Script;
   ladderTrim: Script;
   ladderRelease: Script;
@@ -213,9 +325,12 @@ export class RedisTicketStore implements TicketStore {
     this.events.setMaxListeners(0);
     this.lockMs = options.lockMs ?? 10_000;
     this.eventsCap = options.eventsCap ?? 1_000_000;
-    redis.defineCommand('ladderIntake', { numberOfKeys: 7, lua: INTAKE });
+    redis.defineCommand('ladderIntake', { numberOfKeys: 8, lua: INTAKE });
     redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
     redis.defineCommand('ladderAssign', { numberOfKeys: 4, lua: ASSIGN });
+    redis.defineCommand('ladderBackfillIntake', { numberOfKeys: 6, lua: BACKFILL_INTAKE });
+    redis.defineCommand('ladderBackfillCancel', { numberOfKeys: 4, lua: BACKFILL_CANCEL });
+    redis.defineCommand('ladderFill', { numberOfKeys: 7, lua: FILL });
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
@@ -260,7 +375,20 @@ export class RedisTicketStore implements TicketStore {
   }
   private queueKeys(ladder: string) {
     const queue = `${this.prefix}queue:${ladder}`;
-    return { queue, players: `${queue}:players`, figures: `${queue}:figures`, regions: `${queue}:regions`, events: `${queue}:events`, recent: `${this.prefix}recent:${ladder}`, lock: `${this.prefix}mmlock:${ladder}` };
+    return {
+      queue,
+      players: `${queue}:players`,
+      figures: `${queue}:figures`,
+      regions: `${queue}:regions`,
+      events: `${queue}:events`,
+      backfills: `${queue}:backfills`,
+      playing: `${queue}:playing`,
+      recent: `${this.prefix}recent:${ladder}`,
+      lock: `${this.prefix}mmlock:${ladder}`,
+    };
+  }
+  private backfillKey(id: string) {
+    return `${this.prefix}backfill:${id}`;
   }
 
   add(ticket: StoredTicket): Promise<AddOutcome> {
@@ -282,7 +410,7 @@ export class RedisTicketStore implements TicketStore {
       const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
       const stored = `${head}${JSON.stringify(ticket.ticket)}}`;
       const args: Array<string | number> = [
-        this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'),
+        this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing,
         ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
       ];
       for (const p of ticket.ticket.players) args.push(p.id);
@@ -309,7 +437,11 @@ export class RedisTicketStore implements TicketStore {
       else if (reply === 'ok') p.resolve({ ok: true });
       else if (reply === 'id') p.resolve({ ok: false, reason: 'id' });
       else if (reply === 'regions') p.resolve({ ok: false, reason: 'regions' });
-      else p.resolve({ ok: false, reason: 'player', index: Number(String(reply).slice('player:'.length)) });
+      else if (String(reply).startsWith('playing:')) {
+        const rest = String(reply).slice('playing:'.length);
+        const colon = rest.indexOf(':');
+        p.resolve({ ok: false, reason: 'playing', index: Number(rest.slice(0, colon)), backfill: rest.slice(colon + 1) });
+      } else p.resolve({ ok: false, reason: 'player', index: Number(String(reply).slice('player:'.length)) });
     });
   }
 
@@ -420,7 +552,7 @@ export class RedisTicketStore implements TicketStore {
     await redisCall(this.scripts.ladderRelease(this.queueKeys(ladder).lock, held));
   }
 
-  async snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>): Promise<string> {
+  async snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>, onBackfills?: (backfills: BackfillInput[]) => void | Promise<void>): Promise<string> {
     const k = this.queueKeys(ladder);
     // The position first: every change after it is in the stream, so a ticket the scan misses or sees
     // in an older state is put right by the events that follow.
@@ -431,6 +563,12 @@ export class RedisTicketStore implements TicketStore {
     } catch (error) {
       // No stream yet: every event will come after it.
       if (!String((error as Error).message).includes('no such key')) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+    }
+    // Open backfills before the tickets (see TicketStore.snapshot), oldest first.
+    if (onBackfills) {
+      const ids = await redisCall(this.redis.zrange(k.backfills, 0, -1));
+      const open = (await this.getBackfills(ids)).filter((b): b is StoredBackfill => b !== undefined && b.status === 'waiting');
+      if (open.length > 0) await onBackfills(open.map((b) => b.request));
     }
     // In arrival order (the matchmaker inserts a late arrival into its sorted queue, which at a million
     // tickets in random order would be quadratic), in chunks continuing from the last arrival time read
@@ -478,10 +616,11 @@ export class RedisTicketStore implements TicketStore {
     const k = this.queueKeys(ladder);
     const [from, addedText] = cursor.split('@') as [string, string | undefined];
     const added = Number(addedText ?? 0);
-    const results = (await redisCall(this.redis.multi().xread('COUNT', max, 'STREAMS', k.events, from).hget(k.figures, 'n').call('XINFO', 'STREAM', k.events).exec())) ?? [];
+    const results = (await redisCall(this.redis.multi().xread('COUNT', max, 'STREAMS', k.events, from).hget(k.figures, 'n').call('XINFO', 'STREAM', k.events).zcard(k.backfills).exec())) ?? [];
     const [readError, read] = results[0] ?? [null, null];
     const [countError, count] = results[1] ?? [null, null];
-    if (readError || countError) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: readError ?? countError });
+    const [backfillsError, backfills] = results[3] ?? [null, 0];
+    if (readError || countError || backfillsError) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: readError ?? countError ?? backfillsError });
     // XINFO fails only when the stream does not exist: nothing was ever added then.
     const [, info] = results[2] ?? [null, null];
     const total = Array.isArray(info) ? streamInfo(info).added : 0;
@@ -493,11 +632,13 @@ export class RedisTicketStore implements TicketStore {
       const at = Number(id.slice(0, id.indexOf('-')));
       if (fields[0] === 'a') events.push({ kind: 'add', ticket: JSON.parse(fields[1]!) as Ticket, at });
       else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
+      else if (fields[0] === 'b') events.push({ kind: 'backfill', backfill: JSON.parse(fields[1]!) as BackfillInput, at });
+      else if (fields[0] === 'u') events.push({ kind: 'unbackfill', id: fields[1]!, at });
     }
     const consumed = added + entries.length;
     const complete = entries.length < max;
     const gap = total < consumed || (complete && consumed < total);
-    return { events, cursor: `${next}@${consumed}`, waiting: Number(count ?? 0), complete, gap };
+    return { events, cursor: `${next}@${consumed}`, waiting: Number(count ?? 0), backfills: Number(backfills ?? 0), complete, gap };
   }
 
   async trimEvents(ladder: string, cursor: string) {
@@ -530,18 +671,100 @@ export class RedisTicketStore implements TicketStore {
       }
       return reply === 1 ? 'placed' : 'gone';
     });
-    // The recent list and the announcement, once for all the matches placed (newest first in the list).
-    const placed = placements.filter((_, i) => outcomes[i] === 'placed').map((p) => JSON.stringify(p.recent));
-    if (placed.length > 0) {
-      await redisCall(
-        this.redis
-          .multi()
-          .lpush(k.recent, ...placed.slice(-RECENT))
-          .ltrim(k.recent, 0, RECENT - 1)
-          .publish(this.key('assignments'), `{"ladder":${JSON.stringify(ladder)},"matches":[${placed.join(',')}]}`)
-          .exec(),
-      );
+    await this.announce(ladder, placements.filter((_, i) => outcomes[i] === 'placed').map((p) => p.recent));
+    return outcomes;
+  }
+
+  /** The recent list and the announcement, once for all the matches placed (newest first in the list). */
+  private async announce(ladder: string, recents: readonly RecentMatch[]): Promise<void> {
+    if (recents.length === 0) return;
+    const placed = recents.map((recent) => JSON.stringify(recent));
+    const k = this.queueKeys(ladder);
+    await redisCall(
+      this.redis
+        .multi()
+        .lpush(k.recent, ...placed.slice(-RECENT))
+        .ltrim(k.recent, 0, RECENT - 1)
+        .publish(this.key('assignments'), `{"ladder":${JSON.stringify(ladder)},"matches":[${placed.join(',')}]}`)
+        .exec(),
+    );
+  }
+
+  async addBackfill(backfill: StoredBackfill): Promise<BackfillAddOutcome> {
+    const k = this.queueKeys(backfill.ladder);
+    const { status: _status, endedAt: _endedAt, fills: _fills, ...record } = backfill;
+    const teams = backfill.request.teams;
+    const args: Array<string | number> = [
+      this.backfillKey(backfill.id), k.players, k.playing, k.backfills, k.events, this.key('queues'),
+      backfill.id, backfill.createdAt, backfill.ladder, JSON.stringify(record), JSON.stringify(backfillPlayers(backfill.request)), this.eventsCap, JSON.stringify(backfill.request), teams.length,
+    ];
+    for (const team of teams) args.push(team.length, ...team);
+    const reply = String(await redisCall(this.scripts.ladderBackfillIntake(...args)));
+    if (reply === 'ok') return { ok: true };
+    if (reply === 'id') return { ok: false, reason: 'id' };
+    const [kind, team, index, ...rest] = reply.split(':');
+    if (kind === 'waiting') return { ok: false, reason: 'waiting', team: Number(team), index: Number(index) };
+    return { ok: false, reason: 'playing', team: Number(team), index: Number(index), backfill: rest.join(':') };
+  }
+
+  /** A record from its hash fields [status, fills, json, endedAt]. */
+  private backfillOf(fields: Array<string | null>): StoredBackfill | undefined {
+    const [status, fills, json, endedAt] = fields;
+    if (!status || !json) return undefined;
+    const record = JSON.parse(json) as Omit<StoredBackfill, 'status' | 'fills' | 'endedAt'>;
+    return { ...record, status: status as StoredBackfill['status'], fills: Number(fills ?? 0), ...(endedAt ? { endedAt: Number(endedAt) } : {}) };
+  }
+
+  async getBackfill(id: string) {
+    return this.backfillOf(await redisCall(this.redis.hmget(this.backfillKey(id), 'status', 'fills', 'json', 'endedAt')));
+  }
+
+  async getBackfills(ids: readonly string[]) {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.backfillKey(id), 'status', 'fills', 'json', 'endedAt');
+    const results = (await redisCall(pipeline.exec())) ?? [];
+    return ids.map((_, i) => {
+      const [error, fields] = results[i] ?? [new Error('no reply'), null];
+      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+      return this.backfillOf(fields as Array<string | null>);
+    });
+  }
+
+  async cancelBackfill(backfill: StoredBackfill) {
+    const k = this.queueKeys(backfill.ladder);
+    const fields = (await redisCall(this.scripts.ladderBackfillCancel(this.backfillKey(backfill.id), k.backfills, k.playing, k.events, backfill.id, Date.now(), FINISHED_TTL_MS, this.eventsCap))) as Array<string | null> | null;
+    return fields === null ? undefined : this.backfillOf(fields);
+  }
+
+  async fill(ladder: string, placements: readonly BackfillPlacement[]): Promise<PlacementOutcome[]> {
+    if (placements.length === 0) return [];
+    const held = this.locks.get(ladder);
+    if (held === undefined) return placements.map(() => 'lost');
+    const k = this.queueKeys(ladder);
+    const now = Date.now();
+    const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
+    for (const placement of placements) {
+      const { filled, ...after } = placement.after;
+      const args: Array<string | number> = [
+        held, this.key('ticket:'), FINISHED_TTL_MS, now, JSON.stringify(placement.match).slice(1, -1), FIGURES_EPOCH,
+        placement.backfill, placement.fills, JSON.stringify(after), JSON.stringify(backfillPlayers(after.request)), filled ? 1 : 0,
+        placement.newcomers.length, ...placement.newcomers,
+      ];
+      for (const t of placement.tickets) args.push(t.id, t.team);
+      pipeline.ladderFill!(k.queue, k.players, k.figures, k.lock, this.backfillKey(placement.backfill), k.backfills, k.playing, ...args);
     }
+    const results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
+    const outcomes = placements.map((_, i): PlacementOutcome => {
+      const [error, reply] = results[i] ?? [new Error('no reply'), null];
+      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+      if (reply === -1) {
+        this.locks.delete(ladder);
+        return 'lost';
+      }
+      return reply === 1 ? 'placed' : 'gone';
+    });
+    await this.announce(ladder, placements.filter((_, i) => outcomes[i] === 'placed').map((p) => p.recent));
     return outcomes;
   }
 

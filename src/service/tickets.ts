@@ -14,10 +14,17 @@
  *   matchmaking lock holder reads from its last position and trims;
  * - the matchmaking lock, and assignment: a match is placed only if every
  *   one of its tickets is still waiting and the caller still holds the lock,
- *   so a ticket is matched or cancelled, never both, never twice.
+ *   so a ticket is matched or cancelled, never both, never twice;
+ * - backfill requests (a match in progress asking for players): the open
+ *   ones, the players they hold (who may not queue meanwhile), their events
+ *   in the same log as the tickets' (opened, cancelled), and their fills,
+ *   placed like matches: only while the caller holds the lock, every added
+ *   ticket still waits and the backfill is still open as the caller saw it,
+ *   so a ticket is added to a backfill, matched or cancelled, only one of
+ *   these, once.
  */
 import { EventEmitter } from 'node:events';
-import type { FormedMatch, Ticket } from '../matchmaking/index.js';
+import type { BackfillInput, FormedMatch, Ticket } from '../matchmaking/index.js';
 
 export interface TicketAssignment {
   id: string;
@@ -29,6 +36,12 @@ export interface TicketAssignment {
   /** Player ids per team. */
   players: string[][];
   at: number;
+  /**
+   * Set when the ticket filled a backfill: the backfill's id. `id` is then
+   * the backfill's match, `teams` the tickets the backfill has added per team
+   * and `players` the match's players per team after this ticket joined.
+   */
+  backfill?: string;
 }
 
 /** Where a waiting ticket is counted in its queue's figures, and what leaving the queue undoes. */
@@ -60,13 +73,59 @@ export interface StoredTicket {
 export interface RecentMatch {
   matchId: string;
   region: string;
+  /** Ticket ids per team (of a backfill: the tickets it added now, per team of the match). */
   teams: string[][];
+  /** Player ids per team (of a backfill: every player of the match after the fill). */
   players: string[][];
   winProbability: number | null;
   waitSeconds: { p50: number; max: number };
-  quality: FormedMatch['quality'];
+  /** Of a match the matchmaker formed (a backfill has none). */
+  quality?: FormedMatch['quality'];
+  /** Set when this is a backfill's fill: the backfill's id (`matchId` is its match). */
+  backfill?: string;
   at: string;
 }
+
+/** One ticket a backfill took. */
+export interface BackfillAddition {
+  ticket: string;
+  /** Team index in the backfill's teams. */
+  team: number;
+  players: string[];
+  /** Epoch ms. */
+  at: number;
+}
+
+export interface StoredBackfill {
+  id: string;
+  ladder: string;
+  status: 'waiting' | 'filled' | 'cancelled';
+  /** Epoch ms the request was made. */
+  createdAt: number;
+  /** Epoch ms it was filled or cancelled. */
+  endedAt?: number;
+  /** The game server's match id. */
+  match: string;
+  region: string;
+  /** Fills placed so far (the store places a fill only if this is still what the caller saw). */
+  fills: number;
+  /** The request as the matchmaker keeps it: its `teams` hold the match's players and the newcomers so far. */
+  request: BackfillInput;
+  /** Tickets added so far, in the order they joined. */
+  added: BackfillAddition[];
+  /** Slots still open per team. */
+  open: number[];
+}
+
+/** Why a backfill was not opened. */
+export type BackfillAddOutcome =
+  | { ok: true }
+  /** A backfill with this id exists (open or finished). */
+  | { ok: false; reason: 'id' }
+  /** Player `index` of team `team` waits in a ticket of the ladder. */
+  | { ok: false; reason: 'waiting'; team: number; index: number }
+  /** Player `index` of team `team` is in another open backfill of the ladder. */
+  | { ok: false; reason: 'playing'; team: number; index: number; backfill: string };
 
 export interface AssignmentEvent {
   ladder: string;
@@ -80,6 +139,8 @@ export type AddOutcome =
   | { ok: false; reason: 'id' }
   /** Player `index` of the ticket already waits in another ticket of the ladder. */
   | { ok: false; reason: 'player'; index: number }
+  /** Player `index` of the ticket is in a match that an open backfill of the ladder is filling. */
+  | { ok: false; reason: 'playing'; index: number; backfill: string }
   /** The ladder's queue would know more than MAX_QUEUE_REGIONS regions. */
   | { ok: false; reason: 'regions' };
 
@@ -99,7 +160,11 @@ export interface QueueFigures {
 export type QueueEvent =
   /** `at`: epoch ms the event was appended (on the log's clock). */
   | { kind: 'add'; ticket: Ticket; at: number }
-  | { kind: 'cancel'; id: string; at: number };
+  | { kind: 'cancel'; id: string; at: number }
+  /** A backfill was opened (the request as made). */
+  | { kind: 'backfill'; backfill: BackfillInput; at: number }
+  /** A backfill was cancelled. */
+  | { kind: 'unbackfill'; id: string; at: number };
 
 export interface EventBatch {
   events: QueueEvent[];
@@ -107,6 +172,8 @@ export interface EventBatch {
   cursor: string;
   /** Waiting tickets at the moment the batch was read. */
   waiting: number;
+  /** Open backfills at the moment the batch was read. */
+  backfills: number;
   /** No event after `cursor` existed when the batch was read (so `waiting` describes the queue after these events). */
   complete: boolean;
   /** Events after the given cursor were dropped unread: follow from a rebuild. */
@@ -120,7 +187,21 @@ export interface Placement {
   tickets: Array<{ id: string; team: number }>;
 }
 
-/** placed; gone: a ticket had left the queue, nothing changed; lost: the caller no longer holds the lock, nothing changed. */
+/** A backfill's fill to place: every added ticket gets `match` with its own team index. */
+export interface BackfillPlacement {
+  backfill: string;
+  /** The backfill's `fills` the caller saw: the fill is placed only if it is still so (and the backfill open). */
+  fills: number;
+  /** The backfill after the fill (every open slot filled: `filled`). */
+  after: Omit<StoredBackfill, 'status' | 'fills' | 'endedAt'> & { filled: boolean };
+  /** Players who joined the match now. */
+  newcomers: string[];
+  recent: RecentMatch;
+  match: Omit<TicketAssignment, 'team'>;
+  tickets: Array<{ id: string; team: number }>;
+}
+
+/** placed; gone: a ticket had left the queue (or the backfill was closed or changed), nothing changed; lost: the caller no longer holds the lock, nothing changed. */
 export type PlacementOutcome = 'placed' | 'gone' | 'lost';
 
 /** acquired: the lock is now ours (rebuild, then follow); held: still ours (renewed); busy: another instance holds it. */
@@ -144,14 +225,32 @@ export interface TicketStore {
   claim(ladder: string): Promise<Claim>;
   /** Gives the lock up (another instance may take it at once). */
   release(ladder: string): Promise<void>;
-  /** Every waiting ticket, in batches, and the event position they are as of (a new lock holder's rebuild). */
-  snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>): Promise<string>;
+  /**
+   * Every open backfill (as it stands, first) and every waiting ticket (in
+   * batches), and the event position they are as of (a new lock holder's
+   * rebuild). Backfills come first: a ticket of a match player read in the
+   * snapshot is always one queued after that backfill closed.
+   */
+  snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>, onBackfills?: (backfills: BackfillInput[]) => void | Promise<void>): Promise<string>;
   /** Up to `max` events after `cursor`. */
   readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch>;
   /** Drops the events up to `cursor` (read); only while holding the lock. */
   trimEvents(ladder: string, cursor: string): Promise<void>;
   /** Places each match whose tickets all still wait, while the caller holds the lock; publishes each placed one. */
   assign(ladder: string, placements: readonly Placement[]): Promise<PlacementOutcome[]>;
+
+  /** Opens a backfill (status waiting): none of its players may wait in a ticket or be in another open backfill. */
+  addBackfill(backfill: StoredBackfill): Promise<BackfillAddOutcome>;
+  getBackfill(id: string): Promise<StoredBackfill | undefined>;
+  getBackfills(ids: readonly string[]): Promise<Array<StoredBackfill | undefined>>;
+  /** Cancels an open backfill; returns it with its final status, or undefined when unknown. */
+  cancelBackfill(backfill: StoredBackfill): Promise<StoredBackfill | undefined>;
+  /**
+   * Places each fill whose backfill is still open with the `fills` the
+   * caller saw and whose tickets all still wait, while the caller holds the
+   * lock; publishes each placed one as an assignment.
+   */
+  fill(ladder: string, placements: readonly BackfillPlacement[]): Promise<PlacementOutcome[]>;
 
   /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance. */
   readonly events: EventEmitter;
@@ -210,6 +309,15 @@ interface MemoryQueue {
   base: number;
   recent: RecentMatch[];
   held: boolean;
+  /** Open backfills. */
+  backfills: Map<string, StoredBackfill>;
+  /** Player → the open backfill whose match they are in. */
+  playing: Map<string, string>;
+}
+
+/** Every player on a backfill request's teams. */
+export function backfillPlayers(request: BackfillInput): string[] {
+  return request.teams.flat();
 }
 
 /** Tickets in process: correct for one instance. */
@@ -217,8 +325,9 @@ export class MemoryTicketStore implements TicketStore {
   private readonly tickets = new Map<string, StoredTicket>();
   private readonly queuesByLadder = new Map<string, MemoryQueue>();
   /** Finished tickets in the order they finished, dropped after FINISHED_TTL_MS. */
-  private readonly finished: Array<{ id: string; endedAt: number }> = [];
+  private readonly finished: Array<{ id: string; endedAt: number; backfill?: true }> = [];
   private finishedHead = 0;
+  private readonly backfills = new Map<string, StoredBackfill>();
   readonly events = new EventEmitter();
 
   constructor() {
@@ -228,7 +337,7 @@ export class MemoryTicketStore implements TicketStore {
   private queue(ladder: string): MemoryQueue {
     let queue = this.queuesByLadder.get(ladder);
     if (!queue) {
-      queue = { waiting: new Map(), ordered: true, newest: -Infinity, players: new Set(), regions: new Set(), figures: emptyFigures(), events: [], base: 0, recent: [], held: false };
+      queue = { waiting: new Map(), ordered: true, newest: -Infinity, players: new Set(), regions: new Set(), figures: emptyFigures(), events: [], base: 0, recent: [], held: false, backfills: new Map(), playing: new Map() };
       this.queuesByLadder.set(ladder, queue);
     }
     return queue;
@@ -237,8 +346,10 @@ export class MemoryTicketStore implements TicketStore {
   private expireFinished(now: number): void {
     const cutoff = now - FINISHED_TTL_MS;
     while (this.finishedHead < this.finished.length && this.finished[this.finishedHead]!.endedAt < cutoff) {
-      const { id, endedAt } = this.finished[this.finishedHead++]!;
-      if (this.tickets.get(id)?.endedAt === endedAt) this.tickets.delete(id);
+      const { id, endedAt, backfill } = this.finished[this.finishedHead++]!;
+      if (backfill) {
+        if (this.backfills.get(id)?.endedAt === endedAt) this.backfills.delete(id);
+      } else if (this.tickets.get(id)?.endedAt === endedAt) this.tickets.delete(id);
     }
     if (this.finishedHead > 4096 && this.finishedHead * 2 > this.finished.length) {
       this.finished.splice(0, this.finishedHead);
@@ -273,6 +384,10 @@ export class MemoryTicketStore implements TicketStore {
     const queue = this.queue(input.ladder);
     const players = input.ticket.players;
     for (let i = 0; i < players.length; i++) if (queue.players.has(players[i]!.id)) return { ok: false, reason: 'player', index: i };
+    for (let i = 0; i < players.length; i++) {
+      const backfill = queue.playing.get(players[i]!.id);
+      if (backfill !== undefined) return { ok: false, reason: 'playing', index: i, backfill };
+    }
     const regions = regionsOf(input.ticket);
     const fresh = regions.filter((r) => !queue.regions.has(r));
     if (queue.regions.size + fresh.length > MAX_QUEUE_REGIONS) return { ok: false, reason: 'regions' };
@@ -353,9 +468,10 @@ export class MemoryTicketStore implements TicketStore {
     if (queue) queue.held = false;
   }
 
-  async snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>): Promise<string> {
+  async snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>, onBackfills?: (backfills: BackfillInput[]) => void | Promise<void>): Promise<string> {
     const queue = this.queue(ladder);
     const cursor = String(queue.base + queue.events.length);
+    if (onBackfills && queue.backfills.size > 0) await onBackfills([...queue.backfills.values()].sort((a, b) => a.createdAt - b.createdAt).map((b) => structuredClone(b.request)));
     const all = [...queue.waiting.values()].map((t) => t.ticket);
     for (let i = 0; i < all.length; i += 10_000) await onBatch(all.slice(i, i + 10_000));
     return cursor;
@@ -364,10 +480,10 @@ export class MemoryTicketStore implements TicketStore {
   async readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch> {
     const queue = this.queue(ladder);
     const from = Number(cursor) - queue.base;
-    if (!(from >= 0)) return { events: [], cursor, waiting: queue.figures.waiting, complete: true, gap: true };
+    if (!(from >= 0)) return { events: [], cursor, waiting: queue.figures.waiting, backfills: queue.backfills.size, complete: true, gap: true };
     const events = queue.events.slice(from, from + max);
     const next = from + events.length;
-    return { events, cursor: String(queue.base + next), waiting: queue.figures.waiting, complete: next >= queue.events.length, gap: false };
+    return { events, cursor: String(queue.base + next), waiting: queue.figures.waiting, backfills: queue.backfills.size, complete: next >= queue.events.length, gap: false };
   }
 
   async trimEvents(ladder: string, cursor: string) {
@@ -395,9 +511,95 @@ export class MemoryTicketStore implements TicketStore {
         ticket.match = { ...placement.match, team };
         this.finish(ticket);
       }
-      queue.recent.unshift(placement.recent);
-      if (queue.recent.length > RECENT) queue.recent.length = RECENT;
-      this.events.emit('assignment', { ladder, match: placement.recent } satisfies AssignmentEvent);
+      this.announce(ladder, queue, placement.recent);
+      return 'placed';
+    });
+  }
+
+  private announce(ladder: string, queue: MemoryQueue, recent: RecentMatch): void {
+    queue.recent.unshift(recent);
+    if (queue.recent.length > RECENT) queue.recent.length = RECENT;
+    this.events.emit('assignment', { ladder, match: recent } satisfies AssignmentEvent);
+  }
+
+  async addBackfill(input: StoredBackfill): Promise<BackfillAddOutcome> {
+    this.expireFinished(Date.now());
+    if (this.backfills.has(input.id)) return { ok: false, reason: 'id' };
+    const queue = this.queue(input.ladder);
+    const teams = input.request.teams;
+    for (let t = 0; t < teams.length; t++) {
+      for (let i = 0; i < teams[t]!.length; i++) {
+        const player = teams[t]![i]!;
+        if (queue.players.has(player)) return { ok: false, reason: 'waiting', team: t, index: i };
+        const other = queue.playing.get(player);
+        if (other !== undefined) return { ok: false, reason: 'playing', team: t, index: i, backfill: other };
+      }
+    }
+    const backfill: StoredBackfill = { ...structuredClone(input), status: 'waiting', fills: 0 };
+    this.backfills.set(backfill.id, backfill);
+    queue.backfills.set(backfill.id, backfill);
+    for (const player of backfillPlayers(backfill.request)) queue.playing.set(player, backfill.id);
+    queue.events.push({ kind: 'backfill', backfill: structuredClone(backfill.request), at: Date.now() });
+    return { ok: true };
+  }
+
+  async getBackfill(id: string): Promise<StoredBackfill | undefined> {
+    const backfill = this.backfills.get(id);
+    if (backfill && backfill.endedAt !== undefined && backfill.endedAt < Date.now() - FINISHED_TTL_MS) {
+      this.backfills.delete(id);
+      return undefined;
+    }
+    return backfill && structuredClone(backfill);
+  }
+
+  async getBackfills(ids: readonly string[]) {
+    return Promise.all(ids.map((id) => this.getBackfill(id)));
+  }
+
+  /** Takes an open backfill out of its queue's open set and its players out of the playing map. */
+  private closeBackfill(queue: MemoryQueue, backfill: StoredBackfill, status: 'filled' | 'cancelled', now: number): void {
+    backfill.status = status;
+    backfill.endedAt = now;
+    queue.backfills.delete(backfill.id);
+    for (const player of backfillPlayers(backfill.request)) if (queue.playing.get(player) === backfill.id) queue.playing.delete(player);
+    this.finished.push({ id: backfill.id, endedAt: now, backfill: true });
+  }
+
+  async cancelBackfill(input: StoredBackfill): Promise<StoredBackfill | undefined> {
+    const backfill = this.backfills.get(input.id);
+    if (!backfill) return undefined;
+    if (backfill.status === 'waiting') {
+      const queue = this.queue(backfill.ladder);
+      this.closeBackfill(queue, backfill, 'cancelled', Date.now());
+      queue.events.push({ kind: 'unbackfill', id: backfill.id, at: Date.now() });
+    }
+    return structuredClone(backfill);
+  }
+
+  async fill(ladder: string, placements: readonly BackfillPlacement[]): Promise<PlacementOutcome[]> {
+    const queue = this.queue(ladder);
+    const now = Date.now();
+    this.expireFinished(now);
+    return placements.map((placement): PlacementOutcome => {
+      if (!queue.held) return 'lost';
+      const backfill = queue.backfills.get(placement.backfill);
+      if (backfill === undefined || backfill.fills !== placement.fills) return 'gone';
+      if (!placement.tickets.every((t) => queue.waiting.has(t.id))) return 'gone';
+      for (const { id, team } of placement.tickets) {
+        const ticket = queue.waiting.get(id)!;
+        this.leave(queue, ticket);
+        ticket.status = 'matched';
+        ticket.endedAt = now;
+        ticket.match = { ...structuredClone(placement.match), team };
+        this.finish(ticket);
+      }
+      backfill.fills++;
+      backfill.request = structuredClone(placement.after.request);
+      backfill.added = structuredClone(placement.after.added);
+      backfill.open = [...placement.after.open];
+      if (placement.after.filled) this.closeBackfill(queue, backfill, 'filled', now);
+      else for (const player of placement.newcomers) queue.playing.set(player, backfill.id);
+      this.announce(ladder, queue, placement.recent);
       return 'placed';
     });
   }

@@ -24,7 +24,7 @@ describe('registerWeb', () => {
   });
 
   it('serves every client module the page imports', async () => {
-    for (const file of ['app.js', 'api.js', 'ui.js', 'charts.js', 'style.css', 'pages/player.js', 'pages/performance.js', 'pages/matches.js', 'pages/void.js']) {
+    for (const file of ['app.js', 'api.js', 'ui.js', 'charts.js', 'style.css', 'pages/player.js', 'pages/performance.js', 'pages/matches.js', 'pages/void.js', 'pages/integrity.js']) {
       const response = await app.inject({ method: 'GET', url: `/web/${file}` });
       expect(response.statusCode, file).toBe(200);
       expect(response.body).toBe(readFileSync(join(findPublicDir(), file), 'utf8'));

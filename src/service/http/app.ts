@@ -9,6 +9,7 @@ import { InvalidInputError } from '../../core/errors.js';
 import { registerAccess } from './access.js';
 import type { AppContext } from './context.js';
 import { errorBody, sendError } from './error-replies.js';
+import { backfillRoutes } from './routes/backfills.js';
 import { keyRoutes } from './routes/keys.js';
 import { ladderRoutes } from './routes/ladders.js';
 import { matchRoutes } from './routes/matches.js';
@@ -125,6 +126,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(playerRoutes, options);
   await app.register(roundRoutes, options);
   await app.register(ticketRoutes, options);
+  await app.register(backfillRoutes, options);
   await app.register(seasonRoutes, options);
   await app.register(predictionRoutes, options);
   await app.register(reportRoutes, options);

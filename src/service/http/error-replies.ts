@@ -9,7 +9,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
 import { DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
-import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, UnavailableError } from '../errors/index.js';
+import { BackfillClosedError, ConflictError, ForbiddenError, NotFoundError, PlayerBusyError, RateLimitedError, UnauthorizedError, UnavailableError } from '../errors/index.js';
 
 export type ErrorCode = 'invalid_input' | 'not_found' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
 
@@ -30,6 +30,8 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
   if (error instanceof InvalidInputError) return { status: 400, code: 'invalid_input', message: error.detail, ...(error.field !== undefined ? { field: error.field } : {}) };
   if (error instanceof NotFoundError) return { status: 404, code: 'not_found', message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) };
   if (error instanceof ConflictError) return { status: 409, code: 'conflict', message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) };
+  if (error instanceof PlayerBusyError) return { status: 409, code: 'conflict', message: error.message, field: error.field };
+  if (error instanceof BackfillClosedError) return { status: 409, code: 'conflict', message: error.message, field: 'backfill' };
   if (error instanceof UnauthorizedError) return { status: 401, code: 'unauthorized', message: error.message };
   if (error instanceof ForbiddenError) return { status: 403, code: 'forbidden', message: error.message };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };

@@ -19,6 +19,8 @@ let memoryKey = '';
 let rejectedKey = '';
 /** The saved key the service answered 403 to on a write: it reads but cannot write. */
 let readOnlyKey = '';
+/** The saved key the service answered 403 to on an admin read (the integrity report): not an admin key. */
+let notAdminKey = '';
 
 export function apiKey() {
   try {
@@ -32,6 +34,7 @@ export function setApiKey(key) {
   memoryKey = key;
   rejectedKey = '';
   readOnlyKey = '';
+  notAdminKey = '';
   try {
     if (key) sessionStorage.setItem(KEY_STORAGE, key);
     else sessionStorage.removeItem(KEY_STORAGE);
@@ -55,6 +58,16 @@ export function apiKeyRejected() {
 export function canOfferWrites() {
   const key = apiKey();
   return key !== '' && key !== rejectedKey && key !== readOnlyKey;
+}
+
+/**
+ * Whether to offer admin pages (the integrity report): a key is saved, the
+ * service has not refused it, and it has not answered an admin read with 403.
+ * As for writes, a key that is not an admin's learns it on its first try.
+ */
+export function canOfferAdmin() {
+  const key = apiKey();
+  return key !== '' && key !== rejectedKey && key !== notAdminKey;
 }
 
 /** The key to send: the saved one, unless the service already refused it. */
@@ -88,11 +101,12 @@ async function parse(response) {
  * (`write: true`) is never retried: it fails with the 401, and a 403 marks the
  * key as one that cannot write (see canOfferWrites).
  */
-async function call(url, init, { write = false } = {}) {
+async function call(url, init, { write = false, admin = false } = {}) {
   const key = usableKey();
   if (write && !key) throw new ApiError(401, { error: { code: 'unauthorized', message: 'this needs an API key with the write scope' } });
   const response = await fetch(url, { ...init, headers: headers(key, init.headers) });
   if (write && response.status === 403 && key) readOnlyKey = key;
+  if (admin && response.status === 403 && key) notAdminKey = key;
   if (response.status !== 401 || !key) return parse(response);
   if (apiKey() === key && rejectedKey !== key) {
     rejectedKey = key;
@@ -114,7 +128,7 @@ export function apiUrl(path, query = {}) {
 }
 
 export async function get(path, query, init = {}) {
-  return call(apiUrl(path, query), { signal: init.signal });
+  return call(apiUrl(path, query), { signal: init.signal }, { admin: init.admin ?? false });
 }
 
 export async function post(path, body, init = {}) {
@@ -146,6 +160,8 @@ export const api = {
   seasonPlayer: (id, season, player, init) => get(`/ladders/${enc(id)}/seasons/${enc(season)}/players/${enc(player)}`, {}, init),
   /** Voids a match (write scope): { match, changed, rerated, players: [{ id, before, after }] }. */
   voidMatch: (id, match, reason, init = {}) => post(`/ladders/${enc(id)}/matches/${enc(match)}/void`, { reason }, { ...init, write: true }),
+  /** The integrity report (admin scope): { matches, players, quitRate, tested, entries }, most suspicious first. */
+  integrity: (id, query, init = {}) => get(`/ladders/${enc(id)}/reports/integrity`, query, { ...init, admin: true }),
   performance: (body, init) => post('/performance', body, init),
   assignmentsUrl: (id) => apiUrl(`/ladders/${enc(id)}/assignments`),
 };

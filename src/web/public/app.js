@@ -1,5 +1,6 @@
 // Hash router: #/ladders, #/ladders/:id, #/ladders/:id/players/:player,
-// #/ladders/:id/matches, #/ladders/:id/wvw, #/ladders/:id/matchmaking, #/performance.
+// #/ladders/:id/matches, #/ladders/:id/wvw, #/ladders/:id/matchmaking,
+// #/ladders/:id/integrity (admins), #/performance.
 // Hash routing keeps every page a plain static file: the server needs no
 // fallback route and links work when the dashboard is mounted under a prefix.
 import { apiKey, apiKeyRejected, setApiKey } from './api.js';
@@ -11,6 +12,7 @@ import * as wvwPage from './pages/wvw.js';
 import * as matchmakingPage from './pages/matchmaking.js';
 import * as matchesPage from './pages/matches.js';
 import * as performancePage from './pages/performance.js';
+import * as integrityPage from './pages/integrity.js';
 
 const routes = [
   { pattern: /^\/?$/, page: laddersPage },
@@ -20,6 +22,7 @@ const routes = [
   { pattern: /^\/ladders\/([^/]+)\/matches\/?$/, page: matchesPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/wvw\/?$/, page: wvwPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/matchmaking\/?$/, page: matchmakingPage, names: ['ladder'] },
+  { pattern: /^\/ladders\/([^/]+)\/integrity\/?$/, page: integrityPage, names: ['ladder'] },
   { pattern: /^\/performance\/?$/, page: performancePage },
 ];
 

@@ -1,4 +1,4 @@
-import { api, enc } from '../api.js';
+import { api, canOfferAdmin, enc } from '../api.js';
 import { formatDate, formatPercent, h, systemLabel } from '../ui.js';
 
 /** Heading and tabs shared by every page of one ladder. */
@@ -9,6 +9,8 @@ export function ladderHeader(ladder, active, title) {
     { key: 'matches', label: 'Matches', href: `${base}/matches` },
     ladder.system === 'wvw' ? { key: 'wvw', label: 'World vs World', href: `${base}/wvw` } : null,
     ladder.system !== 'wvw' ? { key: 'matchmaking', label: 'Matchmaking', href: `${base}/matchmaking` } : null,
+    // For admins only: shown while a key is saved that has not been found to lack the admin scope (and on the page itself).
+    canOfferAdmin() || active === 'integrity' ? { key: 'integrity', label: 'Integrity', href: `${base}/integrity` } : null,
   ].filter(Boolean);
   return [
     h('p', { class: 'breadcrumb' }, h('a', { href: '#/ladders' }, 'Ladders'), ' / ', h('a', { href: base }, ladder.id)),

@@ -1,0 +1,97 @@
+/**
+ * Backfill requests as the API sees them (docs/SERVICE.md, "Backfill"): a
+ * match in progress asks for players, the ladder's matchmaker fills its open
+ * slots from waiting tickets before it forms new matches.
+ *
+ * Opening one costs one validation (the request schema, then the library's
+ * own rules, which name the field), at most one batched read of the match
+ * players' standings and one write to the ticket store, which refuses a
+ * match player who waits in a ticket or is in another open backfill.
+ */
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { type BackfillInput, type BackfillPlayerInput } from '../matchmaking/index.js';
+import { parseBackfill } from '../matchmaking/backfill.js';
+import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
+import type { Ladder } from './ladders.js';
+import type { QueueContext } from './queue.js';
+import type { backfillSchema } from './schemas.js';
+import type { StoredBackfill } from './tickets.js';
+
+export function backfillJson(b: StoredBackfill) {
+  return {
+    id: b.id,
+    ladder: b.ladder,
+    status: b.status,
+    match: b.match,
+    region: b.region,
+    teams: b.request.teams,
+    open: b.open,
+    added: b.added.map((a) => ({ ticket: a.ticket, team: a.team, players: a.players, at: new Date(a.at).toISOString() })),
+    createdAt: new Date(b.createdAt).toISOString(),
+    ...(b.endedAt !== undefined ? { endedAt: new Date(b.endedAt).toISOString() } : {}),
+  };
+}
+
+export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof backfillSchema>): Promise<StoredBackfill> {
+  const given = raw.players ?? {};
+  const sent = (player: string) => (Object.hasOwn(given, player) ? given[player] : undefined);
+  const onTeams = raw.teams.flat();
+  // Unknown or unplaced players sit in the middle until the ladder knows better, as in tickets.
+  const unknown = onTeams.filter((p) => sent(p)?.percentile === undefined || sent(p)?.rating === undefined);
+  const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
+  // Built from entries, not by assignment: a player may be named `__proto__`.
+  const entries: Array<[string, BackfillPlayerInput]> = onTeams.map((id) => {
+    const own = sent(id);
+    const known = facts?.get(id);
+    const rating = own?.rating ?? known?.rating ?? undefined;
+    return [
+      id,
+      {
+        percentile: own?.percentile ?? known?.percentile ?? 50,
+        ...(rating !== undefined && rating !== null ? { rating } : {}),
+        ...(own?.filter !== undefined ? { filter: own.filter } : {}),
+      },
+    ];
+  });
+  // A player sent in `players` but on no team stays in, for the library to name.
+  for (const id of Object.keys(given)) if (!onTeams.includes(id)) entries.push([id, given[id] as BackfillPlayerInput]);
+  const players = Object.fromEntries(entries);
+  const now = Date.now();
+  const id = raw.id ?? randomUUID();
+  const request: BackfillInput = {
+    id,
+    match: raw.match,
+    region: raw.region,
+    at: now / 1000,
+    teams: raw.teams,
+    teamSize: raw.teamSize ?? ladder.matchmaking.teamSize,
+    players,
+    ...(raw.filter !== undefined ? { filter: raw.filter } : {}),
+  };
+  // The library's rules (a team larger than teamSize, no open slot, a player twice, a player on no team), named by field.
+  parseBackfill(request, ladder.matchmaking.teamSize, ladder.matchmaking.filterDefaults, () => undefined);
+  const open = raw.teams.map((team) => request.teamSize! - team.length);
+  const stored: StoredBackfill = { id, ladder: ladder.id, status: 'waiting', createdAt: now, match: raw.match, region: raw.region, fills: 0, request, added: [], open };
+  const outcome = await ctx.tickets.addBackfill(stored);
+  if (!outcome.ok) {
+    if (outcome.reason === 'id') throw new ConflictError(`backfill ${JSON.stringify(id)} already exists`, 'id');
+    const player = raw.teams[outcome.team]![outcome.index]!;
+    const field = `teams[${outcome.team}][${outcome.index}]`;
+    throw new PlayerBusyError(player, field, outcome.reason === 'waiting' ? { kind: 'waiting' } : { kind: 'playing', backfill: outcome.backfill });
+  }
+  return stored;
+}
+
+/**
+ * Cancels an open backfill: it leaves the matchmaker at its next turn. A
+ * partly filled one keeps its newcomers (they were told their match). A
+ * filled one cannot be cancelled (BackfillClosedError); cancelling a
+ * cancelled one again answers the same.
+ */
+export async function cancelBackfill(ctx: QueueContext, backfill: StoredBackfill): Promise<{ id: string; status: StoredBackfill['status'] }> {
+  const after = await ctx.tickets.cancelBackfill(backfill);
+  if (!after) throw new NotFoundError(`no backfill ${JSON.stringify(backfill.id.slice(0, 80))}`, 'backfill');
+  if (after.status === 'filled') throw new BackfillClosedError(after.id, 'filled');
+  return { id: after.id, status: after.status };
+}
