@@ -95,6 +95,25 @@ export function glicko2G(phi: number): number {
   return 1 / Math.sqrt(1 + (3 * phi * phi) / (Math.PI * Math.PI));
 }
 
+/** E(mu, mu_j, phi_j) of step 3, with g = g(phi_j) already taken: 1 / (1 + exp(-g (mu - mu_j))). */
+export function glicko2Expected(mu: number, muJ: number, g: number): number {
+  return 1 / (1 + Math.exp(-g * (mu - muJ)));
+}
+
+/**
+ * Steps 3 and 4 for one game on the Glicko-2 scale: adds g^2 E (1 - E) to
+ * `sums[0]` (v's inverse) and g (s - E) to `sums[1]` (the improvement
+ * whose v-multiple is Delta), and returns E. `muJ` and `phiJ` are the
+ * opponent's; `score` is the rated player's score in [0, 1].
+ */
+export function glicko2Game(mu: number, muJ: number, phiJ: number, score: number, sums: Float64Array | number[]): number {
+  const g = glicko2G(phiJ);
+  const e = glicko2Expected(mu, muJ, g);
+  sums[0] += g * g * e * (1 - e);
+  sums[1] += g * (score - e);
+  return e;
+}
+
 /**
  * Step 5, the new volatility, as the log variance A = ln(sigma'^2): the
  * Illinois algorithm on f(x) with the 2022 revision (`f(C) f(B) <= 0`).
@@ -163,16 +182,38 @@ export function glicko2Step(
   k: number,
   out: Float64Array | number[],
 ): void {
-  const v = 1 / vInverse;
-  const delta = v * improvement;
   const phi2 = phi * phi;
   const sigma2 = sigma * sigma;
-  const A = glicko2VolatilityLog(Math.log(sigma2), sigma2, phi2, v, delta * delta, tau, epsilon);
-  const newSigma = Math.exp(A / 2);
-  const newPhi = 1 / Math.sqrt(1 / (phi2 + newSigma * newSigma) + vInverse);
+  const newSigma = Math.exp(glicko2StepVolatility(Math.log(sigma2), sigma2, phi2, vInverse, improvement, tau, epsilon) / 2);
+  glicko2StepRating(mu, phi2, newSigma * newSigma, vInverse, improvement, k, out);
+  out[2] = newSigma;
+}
+
+/**
+ * Steps 3 to 5 from the period's sums: v = 1 / vInverse, Delta = v *
+ * improvement, and the new volatility as ln(sigma'^2) (Illinois algorithm).
+ * `a` is ln(sigma^2) and `sigma2` is sigma^2 (a caller that carries ln sigma^2
+ * from period to period passes it, saving a log).
+ */
+export function glicko2StepVolatility(a: number, sigma2: number, phi2: number, vInverse: number, improvement: number, tau: number, epsilon: number): number {
+  const v = 1 / vInverse;
+  const delta = v * improvement;
+  return glicko2VolatilityLog(a, sigma2, phi2, v, delta * delta, tau, epsilon);
+}
+
+/**
+ * Steps 6 and 7: phi' = 1 / sqrt(1 / (phi^2 + sigma'^2) + 1 / v) and mu' =
+ * mu + k phi'^2 improvement. Writes [mu', phi'] into `out`.
+ */
+export function glicko2StepRating(mu: number, phi2: number, newSigma2: number, vInverse: number, improvement: number, k: number, out: Float64Array | number[]): void {
+  const newPhi = 1 / Math.sqrt(1 / (phi2 + newSigma2) + vInverse);
   out[0] = mu + k * newPhi * newPhi * improvement;
   out[1] = newPhi;
-  out[2] = newSigma;
+}
+
+/** Step 6 for `periods` idle periods (fractional allowed): sqrt(phi^2 + periods sigma^2), uncapped. */
+export function glicko2GrowPhi(phi: number, sigma: number, periods: number): number {
+  return Math.sqrt(phi * phi + periods * sigma * sigma);
 }
 
 function checkScore(score: number, index: number): void {
@@ -192,18 +233,13 @@ export function glicko2Update(player: Glicko2Rating, games: readonly Glicko2Game
   const mu = (player.rating - 1500) / GLICKO2_SCALE;
   const phi = player.rd / GLICKO2_SCALE;
   if (games.length === 0) return glicko2Idle(player, 1, options);
-  let vInverse = 0;
-  let improvement = 0;
+  const sums = [0, 0];
   games.forEach((game, index) => {
     checkScore(game.score, index);
-    const muJ = (game.opponent.rating - 1500) / GLICKO2_SCALE;
-    const g = glicko2G(game.opponent.rd / GLICKO2_SCALE);
-    const e = 1 / (1 + Math.exp(-g * (mu - muJ)));
-    vInverse += g * g * e * (1 - e);
-    improvement += g * (game.score - e);
+    glicko2Game(mu, (game.opponent.rating - 1500) / GLICKO2_SCALE, game.opponent.rd / GLICKO2_SCALE, game.score, sums);
   });
   const out = [0, 0, 0];
-  glicko2Step(mu, phi, player.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+  glicko2Step(mu, phi, player.volatility, sums[0]!, sums[1]!, o.tau, o.epsilon, o.k, out);
   return { rating: out[0]! * GLICKO2_SCALE + 1500, rd: out[1]! * GLICKO2_SCALE, volatility: out[2]! };
 }
 
@@ -219,8 +255,7 @@ export function glicko2Idle(player: Glicko2Rating, periods: number, options: Gli
 
 /** The RD after `periods` of step 6, capped at `maxRd` (an RD already above it stays). */
 export function glicko2IdleRd(rd: number, volatility: number, periods: number, maxRd: number): number {
-  const phi = rd / GLICKO2_SCALE;
-  const grown = Math.sqrt(phi * phi + periods * volatility * volatility) * GLICKO2_SCALE;
+  const grown = glicko2GrowPhi(rd / GLICKO2_SCALE, volatility, periods) * GLICKO2_SCALE;
   return Math.min(Math.max(grown, rd), Math.max(maxRd, rd));
 }
 
@@ -230,10 +265,13 @@ export function glicko2IdleRd(rd: number, volatility: number, periods: number, m
  * deviation sqrt(phi_a^2 + phi_b^2), as Glickman recommends for predictions.
  */
 export function glicko2WinProbability(a: Pick<Glicko2Rating, 'rating' | 'rd'>, b: Pick<Glicko2Rating, 'rating' | 'rd'>): number {
-  const phiA = a.rd / GLICKO2_SCALE;
-  const phiB = b.rd / GLICKO2_SCALE;
+  return glicko2PairProbability(a.rating, a.rd / GLICKO2_SCALE, b.rating, b.rd / GLICKO2_SCALE);
+}
+
+/** glicko2WinProbability on plain numbers: ratings on the Glicko scale, deviations phi on the Glicko-2 scale. */
+export function glicko2PairProbability(ratingA: number, phiA: number, ratingB: number, phiB: number): number {
   const g = glicko2G(Math.sqrt(phiA * phiA + phiB * phiB));
-  return 1 / (1 + Math.exp((-g * (a.rating - b.rating)) / GLICKO2_SCALE));
+  return 1 / (1 + Math.exp((-g * (ratingA - ratingB)) / GLICKO2_SCALE));
 }
 
 /**

@@ -10,7 +10,16 @@
  * points: at most 2.9e-6 rating and 1.3e-6 RD over the whole ATP file).
  */
 import { eloExpected, resolveEloOptions, type EloOptions } from './elo.js';
-import { GLICKO2_SCALE, type Glicko2Options, glicko2G, glicko2VolatilityLog, resolveGlicko2Options } from './glicko2.js';
+import {
+  GLICKO2_SCALE,
+  type Glicko2Options,
+  glicko2Game,
+  glicko2GrowPhi,
+  glicko2PairProbability,
+  glicko2StepRating,
+  glicko2StepVolatility,
+  resolveGlicko2Options,
+} from './glicko2.js';
 
 export interface PairwiseLog {
   /** Player ids by index. */
@@ -156,6 +165,10 @@ export function glicko2RatePairwise(
   const logVariance = new Float64Array(volatility.length);
   for (let p = 0; p < volatility.length; p++) logVariance[p] = Math.log(volatility[p]! * volatility[p]!);
   const maxPhi = o.rd / GLICKO2_SCALE;
+  const sumsI = new Float64Array(2);
+  const sumsJ = new Float64Array(2);
+  const stepI = new Float64Array(2);
+  const stepJ = new Float64Array(2);
   for (let game = from; game < to; game++) {
     const i = log.a[game]!;
     const j = log.b[game]!;
@@ -167,40 +180,31 @@ export function glicko2RatePairwise(
     if (at > lastAt[j]!) phiJ = grow(phiJ, volatility[j]!, (at - lastAt[j]!) / periodMs, maxPhi);
     const muI = (rating[i]! - 1500) / GLICKO2_SCALE;
     const muJ = (rating[j]! - 1500) / GLICKO2_SCALE;
-    if (onGame) {
-      const g = glicko2G(Math.sqrt(phiI * phiI + phiJ * phiJ));
-      onGame(game, 1 / (1 + Math.exp(-g * (muI - muJ))));
-    }
+    if (onGame) onGame(game, glicko2PairProbability(rating[i]!, phiI, rating[j]!, phiJ));
     const s = log.score[game]!;
-    const gJ = glicko2G(phiJ);
-    const gI = glicko2G(phiI);
-    const eI = 1 / (1 + Math.exp(-gJ * (muI - muJ)));
-    const eJ = 1 / (1 + Math.exp(-gI * (muJ - muI)));
-    // Steps 3 to 8 for each player, the same arithmetic as glicko2Step, inlined.
-    const vInverseI = gJ * gJ * eI * (1 - eI);
-    const improvementI = gJ * (s - eI);
-    const vI = 1 / vInverseI;
-    const deltaI = vI * improvementI;
+    // Steps 3 to 8 for each player, both from the ratings before the game.
+    sumsI[0] = 0;
+    sumsI[1] = 0;
+    glicko2Game(muI, muJ, phiJ, s, sumsI);
+    sumsJ[0] = 0;
+    sumsJ[1] = 0;
+    glicko2Game(muJ, muI, phiI, 1 - s, sumsJ);
     const phiI2 = phiI * phiI;
     const sigmaI2 = volatility[i]! * volatility[i]!;
-    const logI = glicko2VolatilityLog(logVariance[i]!, sigmaI2, phiI2, vI, deltaI * deltaI, tau, epsilon);
+    const logI = glicko2StepVolatility(logVariance[i]!, sigmaI2, phiI2, sumsI[0]!, sumsI[1]!, tau, epsilon);
     const newSigmaI2 = Math.exp(logI);
-    const newPhiI = 1 / Math.sqrt(1 / (phiI2 + newSigmaI2) + vInverseI);
-    const vInverseJ = gI * gI * eJ * (1 - eJ);
-    const improvementJ = gI * (1 - s - eJ);
-    const vJ = 1 / vInverseJ;
-    const deltaJ = vJ * improvementJ;
+    glicko2StepRating(muI, phiI2, newSigmaI2, sumsI[0]!, sumsI[1]!, k, stepI);
     const phiJ2 = phiJ * phiJ;
     const sigmaJ2 = volatility[j]! * volatility[j]!;
-    const logJ = glicko2VolatilityLog(logVariance[j]!, sigmaJ2, phiJ2, vJ, deltaJ * deltaJ, tau, epsilon);
+    const logJ = glicko2StepVolatility(logVariance[j]!, sigmaJ2, phiJ2, sumsJ[0]!, sumsJ[1]!, tau, epsilon);
     const newSigmaJ2 = Math.exp(logJ);
-    const newPhiJ = 1 / Math.sqrt(1 / (phiJ2 + newSigmaJ2) + vInverseJ);
-    rating[i] = (muI + k * newPhiI * newPhiI * improvementI) * GLICKO2_SCALE + 1500;
-    rd[i] = newPhiI * GLICKO2_SCALE;
+    glicko2StepRating(muJ, phiJ2, newSigmaJ2, sumsJ[0]!, sumsJ[1]!, k, stepJ);
+    rating[i] = stepI[0]! * GLICKO2_SCALE + 1500;
+    rd[i] = stepI[1]! * GLICKO2_SCALE;
     volatility[i] = Math.sqrt(newSigmaI2);
     logVariance[i] = logI;
-    rating[j] = (muJ + k * newPhiJ * newPhiJ * improvementJ) * GLICKO2_SCALE + 1500;
-    rd[j] = newPhiJ * GLICKO2_SCALE;
+    rating[j] = stepJ[0]! * GLICKO2_SCALE + 1500;
+    rd[j] = stepJ[1]! * GLICKO2_SCALE;
     volatility[j] = Math.sqrt(newSigmaJ2);
     logVariance[j] = logJ;
     matches[i]!++;
@@ -211,9 +215,9 @@ export function glicko2RatePairwise(
   }
 }
 
+/** Step 6 for an idle stretch on the Glicko-2 scale, never past the starting deviation (an RD already above it stays). */
 function grow(phi: number, sigma: number, periods: number, maxPhi: number): number {
-  const grown = Math.sqrt(phi * phi + periods * sigma * sigma);
-  return Math.min(grown, Math.max(maxPhi, phi));
+  return Math.min(glicko2GrowPhi(phi, sigma, periods), Math.max(maxPhi, phi));
 }
 
 /** Rates the whole log with Glicko-2 from default starting ratings. */

@@ -10,6 +10,7 @@
  * caller asks for `unbounded: 'throw'`.
  */
 import { ConvergenceError, InvalidInputError, UnboundedRatingError } from './errors.js';
+import { eloExpected } from './elo.js';
 import { glicko2Update, type Glicko2Options } from './glicko2.js';
 
 export type GameResult = 'win' | 'loss' | 'draw';
@@ -93,7 +94,7 @@ export function resultScore(result: GameResult): number {
  * from the opponent instead of producing NaN.
  */
 export function expectedScore(rating: number, opponent: number): number {
-  return 1 / (1 + Math.pow(10, (opponent - rating) / 400));
+  return eloExpected(rating, opponent);
 }
 
 /**

@@ -8,7 +8,7 @@ import { InvalidInputError } from './errors.js';
 import {
   GLICKO2_SCALE,
   type Glicko2Options,
-  glicko2G,
+  glicko2Game,
   glicko2IdleRd,
   glicko2Step,
   glicko2WinProbability,
@@ -247,18 +247,18 @@ function glickoSystem(name: 'glicko2' | 'wvw', o: ReturnType<typeof resolveGlick
           const start = teamStates[t]![i]!;
           const mu = (start.rating - 1500) / GLICKO2_SCALE;
           const participant: Participant = { id: player.id, match: m, team: t, start, vInverse: 0, improvement: 0, score: 0, expected: 0, battles: 0 };
+          const sums = [0, 0];
           match.teams.forEach((_, u) => {
             if (u === t) return;
             const opponent = opponents[u]!;
-            const g = glicko2G(opponent.rd / GLICKO2_SCALE);
-            const e = 1 / (1 + Math.exp(-g * (mu - (opponent.rating - 1500) / GLICKO2_SCALE)));
             const s = name === 'wvw' ? wvwGlickoScore(match.teams[t]!.score!, match.teams[u]!.score!) : pairScore(placements, t, u);
-            participant.vInverse += g * g * e * (1 - e);
-            participant.improvement += g * (s - e);
+            const e = glicko2Game(mu, (opponent.rating - 1500) / GLICKO2_SCALE, opponent.rd / GLICKO2_SCALE, s, sums);
             participant.score += s;
             participant.expected += e;
             participant.battles += 1;
           });
+          participant.vInverse = sums[0]!;
+          participant.improvement = sums[1]!;
           participants.push(participant);
           const list = byPlayer.get(player.id);
           if (list) list.push(participant);

@@ -12,7 +12,7 @@ import {
   GLICKO2_SCALE,
   type Glicko2Options,
   type Glicko2Rating,
-  glicko2G,
+  glicko2Game,
   glicko2Step,
   glicko2WinProbability,
   resolveGlicko2Options,
@@ -70,16 +70,12 @@ export function wvwRateMatch(worlds: readonly Glicko2Rating[], scores: readonly 
   const out = [0, 0, 0];
   return worlds.map((world, i) => {
     const mu = (world.rating - 1500) / GLICKO2_SCALE;
-    let vInverse = 0;
-    let improvement = 0;
+    const sums = [0, 0];
     worlds.forEach((opponent, j) => {
       if (j === i) return;
-      const g = glicko2G(opponent.rd / GLICKO2_SCALE);
-      const e = 1 / (1 + Math.exp(-g * (mu - (opponent.rating - 1500) / GLICKO2_SCALE)));
-      vInverse += g * g * e * (1 - e);
-      improvement += g * (wvwGlickoScore(scores[i]!, scores[j]!) - e);
+      glicko2Game(mu, (opponent.rating - 1500) / GLICKO2_SCALE, opponent.rd / GLICKO2_SCALE, wvwGlickoScore(scores[i]!, scores[j]!), sums);
     });
-    glicko2Step(mu, world.rd / GLICKO2_SCALE, world.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+    glicko2Step(mu, world.rd / GLICKO2_SCALE, world.volatility, sums[0]!, sums[1]!, o.tau, o.epsilon, o.k, out);
     return { rating: out[0]! * GLICKO2_SCALE + 1500, rd: out[1]! * GLICKO2_SCALE, volatility: out[2]! };
   });
 }

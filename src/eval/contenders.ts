@@ -4,6 +4,7 @@
  * FiveThirtyEight-style Elo. The peer libraries are in peers.ts.
  * Each predicts a two-team match before it is played, then learns from it.
  */
+import { eloExpected } from '../core/elo.js';
 import { InvalidInputError } from '../core/errors.js';
 import { type Match, teamPlacements } from '../core/match.js';
 import { Replay } from '../core/replay.js';
@@ -226,7 +227,7 @@ export function fiveThirtyEightEloContender(options: FiveThirtyEightEloOptions =
     if (players.length !== 1) throw new InvalidInputError('FiveThirtyEight Elo rates one player per side', { field: `teams[${t}].players` });
     return players[0]!.id;
   };
-  const expected = (a: string, b: string) => 1 / (1 + 10 ** (((ratings.get(b) ?? start) - (ratings.get(a) ?? start)) / 400));
+  const expected = (a: string, b: string) => eloExpected(ratings.get(a) ?? start, ratings.get(b) ?? start);
   return {
     label: 'elo-538',
     parameters: { rating: start, k: `${numerator}/(${offset}+m)^${shape}` },
