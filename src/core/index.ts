@@ -4,7 +4,9 @@
 export { ConvergenceError, InvalidInputError, LadderError, UnboundedRatingError } from './errors.js';
 export { type Match, type MatchInput, type MatchPlayer, type MatchTeam, pairScore, parseMatch, parseTime, teamPlacements } from './match.js';
 export {
+  GLICKO2,
   GLICKO2_DEFAULTS,
+  GLICKO2_OPTIONS,
   GLICKO2_SCALE,
   type Glicko2Game,
   type Glicko2Options,
@@ -21,7 +23,9 @@ export {
 } from './glicko2.js';
 export {
   mulberry32,
+  WVW,
   WVW_DEFAULTS,
+  WVW_OPTIONS,
   type WvwGroupOptions,
   type WvwOptions,
   type WvwWorld,
@@ -32,7 +36,9 @@ export {
 } from './wvw.js';
 export {
   roundHalfUp,
+  TEAM_RANK,
   TEAM_RANK_DEFAULTS,
+  TEAM_RANK_OPTIONS,
   type TeamRankChange,
   type TeamRankOptions,
   type TeamRankOutcome,
@@ -41,7 +47,7 @@ export {
   teamRankMatch,
   teamRankWinProbability,
 } from './teamrank.js';
-export { ELO_DEFAULTS, type EloGame, type EloOptions, type EloRating, eloExpected, eloInitial, eloUpdate, eloWinProbability } from './elo.js';
+export { ELO, ELO_DEFAULTS, ELO_OPTIONS, type EloGame, type EloOptions, type EloRating, eloExpected, eloInitial, eloUpdate, eloWinProbability } from './elo.js';
 export {
   createSystem,
   type MatchRating,
@@ -51,16 +57,50 @@ export {
   type RatingSystem,
   type OptionsFor,
   SYSTEM_NAMES,
+  type SystemFor,
   type SystemName,
   type SystemOptionsByName,
 } from './systems.js';
+export { type DescriptorOf, describeSystem, isSystemName, type RegisteredSystem, SYSTEMS, systemsWhere } from './registry.js';
+export {
+  type DashboardHints,
+  defineSystem,
+  type FastPath,
+  type FitParameter,
+  HOME_ADVANTAGE_FIT,
+  type LadderDefaults,
+  type OnlineRater,
+  type SystemCapabilities,
+  type SystemDescriptor,
+  type SystemDisplay,
+  type SystemFit,
+  type TermColumn,
+} from './descriptor.js';
+export {
+  booleanOption,
+  type BooleanOptionSpec,
+  choiceOption,
+  type ChoiceOptionSpec,
+  defaultsOf,
+  numberOption,
+  type NumberOptionSpec,
+  optionProblem,
+  type OptionsOf,
+  type OptionSpec,
+  type OptionsSchema,
+  type OptionValue,
+  resolveOptions,
+  type ResolvedOptionsOf,
+} from './options.js';
 export { type PlayerStates, rate } from './rate.js';
 export {
   createWhrSystem,
   normalCdf,
   resolveWhrOptions,
   type ResolvedWhrOptions,
+  WHR,
   WHR_DEFAULTS,
+  WHR_OPTIONS,
   WHR_SCALE,
   type WhrEstimate,
   WhrHistory,
