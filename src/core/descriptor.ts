@@ -148,7 +148,12 @@ export interface OnlineRater {
   known(id: string): boolean;
 }
 
-export interface SystemDescriptor<Name extends string = string, Schema extends OptionsSchema = OptionsSchema, System extends RatingSystem = RatingSystem> {
+/**
+ * A rating system's description. `Resolved` is the type of its options with
+ * defaults filled in; code that holds a descriptor of any system sees it as
+ * `AnySystemDescriptor`, whose options are plain objects.
+ */
+export interface SystemDescriptor<Name extends string = string, Schema extends OptionsSchema = OptionsSchema, System extends RatingSystem = RatingSystem, Resolved = ResolvedOptionsOf<Schema>> {
   /** The name `createSystem`, the command line and ladder definitions use. */
   readonly name: Name;
   /** The name shown to people: `Glicko-2`. */
@@ -158,29 +163,32 @@ export interface SystemDescriptor<Name extends string = string, Schema extends O
   /** Options with their defaults, ranges and meanings. */
   readonly options: Schema;
   /** Checks across options the schema cannot express (team rank: `initialRank` ≥ `floor`). */
-  readonly check?: (options: ResolvedOptionsOf<Schema>) => void;
+  check?(options: Resolved): void;
   readonly capabilities: SystemCapabilities;
   readonly display: SystemDisplay;
   readonly fit: SystemFit;
   readonly dashboard: DashboardHints;
   readonly ladder: LadderDefaults;
   /** The system, from options already resolved and checked. */
-  create(options: ResolvedOptionsOf<Schema>): System;
+  create(options: Resolved): System;
   /** Present exactly when `capabilities.fastPath`. */
-  readonly fastPath?: FastPath<ResolvedOptionsOf<Schema>>;
+  readonly fastPath?: FastPath<Resolved>;
   /**
    * Rates a complete log at once and returns every player's state (a
    * whole-history system adds every match, then smooths to convergence).
    * Absent: a log is replayed match by match (`Replay`).
    */
-  readonly rateLog?: (matches: readonly Match[], options: ResolvedOptionsOf<Schema>) => Map<string, PlayerState>;
+  rateLog?(matches: readonly Match[], options: Resolved): Map<string, PlayerState>;
   /**
    * Online prediction for evaluation where the `RatingSystem` view falls
    * short; `homeAdvantage` is in rating points. Absent: the evaluation
    * drives the `RatingSystem` through `Replay`.
    */
-  readonly online?: (options: ResolvedOptionsOf<Schema>, homeAdvantage: number) => OnlineRater;
+  online?(options: Resolved, homeAdvantage: number): OnlineRater;
 }
+
+/** A descriptor of some system: what code that works with any system holds (options as plain objects, such as `RatingSystem.options`). */
+export type AnySystemDescriptor = SystemDescriptor<string, OptionsSchema, RatingSystem, Readonly<object>>;
 
 /** A descriptor, its name and option types kept literal for the registry. */
 export function defineSystem<const Name extends string, Schema extends OptionsSchema, System extends RatingSystem>(

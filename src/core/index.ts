@@ -61,8 +61,9 @@ export {
   type SystemName,
   type SystemOptionsByName,
 } from './systems.js';
-export { type DescriptorOf, describeSystem, isSystemName, type RegisteredSystem, SYSTEMS, systemsWhere } from './registry.js';
+export { allSystems, type DescriptorOf, describeSystem, isSystemName, type RegisteredDescriptor, type RegisteredSystem, SYSTEMS, systemsWhere } from './registry.js';
 export {
+  type AnySystemDescriptor,
   type DashboardHints,
   defineSystem,
   type FastPath,

@@ -6,7 +6,7 @@
  * Adding a system is one module exporting a descriptor (see descriptor.ts
  * and docs/RATING.md) and one line here.
  */
-import type { SystemDescriptor } from './descriptor.js';
+import type { AnySystemDescriptor } from './descriptor.js';
 import { ELO } from './elo.js';
 import { InvalidInputError } from './errors.js';
 import { GLICKO2 } from './glicko2.js';
@@ -35,7 +35,7 @@ export type DescriptorOf<Name extends SystemName> = Extract<RegisteredSystem, { 
 /** The names of every registered system, in registry order. */
 export const SYSTEM_NAMES: readonly SystemName[] = Object.freeze(SYSTEMS.map((d) => d.name));
 
-const BY_NAME: ReadonlyMap<string, RegisteredSystem> = new Map(SYSTEMS.map((d) => [d.name, d]));
+const BY_NAME: ReadonlyMap<string, RegisteredDescriptor> = new Map<string, RegisteredDescriptor>(SYSTEMS.map((d) => [d.name, d]));
 
 export function isSystemName(name: unknown): name is SystemName {
   return typeof name === 'string' && BY_NAME.has(name);
@@ -46,14 +46,22 @@ export function isSystemName(name: unknown): name is SystemName {
  * InvalidInputError naming `field` (default `system`) and listing the names.
  */
 export function describeSystem<Name extends SystemName>(name: Name, field?: string): DescriptorOf<Name>;
-export function describeSystem(name: string, field?: string): RegisteredSystem;
-export function describeSystem(name: string, field = 'system'): RegisteredSystem {
+export function describeSystem(name: string, field?: string): RegisteredDescriptor;
+export function describeSystem(name: string, field = 'system'): RegisteredDescriptor {
   const descriptor = BY_NAME.get(name);
   if (!descriptor) throw new InvalidInputError(`unknown system ${JSON.stringify(name)}; expected one of ${SYSTEM_NAMES.join(', ')}`, { field });
   return descriptor;
 }
 
+/** Any registered system's descriptor, as code working with every system sees it. */
+export type RegisteredDescriptor = AnySystemDescriptor & { readonly name: SystemName };
+
+/** Every registered descriptor, as code working with any system sees them. */
+export function allSystems(): readonly RegisteredDescriptor[] {
+  return SYSTEMS;
+}
+
 /** The registered systems whose descriptor satisfies `test` (e.g. those a service ladder may use). */
-export function systemsWhere(test: (descriptor: SystemDescriptor) => boolean): RegisteredSystem[] {
-  return SYSTEMS.filter((d) => test(d as SystemDescriptor));
+export function systemsWhere(test: (descriptor: RegisteredDescriptor) => boolean): RegisteredDescriptor[] {
+  return SYSTEMS.filter(test);
 }

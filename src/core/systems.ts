@@ -2,7 +2,6 @@
  * `createSystem`: any registered rating system by name, its options checked
  * against the system's schema, typed from the registry.
  */
-import type { SystemDescriptor } from './descriptor.js';
 import { InvalidInputError } from './errors.js';
 import { type OptionsOf, resolveOptions, unknownOption } from './options.js';
 import type { RatingSystem } from './rating-system.js';
@@ -36,7 +35,7 @@ export type SystemFor<Name extends SystemName> = IsUnion<Name> extends true ? Ra
  */
 export function createSystem<Name extends SystemName>(name: Name, options?: OptionsFor<Name>): SystemFor<Name>;
 export function createSystem(name: string, options: object = {}): RatingSystem {
-  const descriptor = describeSystem(name) as SystemDescriptor;
+  const descriptor = describeSystem(name);
   // What the types refuse at compile time, refused at run time for callers without them (JSON, JavaScript).
   const unknown = unknownOption(descriptor.options, options);
   if (unknown !== undefined) {
