@@ -45,6 +45,21 @@ export interface SystemCapabilities {
   readonly deviation: boolean;
 }
 
+/** What each capability means, one line each (the systems endpoint describes its fields with these). */
+export const CAPABILITY_MEANINGS: { readonly [K in keyof SystemCapabilities]: string } = Object.freeze({
+  teams: 'Rates teams of more than one player.',
+  draws: 'Rates tied placements (a draw counts half a win).',
+  multiTeam: 'Rates matches of more than two teams.',
+  ratingPeriods: "Rates every match of a rating period from the states at the period's start (else one after another).",
+  idleGrowth: "A player's uncertainty grows with time away.",
+  homeAdvantage: 'Ratings are additive: a home advantage is rating points added to the home side.',
+  fastPath: 'Has a typed-array fast path for logs of one-against-one games.',
+  needsScores: "Needs each team's raw score, not only placements.",
+  rounds: 'Rated in rounds: several matches form one rating period, and the teams are regrouped into tiers after each.',
+  wholeHistory: 'Keeps every player\'s whole history and re-estimates the past; one system object rates one log (not offered for service ladders).',
+  deviation: 'States carry a deviation (rd).',
+});
+
 /** How the system's numbers are shown. */
 export interface SystemDisplay {
   /** What the number is called in tables and charts. */
