@@ -113,7 +113,7 @@ export function optionProblem(spec: OptionSpec, value: unknown): string | undefi
 export function resolveOptions<Schema extends OptionsSchema>(schema: Schema, options: object = {}): ResolvedOptionsOf<Schema> {
   const given = options as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(schema)) {
+  for (const [name, spec] of entriesOf(schema)) {
     const value = Object.hasOwn(given, name) ? given[name] : undefined;
     if (value === undefined) {
       out[name] = spec.default;
@@ -124,6 +124,15 @@ export function resolveOptions<Schema extends OptionsSchema>(schema: Schema, opt
     out[name] = value;
   }
   return out as ResolvedOptionsOf<Schema>;
+}
+
+/** Each schema's entries, listed once: options are resolved on hot paths (a team rank match resolves its options). */
+const ENTRIES = new WeakMap<OptionsSchema, ReadonlyArray<readonly [string, OptionSpec]>>();
+
+function entriesOf(schema: OptionsSchema): ReadonlyArray<readonly [string, OptionSpec]> {
+  let entries = ENTRIES.get(schema);
+  if (entries === undefined) ENTRIES.set(schema, (entries = Object.entries(schema)));
+  return entries;
 }
 
 /** The first key of `options` that the schema does not list, if any (own keys only: `constructor` is a name like any other). */

@@ -118,7 +118,11 @@ export function teamRankMatch(
   result: TeamRankResult,
   options: TeamRankOptions = {},
 ): TeamRankChange[] {
-  const o = resolveTeamRankOptions(options);
+  return rateTeams(teams, result, resolveTeamRankOptions(options));
+}
+
+/** teamRankMatch with options already resolved (the RatingSystem rates every match with the same ones). */
+function rateTeams(teams: readonly [readonly TeamRankPlayer[], readonly TeamRankPlayer[]], result: TeamRankResult, o: ResolvedTeamRankOptions): TeamRankChange[] {
   if (teams.length !== 2) throw new InvalidInputError(`team rank rates two teams, got ${teams.length}`, { field: 'teams' });
   teams.forEach((team, t) => {
     if (team.length === 0) throw new InvalidInputError('a team needs at least one player', { field: `teams[${t}].players` });
@@ -233,7 +237,7 @@ function teamRankSystem(o: ResolvedTeamRankOptions): RatingSystem {
     const befores = match.teams.map((team) => team.players.map((p) => stateOf(states, p.id, initial)));
     const toPlayers = (t: number): TeamRankPlayer[] =>
       match.teams[t]!.players.map((p, i) => ({ id: p.id, rank: befores[t]![i]!.rating, seconds: p.seconds, quit: p.quit }));
-    const changes = teamRankMatch([toPlayers(0), toPlayers(1)], result, o);
+    const changes = rateTeams([toPlayers(0), toPlayers(1)], result, o);
     const flatBefore = befores.flat();
     return {
       ...(match.id !== undefined ? { matchId: match.id } : {}),
