@@ -8,7 +8,7 @@ import { InvalidInputError } from './errors.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
 import type { PairwiseLog, PairwiseRatings } from './pairwise.js';
-import { emptyRatings, mean, type MatchRating, type PlayerState, predictFromPairs, type RatingSystem, stateOf } from './rating-system.js';
+import { emptyRatings, type MatchRating, type PlayerState, predictFromPairs, type RatingSystem, stateOf } from './rating-system.js';
 import type { SystemName } from './registry.js';
 
 /** Glickman's conversion between the Glicko and Glicko-2 scales: 400 / ln 10. */

@@ -11,21 +11,32 @@ export {
   type Glicko2Game,
   type Glicko2Options,
   type Glicko2Rating,
+  type Glicko2Battles,
   glicko2Composite,
+  glicko2Expected,
   glicko2G,
+  glicko2Game,
+  glicko2GrowPhi,
   glicko2Idle,
   glicko2IdleRd,
   glicko2Initial,
+  glicko2PairProbability,
+  glicko2RatingSystem,
   glicko2Step,
+  glicko2StepRating,
+  glicko2StepVolatility,
   glicko2Update,
   glicko2WinProbability,
+  PLACEMENT_BATTLES,
   resolveGlicko2Options,
+  type ResolvedGlicko2Options,
 } from './glicko2.js';
 export {
   mulberry32,
   WVW,
   WVW_DEFAULTS,
   WVW_OPTIONS,
+  resolveWvwOptions,
   type WvwGroupOptions,
   type WvwOptions,
   type WvwWorld,
@@ -39,6 +50,8 @@ export {
   TEAM_RANK,
   TEAM_RANK_DEFAULTS,
   TEAM_RANK_OPTIONS,
+  resolveTeamRankOptions,
+  type ResolvedTeamRankOptions,
   type TeamRankChange,
   type TeamRankOptions,
   type TeamRankOutcome,
@@ -47,7 +60,20 @@ export {
   teamRankMatch,
   teamRankWinProbability,
 } from './teamrank.js';
-export { ELO, ELO_DEFAULTS, ELO_OPTIONS, type EloGame, type EloOptions, type EloRating, eloExpected, eloInitial, eloUpdate, eloWinProbability } from './elo.js';
+export {
+  ELO,
+  ELO_DEFAULTS,
+  ELO_OPTIONS,
+  type EloGame,
+  type EloOptions,
+  type EloRating,
+  eloExpected,
+  eloInitial,
+  eloUpdate,
+  eloWinProbability,
+  resolveEloOptions,
+  type ResolvedEloOptions,
+} from './elo.js';
 export {
   createSystem,
   type MatchRating,
@@ -64,6 +90,7 @@ export {
 export { allSystems, type DescriptorOf, describeSystem, isSystemName, type RegisteredDescriptor, type RegisteredSystem, SYSTEMS, systemsWhere } from './registry.js';
 export {
   type AnySystemDescriptor,
+  CAPABILITY_MEANINGS,
   type DashboardHints,
   defineSystem,
   type FastPath,
@@ -75,6 +102,8 @@ export {
   type SystemDescriptor,
   type SystemDisplay,
   type SystemFit,
+  SURPRISE_EXPLANATION,
+  SURPRISE_TERMS,
   type TermColumn,
 } from './descriptor.js';
 export {
@@ -86,6 +115,7 @@ export {
   numberOption,
   type NumberOptionSpec,
   optionProblem,
+  unknownOption,
   type OptionsOf,
   type OptionSpec,
   type OptionsSchema,
@@ -93,6 +123,7 @@ export {
   resolveOptions,
   type ResolvedOptionsOf,
 } from './options.js';
+export { emptyRatings, latest, mean, predictFromPairs, stateOf } from './rating-system.js';
 export { type PlayerStates, rate } from './rate.js';
 export {
   createWhrSystem,
