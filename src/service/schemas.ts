@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
 import { identifierProblem, MAX_ID_LENGTH } from '../core/ids.js';
-import type { SystemName } from '../core/registry.js';
+import type { RegisteredDescriptor, SystemName } from '../core/registry.js';
 import { HOSTED_SYSTEMS, optionsSchemaOf } from './systems.js';
 
 /** An identifier as the core defines it (src/core/ids.ts): well-formed Unicode, no control characters, 1 to 200 characters. */
@@ -76,12 +76,10 @@ const ladderFields = {
  * by `system`, each with that system's options (derived from the core's
  * option schema: types, ranges, allowed values).
  */
-export const createLadderSchema = z.discriminatedUnion(
-  'system',
-  HOSTED_SYSTEMS.map((descriptor) => z.object({ ...ladderFields, system: z.literal(descriptor.name), options: optionsSchemaOf(descriptor).optional() }).strict()) as unknown as [
-    z.ZodObject<typeof ladderFields & { system: z.ZodLiteral<SystemName>; options: z.ZodOptional<z.ZodObject> }>,
-  ],
-);
+const ladderDefinitionOf = (descriptor: RegisteredDescriptor) =>
+  z.object({ ...ladderFields, system: z.literal(descriptor.name), options: optionsSchemaOf(descriptor).optional() }).strict();
+const [firstHosted, ...otherHosted] = HOSTED_SYSTEMS.map(ladderDefinitionOf);
+export const createLadderSchema = z.discriminatedUnion('system', [firstHosted!, ...otherHosted]);
 
 const matchPlayer = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.object({ id: idOrNumber, seconds: finiteNonNegative.optional(), quit: z.boolean().optional() }).strict()]);
 
