@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SYSTEM_NAMES } from '../src/core/registry.js';
 
 const src = join(import.meta.dirname, '../src');
 const core = join(src, 'core');
@@ -73,5 +74,53 @@ describe('the service', () => {
       const text = readFileSync(file, 'utf8');
       expect(/\.message\.(replace|match)\(/.test(text), `${relative(src, file)} parses an error message`).toBe(false);
     }
+  });
+});
+
+/**
+ * The places a system's name is branched on: compared (`=== 'glicko2'`,
+ * `'elo' !==`), switched on (`case 'elo':`), tested for membership
+ * (`['elo', 'glicko2'].includes(`) or used as the keys of a lookup table
+ * (`{ teamrank: …, glicko2: … }`). Naming a system as data (`system:
+ * 'elo'`, `createSystem('elo')`) is no branch.
+ */
+function nameBranches(text: string, names: readonly string[]): string[] {
+  const name = `(?:${names.join('|')})`;
+  const quoted = `(['"\`])${name}\\1`;
+  const patterns = [
+    new RegExp(`[=!]==?\\s*${quoted}`),
+    new RegExp(`${quoted}\\s*[=!]==?`),
+    new RegExp(`\\bcase\\s+${quoted}\\s*:`),
+    new RegExp(`\\[\\s*${quoted}(?:\\s*,\\s*(['"\`])${name}\\2)+\\s*\\]\\s*\\.(?:includes|indexOf|some)\\(`),
+  ];
+  const found: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    const keys = new Set([...line.matchAll(new RegExp(`(?:^|[{,]\\s*)(${name})\\s*:`, 'g'))].map((m) => m[1]));
+    if (patterns.some((pattern) => pattern.test(line)) || keys.size >= 2) found.push(`${i + 1}: ${line.trim()}`);
+  });
+  return found;
+}
+
+describe('the rating systems', () => {
+  it('finds branches on a name, and not names given as data', () => {
+    const names = ['glicko2', 'elo', 'teamrank'];
+    for (const branch of ["if (x === 'glicko2') y();", "if ('elo' !== system) y();", '  case `teamrank`:', "const ok = ['elo', 'glicko2'].includes(system);", "const labels = { teamrank: 'Team rank', glicko2: 'Glicko-2' };"]) {
+      expect(nameBranches(branch, names), branch).toHaveLength(1);
+    }
+    for (const data of ["createSystem('elo');", "{ label: 'elo, K 32', system: 'elo' },", "const x = { system: 'glicko2', k: 1 };", "fitOf('glicko2')"]) {
+      expect(nameBranches(data, names), data).toEqual([]);
+    }
+  });
+
+  it('are never told apart by name outside the core: everything else reads their descriptors', () => {
+    const files = [
+      ...tree(src).filter((file) => !relative(src, file).startsWith('core/')),
+      ...readdirSync(join(src, 'web/public'), { withFileTypes: true, recursive: true })
+        .filter((e) => e.isFile() && e.name.endsWith('.js'))
+        .map((e) => join(e.parentPath, e.name)),
+    ];
+    expect(files.length).toBeGreaterThan(50);
+    const branches = files.flatMap((file) => nameBranches(readFileSync(file, 'utf8'), SYSTEM_NAMES).map((line) => `${relative(src, file)}:${line}`));
+    expect(branches).toEqual([]);
   });
 });

@@ -36,11 +36,14 @@ export async function benchEvaluate(): Promise<EvaluateBenchRow[]> {
     rows.push({ name, seconds: (performance.now() - start) / 1000, note: `log-loss ${result.test.logLoss.toFixed(4)}, accuracy ${result.test.accuracy.toFixed(4)}` });
   }
   const cli = join(dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
-  for (const system of ['elo', 'glicko2']) {
+  for (const [system, flags] of [
+    ['elo', ['--k', String(KDD19_ELO_K)]],
+    ['glicko2', []],
+  ] as const) {
     start = performance.now();
     const run = spawnSync(
       process.execPath,
-      [cli, 'evaluate', '--system', system, ...(system === 'elo' ? ['--k', String(KDD19_ELO_K)] : []), '--split', '2011-08-28', '--map', 'winner=winner_name,loser=loser_name,at=tourney_date', '--skip-invalid', '--json', ATP_FILE],
+      [cli, 'evaluate', '--system', system, ...flags, '--split', '2011-08-28', '--map', 'winner=winner_name,loser=loser_name,at=tourney_date', '--skip-invalid', '--json', ATP_FILE],
       { encoding: 'utf8', maxBuffer: 1 << 24 },
     );
     const seconds = (performance.now() - start) / 1000;

@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
 import { parseTime } from '../core/match.js';
+import { allSystems } from '../core/registry.js';
 import { SYSTEM_NAMES, type SystemName } from '../core/systems.js';
 import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from '../eval/contenders.js';
 import { type DrawHandling, evaluate, type EvaluationOptions, type EvaluationResult, type ScoredMatches, splitAtDate } from '../eval/engine.js';
@@ -220,6 +221,11 @@ export async function runEvaluate(
   return results;
 }
 
+/** Each system's options for the help text, from the registry: `glicko2: rating, rd, …; elo: rating, k, scale; …`. */
+function optionsHelp(): string {
+  return allSystems().map((d) => `${d.name}: ${Object.keys(d.options).join(', ')}`).join('; ');
+}
+
 export function register(program: Command): void {
   program
     .command('evaluate')
@@ -231,7 +237,7 @@ export function register(program: Command): void {
     .option('--rd <x>', 'Glicko-2 starting and maximum RD (default 350)', numberOption('rd'))
     .option('--rating <x>', 'starting rating', numberOption('rating'))
     .option('--scale <x>', 'Elo scale (default 400)', numberOption('scale'))
-    .option('--param <key=value...>', 'any other system option, e.g. --param stakeDivisor=10 (whr: dailyVariance, priorVariance, link, window, sweeps; openskill/trueskill: mu, sigma, beta, tau, drawProbability)')
+    .option('--param <key=value...>', `any other system option, e.g. --param stakeDivisor=10 (${optionsHelp()}; openskill/trueskill: mu, sigma, beta, tau, drawProbability)`)
     .option('--home-advantage <points>', 'rating points added to the home team of matches that have one', numberOption('home-advantage'))
     .option('--no-continuous-time', 'Glicko-2/WvW: no RD growth between matches (one period per match)')
     .option('--scored <which>', 'test matches scored: all, any-seen or all-seen (a player seen before)', 'all')

@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
-import type { SystemName } from '../core/systems.js';
+import { HOME_ADVANTAGE_FIT } from '../core/descriptor.js';
+import { describeSystem, isSystemName, type RegisteredDescriptor, SYSTEM_NAMES } from '../core/registry.js';
 import type { CoreContenderOptions, EvalMatch } from '../eval/contenders.js';
 import { systemContender } from '../eval/contenders.js';
 import { splitAtDate } from '../eval/engine.js';
@@ -15,22 +16,17 @@ import { action, numberOption } from './errors.js';
 import { checkSystem, type EvaluateCommandOptions, evaluateLog, formatResult, invalidLineReporter, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
 import { inputName, noProgress, type ProgressBar, type ProgressStarter, startProgress } from './stderr.js';
 
-/** Search ranges of the parameters `--fit` may name. */
-export const FIT_RANGES: Record<string, ParameterSpec> = {
-  tau: { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
-  rd: { name: 'rd', min: 50, max: 600, initial: 350 },
-  k: { name: 'k', min: 1, max: 200, initial: 32 },
-  homeAdvantage: { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 },
-  stakeDivisor: { name: 'stakeDivisor', min: 2, max: 200, initial: 20 },
-  dailyVariance: { name: 'dailyVariance', min: 0.0002, max: 0.05, initial: 0.0025 },
-  priorVariance: { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
-};
+/** The parameters `--fit` may name for a system, with their search ranges: the system's own (its descriptor's `fit`), and home advantage where its ratings are additive. */
+export function fitRangesFor(descriptor: RegisteredDescriptor): Record<string, ParameterSpec> {
+  const specs: ParameterSpec[] = [...descriptor.fit.parameters];
+  if (descriptor.capabilities.homeAdvantage) specs.push(HOME_ADVANTAGE_FIT);
+  return Object.fromEntries(specs.map((spec) => [spec.name, { ...spec }]));
+}
 
-/** What `ladder fit` fits by default: Glicko-2 tau and starting RD, Elo K, WHR's Wiener variance per day and prior variance; home advantage where matches have a home side. */
-export function defaultFitFor(system: SystemName, hasHome: boolean): string[] {
-  const base =
-    system === 'glicko2' || system === 'wvw' ? ['tau', 'rd'] : system === 'elo' ? ['k'] : system === 'whr' ? ['dailyVariance', 'priorVariance'] : ['stakeDivisor'];
-  return hasHome && system !== 'teamrank' ? [...base, 'homeAdvantage'] : base;
+/** What `ladder fit` fits by default: the system's own defaults (Glicko-2 tau and starting RD, Elo K, WHR's Wiener variance per day and prior variance, …); home advantage too where matches have a home side and the system's ratings are additive. */
+export function defaultFitFor(descriptor: RegisteredDescriptor, hasHome: boolean): string[] {
+  const base = [...descriptor.fit.byDefault];
+  return hasHome && descriptor.capabilities.homeAdvantage ? [...base, HOME_ADVANTAGE_FIT.name] : base;
 }
 
 interface FitCommandOptions extends EvaluateCommandOptions {
@@ -50,8 +46,10 @@ export interface FitOutput {
 
 /** Runs `ladder fit`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
 export function runFit(source: string, options: FitCommandOptions, progress: ProgressStarter = noProgress) {
-  const name = checkSystem(options.system);
-  if (name === 'elo-538' || name === 'openskill' || name === 'trueskill') throw new InvalidInputError(`ladder fit fits Ladder's systems, not ${name}`, { field: 'system' });
+  const checked = checkSystem(options.system);
+  if (!isSystemName(checked)) throw new InvalidInputError(`ladder fit fits Ladder's systems (${SYSTEM_NAMES.join(', ')}), not ${checked}`, { field: 'system' });
+  const descriptor = describeSystem(checked);
+  const name = descriptor.name;
   const splitAt = splitOf(options.split);
   const fixed = systemOptionsOf(options);
   const invalid = invalidLineReporter(options.skipInvalid);
@@ -61,10 +59,11 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
   const isTest = splitAtDate(splitAt);
   const training = trainingPart(matches, isTest);
   const hasHome = training.some((m: EvalMatch) => m.home !== undefined);
-  const names = options.fit ? options.fit.split(',').map((s) => s.trim()).filter(Boolean) : defaultFitFor(name, hasHome);
+  const ranges = fitRangesFor(descriptor);
+  const names = options.fit ? options.fit.split(',').map((s) => s.trim()).filter(Boolean) : defaultFitFor(descriptor, hasHome);
   const specs = names.map((n) => {
-    const spec = FIT_RANGES[n];
-    if (!spec) throw new InvalidInputError(`cannot fit ${JSON.stringify(n)}; expected some of ${Object.keys(FIT_RANGES).join(', ')}`, { field: 'fit' });
+    const spec = ranges[n];
+    if (!spec) throw new InvalidInputError(`cannot fit ${JSON.stringify(n)} for ${name}; expected some of ${Object.keys(ranges).join(', ')}`, { field: 'fit' });
     return spec;
   });
   const contenderOptions = (fitted: Record<string, number>): [Record<string, number | string>, CoreContenderOptions] => {
@@ -85,7 +84,7 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
   const fit = fitParameters(
     (parameters) => {
       const [systemOptions, contender] = contenderOptions(parameters);
-      return withLines(systemContender(name as SystemName, systemOptions, contender));
+      return withLines(systemContender(name, systemOptions, contender));
     },
     training,
     specs,
@@ -102,18 +101,23 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
   let test;
   if (options.evaluate) {
     const [systemOptions, contender] = contenderOptions(fit.parameters);
-    test = evaluateLog(systemContender(name as SystemName, systemOptions, contender), matches, protocol, progress);
+    test = evaluateLog(systemContender(name, systemOptions, contender), matches, protocol, progress);
   }
   return { output, test };
+}
+
+/** Each system's fit parameters for the help text: `glicko2 tau,rd; elo k; …`. */
+function fitDefaultsHelp(): string {
+  return SYSTEM_NAMES.map((name) => `${name} ${describeSystem(name).fit.byDefault.join(',')}`).join('; ');
 }
 
 export function register(program: Command): void {
   program
     .command('fit')
     .description('choose a system\'s parameters by minimising log-loss on the training part (before --split) only')
-    .requiredOption('--system <name>', 'glicko2|elo|wvw|teamrank|whr')
+    .requiredOption('--system <name>', SYSTEM_NAMES.join('|'))
     .requiredOption('--split <date>', 'first date of the test part; only matches before it are used')
-    .option('--fit <names>', `comma-separated parameters to fit (default: glicko2/wvw tau,rd; elo k; whr dailyVariance,priorVariance; plus homeAdvantage when matches have a home side): ${Object.keys(FIT_RANGES).join(', ')}`)
+    .option('--fit <names>', `comma-separated parameters to fit (default: ${fitDefaultsHelp()}; plus homeAdvantage when matches have a home side)`)
     .option('--burn-in <share>', 'share of the training part that only teaches before scoring starts', numberOption('burn-in'), 0.7)
     .option('--rounds <n>', 'cycles of one-parameter searches', numberOption('rounds'), 2)
     .option('--k <x>', 'fixed Elo K (when not fitted)', numberOption('k'))

@@ -7,8 +7,8 @@ import { InvalidInputError } from '../core/errors.js';
 import { displayTier } from '../core/display.js';
 import {
   PERFORMANCE_METHODS,
-  eloReplayRule,
-  glicko2ReplayRule,
+  REPLAY_RULES,
+  replayRuleNamed,
   parsePerformanceGame,
   performanceRating,
   type PerformanceGame,
@@ -60,17 +60,7 @@ function ratingOptions(options: PerformanceCommandOptions): PerformanceOptions {
   }
   const resolved: PerformanceOptions = { unbounded: unbounded as UnboundedPolicy };
   if (options.margin !== undefined) resolved.unboundedMargin = options.margin;
-  if (update === 'elo') {
-    resolved.update = eloReplayRule(options.k ?? 32);
-  } else if (update === 'glicko2') {
-    resolved.update = glicko2ReplayRule({
-      ...(options.opponentRd !== undefined && { opponentRd: options.opponentRd }),
-      ...(options.rd !== undefined && { rd: options.rd }),
-      ...(options.volatility !== undefined && { volatility: options.volatility }),
-    });
-  } else {
-    throw new InvalidInputError(`must be elo or glicko2, got ${JSON.stringify(update)}`, { field: '--update' });
-  }
+  resolved.update = replayRuleNamed(update, { k: options.k, opponentRd: options.opponentRd, rd: options.rd, volatility: options.volatility }, '--update');
   return resolved;
 }
 
@@ -102,7 +92,7 @@ export function register(program: Command): void {
     .argument('<games>', 'JSON Lines file of games, or - for standard input')
     .option('--method <method>', `one of ${PERFORMANCE_METHODS.join(', ')}`, 'algo400')
     .option('--k <number>', 'Elo K of the netzero replays', numberOption('k'), 32)
-    .option('--update <rule>', 'rating update netzero replays: elo or glicko2', 'elo')
+    .option('--update <rule>', `rating update netzero replays: ${Object.keys(REPLAY_RULES).join(' or ')}`, 'elo')
     .option('--opponent-rd <number>', 'glicko2 replay: RD of opponents whose line has no opponentRd', numberOption('opponent-rd'))
     .option('--rd <number>', 'glicko2 replay: starting RD of the rated player (default 350)', numberOption('rd'))
     .option('--volatility <number>', 'glicko2 replay: starting volatility (default 0.06)', numberOption('volatility'))

@@ -5,12 +5,11 @@ import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
 import { Replay, type StartingState } from '../core/replay.js';
 import type { Match } from '../core/match.js';
+import { allSystems, describeSystem, type RegisteredDescriptor, systemsWhere } from '../core/registry.js';
 import { createSystem, type PlayerState, SYSTEM_NAMES, type SystemName } from '../core/systems.js';
-import type { WhrSystem } from '../core/whr.js';
 import { wvwGroups } from '../core/wvw.js';
 import { readInputText } from '../io/jsonl.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../io/matches.js';
-import { eloReplayPairwise, glicko2ReplayPairwise } from '../core/pairwise.js';
 import { DAY_MS, standingsAt } from '../standings/index.js';
 import { action, numberOption } from './errors.js';
 import { lazyProgress, reportSkipped, warnIfEmpty } from './stderr.js';
@@ -48,16 +47,16 @@ export interface ReplayOutput {
   groups?: string[][];
 }
 
-function systemOptions(system: SystemName, options: ReplayCommandOptions): Record<string, unknown> {
+/** The system options `--tau`, `--k` and `--rd` set: each flag sets the option of its name, and only a system that has one takes it. */
+function systemOptions(descriptor: RegisteredDescriptor, options: ReplayCommandOptions): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (options.tau !== undefined) {
-    if (system !== 'glicko2' && system !== 'wvw') throw new InvalidInputError(`--tau applies to glicko2 and wvw, not ${system}`, { field: 'tau' });
-    out.tau = options.tau;
-  }
-  if (options.rd !== undefined) out.rd = options.rd;
-  if (options.k !== undefined) {
-    if (system === 'teamrank' || system === 'glicko2') throw new InvalidInputError(`--k applies to elo and wvw, not ${system}`, { field: 'k' });
-    out.k = options.k;
+  for (const flag of ['tau', 'k', 'rd'] as const) {
+    if (options[flag] === undefined) continue;
+    if (!Object.hasOwn(descriptor.options, flag)) {
+      const takers = systemsWhere((d) => Object.hasOwn(d.options, flag)).map((d) => d.name);
+      throw new InvalidInputError(`--${flag} applies to ${takers.join(', ')}, not ${descriptor.name}`, { field: flag });
+    }
+    out[flag] = options[flag];
   }
   return out;
 }
@@ -106,11 +105,9 @@ export interface ReplayHooks {
 /** Runs a replay and returns the standings; throws InvalidInputError on bad input. */
 export function runReplay(source: string, options: ReplayCommandOptions, hooks: ReplayHooks = {}): ReplayOutput {
   const { onProgress, onSkipped, onRead } = hooks;
-  if (!(SYSTEM_NAMES as readonly string[]).includes(options.system)) {
-    throw new InvalidInputError(`unknown system ${JSON.stringify(options.system)}; expected one of ${SYSTEM_NAMES.join(', ')}`, { field: 'system' });
-  }
-  const name = options.system as SystemName;
-  const system = createSystem(name, systemOptions(name, options));
+  const descriptor = describeSystem(options.system);
+  const name = descriptor.name;
+  const system = createSystem(name, systemOptions(descriptor, options));
   const starting = options.players ? parseStartingStates(readInputText(options.players)) : [];
   const text = readInputText(source);
   const format = formatOf(source, options.format);
@@ -120,12 +117,13 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
   const report = () => {
     if (skipped.length > 0) onSkipped?.(skipped);
   };
-  if (format === 'csv' && starting.length === 0 && (name === 'glicko2' || name === 'elo')) {
+  // One-against-one CSV from new players: the system's typed-array fast path, where it has one.
+  if (format === 'csv' && starting.length === 0 && descriptor.fastPath) {
     const log = parsePairwiseCsv(text, map, onInvalid);
     if (log) {
       report();
       onRead?.(log.count);
-      const ratings = name === 'glicko2' ? glicko2ReplayPairwise(log, system.options) : eloReplayPairwise(log, system.options);
+      const ratings = descriptor.fastPath.replay(log, system.options);
       const players = new Map<string, PlayerState>();
       log.ids.forEach((id, i) => {
         const state: PlayerState = { rating: ratings.rating[i]!, matches: ratings.matches[i]! };
@@ -138,7 +136,7 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
     }
     skipped.length = 0;
   }
-  if (name === 'whr') return whrReplay(system as WhrSystem, starting, text, format, map, onInvalid, report, options, hooks);
+  if (descriptor.rateLog) return wholeLogReplay(descriptor, system.options, starting, text, format, map, onInvalid, report, options, hooks);
   const run = new Replay(system, starting);
   const total = onProgress ? countLines(text) : 0;
   let done = 0;
@@ -154,16 +152,17 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
   const players = run.finish();
   report();
   onRead?.(run.matches);
-  return standings(name, players, name === 'wvw' ? { rule: options.groupRule, seed: options.seed } : undefined, standingOptions(options, run.lastAt));
+  return standings(name, players, descriptor.capabilities.rounds ? { rule: options.groupRule, seed: options.seed } : undefined, standingOptions(options, run.lastAt));
 }
 
 /**
- * Whole-History Rating rates the whole log at once: every match is added to
- * the history, then all timelines are smoothed to the MAP (`converge`), and
- * the standings show each player's skill on their last day.
+ * A system that rates a whole log at once (Whole-History Rating: every
+ * match added to the history, then all timelines smoothed to the MAP); the
+ * standings show each player's state on their last day.
  */
-function whrReplay(
-  system: WhrSystem,
+function wholeLogReplay(
+  descriptor: RegisteredDescriptor,
+  systemOptions: object,
   starting: readonly StartingState[],
   text: string,
   format: MatchLogFormat,
@@ -173,18 +172,17 @@ function whrReplay(
   options: ReplayCommandOptions,
   hooks: ReplayHooks,
 ): ReplayOutput {
-  if (starting.length > 0) throw new InvalidInputError('whr rates whole histories and takes no starting states', { field: 'players' });
+  if (starting.length > 0) throw new InvalidInputError(`${descriptor.name} rates whole histories and takes no starting states`, { field: 'players' });
   const matches: Match[] = [];
   let lastAt: number | undefined;
   for (const { match } of parseMatchLog(text, format, { map, onInvalid })) {
     matches.push(match);
     if (match.at !== undefined && (lastAt === undefined || match.at > lastAt)) lastAt = match.at;
   }
-  system.history.addMatches(matches);
-  system.history.converge();
+  const players = descriptor.rateLog!(matches, systemOptions);
   report();
   hooks.onRead?.(matches.length);
-  return standings('whr', system.states(), undefined, standingOptions(options, lastAt));
+  return standings(descriptor.name, players, undefined, standingOptions(options, lastAt));
 }
 
 function countLines(text: string): number {
@@ -250,10 +248,10 @@ function pad(text: string, width: number, right = false): string {
 
 export function formatTable(output: ReplayOutput): string {
   const hasRd = output.players.some((p) => p.rd !== undefined);
-  const decimals = output.system === 'teamrank' ? 2 : 1;
+  const { decimals, quantity } = describeSystem(output.system).display;
   const idWidth = Math.max(6, ...output.players.map((p) => p.id.length));
   const rows = [
-    [pad('#', 6, true), pad('player', idWidth), pad(output.system === 'teamrank' ? 'rank' : 'rating', 10, true), ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []), pad('matches', 8, true), pad('pct', 5, true), 'division'].join('  '),
+    [pad('#', 6, true), pad('player', idWidth), pad(quantity, 10, true), ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []), pad('matches', 8, true), pad('pct', 5, true), 'division'].join('  '),
   ];
   output.players.forEach((p, i) => {
     rows.push(
@@ -273,14 +271,22 @@ export function formatTable(output: ReplayOutput): string {
   return text;
 }
 
+/** Each system's default for the option a flag sets, for the help text: `glicko2 0.5, wvw 0.6`. */
+function flagDefaults(option: string): string {
+  return allSystems()
+    .filter((d) => Object.hasOwn(d.options, option))
+    .map((d) => `${d.name} ${d.options[option]!.default}`)
+    .join(', ');
+}
+
 export function register(program: Command): void {
   program
     .command('replay')
     .description('rate a match log (JSON Lines or CSV) and print the standings')
     .requiredOption('--system <name>', `rating system: ${SYSTEM_NAMES.join('|')}`)
-    .option('--tau <x>', 'Glicko-2 system constant (glicko2 default 0.5, wvw default 0.6)', numberOption('tau'))
-    .option('--k <x>', 'Elo K factor (default 32) or the WvW step multiplier (default 1)', numberOption('k'))
-    .option('--rd <x>', 'Glicko-2 starting and maximum RD (default 350)', numberOption('rd'))
+    .option('--tau <x>', `the system's tau (${flagDefaults('tau')})`, numberOption('tau'))
+    .option('--k <x>', `the system's k: Elo's K factor, the Glicko-2 step multiplier (${flagDefaults('k')})`, numberOption('k'))
+    .option('--rd <x>', `the starting and maximum RD (${flagDefaults('rd')})`, numberOption('rd'))
     .option('--players <file>', 'JSON array of starting states {"id","rating","rd"?,"volatility"?}')
     .option('--format <format>', 'jsonl or csv (default: from the file name)')
     .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_id,loser=loser_id,at=tourney_date')

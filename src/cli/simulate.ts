@@ -7,9 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
-import { SYSTEM_NAMES, type SystemName } from '../core/index.js';
 import { parseMode } from '../matchmaking/index.js';
-import { errorCurveSvg, simulate, type SimulationReport } from '../sim/index.js';
+import { errorCurveSvg, simulate, simulatedSystem, type SimulationReport } from '../sim/index.js';
 import { action, numberOption } from './errors.js';
 
 export interface SimulateCommandOptions {
@@ -28,11 +27,7 @@ export interface SimulateCommandOptions {
 }
 
 export function runSimulate(options: SimulateCommandOptions): SimulationReport[] {
-  const systems = (options.systems ?? 'teamrank,glicko2').split(',').map((name, index) => {
-    const trimmed = name.trim();
-    if (!(SYSTEM_NAMES as readonly string[]).includes(trimmed)) throw new InvalidInputError(`unknown system ${JSON.stringify(trimmed)}; use ${SYSTEM_NAMES.join(', ')}`, { field: `--systems[${index}]` });
-    return trimmed as SystemName;
-  });
+  const systems = (options.systems ?? 'teamrank,glicko2').split(',').map((name, index) => simulatedSystem(name.trim(), `--systems[${index}]`));
   const players = options.players ?? 2000;
   const days = options.days ?? 2;
   if (!Number.isInteger(players) || players < 2) throw new InvalidInputError(`must be an integer of at least 2, got ${players}`, { field: '--players' });

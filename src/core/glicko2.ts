@@ -3,7 +3,13 @@
  * (glicko.net, revised 2022-11-30): steps 1 to 8, the Illinois algorithm for
  * the volatility with the 2022 `<=` revision, convergence tolerance 1e-6.
  */
+import { defineSystem, SURPRISE_EXPLANATION, SURPRISE_TERMS } from './descriptor.js';
 import { InvalidInputError } from './errors.js';
+import { type Match, pairScore, teamPlacements } from './match.js';
+import { defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
+import type { PairwiseLog, PairwiseRatings } from './pairwise.js';
+import { emptyRatings, type MatchRating, type PlayerState, predictFromPairs, type RatingSystem, stateOf } from './rating-system.js';
+import type { SystemName } from './registry.js';
 
 /** Glickman's conversion between the Glicko and Glicko-2 scales: 400 / ln 10. */
 export const GLICKO2_SCALE = 173.7178;
@@ -17,28 +23,31 @@ export interface Glicko2Rating {
   volatility: number;
 }
 
-export interface Glicko2Options {
+/** Glicko-2's options: what each means, its default and range. */
+export const GLICKO2_OPTIONS = {
   /** Starting rating. @default 1500 */
-  rating?: number;
+  rating: numberOption({ default: 1500, description: 'starting rating' }),
   /** Starting rating deviation, also the ceiling RD never grows past. @default 350 */
-  rd?: number;
+  rd: numberOption({ default: 350, min: 0, exclusiveMin: true, description: 'starting RD, and the ceiling an idle player\'s RD never grows past' }),
   /** Starting volatility. @default 0.06 */
-  volatility?: number;
+  volatility: numberOption({ default: 0.06, min: 0, exclusiveMin: true, description: 'starting volatility' }),
   /** System constant tau: how fast volatility may change. @default 0.5 */
-  tau?: number;
+  tau: numberOption({ default: 0.5, min: 0, exclusiveMin: true, description: 'system constant tau: how fast volatility may change' }),
   /** Convergence tolerance of the volatility iteration. @default 1e-6 */
-  epsilon?: number;
+  epsilon: numberOption({ default: 1e-6, min: 0, exclusiveMin: true, description: 'convergence tolerance of the volatility iteration' }),
   /**
    * Multiplier on the rating step (the World-vs-World seed's "k"); 1 is
    * standard Glicko-2. @default 1
    */
-  k?: number;
+  k: numberOption({ default: 1, min: 0, description: 'multiplier on the rating step; 1 is standard Glicko-2' }),
   /**
    * Length of one rating period in milliseconds for continuous time: an idle
    * player's RD grows by one step 6 per period elapsed. @default 86_400_000 (one day)
    */
-  periodMs?: number;
-}
+  periodMs: numberOption({ default: 86_400_000, min: 0, exclusiveMin: true, description: 'length of a rating period in ms: an idle player\'s RD grows by one step 6 per period' }),
+};
+
+export type Glicko2Options = OptionsOf<typeof GLICKO2_OPTIONS>;
 
 /** One game of a rating period, from the rated player's side. */
 export interface Glicko2Game {
@@ -47,41 +56,12 @@ export interface Glicko2Game {
   score: number;
 }
 
-export interface ResolvedGlicko2Options {
-  rating: number;
-  rd: number;
-  volatility: number;
-  tau: number;
-  epsilon: number;
-  k: number;
-  periodMs: number;
-}
+export type ResolvedGlicko2Options = ResolvedOptionsOf<typeof GLICKO2_OPTIONS>;
 
-export const GLICKO2_DEFAULTS: ResolvedGlicko2Options = Object.freeze({
-  rating: 1500,
-  rd: 350,
-  volatility: 0.06,
-  tau: 0.5,
-  epsilon: 1e-6,
-  k: 1,
-  periodMs: 86_400_000,
-});
+export const GLICKO2_DEFAULTS: Readonly<ResolvedGlicko2Options> = defaultsOf(GLICKO2_OPTIONS);
 
 export function resolveGlicko2Options(options: Glicko2Options = {}): ResolvedGlicko2Options {
-  const resolved = { ...GLICKO2_DEFAULTS };
-  for (const key of Object.keys(GLICKO2_DEFAULTS) as Array<keyof ResolvedGlicko2Options>) {
-    const value = options[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new InvalidInputError(`must be a finite number, got ${String(value)}`, { field: key });
-    }
-    resolved[key] = value;
-  }
-  for (const key of ['rd', 'volatility', 'tau', 'epsilon', 'periodMs'] as const) {
-    if (!(resolved[key] > 0)) throw new InvalidInputError(`must be positive, got ${resolved[key]}`, { field: key });
-  }
-  if (resolved.k < 0) throw new InvalidInputError(`must not be negative, got ${resolved.k}`, { field: 'k' });
-  return resolved;
+  return resolveOptions(GLICKO2_OPTIONS, options);
 }
 
 /** A new player's rating. */
@@ -93,6 +73,25 @@ export function glicko2Initial(options: Glicko2Options = {}): Glicko2Rating {
 /** g(phi) of step 3. */
 export function glicko2G(phi: number): number {
   return 1 / Math.sqrt(1 + (3 * phi * phi) / (Math.PI * Math.PI));
+}
+
+/** E(mu, mu_j, phi_j) of step 3, with g = g(phi_j) already taken: 1 / (1 + exp(-g (mu - mu_j))). */
+export function glicko2Expected(mu: number, muJ: number, g: number): number {
+  return 1 / (1 + Math.exp(-g * (mu - muJ)));
+}
+
+/**
+ * Steps 3 and 4 for one game on the Glicko-2 scale: adds g^2 E (1 - E) to
+ * `sums[0]` (v's inverse) and g (s - E) to `sums[1]` (the improvement
+ * whose v-multiple is Delta), and returns E. `muJ` and `phiJ` are the
+ * opponent's; `score` is the rated player's score in [0, 1].
+ */
+export function glicko2Game(mu: number, muJ: number, phiJ: number, score: number, sums: Float64Array | number[]): number {
+  const g = glicko2G(phiJ);
+  const e = glicko2Expected(mu, muJ, g);
+  sums[0] += g * g * e * (1 - e);
+  sums[1] += g * (score - e);
+  return e;
 }
 
 /**
@@ -163,16 +162,38 @@ export function glicko2Step(
   k: number,
   out: Float64Array | number[],
 ): void {
-  const v = 1 / vInverse;
-  const delta = v * improvement;
   const phi2 = phi * phi;
   const sigma2 = sigma * sigma;
-  const A = glicko2VolatilityLog(Math.log(sigma2), sigma2, phi2, v, delta * delta, tau, epsilon);
-  const newSigma = Math.exp(A / 2);
-  const newPhi = 1 / Math.sqrt(1 / (phi2 + newSigma * newSigma) + vInverse);
+  const newSigma = Math.exp(glicko2StepVolatility(Math.log(sigma2), sigma2, phi2, vInverse, improvement, tau, epsilon) / 2);
+  glicko2StepRating(mu, phi2, newSigma * newSigma, vInverse, improvement, k, out);
+  out[2] = newSigma;
+}
+
+/**
+ * Steps 3 to 5 from the period's sums: v = 1 / vInverse, Delta = v *
+ * improvement, and the new volatility as ln(sigma'^2) (Illinois algorithm).
+ * `a` is ln(sigma^2) and `sigma2` is sigma^2 (a caller that carries ln sigma^2
+ * from period to period passes it, saving a log).
+ */
+export function glicko2StepVolatility(a: number, sigma2: number, phi2: number, vInverse: number, improvement: number, tau: number, epsilon: number): number {
+  const v = 1 / vInverse;
+  const delta = v * improvement;
+  return glicko2VolatilityLog(a, sigma2, phi2, v, delta * delta, tau, epsilon);
+}
+
+/**
+ * Steps 6 and 7: phi' = 1 / sqrt(1 / (phi^2 + sigma'^2) + 1 / v) and mu' =
+ * mu + k phi'^2 improvement. Writes [mu', phi'] into `out`.
+ */
+export function glicko2StepRating(mu: number, phi2: number, newSigma2: number, vInverse: number, improvement: number, k: number, out: Float64Array | number[]): void {
+  const newPhi = 1 / Math.sqrt(1 / (phi2 + newSigma2) + vInverse);
   out[0] = mu + k * newPhi * newPhi * improvement;
   out[1] = newPhi;
-  out[2] = newSigma;
+}
+
+/** Step 6 for `periods` idle periods (fractional allowed): sqrt(phi^2 + periods sigma^2), uncapped. */
+export function glicko2GrowPhi(phi: number, sigma: number, periods: number): number {
+  return Math.sqrt(phi * phi + periods * sigma * sigma);
 }
 
 function checkScore(score: number, index: number): void {
@@ -192,18 +213,13 @@ export function glicko2Update(player: Glicko2Rating, games: readonly Glicko2Game
   const mu = (player.rating - 1500) / GLICKO2_SCALE;
   const phi = player.rd / GLICKO2_SCALE;
   if (games.length === 0) return glicko2Idle(player, 1, options);
-  let vInverse = 0;
-  let improvement = 0;
+  const sums = [0, 0];
   games.forEach((game, index) => {
     checkScore(game.score, index);
-    const muJ = (game.opponent.rating - 1500) / GLICKO2_SCALE;
-    const g = glicko2G(game.opponent.rd / GLICKO2_SCALE);
-    const e = 1 / (1 + Math.exp(-g * (mu - muJ)));
-    vInverse += g * g * e * (1 - e);
-    improvement += g * (game.score - e);
+    glicko2Game(mu, (game.opponent.rating - 1500) / GLICKO2_SCALE, game.opponent.rd / GLICKO2_SCALE, game.score, sums);
   });
   const out = [0, 0, 0];
-  glicko2Step(mu, phi, player.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+  glicko2Step(mu, phi, player.volatility, sums[0]!, sums[1]!, o.tau, o.epsilon, o.k, out);
   return { rating: out[0]! * GLICKO2_SCALE + 1500, rd: out[1]! * GLICKO2_SCALE, volatility: out[2]! };
 }
 
@@ -219,8 +235,7 @@ export function glicko2Idle(player: Glicko2Rating, periods: number, options: Gli
 
 /** The RD after `periods` of step 6, capped at `maxRd` (an RD already above it stays). */
 export function glicko2IdleRd(rd: number, volatility: number, periods: number, maxRd: number): number {
-  const phi = rd / GLICKO2_SCALE;
-  const grown = Math.sqrt(phi * phi + periods * volatility * volatility) * GLICKO2_SCALE;
+  const grown = glicko2GrowPhi(rd / GLICKO2_SCALE, volatility, periods) * GLICKO2_SCALE;
   return Math.min(Math.max(grown, rd), Math.max(maxRd, rd));
 }
 
@@ -230,22 +245,304 @@ export function glicko2IdleRd(rd: number, volatility: number, periods: number, m
  * deviation sqrt(phi_a^2 + phi_b^2), as Glickman recommends for predictions.
  */
 export function glicko2WinProbability(a: Pick<Glicko2Rating, 'rating' | 'rd'>, b: Pick<Glicko2Rating, 'rating' | 'rd'>): number {
-  const phiA = a.rd / GLICKO2_SCALE;
-  const phiB = b.rd / GLICKO2_SCALE;
+  return glicko2PairProbability(a.rating, a.rd / GLICKO2_SCALE, b.rating, b.rd / GLICKO2_SCALE);
+}
+
+/** glicko2WinProbability on plain numbers: ratings on the Glicko scale, deviations phi on the Glicko-2 scale. */
+export function glicko2PairProbability(ratingA: number, phiA: number, ratingB: number, phiB: number): number {
   const g = glicko2G(Math.sqrt(phiA * phiA + phiB * phiB));
-  return 1 / (1 + Math.exp((-g * (a.rating - b.rating)) / GLICKO2_SCALE));
+  return 1 / (1 + Math.exp((-g * (ratingA - ratingB)) / GLICKO2_SCALE));
 }
 
 /**
  * A team as one composite opponent: the mean rating and the root mean square
- * RD of its players. Each player of the other team plays one game against it.
+ * RD of its players (a player without an RD counts as `fallbackRd`). Each
+ * player of the other team plays one game against it.
  */
-export function glicko2Composite(players: ReadonlyArray<Pick<Glicko2Rating, 'rating' | 'rd'>>): { rating: number; rd: number } {
+export function glicko2Composite(players: ReadonlyArray<{ rating: number; rd?: number }>, fallbackRd = Number.NaN): { rating: number; rd: number } {
   let rating = 0;
   let rd2 = 0;
   for (const p of players) {
     rating += p.rating;
-    rd2 += p.rd * p.rd;
+    const rd = p.rd ?? fallbackRd;
+    rd2 += rd * rd;
   }
   return { rating: rating / players.length, rd: Math.sqrt(rd2 / players.length) };
 }
+
+/** How a Glicko-2 variant scores the battle of team t against team u. */
+export interface Glicko2Battles {
+  /** Refuses a match the variant cannot rate, naming the field. */
+  check?(match: Match): void;
+  /** The Glicko score in [0, 1] of team t against team u. */
+  score(match: Match, placements: readonly number[], t: number, u: number): number;
+}
+
+/** Standard Glicko-2: a battle is scored by placement (1 win, ½ tie, 0 loss). */
+export const PLACEMENT_BATTLES: Glicko2Battles = Object.freeze({ score: (_match: Match, placements: readonly number[], t: number, u: number) => pairScore(placements, t, u) });
+
+interface Participant {
+  id: string;
+  match: number;
+  team: number;
+  start: PlayerState;
+  vInverse: number;
+  improvement: number;
+  score: number;
+  expected: number;
+  battles: number;
+}
+
+/**
+ * Glicko-2 behind the RatingSystem interface, for Glicko-2 itself and for
+ * variants that score battles otherwise (World vs World). Each player plays
+ * one battle against each other team, taken as a composite opponent.
+ */
+export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options, battles: Glicko2Battles = PLACEMENT_BATTLES): RatingSystem {
+  const initial = (): PlayerState => ({ rating: o.rating, rd: o.rd, volatility: o.volatility, matches: 0 });
+  const idle = (state: PlayerState, periods: number): PlayerState => {
+    if (!(periods > 0)) return state;
+    return { ...state, rd: glicko2IdleRd(state.rd ?? o.rd, state.volatility ?? o.volatility, periods, o.rd) };
+  };
+  const composite = (team: readonly PlayerState[]) => glicko2Composite(team, o.rd);
+
+  const ratePeriod: RatingSystem['ratePeriod'] = (matches, states, rateOptions = {}) => {
+    const timeIdle = rateOptions.timeIdle ?? true;
+    const starts = new Map<string, PlayerState>();
+    const idlePeriods = new Map<string, number>();
+    const startOf = (id: string, at: number | undefined): PlayerState => {
+      let start = starts.get(id);
+      if (start) return start;
+      start = stateOf(states, id, initial);
+      let periods = 0;
+      if (timeIdle && at !== undefined && start.lastAt !== undefined && at > start.lastAt) {
+        periods = (at - start.lastAt) / o.periodMs;
+        start = idle(start, periods);
+      }
+      idlePeriods.set(id, periods);
+      starts.set(id, start);
+      return start;
+    };
+
+    const participants: Participant[] = [];
+    const byPlayer = new Map<string, Participant[]>();
+    matches.forEach((match, m) => {
+      battles.check?.(match);
+      const placements = teamPlacements(match);
+      const teamStates = match.teams.map((team) => team.players.map((p) => startOf(p.id, match.at)));
+      const opponents = teamStates.map(composite);
+      match.teams.forEach((team, t) => {
+        team.players.forEach((player, i) => {
+          const start = teamStates[t]![i]!;
+          const mu = (start.rating - 1500) / GLICKO2_SCALE;
+          const participant: Participant = { id: player.id, match: m, team: t, start, vInverse: 0, improvement: 0, score: 0, expected: 0, battles: 0 };
+          const sums = [0, 0];
+          match.teams.forEach((_, u) => {
+            if (u === t) return;
+            const opponent = opponents[u]!;
+            const s = battles.score(match, placements, t, u);
+            const e = glicko2Game(mu, (opponent.rating - 1500) / GLICKO2_SCALE, opponent.rd / GLICKO2_SCALE, s, sums);
+            participant.score += s;
+            participant.expected += e;
+            participant.battles += 1;
+          });
+          participant.vInverse = sums[0]!;
+          participant.improvement = sums[1]!;
+          participants.push(participant);
+          const list = byPlayer.get(player.id);
+          if (list) list.push(participant);
+          else byPlayer.set(player.id, [participant]);
+        });
+      });
+    });
+
+    const after = new Map<string, PlayerState>();
+    const out = [0, 0, 0];
+    for (const [id, list] of byPlayer) {
+      const start = list[0]!.start;
+      let vInverse = 0;
+      let improvement = 0;
+      for (const p of list) {
+        vInverse += p.vInverse;
+        improvement += p.improvement;
+      }
+      const mu = (start.rating - 1500) / GLICKO2_SCALE;
+      glicko2Step(mu, (start.rd ?? o.rd) / GLICKO2_SCALE, start.volatility ?? o.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+      const lastAt = list.reduce<number | undefined>((latest, p) => {
+        const at = matches[p.match]!.at;
+        return at !== undefined && (latest === undefined || at > latest) ? at : latest;
+      }, start.lastAt);
+      const state: PlayerState = {
+        rating: out[0]! * GLICKO2_SCALE + 1500,
+        rd: out[1]! * GLICKO2_SCALE,
+        volatility: out[2]!,
+        matches: start.matches + list.length,
+      };
+      if (lastAt !== undefined) state.lastAt = lastAt;
+      after.set(id, state);
+    }
+
+    const ratings: MatchRating[] = emptyRatings(matches);
+    for (const p of participants) {
+      ratings[p.match]!.players.push({
+        id: p.id,
+        team: p.team,
+        before: stateOf(states, p.id, initial),
+        after: after.get(p.id)!,
+        terms: {
+          score: p.score / p.battles,
+          expected: p.expected / p.battles,
+          surprise: (p.score - p.expected) / p.battles,
+          idlePeriods: idlePeriods.get(p.id) ?? 0,
+          rdBeforeMatch: p.start.rd ?? o.rd,
+        },
+      });
+    }
+    return ratings;
+  };
+
+  return {
+    name,
+    options: o,
+    initial,
+    ratePeriod,
+    rateMatch: (match, states, rateOptions) => ratePeriod([match], states, rateOptions)[0]!,
+    predict: (teams) => {
+      const composites = teams.map(composite);
+      return predictFromPairs(teams.length, (a, b) => glicko2WinProbability(composites[a]!, composites[b]!));
+    },
+    idle,
+  };
+}
+
+/** Starting ratings for a log's players: everyone at the options' defaults. */
+export function initialGlicko2Ratings(players: number, options: Glicko2Options = {}): Required<PairwiseRatings> {
+  const o = resolveGlicko2Options(options);
+  return {
+    rating: new Float64Array(players).fill(o.rating),
+    rd: new Float64Array(players).fill(o.rd),
+    volatility: new Float64Array(players).fill(o.volatility),
+    matches: new Int32Array(players),
+    lastAt: new Float64Array(players).fill(NaN),
+  };
+}
+
+/**
+ * The fast path: rates games `from` to `to` (exclusive) of a log of
+ * one-against-one games into `state`, in place, each game its own rating
+ * period with RD growing for idle time, as `Replay` does with
+ * `createSystem('glicko2')`. It carries ln(sigma^2) from game to game
+ * instead of recomputing it from sigma, which saves a log and an exp per
+ * player per game and moves results by rounding only. `onGame`, when
+ * given, sees each game's prediction (the probability that the first
+ * player wins, as glicko2WinProbability gives it) before the game is rated.
+ */
+export function glicko2RatePairwise(
+  log: PairwiseLog,
+  state: Required<PairwiseRatings>,
+  options: Glicko2Options = {},
+  from = 0,
+  to = log.count,
+  onGame?: (game: number, probabilityA: number) => void,
+): void {
+  const o = resolveGlicko2Options(options);
+  const { rating, rd, volatility, matches, lastAt } = state;
+  const { tau, epsilon, k, periodMs } = o;
+  // ln(sigma^2) carried from game to game instead of recomputed: the fast
+  // path's one liberty with the order of floating-point operations.
+  const logVariance = new Float64Array(volatility.length);
+  for (let p = 0; p < volatility.length; p++) logVariance[p] = Math.log(volatility[p]! * volatility[p]!);
+  const maxPhi = o.rd / GLICKO2_SCALE;
+  const sumsI = new Float64Array(2);
+  const sumsJ = new Float64Array(2);
+  const stepI = new Float64Array(2);
+  const stepJ = new Float64Array(2);
+  for (let game = from; game < to; game++) {
+    const i = log.a[game]!;
+    const j = log.b[game]!;
+    const at = log.at[game]!;
+    let phiI = rd[i]! / GLICKO2_SCALE;
+    let phiJ = rd[j]! / GLICKO2_SCALE;
+    // Continuous time: step 6 for the idle time, never past the starting RD.
+    if (at > lastAt[i]!) phiI = Math.min(glicko2GrowPhi(phiI, volatility[i]!, (at - lastAt[i]!) / periodMs), Math.max(maxPhi, phiI));
+    if (at > lastAt[j]!) phiJ = Math.min(glicko2GrowPhi(phiJ, volatility[j]!, (at - lastAt[j]!) / periodMs), Math.max(maxPhi, phiJ));
+    const muI = (rating[i]! - 1500) / GLICKO2_SCALE;
+    const muJ = (rating[j]! - 1500) / GLICKO2_SCALE;
+    if (onGame) onGame(game, glicko2PairProbability(rating[i]!, phiI, rating[j]!, phiJ));
+    const s = log.score[game]!;
+    // Steps 3 to 8 for each player, both from the ratings before the game.
+    sumsI[0] = 0;
+    sumsI[1] = 0;
+    glicko2Game(muI, muJ, phiJ, s, sumsI);
+    sumsJ[0] = 0;
+    sumsJ[1] = 0;
+    glicko2Game(muJ, muI, phiI, 1 - s, sumsJ);
+    const phiI2 = phiI * phiI;
+    const sigmaI2 = volatility[i]! * volatility[i]!;
+    const logI = glicko2StepVolatility(logVariance[i]!, sigmaI2, phiI2, sumsI[0]!, sumsI[1]!, tau, epsilon);
+    const newSigmaI2 = Math.exp(logI);
+    glicko2StepRating(muI, phiI2, newSigmaI2, sumsI[0]!, sumsI[1]!, k, stepI);
+    const phiJ2 = phiJ * phiJ;
+    const sigmaJ2 = volatility[j]! * volatility[j]!;
+    const logJ = glicko2StepVolatility(logVariance[j]!, sigmaJ2, phiJ2, sumsJ[0]!, sumsJ[1]!, tau, epsilon);
+    const newSigmaJ2 = Math.exp(logJ);
+    glicko2StepRating(muJ, phiJ2, newSigmaJ2, sumsJ[0]!, sumsJ[1]!, k, stepJ);
+    rating[i] = stepI[0]! * GLICKO2_SCALE + 1500;
+    rd[i] = stepI[1]! * GLICKO2_SCALE;
+    volatility[i] = Math.sqrt(newSigmaI2);
+    logVariance[i] = logI;
+    rating[j] = stepJ[0]! * GLICKO2_SCALE + 1500;
+    rd[j] = stepJ[1]! * GLICKO2_SCALE;
+    volatility[j] = Math.sqrt(newSigmaJ2);
+    logVariance[j] = logJ;
+    matches[i]!++;
+    matches[j]!++;
+    // A game without a time (NaN) leaves lastAt alone, as Replay does.
+    if (at === at && !(lastAt[i]! >= at)) lastAt[i] = at;
+    if (at === at && !(lastAt[j]! >= at)) lastAt[j] = at;
+  }
+}
+
+/** Rates the whole log with Glicko-2 from default starting ratings (the fast path). */
+export function glicko2ReplayPairwise(log: PairwiseLog, options: Glicko2Options = {}): Required<PairwiseRatings> {
+  const state = initialGlicko2Ratings(log.ids.length, options);
+  glicko2RatePairwise(log, state, options);
+  return state;
+}
+
+/** Glicko-2 in the registry. */
+export const GLICKO2 = defineSystem({
+  name: 'glicko2',
+  label: 'Glicko-2',
+  summary: 'Glickman\'s Glicko-2 (2022 revision): rating, RD and volatility; RD grows with time away.',
+  options: GLICKO2_OPTIONS,
+  capabilities: {
+    teams: true,
+    draws: true,
+    multiTeam: true,
+    ratingPeriods: true,
+    idleGrowth: true,
+    homeAdvantage: true,
+    fastPath: true,
+    needsScores: false,
+    rounds: false,
+    wholeHistory: false,
+    deviation: true,
+  },
+  display: { quantity: 'rating', decimals: 1, scale: 'glicko' },
+  fit: {
+    parameters: [
+      { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
+      { name: 'rd', min: 50, max: 600, initial: 350 },
+    ],
+    byDefault: ['tau', 'rd'],
+  },
+  dashboard: {
+    terms: SURPRISE_TERMS,
+    explanation: SURPRISE_EXPLANATION,
+    performanceRuns: true,
+  },
+  ladder: { teamSize: 1 },
+  create: (options): RatingSystem => glicko2RatingSystem('glicko2', options),
+  fastPath: { replay: (log, options) => glicko2ReplayPairwise(log, options) },
+});

@@ -8,9 +8,13 @@
  * instead of recomputing it from sigma, which saves a log and an exp per
  * player per game and moves results by rounding only (under 1e-6 rating
  * points: at most 2.9e-6 rating and 1.3e-6 RD over the whole ATP file).
+ *
+ * This file holds the log; each system's own fast path lives in its module
+ * (`glicko2RatePairwise` in glicko2.ts, `eloReplayPairwise` in elo.ts) and
+ * is named by its descriptor's `fastPath`.
  */
-import { eloExpected, resolveEloOptions, type EloOptions } from './elo.js';
-import { GLICKO2_SCALE, type Glicko2Options, glicko2G, glicko2VolatilityLog, resolveGlicko2Options } from './glicko2.js';
+export { glicko2RatePairwise, glicko2ReplayPairwise, initialGlicko2Ratings } from './glicko2.js';
+export { eloReplayPairwise } from './elo.js';
 
 export interface PairwiseLog {
   /** Player ids by index. */
@@ -121,128 +125,4 @@ export class PairwiseLogBuilder {
     const n = this.count;
     return { ids: this.ids, count: n, a: this.a.subarray(0, n), b: this.b.subarray(0, n), score: this.score.subarray(0, n), at: this.at.subarray(0, n) };
   }
-}
-
-/** Starting ratings for a log's players: everyone at the options' defaults. */
-export function initialGlicko2Ratings(players: number, options: Glicko2Options = {}): Required<PairwiseRatings> {
-  const o = resolveGlicko2Options(options);
-  return {
-    rating: new Float64Array(players).fill(o.rating),
-    rd: new Float64Array(players).fill(o.rd),
-    volatility: new Float64Array(players).fill(o.volatility),
-    matches: new Int32Array(players),
-    lastAt: new Float64Array(players).fill(NaN),
-  };
-}
-
-/**
- * Rates games `from` to `to` (exclusive) of the log into `state`, in place.
- * `onGame`, when given, sees each game's prediction (the probability that
- * the first player wins) before the game is rated.
- */
-export function glicko2RatePairwise(
-  log: PairwiseLog,
-  state: Required<PairwiseRatings>,
-  options: Glicko2Options = {},
-  from = 0,
-  to = log.count,
-  onGame?: (game: number, probabilityA: number) => void,
-): void {
-  const o = resolveGlicko2Options(options);
-  const { rating, rd, volatility, matches, lastAt } = state;
-  const { tau, epsilon, k, periodMs } = o;
-  // ln(sigma^2) carried from game to game instead of recomputed: the fast
-  // path's one liberty with the order of floating-point operations.
-  const logVariance = new Float64Array(volatility.length);
-  for (let p = 0; p < volatility.length; p++) logVariance[p] = Math.log(volatility[p]! * volatility[p]!);
-  const maxPhi = o.rd / GLICKO2_SCALE;
-  for (let game = from; game < to; game++) {
-    const i = log.a[game]!;
-    const j = log.b[game]!;
-    const at = log.at[game]!;
-    let phiI = rd[i]! / GLICKO2_SCALE;
-    let phiJ = rd[j]! / GLICKO2_SCALE;
-    // Continuous time: step 6 for the idle time, never past the starting RD.
-    if (at > lastAt[i]!) phiI = grow(phiI, volatility[i]!, (at - lastAt[i]!) / periodMs, maxPhi);
-    if (at > lastAt[j]!) phiJ = grow(phiJ, volatility[j]!, (at - lastAt[j]!) / periodMs, maxPhi);
-    const muI = (rating[i]! - 1500) / GLICKO2_SCALE;
-    const muJ = (rating[j]! - 1500) / GLICKO2_SCALE;
-    if (onGame) {
-      const g = glicko2G(Math.sqrt(phiI * phiI + phiJ * phiJ));
-      onGame(game, 1 / (1 + Math.exp(-g * (muI - muJ))));
-    }
-    const s = log.score[game]!;
-    const gJ = glicko2G(phiJ);
-    const gI = glicko2G(phiI);
-    const eI = 1 / (1 + Math.exp(-gJ * (muI - muJ)));
-    const eJ = 1 / (1 + Math.exp(-gI * (muJ - muI)));
-    // Steps 3 to 8 for each player, the same arithmetic as glicko2Step, inlined.
-    const vInverseI = gJ * gJ * eI * (1 - eI);
-    const improvementI = gJ * (s - eI);
-    const vI = 1 / vInverseI;
-    const deltaI = vI * improvementI;
-    const phiI2 = phiI * phiI;
-    const sigmaI2 = volatility[i]! * volatility[i]!;
-    const logI = glicko2VolatilityLog(logVariance[i]!, sigmaI2, phiI2, vI, deltaI * deltaI, tau, epsilon);
-    const newSigmaI2 = Math.exp(logI);
-    const newPhiI = 1 / Math.sqrt(1 / (phiI2 + newSigmaI2) + vInverseI);
-    const vInverseJ = gI * gI * eJ * (1 - eJ);
-    const improvementJ = gI * (1 - s - eJ);
-    const vJ = 1 / vInverseJ;
-    const deltaJ = vJ * improvementJ;
-    const phiJ2 = phiJ * phiJ;
-    const sigmaJ2 = volatility[j]! * volatility[j]!;
-    const logJ = glicko2VolatilityLog(logVariance[j]!, sigmaJ2, phiJ2, vJ, deltaJ * deltaJ, tau, epsilon);
-    const newSigmaJ2 = Math.exp(logJ);
-    const newPhiJ = 1 / Math.sqrt(1 / (phiJ2 + newSigmaJ2) + vInverseJ);
-    rating[i] = (muI + k * newPhiI * newPhiI * improvementI) * GLICKO2_SCALE + 1500;
-    rd[i] = newPhiI * GLICKO2_SCALE;
-    volatility[i] = Math.sqrt(newSigmaI2);
-    logVariance[i] = logI;
-    rating[j] = (muJ + k * newPhiJ * newPhiJ * improvementJ) * GLICKO2_SCALE + 1500;
-    rd[j] = newPhiJ * GLICKO2_SCALE;
-    volatility[j] = Math.sqrt(newSigmaJ2);
-    logVariance[j] = logJ;
-    matches[i]!++;
-    matches[j]!++;
-    // A game without a time (NaN) leaves lastAt alone, as Replay does.
-    if (at === at && !(lastAt[i]! >= at)) lastAt[i] = at;
-    if (at === at && !(lastAt[j]! >= at)) lastAt[j] = at;
-  }
-}
-
-function grow(phi: number, sigma: number, periods: number, maxPhi: number): number {
-  const grown = Math.sqrt(phi * phi + periods * sigma * sigma);
-  return Math.min(grown, Math.max(maxPhi, phi));
-}
-
-/** Rates the whole log with Glicko-2 from default starting ratings. */
-export function glicko2ReplayPairwise(log: PairwiseLog, options: Glicko2Options = {}): Required<PairwiseRatings> {
-  const state = initialGlicko2Ratings(log.ids.length, options);
-  glicko2RatePairwise(log, state, options);
-  return state;
-}
-
-/** Rates the whole log with Elo (each game rated from the ratings before it). */
-export function eloReplayPairwise(log: PairwiseLog, options: EloOptions = {}, onGame?: (game: number, probabilityA: number) => void): PairwiseRatings {
-  const o = resolveEloOptions(options);
-  const rating = new Float64Array(log.ids.length).fill(o.rating);
-  const matches = new Int32Array(log.ids.length);
-  const lastAt = new Float64Array(log.ids.length).fill(NaN);
-  const weightless = o.k;
-  for (let game = 0; game < log.count; game++) {
-    const i = log.a[game]!;
-    const j = log.b[game]!;
-    const e = eloExpected(rating[i]!, rating[j]!, o.scale);
-    onGame?.(game, e);
-    const delta = weightless * (log.score[game]! - e);
-    rating[i] = rating[i]! + delta;
-    rating[j] = rating[j]! - delta;
-    matches[i]!++;
-    matches[j]!++;
-    const at = log.at[game]!;
-    if (at === at && !(lastAt[i]! >= at)) lastAt[i] = at;
-    if (at === at && !(lastAt[j]! >= at)) lastAt[j] = at;
-  }
-  return { rating, matches, lastAt };
 }

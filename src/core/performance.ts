@@ -10,6 +10,7 @@
  * caller asks for `unbounded: 'throw'`.
  */
 import { ConvergenceError, InvalidInputError, UnboundedRatingError } from './errors.js';
+import { eloExpected } from './elo.js';
 import { glicko2Update, type Glicko2Options } from './glicko2.js';
 
 export type GameResult = 'win' | 'loss' | 'draw';
@@ -93,7 +94,7 @@ export function resultScore(result: GameResult): number {
  * from the opponent instead of producing NaN.
  */
 export function expectedScore(rating: number, opponent: number): number {
-  return 1 / (1 + Math.pow(10, (opponent - rating) / 400));
+  return eloExpected(rating, opponent);
 }
 
 /**
@@ -115,6 +116,36 @@ export interface Glicko2ReplayOptions extends Glicko2Options {
    * regular player. @default 50
    */
   opponentRd?: number;
+}
+
+/** What a named replay rule is built from (each rule reads the fields it has). */
+export interface ReplayRuleOptions {
+  /** Elo: K. @default 32 */
+  k?: number;
+  /** Glicko-2: RD of opponents whose game has none. @default 50 */
+  opponentRd?: number;
+  /** Glicko-2: the rated player's starting RD. @default 350 */
+  rd?: number;
+  /** Glicko-2: the rated player's starting volatility. @default 0.06 */
+  volatility?: number;
+}
+
+/** The update rules netzero can replay, by name: `elo` (eloReplayRule) and `glicko2` (glicko2ReplayRule). */
+export const REPLAY_RULES: Readonly<Record<string, (options: ReplayRuleOptions) => ReplayRule>> = Object.freeze({
+  elo: (options: ReplayRuleOptions) => eloReplayRule(options.k ?? 32),
+  glicko2: (options: ReplayRuleOptions) =>
+    glicko2ReplayRule({
+      ...(options.opponentRd !== undefined && { opponentRd: options.opponentRd }),
+      ...(options.rd !== undefined && { rd: options.rd }),
+      ...(options.volatility !== undefined && { volatility: options.volatility }),
+    }),
+});
+
+/** The replay rule named `name` (REPLAY_RULES); an unknown name is an InvalidInputError naming `field`. */
+export function replayRuleNamed(name: string, options: ReplayRuleOptions = {}, field = 'update'): ReplayRule {
+  const make = Object.hasOwn(REPLAY_RULES, name) ? REPLAY_RULES[name] : undefined;
+  if (!make) throw new InvalidInputError(`must be ${Object.keys(REPLAY_RULES).join(' or ')}, got ${JSON.stringify(name)}`, { field });
+  return make(options);
 }
 
 /**

@@ -13,49 +13,42 @@
  * and OT are each team's average seconds in game per player, as in the seed's
  * worked example. New ranks are rounded to the cent, half up.
  */
+import { defineSystem } from './descriptor.js';
+import { roundForDisplay } from './display.js';
 import { InvalidInputError } from './errors.js';
+import { teamPlacements } from './match.js';
+import { choiceOption, defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
+import { latest, type PlayerState, type RatingSystem, stateOf } from './rating-system.js';
 
-export interface TeamRankOptions {
+/** Team rank's options: what each means, its default and range. */
+export const TEAM_RANK_OPTIONS = {
   /** Rank of a new player: the seed's "starting value". @default 1 */
-  initialRank?: number;
+  initialRank: numberOption({ default: 1, min: 0, exclusiveMin: true, description: 'rank of a new player (the seed\'s "starting value"); at least the floor' }),
   /** The share of the rank at stake is 1/stakeDivisor. @default 20 */
-  stakeDivisor?: number;
+  stakeDivisor: numberOption({ default: 20, min: 0, exclusiveMin: true, description: 'the share of the rank at stake is 1/stakeDivisor' }),
   /** Lowest possible rank. @default 1 */
-  floor?: number;
+  floor: numberOption({ default: 1, min: 0, exclusiveMin: true, description: 'lowest possible rank' }),
   /**
    * How the quitter modifier measures a team's presence. `'time'` is the
    * seed's design (seconds in game); `'headcount'` counts the players still
    * in at the end, the exploitable variant the seed warns against, kept for
    * comparison. @default 'time'
    */
-  quitterModifier?: 'time' | 'headcount';
+  quitterModifier: choiceOption(['time', 'headcount'], 'time', 'how the quitter modifier measures a team\'s presence: seconds in game, or players still in at the end'),
   /**
    * YT and OT as the average seconds per player (the seed's worked example)
    * or the team's total seconds (the seed's definitions). They differ only for
    * teams of unequal size. @default 'average'
    */
-  timeBasis?: 'average' | 'total';
+  timeBasis: choiceOption(['average', 'total'], 'average', 'YT and OT as the average seconds per player or the team\'s total seconds'),
   /** Decimal places a rank is held at. @default 2 */
-  decimals?: number;
-}
+  decimals: numberOption({ default: 2, min: 0, max: 8, integer: true, description: 'decimal places a rank is held at' }),
+};
 
-export interface ResolvedTeamRankOptions {
-  initialRank: number;
-  stakeDivisor: number;
-  floor: number;
-  quitterModifier: 'time' | 'headcount';
-  timeBasis: 'average' | 'total';
-  decimals: number;
-}
+export type TeamRankOptions = OptionsOf<typeof TEAM_RANK_OPTIONS>;
+export type ResolvedTeamRankOptions = ResolvedOptionsOf<typeof TEAM_RANK_OPTIONS>;
 
-export const TEAM_RANK_DEFAULTS: ResolvedTeamRankOptions = Object.freeze({
-  initialRank: 1,
-  stakeDivisor: 20,
-  floor: 1,
-  quitterModifier: 'time',
-  timeBasis: 'average',
-  decimals: 2,
-});
+export const TEAM_RANK_DEFAULTS: Readonly<ResolvedTeamRankOptions> = defaultsOf(TEAM_RANK_OPTIONS);
 
 export interface TeamRankPlayer {
   id: string;
@@ -84,27 +77,14 @@ export interface TeamRankChange {
 }
 
 export function resolveTeamRankOptions(options: TeamRankOptions = {}): ResolvedTeamRankOptions {
-  const o = { ...TEAM_RANK_DEFAULTS, ...stripUndefined(options) } as ResolvedTeamRankOptions;
-  for (const key of ['initialRank', 'stakeDivisor', 'floor'] as const) {
-    if (!(typeof o[key] === 'number' && Number.isFinite(o[key]) && o[key] > 0)) {
-      throw new InvalidInputError(`must be a positive number, got ${String(o[key])}`, { field: key });
-    }
-  }
-  if (o.initialRank < o.floor) throw new InvalidInputError(`must be at least the floor ${o.floor}`, { field: 'initialRank' });
-  if (o.quitterModifier !== 'time' && o.quitterModifier !== 'headcount') {
-    throw new InvalidInputError(`must be 'time' or 'headcount', got ${String(o.quitterModifier)}`, { field: 'quitterModifier' });
-  }
-  if (o.timeBasis !== 'average' && o.timeBasis !== 'total') {
-    throw new InvalidInputError(`must be 'average' or 'total', got ${String(o.timeBasis)}`, { field: 'timeBasis' });
-  }
-  if (!Number.isInteger(o.decimals) || o.decimals < 0 || o.decimals > 8) {
-    throw new InvalidInputError(`must be a whole number from 0 to 8, got ${String(o.decimals)}`, { field: 'decimals' });
-  }
+  const o = resolveOptions(TEAM_RANK_OPTIONS, options);
+  checkTeamRankOptions(o);
   return o;
 }
 
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+/** The check the schema cannot express: a new player starts at or above the floor. */
+function checkTeamRankOptions(o: ResolvedTeamRankOptions): void {
+  if (o.initialRank < o.floor) throw new InvalidInputError(`must be at least the floor ${o.floor}`, { field: 'initialRank' });
 }
 
 /**
@@ -138,7 +118,11 @@ export function teamRankMatch(
   result: TeamRankResult,
   options: TeamRankOptions = {},
 ): TeamRankChange[] {
-  const o = resolveTeamRankOptions(options);
+  return rateTeams(teams, result, resolveTeamRankOptions(options));
+}
+
+/** teamRankMatch with options already resolved (the RatingSystem rates every match with the same ones). */
+function rateTeams(teams: readonly [readonly TeamRankPlayer[], readonly TeamRankPlayer[]], result: TeamRankResult, o: ResolvedTeamRankOptions): TeamRankChange[] {
   if (teams.length !== 2) throw new InvalidInputError(`team rank rates two teams, got ${teams.length}`, { field: 'teams' });
   teams.forEach((team, t) => {
     if (team.length === 0) throw new InvalidInputError('a team needs at least one player', { field: `teams[${t}].players` });
@@ -240,3 +224,99 @@ export function teamRankWinProbability(teamA: readonly number[], teamB: readonly
   const oa = average(teamB);
   return ya / (ya + oa);
 }
+
+/** Team rank behind the RatingSystem interface: two teams, matches rated in order. */
+function teamRankSystem(o: ResolvedTeamRankOptions): RatingSystem {
+  const initial = (): PlayerState => ({ rating: o.initialRank, matches: 0 });
+  const rateMatch: RatingSystem['rateMatch'] = (match, states) => {
+    if (match.teams.length !== 2) {
+      throw new InvalidInputError(`team rank rates matches of two teams, got ${match.teams.length}`, { field: 'teams' });
+    }
+    const placements = teamPlacements(match);
+    const result: TeamRankResult = placements[0]! < placements[1]! ? 'win' : placements[0]! > placements[1]! ? 'loss' : 'draw';
+    const befores = match.teams.map((team) => team.players.map((p) => stateOf(states, p.id, initial)));
+    const toPlayers = (t: number): TeamRankPlayer[] =>
+      match.teams[t]!.players.map((p, i) => ({ id: p.id, rank: befores[t]![i]!.rating, seconds: p.seconds, quit: p.quit }));
+    const changes = rateTeams([toPlayers(0), toPlayers(1)], result, o);
+    const flatBefore = befores.flat();
+    return {
+      ...(match.id !== undefined ? { matchId: match.id } : {}),
+      players: changes.map((change, i) => {
+        const before = flatBefore[i]!;
+        const after: PlayerState = { rating: change.after, matches: before.matches + 1 };
+        const lastAt = latest(match.at, before.lastAt);
+        if (lastAt !== undefined) after.lastAt = lastAt;
+        return {
+          id: change.id,
+          team: change.team,
+          before,
+          after,
+          // Rounded for reading: quotients of equal averages come out as 0.9999999999999998; the ranks stay exact.
+          terms: { outcome: change.outcome, averageModifier: roundForDisplay(change.averageModifier), quitterModifier: roundForDisplay(change.quitterModifier) },
+        };
+      }),
+    };
+  };
+  return {
+    name: 'teamrank',
+    options: o,
+    initial,
+    // Team rank has no rating periods: matches are applied in order, each
+    // seeing the changes before it through a small overlay (never a copy of
+    // the whole population).
+    ratePeriod: (matches, states) => {
+      if (matches.length === 1) return [rateMatch(matches[0]!, states)];
+      const changed = new Map<string, PlayerState>();
+      const view: ReadonlyMap<string, PlayerState> = { get: (id: string) => changed.get(id) ?? states.get(id) } as ReadonlyMap<string, PlayerState>;
+      return matches.map((match) => {
+        const rating = rateMatch(match, view);
+        for (const change of rating.players) changed.set(change.id, change.after);
+        return rating;
+      });
+    },
+    rateMatch,
+    predict: (teams) => {
+      if (teams.length !== 2) throw new InvalidInputError(`team rank predicts matches of two teams, got ${teams.length}`, { field: 'teams' });
+      const p = teamRankWinProbability(teams[0]!.map((s) => s.rating), teams[1]!.map((s) => s.rating));
+      return [p, 1 - p];
+    },
+    idle: (state) => state,
+    holdRating: (rating) => Math.max(o.floor, roundHalfUp(rating, o.decimals)),
+  };
+}
+
+/** Team rank in the registry. */
+export const TEAM_RANK = defineSystem({
+  name: 'teamrank',
+  label: 'Team rank',
+  summary: 'The multiplicative team rank: a twentieth of the rank at stake, scaled by the teams\' average ranks and time in game; quitters take the loss.',
+  options: TEAM_RANK_OPTIONS,
+  check: checkTeamRankOptions,
+  capabilities: {
+    teams: true,
+    draws: true,
+    multiTeam: false,
+    ratingPeriods: false,
+    idleGrowth: false,
+    homeAdvantage: false,
+    fastPath: false,
+    needsScores: false,
+    rounds: false,
+    wholeHistory: false,
+    deviation: false,
+  },
+  display: { quantity: 'rank', decimals: 2, scale: 'multiplicative' },
+  fit: { parameters: [{ name: 'stakeDivisor', min: 2, max: 200, initial: 20 }], byDefault: ['stakeDivisor'] },
+  dashboard: {
+    terms: [
+      { key: 'outcome', label: 'Outcome', format: 'text' },
+      { key: 'averageModifier', label: 'Avg-rank modifier', format: 'number', digits: 3 },
+      { key: 'quitterModifier', label: 'Quitter modifier', format: 'number', digits: 3 },
+    ],
+    explanation:
+      'Each match stakes a twentieth of the rank. The change is R₀/20 × average-rank modifier × quitter modifier: the average-rank modifier is above 1 when the other team was ranked higher (on a win) or lower (on a loss); the quitter modifier is above 1 when your team played fewer seconds on a win, or the other team did on a loss. A player who quits takes a loss whatever the team did (“win · quit: counted as a loss”).',
+    performanceRuns: false,
+  },
+  ladder: { teamSize: 6 },
+  create: teamRankSystem,
+});

@@ -25,9 +25,10 @@
  * `sweeps` passes. `converge()` smooths everything, every node of every
  * player, to the MAP.
  */
-import { InvalidInputError } from './errors.js';
+import { defineSystem } from './descriptor.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
-import type { MatchRating, PlayerState, RatingSystem } from './systems.js';
+import { booleanOption, choiceOption, defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
+import { type MatchRating, type PlayerState, predictFromPairs, type RatingSystem } from './rating-system.js';
 
 /** Rating points per natural unit of skill: the Elo scale, 400 / ln 10. */
 export const WHR_SCALE = 400 / Math.LN10;
@@ -36,77 +37,33 @@ const CONVERGE_RELAXATION = 1.5;
 
 export type WhrLink = 'logistic' | 'probit';
 
-export interface WhrOptions {
+/** Whole-History Rating's options: what each means, its default and range. */
+export const WHR_OPTIONS = {
   /** Displayed rating of skill 0. @default 1500 */
-  rating?: number;
+  rating: numberOption({ default: 1500, description: 'displayed rating of skill 0' }),
   /** σ0², the variance of a new player's skill, in natural units² (logits² for the logistic link). @default 0.6 */
-  priorVariance?: number;
+  priorVariance: numberOption({ default: 0.6, min: 0, exclusiveMin: true, description: 'σ0², the variance of a new player\'s skill, in natural units²' }),
   /** w², the variance the skill drifts by per period (a day), in natural units². @default 0.0025 */
-  dailyVariance?: number;
+  dailyVariance: numberOption({ default: 0.0025, min: 0, exclusiveMin: true, description: 'w², the variance the skill drifts by per period, in natural units²' }),
   /** P(A wins) = σ(d) (Bradley–Terry) or Φ(d). @default 'logistic' */
-  link?: WhrLink;
+  link: choiceOption(['logistic', 'probit'], 'logistic', 'P(A wins) = σ(d) (logistic, Bradley–Terry) or Φ(d) (probit)'),
   /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */
-  periodMs?: number;
+  periodMs: numberOption({ default: DAY_MS, min: 0, exclusiveMin: true, description: 'length of one period of the Wiener process, in ms' }),
   /** Nodes at the end of each player's timeline re-smoothed when a day closes. @default 32 */
-  window?: number;
+  window: numberOption({ default: 32, min: 1, integer: true, description: 'nodes at the end of each player\'s timeline re-smoothed when a day closes' }),
   /** Newton passes over the players of a closed day. @default 2 */
-  sweeps?: number;
+  sweeps: numberOption({ default: 2, min: 0, integer: true, description: 'Newton passes over the players of a closed day' }),
   /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
-  integrate?: boolean;
-}
+  integrate: booleanOption(true, 'predictions integrate over both sides\' uncertainty (else they use the modes only)'),
+};
 
-export interface ResolvedWhrOptions {
-  rating: number;
-  priorVariance: number;
-  dailyVariance: number;
-  link: WhrLink;
-  periodMs: number;
-  window: number;
-  sweeps: number;
-  integrate: boolean;
-}
+export type WhrOptions = OptionsOf<typeof WHR_OPTIONS>;
+export type ResolvedWhrOptions = ResolvedOptionsOf<typeof WHR_OPTIONS>;
 
-export const WHR_DEFAULTS: ResolvedWhrOptions = Object.freeze({
-  rating: 1500,
-  priorVariance: 0.6,
-  dailyVariance: 0.0025,
-  link: 'logistic',
-  periodMs: DAY_MS,
-  window: 32,
-  sweeps: 2,
-  integrate: true,
-});
+export const WHR_DEFAULTS: Readonly<ResolvedWhrOptions> = defaultsOf(WHR_OPTIONS);
 
 export function resolveWhrOptions(options: WhrOptions = {}): ResolvedWhrOptions {
-  const o: ResolvedWhrOptions = { ...WHR_DEFAULTS };
-  const record = options as Record<string, unknown>;
-  if (record.rating !== undefined) {
-    if (typeof record.rating !== 'number' || !Number.isFinite(record.rating)) throw new InvalidInputError(`must be a finite number, got ${String(record.rating)}`, { field: 'rating' });
-    o.rating = record.rating;
-  }
-  for (const key of ['priorVariance', 'dailyVariance', 'periodMs'] as const) {
-    const value = record[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new InvalidInputError(`must be a positive number, got ${String(value)}`, { field: key });
-    o[key] = value;
-  }
-  for (const key of ['window', 'sweeps'] as const) {
-    const value = record[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < (key === 'window' ? 1 : 0)) {
-      throw new InvalidInputError(`must be a whole number${key === 'window' ? ' ≥ 1' : ' ≥ 0'}, got ${String(value)}`, { field: key });
-    }
-    o[key] = value;
-  }
-  if (record.link !== undefined) {
-    if (record.link !== 'logistic' && record.link !== 'probit') throw new InvalidInputError(`must be logistic or probit, got ${JSON.stringify(record.link)}`, { field: 'link' });
-    o.link = record.link;
-  }
-  if (record.integrate !== undefined) {
-    if (typeof record.integrate !== 'boolean') throw new InvalidInputError(`must be true or false, got ${JSON.stringify(record.integrate)}`, { field: 'integrate' });
-    o.integrate = record.integrate;
-  }
-  return o;
+  return resolveOptions(WHR_OPTIONS, options);
 }
 
 const SQRT2PI = Math.sqrt(2 * Math.PI);
@@ -702,19 +659,9 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
         }
         return [mean / team.length, variance / (team.length * team.length)] as const;
       });
-      const pair = (a: number, b: number) =>
-        whrWinProbability(skills[a]![0] - skills[b]![0], o.integrate ? skills[a]![1] + skills[b]![1] : 0, o.link);
-      if (teams.length === 2) {
-        const p = pair(0, 1);
-        return [p, 1 - p];
-      }
-      const products = teams.map((_, i) => {
-        let product = 1;
-        for (let j = 0; j < teams.length; j++) if (j !== i) product *= pair(i, j);
-        return product;
-      });
-      const total = products.reduce((x, y) => x + y, 0);
-      return products.map((x) => x / total);
+      return predictFromPairs(teams.length, (a, b) =>
+        whrWinProbability(skills[a]![0] - skills[b]![0], o.integrate ? skills[a]![1] + skills[b]![1] : 0, o.link),
+      );
     },
     idle: (state, periods) => {
       if (!(periods > 0)) return state;
@@ -728,3 +675,61 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     },
   };
 }
+
+/** Whole-History Rating in the registry. */
+export const WHR = defineSystem({
+  name: 'whr',
+  label: 'Whole-History Rating',
+  summary: 'Coulom\'s Whole-History Rating: Gaussian skills drifting as a Wiener process, every player\'s whole timeline smoothed by Newton\'s method.',
+  options: WHR_OPTIONS,
+  capabilities: {
+    teams: true,
+    draws: true,
+    multiTeam: true,
+    ratingPeriods: false,
+    idleGrowth: true,
+    homeAdvantage: true,
+    fastPath: false,
+    needsScores: false,
+    rounds: false,
+    wholeHistory: true,
+    deviation: true,
+  },
+  display: { quantity: 'rating', decimals: 1, scale: 'elo' },
+  fit: {
+    parameters: [
+      { name: 'dailyVariance', min: 0.0002, max: 0.05, initial: 0.0025 },
+      { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
+    ],
+    byDefault: ['dailyVariance', 'priorVariance'],
+  },
+  dashboard: {
+    terms: [],
+    explanation:
+      'Whole-History Rating re-estimates the past: each new result also corrects the earlier estimates of the players in it and of their opponents, so a rating can move between a player\'s own matches.',
+    performanceRuns: false,
+  },
+  ladder: { teamSize: 1 },
+  create: createWhrSystem,
+  // The whole log at once: every match added, then every timeline smoothed to the MAP.
+  rateLog: (matches, options) => {
+    const system = createWhrSystem(options);
+    system.history.addMatches(matches);
+    system.history.converge();
+    return system.states();
+  },
+  // Each match predicted from the skills as they stand (every earlier match
+  // learnt, the day's earlier matches included), then added. The
+  // RatingSystem view would give the same predictions for the match's
+  // players, but the re-smoothing of a closed day moves players outside
+  // the match, whose states a Replay would not see.
+  online: (options, homeAdvantage) => {
+    const history = new WhrHistory(options);
+    const homeOffset = homeAdvantage / WHR_SCALE;
+    return {
+      predict: (match) => history.predictMatch(match, homeOffset),
+      learn: (match) => history.addMatch(match, homeOffset),
+      known: (id) => history.has(id),
+    };
+  },
+});

@@ -6,17 +6,23 @@
  * 0.6; after each round the worlds are re-sorted by rating and grouped in
  * threes, top tier first.
  */
+import { defineSystem, SURPRISE_TERMS } from './descriptor.js';
 import { InvalidInputError } from './errors.js';
 import {
-  GLICKO2_DEFAULTS,
+  GLICKO2,
+  GLICKO2_OPTIONS,
   GLICKO2_SCALE,
-  type Glicko2Options,
+  type Glicko2Battles,
   type Glicko2Rating,
-  glicko2G,
+  glicko2Game,
+  glicko2RatingSystem,
   glicko2Step,
   glicko2WinProbability,
-  resolveGlicko2Options,
+  type ResolvedGlicko2Options,
 } from './glicko2.js';
+import type { Match } from './match.js';
+import { defaultsOf, numberOption, type OptionsOf, resolveOptions } from './options.js';
+import type { RatingSystem } from './rating-system.js';
 
 /**
  * Glicko-2 options with the seed's values as defaults.
@@ -27,21 +33,20 @@ import {
  * without changing the algorithm. Other values damp (< 1) or amplify (> 1)
  * rating movement without touching RD or volatility.
  */
-export interface WvwOptions extends Glicko2Options {
-  /** @default 0.6 (the seed) */
-  tau?: number;
-  /** @default 1 (the seed) */
-  k?: number;
-}
+export const WVW_OPTIONS = {
+  ...GLICKO2_OPTIONS,
+  /** System constant tau. @default 0.6 (the seed) */
+  tau: numberOption({ ...GLICKO2_OPTIONS.tau, default: 0.6 }),
+  /** Multiplier on the rating step. @default 1 (the seed) */
+  k: numberOption({ ...GLICKO2_OPTIONS.k, default: 1 }),
+};
 
-export const WVW_DEFAULTS = Object.freeze({ ...GLICKO2_DEFAULTS, tau: 0.6, k: 1 });
+export type WvwOptions = OptionsOf<typeof WVW_OPTIONS>;
 
-export function resolveWvwOptions(options: WvwOptions = {}) {
-  return resolveGlicko2Options({ tau: WVW_DEFAULTS.tau, k: WVW_DEFAULTS.k, ...stripUndefined(options) });
-}
+export const WVW_DEFAULTS: Readonly<ResolvedGlicko2Options> = defaultsOf(WVW_OPTIONS);
 
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+export function resolveWvwOptions(options: WvwOptions = {}): ResolvedGlicko2Options {
+  return resolveOptions(WVW_OPTIONS, options);
 }
 
 /**
@@ -70,16 +75,12 @@ export function wvwRateMatch(worlds: readonly Glicko2Rating[], scores: readonly 
   const out = [0, 0, 0];
   return worlds.map((world, i) => {
     const mu = (world.rating - 1500) / GLICKO2_SCALE;
-    let vInverse = 0;
-    let improvement = 0;
+    const sums = [0, 0];
     worlds.forEach((opponent, j) => {
       if (j === i) return;
-      const g = glicko2G(opponent.rd / GLICKO2_SCALE);
-      const e = 1 / (1 + Math.exp(-g * (mu - (opponent.rating - 1500) / GLICKO2_SCALE)));
-      vInverse += g * g * e * (1 - e);
-      improvement += g * (wvwGlickoScore(scores[i]!, scores[j]!) - e);
+      glicko2Game(mu, (opponent.rating - 1500) / GLICKO2_SCALE, opponent.rd / GLICKO2_SCALE, wvwGlickoScore(scores[i]!, scores[j]!), sums);
     });
-    glicko2Step(mu, world.rd / GLICKO2_SCALE, world.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+    glicko2Step(mu, world.rd / GLICKO2_SCALE, world.volatility, sums[0]!, sums[1]!, o.tau, o.epsilon, o.k, out);
     return { rating: out[0]! * GLICKO2_SCALE + 1500, rd: out[1]! * GLICKO2_SCALE, volatility: out[2]! };
   });
 }
@@ -149,3 +150,32 @@ export function wvwGroups(worlds: readonly WvwWorld[], options: WvwGroupOptions 
   for (let i = 0; i < keyed.length; i += size) groups.push(keyed.slice(i, i + size).map((w) => w.id));
   return groups;
 }
+
+/** World-vs-World battles: scored by the raw scores' share, so every team needs a score. */
+const SCORE_SHARE_BATTLES: Glicko2Battles = Object.freeze({
+  check(match: Match) {
+    const missing = match.teams.findIndex((team) => team.score === undefined);
+    if (missing >= 0) throw new InvalidInputError('World-vs-World needs raw scores', { field: `teams[${missing}].score` });
+  },
+  score: (match: Match, _placements: readonly number[], t: number, u: number) => wvwGlickoScore(match.teams[t]!.score!, match.teams[u]!.score!),
+});
+
+/** World vs World in the registry. */
+export const WVW = defineSystem({
+  name: 'wvw',
+  label: 'World vs World',
+  summary: 'Glicko-2 as Guild Wars 2 World vs World used it: battles scored by the raw scores\' share, rounds of three worlds regrouped by rating.',
+  options: WVW_OPTIONS,
+  capabilities: { ...GLICKO2.capabilities, fastPath: false, needsScores: true, rounds: true },
+  display: GLICKO2.display,
+  fit: GLICKO2.fit,
+  dashboard: {
+    terms: SURPRISE_TERMS,
+    explanation:
+      'Expected is the chance of winning the ratings gave before the match; score is what happened (1 win, ½ draw, 0 loss, or the score share transformed for World vs World). Surprise = score − expected: the further from 0, the more the rating moved. The rating follows the score share, not the placing: a world can top its match and still lose rating (“win · lost rating”) when its share was below what the ratings expected.',
+    mixedResult: { win: 'lost rating: score share below expected', loss: 'gained rating: score share above expected' },
+    performanceRuns: false,
+  },
+  ladder: { teamSize: 1 },
+  create: (options): RatingSystem => glicko2RatingSystem('wvw', options, SCORE_SHARE_BATTLES),
+});

@@ -4,11 +4,12 @@
  * FiveThirtyEight-style Elo. The peer libraries are in peers.ts.
  * Each predicts a two-team match before it is played, then learns from it.
  */
+import { eloExpected } from '../core/elo.js';
 import { InvalidInputError } from '../core/errors.js';
 import { type Match, teamPlacements } from '../core/match.js';
 import { Replay } from '../core/replay.js';
+import { describeSystem, type RegisteredDescriptor } from '../core/registry.js';
 import { createSystem, type PlayerState, type RatingSystem, type SystemName } from '../core/systems.js';
-import { WHR_SCALE, WhrHistory, type WhrOptions } from '../core/whr.js';
 
 /**
  * A match as the evaluation reads it: a core Match, plus the index of the
@@ -100,8 +101,9 @@ function withHomeAdvantage(system: RatingSystem, homeAdvantage: number): RatingS
 /** One of Ladder's systems, rated through the core Replay. */
 export function coreContender(system: RatingSystem, options: CoreContenderOptions = {}): Contender {
   const homeAdvantage = options.homeAdvantage ?? 0;
-  if (homeAdvantage !== 0 && system.name === 'teamrank') {
-    throw new InvalidInputError('team rank has no additive rating scale for a home advantage', { field: 'homeAdvantage' });
+  const descriptor = describeSystem(system.name);
+  if (homeAdvantage !== 0 && !descriptor.capabilities.homeAdvantage) {
+    throw new InvalidInputError(`${descriptor.label} has no additive rating scale for a home advantage`, { field: 'homeAdvantage' });
   }
   const continuousTime = options.continuousTime ?? true;
   const idleBeforePredict = continuousTime && (options.idleBeforePredict ?? true);
@@ -119,7 +121,7 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
   const replay = new Replay(rated);
   const players = replay.players;
   const periodMs = (system.options as { periodMs?: number }).periodMs;
-  const grows = idleBeforePredict && periodMs !== undefined;
+  const grows = idleBeforePredict && descriptor.capabilities.idleGrowth && periodMs !== undefined;
   const initial = system.initial();
 
   const stateAt = (id: string, at: number | undefined, untagged: boolean): PlayerState => {
@@ -131,12 +133,8 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
     return state;
   };
 
-  const parameters: Record<string, ParameterValue> = {};
-  for (const [key, value] of Object.entries(system.options)) {
-    if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') parameters[key] = value;
-  }
-  if (homeAdvantage !== 0) parameters.homeAdvantage = homeAdvantage;
-  if (!continuousTime && periodMs !== undefined) parameters.continuousTime = false;
+  const parameters = reportedParameters(system.options, homeAdvantage);
+  if (!continuousTime && descriptor.capabilities.idleGrowth) parameters.continuousTime = false;
 
   return {
     label: system.name,
@@ -159,41 +157,44 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
   };
 }
 
-/**
- * Whole-History Rating, driven on its history directly: each match is
- * predicted from the skills as they stand (every earlier match learnt, the
- * day's earlier matches included), then added. The RatingSystem wrapper
- * would give the same predictions for the match's players, but the
- * re-smoothing of a closed day moves players outside the match, whose
- * states a Replay would not see.
- */
-export function whrContender(systemOptions: Record<string, unknown> = {}, options: CoreContenderOptions = {}): Contender {
-  // Validates the options (unknown keys included) the way createSystem does.
-  const system = createSystem('whr', systemOptions as WhrOptions);
-  const history = new WhrHistory(system.options);
-  const homeOffset = (options.homeAdvantage ?? 0) / WHR_SCALE;
+/** The parameters a contender reports: the system's resolved options, home advantage when used. */
+function reportedParameters(options: object, homeAdvantage: number): Record<string, ParameterValue> {
   const parameters: Record<string, ParameterValue> = {};
-  for (const [key, value] of Object.entries(system.options)) {
+  for (const [key, value] of Object.entries(options)) {
     if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') parameters[key] = value;
   }
-  if (options.homeAdvantage) parameters.homeAdvantage = options.homeAdvantage;
+  if (homeAdvantage) parameters.homeAdvantage = homeAdvantage;
+  return parameters;
+}
+
+/**
+ * A system that predicts online on its own terms (its descriptor's
+ * `online`: Whole-History Rating, driven on its history directly, since the
+ * re-smoothing of a closed day moves players outside the match, whose
+ * states a Replay would not see): each match is predicted from everything
+ * learnt so far, then learnt.
+ */
+export function onlineContender(descriptor: RegisteredDescriptor, systemOptions: Record<string, unknown> = {}, options: CoreContenderOptions = {}): Contender {
+  // Validates the options (unknown keys included) the way createSystem does.
+  const resolved = createSystem(descriptor.name, systemOptions).options;
+  const homeAdvantage = options.homeAdvantage ?? 0;
+  const rater = descriptor.online!(resolved, homeAdvantage);
   return {
-    label: 'whr',
-    parameters,
+    label: descriptor.name,
+    parameters: reportedParameters(resolved, homeAdvantage),
     predict(match) {
       requireTwoTeams(match);
-      return history.predictMatch(match, homeOffset);
+      return rater.predict(match);
     },
-    update(match) {
-      history.addMatch(match, homeOffset);
-    },
-    known: (id) => history.has(id),
+    update: (match) => rater.learn(match),
+    known: (id) => rater.known(id),
   };
 }
 
-/** Creates a core system by name and wraps it. */
+/** Creates a core system by name and wraps it (online, where the system predicts on its own terms). */
 export function systemContender(name: SystemName, systemOptions: Record<string, unknown> = {}, options: CoreContenderOptions = {}): Contender {
-  if (name === 'whr') return whrContender(systemOptions, options);
+  const descriptor = describeSystem(name);
+  if (descriptor.online) return onlineContender(descriptor, systemOptions, options);
   return coreContender(createSystem(name, systemOptions), options);
 }
 
@@ -226,7 +227,7 @@ export function fiveThirtyEightEloContender(options: FiveThirtyEightEloOptions =
     if (players.length !== 1) throw new InvalidInputError('FiveThirtyEight Elo rates one player per side', { field: `teams[${t}].players` });
     return players[0]!.id;
   };
-  const expected = (a: string, b: string) => 1 / (1 + 10 ** (((ratings.get(b) ?? start) - (ratings.get(a) ?? start)) / 400));
+  const expected = (a: string, b: string) => eloExpected(ratings.get(a) ?? start, ratings.get(b) ?? start);
   return {
     label: 'elo-538',
     parameters: { rating: start, k: `${numerator}/(${offset}+m)^${shape}` },

@@ -5,6 +5,8 @@
  * published numbers to compare with. `ladder evaluate --dataset NAME` and the
  * report (report.ts) run these.
  */
+import { HOME_ADVANTAGE_FIT } from '../core/descriptor.js';
+import { describeSystem } from '../core/registry.js';
 import type { SystemName } from '../core/systems.js';
 import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from './contenders.js';
 import { chessMonth, loadChess, loadFootball, loadHalo2, loadOverwatch, loadTennisKdd19, loadTennisTour, type TourMatch } from './datasets.js';
@@ -69,12 +71,15 @@ export function createRunContender(run: SystemRun, fitted: Record<string, number
   return systemContender(run.system, systemOptions, contenderOptions);
 }
 
-const glickoFit: ParameterSpec[] = [
-  { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
-  { name: 'rd', min: 50, max: 600, initial: 350 },
-];
-const eloFit = (min = 4, max = 200): ParameterSpec => ({ name: 'k', min, max, initial: 32 });
-const homeFit: ParameterSpec = { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 };
+/** A system's default fit parameters with their ranges from the registry, any of them narrowed for a protocol. */
+function fitOf(name: SystemName, narrowed: Record<string, Partial<ParameterSpec>> = {}): ParameterSpec[] {
+  const { fit } = describeSystem(name);
+  return fit.byDefault.map((parameter) => ({ ...fit.parameters.find((p) => p.name === parameter)!, ...narrowed[parameter] }));
+}
+const glickoFit = fitOf('glicko2');
+// The published rows search Elo's K from 4, not from the command line's 1.
+const eloFit = (): ParameterSpec[] => fitOf('elo', { k: { min: 4 } });
+const homeFit: ParameterSpec = { ...HOME_ADVANTAGE_FIT };
 
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
 function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[]): DatasetPreset {
@@ -106,7 +111,7 @@ export const PRESETS: DatasetPreset[] = [
     isTest: (m) => m.at! >= Date.UTC(2011, 7, 28),
     runs: [
       { label: 'elo, K 45.5 (the paper\'s lr 0.262)', system: 'elo', options: { k: KDD19_ELO_K } },
-      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'elo, K fitted', system: 'elo', fit: eloFit() },
       { label: 'glicko2, defaults, no idle growth', system: 'glicko2', contender: { continuousTime: false } },
       { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
       { label: 'glicko2, tau and RD fitted, RD grows per idle day', system: 'glicko2', fit: glickoFit },
@@ -135,7 +140,7 @@ export const PRESETS: DatasetPreset[] = [
     runs: [
       { label: 'FiveThirtyEight Elo, K = 250/(5+m)^0.4', system: 'elo-538' },
       { label: 'elo, K 32', system: 'elo' },
-      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'elo, K fitted', system: 'elo', fit: eloFit() },
       { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
     ],
@@ -156,8 +161,8 @@ export const PRESETS: DatasetPreset[] = [
     draws: 'davidson',
     runs: [
       { label: 'elo, K 32', system: 'elo' },
-      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
-      { label: 'elo, K and white advantage fitted', system: 'elo', fit: [eloFit(), homeFit] },
+      { label: 'elo, K fitted', system: 'elo', fit: eloFit() },
+      { label: 'elo, K and white advantage fitted', system: 'elo', fit: [...eloFit(), homeFit] },
       { label: 'glicko2, defaults', system: 'glicko2' },
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
       { label: 'glicko2, tau, RD and white advantage fitted', system: 'glicko2', fit: [...glickoFit, homeFit] },
@@ -174,8 +179,8 @@ export const PRESETS: DatasetPreset[] = [
     isTest: (m) => m.at! >= Date.UTC(2011, 5, 3),
     draws: 'davidson',
     runs: [
-      { label: 'elo, K fitted, no home advantage', system: 'elo', fit: [eloFit()] },
-      { label: 'elo, K and home advantage fitted', system: 'elo', fit: [eloFit(), homeFit] },
+      { label: 'elo, K fitted, no home advantage', system: 'elo', fit: eloFit() },
+      { label: 'elo, K and home advantage fitted', system: 'elo', fit: [...eloFit(), homeFit] },
       { label: 'glicko2, tau and RD fitted, no home advantage', system: 'glicko2', fit: glickoFit },
       { label: 'glicko2, tau, RD and home advantage fitted', system: 'glicko2', fit: [...glickoFit, homeFit] },
       { label: 'wvw (goal margin), tau and RD fitted, no home advantage', system: 'wvw', fit: glickoFit },
@@ -206,7 +211,7 @@ export const PRESETS: DatasetPreset[] = [
     draws: 'davidson',
     runs: [
       { label: 'elo, K 32', system: 'elo' },
-      { label: 'elo, K fitted', system: 'elo', fit: [eloFit()] },
+      { label: 'elo, K fitted', system: 'elo', fit: eloFit() },
       { label: 'glicko2, defaults', system: 'glicko2' },
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
       { label: 'wvw (map-score margin), defaults', system: 'wvw' },

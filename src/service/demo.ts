@@ -4,6 +4,7 @@
  * ladder, a World-vs-World ladder with weeks of rounds and a few waiting
  * tickets. Generated from a fixed seed; skipped when the ladders exist.
  */
+import { eloExpected } from '../core/elo.js';
 import { mulberry32 } from '../core/wvw.js';
 import type { Match } from '../core/match.js';
 import { wvwGroups } from '../core/wvw.js';
@@ -59,7 +60,7 @@ export async function seedDemo(service: Service): Promise<boolean> {
     const a = Math.floor(random() * 80);
     let b = Math.floor(random() * 79);
     if (b >= a) b++;
-    const pA = 1 / (1 + 10 ** ((duelSkill[b]! - duelSkill[a]!) / 400));
+    const pA = eloExpected(duelSkill[a]!, duelSkill[b]!);
     const r = random();
     const rank = r < pA * 0.95 ? [1, 2] : r < pA * 0.95 + 0.05 ? [1, 1] : [2, 1];
     const at = now - 21 * DAY + (m / 800) * 21 * DAY;

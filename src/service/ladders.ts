@@ -5,6 +5,7 @@
  * the instance that made it and by the others within `CACHE_MS`.
  */
 import { InvalidInputError } from '../core/errors.js';
+import { describeSystem } from '../core/registry.js';
 import { createSystem, type RatingSystem, type SystemName } from '../core/systems.js';
 import { type FilterDefaults, type MatchmakerOptions, type PlayerFilter, type ResolvedWidening, resolveWidening, type WideningOptions } from '../matchmaking/index.js';
 import { resolveFilterDefaults } from '../matchmaking/ticket.js';
@@ -12,9 +13,10 @@ import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeader
 import type { Database, Queryable } from '../store/database.js';
 import { deleteLadder, findLadder, insertLadder, type LadderCounts, ladderCounts, type LadderRow, listLadders, lockLadder, updateLadder } from '../store/ladders.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
+import { HOSTED_SYSTEMS, hostedByService } from './systems.js';
 
 export interface MatchmakingSettings {
-  /** Players per team. @default 6 for teamrank, else 1 */
+  /** Players per team. @default the system's (`ladder.teamSize` of its descriptor: 6 for team rank, else 1) */
   teamSize: number;
   /** Teams per match. @default 2 */
   teams: number;
@@ -44,7 +46,7 @@ const MAX_CANDIDATES_DEFAULT = 256;
  */
 export function resolveMatchmaking(system: string, input: MatchmakingInput = {}): MatchmakingSettings {
   const settings: MatchmakingSettings = {
-    teamSize: input.teamSize ?? (system === 'teamrank' ? 6 : 1),
+    teamSize: input.teamSize ?? describeSystem(system).ladder.teamSize,
     teams: input.teams ?? 2,
     widening: { steps: [], everySeconds: 0 },
     filterDefaults: resolveFilterDefaults(input.filterDefaults),
@@ -127,18 +129,16 @@ function build(row: LadderRow): Ladder {
 /** Checks a ladder definition completely (system options included) before anything is stored. */
 export function checkLadder(input: CreateLadderInput): Ladder {
   const options = input.options ?? {};
-  let system: RatingSystem;
+  const descriptor = describeSystem(input.system);
+  if (!hostedByService(descriptor)) {
+    throw new InvalidInputError(`${descriptor.label} keeps whole histories, and a ladder rates each match from stored states; use one of ${HOSTED_SYSTEMS.map((d) => d.name).join(', ')}`, { field: 'system' });
+  }
   try {
-    system = createSystem(input.system, options);
+    // Values against the system's option schema, and names: own keys only (`constructor` is a name like any other, not an option).
+    createSystem(input.system, options);
   } catch (error) {
     if (error instanceof InvalidInputError) throw new InvalidInputError(error.detail, { field: error.field === undefined ? 'options' : `options.${error.field}` });
     throw error;
-  }
-  for (const key of Object.keys(options)) {
-    // Own keys only: `constructor` or `hasOwnProperty` are names on every object's prototype, not options.
-    if (!Object.hasOwn(system.options, key)) {
-      throw new InvalidInputError(`unknown option for ${input.system}; known: ${Object.keys(system.options).join(', ')}`, { field: `options.${key}` });
-    }
   }
   try {
     resolveLeaderboardOptions(input.standings ?? {});

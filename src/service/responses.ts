@@ -5,6 +5,7 @@
  * document cannot drift from the server.
  */
 import { z } from 'zod';
+import { CAPABILITY_MEANINGS } from '../core/descriptor.js';
 
 export const errorResponse = z
   .object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) })
@@ -211,3 +212,44 @@ export const integrityResponse = z.object({
   tested: z.object({ pairs: z.number().int(), players: z.number().int() }),
   entries: z.array(z.record(z.string(), z.unknown())).describe('Most suspicious first, each with its evidence (docs/INTEGRITY.md).'),
 });
+
+const optionDescription = z.object({
+  name: z.string(),
+  type: z.enum(['number', 'choice', 'boolean']),
+  default: z.union([z.number(), z.string(), z.boolean()]),
+  description: z.string(),
+  min: z.number().optional(),
+  exclusiveMin: z.boolean().optional().describe('`min` itself is refused.'),
+  max: z.number().optional(),
+  integer: z.boolean().optional(),
+  values: z.array(z.string()).optional().describe('The allowed values of a `choice`.'),
+});
+
+/** One rating system: every field read from the core's registry. */
+export const systemResponse = z.object({
+  name: z.string().describe('The name ladder definitions use (`system`).'),
+  label: z.string(),
+  summary: z.string(),
+  ladders: z.boolean().describe('A ladder may use it. Whole-history systems are for the library and the command line.'),
+  options: z.array(optionDescription).describe('Its options (a ladder\'s `options`), with defaults and ranges.'),
+  capabilities: z.object(
+    Object.fromEntries(Object.entries(CAPABILITY_MEANINGS).map(([name, meaning]) => [name, z.boolean().describe(meaning)])) as Record<keyof typeof CAPABILITY_MEANINGS, z.ZodBoolean>,
+  ),
+  display: z.object({
+    quantity: z.enum(['rating', 'rank']).describe('What the number is called.'),
+    decimals: z.number().int().describe('Decimals shown.'),
+    scale: z.enum(['elo', 'glicko', 'multiplicative']).describe('What a difference means: Elo\'s 400 points for odds of 10, Glicko-2\'s scale, or ranks as odds.'),
+  }),
+  fit: z.object({
+    parameters: z.array(z.object({ name: z.string(), min: z.number(), max: z.number(), scale: z.enum(['log', 'linear']).optional(), initial: z.number().optional() })),
+    byDefault: z.array(z.string()),
+  }).describe('What `ladder fit` may tune, and tunes by default.'),
+  dashboard: z.object({
+    terms: z.array(z.object({ key: z.string(), label: z.string(), format: z.enum(['number', 'signed', 'text']), digits: z.number().int().optional() })).describe('Columns of a rating change\'s `terms` worth showing.'),
+    explanation: z.string(),
+    mixedResult: z.object({ win: z.string(), loss: z.string() }).optional().describe('Notes for a win that lost rating and a loss that gained it.'),
+    performanceRuns: z.boolean().describe('`terms.expected` is a win chance on Elo\'s 400-point scale.'),
+  }),
+  ladder: z.object({ teamSize: z.number().int().describe('Players per team the matchmaker forms by default.') }),
+});
+export const systemListResponse = z.object({ systems: z.array(systemResponse) });

@@ -8,6 +8,8 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
 import { identifierProblem, MAX_ID_LENGTH } from '../core/ids.js';
+import type { RegisteredDescriptor, SystemName } from '../core/registry.js';
+import { HOSTED_SYSTEMS, optionsSchemaOf } from './systems.js';
 
 /** An identifier as the core defines it (src/core/ids.ts): well-formed Unicode, no control characters, 1 to 200 characters. */
 export const identifier = z
@@ -22,7 +24,8 @@ const id = identifier;
 const idOrNumber = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]);
 const finiteNonNegative = z.number().min(0).max(1e15);
 
-export const systemName = z.enum(['glicko2', 'wvw', 'teamrank', 'elo']);
+/** The systems a ladder may use, from the core registry. */
+export const systemName = z.enum(HOSTED_SYSTEMS.map((d) => d.name) as [SystemName, ...SystemName[]]);
 
 const division = z.object({ name: identifier.pipe(z.string().max(60)), minPercentile: z.number().min(1).max(100) }).strict();
 
@@ -35,41 +38,48 @@ export const standingsOptionsSchema = z
   })
   .strict();
 
-export const createLadderSchema = z
-  .object({
-    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
-    system: systemName,
-    options: z.record(identifier.pipe(z.string().max(40)), z.union([z.number().min(-1e9).max(1e9), identifier.pipe(z.string().max(40)), z.boolean()])).optional().describe('Options of the rating system (see docs/RATING.md); unknown names are rejected.'),
-    public: z.boolean().optional().describe('Anyone may read the leaderboard, players, history and rounds without a key. Default false.'),
-    standings: standingsOptionsSchema.optional(),
-    season: identifier.optional().describe('Name of the first season. Default "1".'),
-    matchmaking: z
-      .object({
-        teamSize: z.number().int().min(1).max(16).optional(),
-        teams: z.number().int().min(2).max(8).optional(),
-        widening: z
-          .object({
-            steps: z.array(z.number().min(0).max(100)).max(20).optional().describe('Widths (percentiles) a loose filter widens through, increasing. Default [5, 10, 20, 50, 100].'),
-            everySeconds: z.number().positive().max(86_400).optional().describe('Seconds of waiting between widening steps. Default 30.'),
-          })
-          .strict()
-          .optional(),
-        filterDefaults: z
-          .object({
-            within: z.number().min(0).max(100).optional().describe('Percentiles either side a player accepts. Default 10.'),
-            strict: z.boolean().optional().describe('Strict filters never widen. Default false.'),
-            maxPing: z.number().min(0).max(1e6).optional().describe('Highest ping (ms) accepted for the region of the match. Default 150.'),
-          })
-          .strict()
-          .optional()
-          .describe('Filter values for players whose ticket sends none.'),
-        maxCandidates: z.number().int().min(1).max(100_000).optional().describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
-      })
-      .strict()
-      .optional()
-      .describe("Settings of the ladder's matchmaker (see docs/MATCHMAKING.md)."),
-  })
-  .strict();
+/** A ladder definition's fields besides `system` and `options`. */
+const ladderFields = {
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
+  public: z.boolean().optional().describe('Anyone may read the leaderboard, players, history and rounds without a key. Default false.'),
+  standings: standingsOptionsSchema.optional(),
+  season: identifier.optional().describe('Name of the first season. Default "1".'),
+  matchmaking: z
+    .object({
+      teamSize: z.number().int().min(1).max(16).optional(),
+      teams: z.number().int().min(2).max(8).optional(),
+      widening: z
+        .object({
+          steps: z.array(z.number().min(0).max(100)).max(20).optional().describe('Widths (percentiles) a loose filter widens through, increasing. Default [5, 10, 20, 50, 100].'),
+          everySeconds: z.number().positive().max(86_400).optional().describe('Seconds of waiting between widening steps. Default 30.'),
+        })
+        .strict()
+        .optional(),
+      filterDefaults: z
+        .object({
+          within: z.number().min(0).max(100).optional().describe('Percentiles either side a player accepts. Default 10.'),
+          strict: z.boolean().optional().describe('Strict filters never widen. Default false.'),
+          maxPing: z.number().min(0).max(1e6).optional().describe('Highest ping (ms) accepted for the region of the match. Default 150.'),
+        })
+        .strict()
+        .optional()
+        .describe('Filter values for players whose ticket sends none.'),
+      maxCandidates: z.number().int().min(1).max(100_000).optional().describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
+    })
+    .strict()
+    .optional()
+    .describe("Settings of the ladder's matchmaker (see docs/MATCHMAKING.md)."),
+};
+
+/**
+ * A ladder definition: one schema per system a ladder may use, told apart
+ * by `system`, each with that system's options (derived from the core's
+ * option schema: types, ranges, allowed values).
+ */
+const ladderDefinitionOf = (descriptor: RegisteredDescriptor) =>
+  z.object({ ...ladderFields, system: z.literal(descriptor.name), options: optionsSchemaOf(descriptor).optional() }).strict();
+const [firstHosted, ...otherHosted] = HOSTED_SYSTEMS.map(ladderDefinitionOf);
+export const createLadderSchema = z.discriminatedUnion('system', [firstHosted!, ...otherHosted]);
 
 const matchPlayer = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.object({ id: idOrNumber, seconds: finiteNonNegative.optional(), quit: z.boolean().optional() }).strict()]);
 

@@ -7,6 +7,8 @@ export {
   quantiles,
   type Quantiles,
   simulate,
+  simulatedSystem,
+  simulatedSystems,
   type SimulationOptions,
   type SimulationReport,
 } from './simulate.js';

@@ -24,7 +24,7 @@
  *   true skill) always lose to their boostee (one from the bottom half) and
  *   quit `boosterQuitShare` of those matches.
  */
-import { createSystem, type Match, type PlayerState, type SystemName } from '../core/index.js';
+import { createSystem, describeSystem, InvalidInputError, type Match, type PlayerState, systemsWhere, type SystemName } from '../core/index.js';
 import { Leaderboard } from '../standings/leaderboard.js';
 import { Matchmaker } from '../matchmaking/matchmaker.js';
 import type { FormedMatch } from '../matchmaking/matchmaker.js';
@@ -170,10 +170,28 @@ const SIM_DEFAULTS: Required<SimulationOptions> = {
 
 const CHEAT_DEFAULTS: Required<CheatOptions> = { winTraders: 0, boosters: 0, arrangedPerDay: 6, boosterQuitShare: 0.5 };
 
+/**
+ * The systems the simulator can drive: those that rate matches by placement
+ * alone (its matches have a winner, not raw scores) and rate them one at a
+ * time from stored states (not whole-history systems).
+ */
+export function simulatedSystems(): SystemName[] {
+  return systemsWhere((d) => !d.capabilities.needsScores && !d.capabilities.wholeHistory).map((d) => d.name);
+}
+
+/** `name` as a system the simulator can drive, else an InvalidInputError naming `field`. */
+export function simulatedSystem(name: string, field = 'system'): SystemName {
+  const descriptor = describeSystem(name, field);
+  if (!simulatedSystems().includes(descriptor.name)) {
+    throw new InvalidInputError(`the simulator plays matches by placement and rates them from stored states; ${name} cannot; use ${simulatedSystems().join(', ')}`, { field });
+  }
+  return descriptor.name;
+}
+
 export function simulate(options: SimulationOptions = {}): SimulationReport {
   const o: Required<SimulationOptions> = { ...SIM_DEFAULTS, ...options };
   const random = seededRandom(o.seed);
-  const system = createSystem(o.system);
+  const system = createSystem(simulatedSystem(o.system));
   const board = new Leaderboard({ placementMatches: o.placementMatches, initialCapacity: o.players });
   const matchmaker = new Matchmaker({ teamSize: o.teamSize });
   const states = new Map<string, PlayerState>();

@@ -16,7 +16,6 @@
  */
 import { InvalidInputError } from '../core/errors.js';
 import type { PlayerState, RatingSystem } from '../core/systems.js';
-import { roundHalfUp, type ResolvedTeamRankOptions } from '../core/teamrank.js';
 import { type LeaderboardOptions, Leaderboard } from './leaderboard.js';
 import { divisionOf } from './percentile.js';
 
@@ -60,14 +59,14 @@ export function softReset(states: ReadonlyMap<string, PlayerState>, options: Sof
   }
   const restart = options.restartPlacement ?? false;
   if (typeof restart !== 'boolean') throw new InvalidInputError(`must be true or false, got ${String(restart)}`, { field: 'restartPlacement' });
-  const teamRank = system.name === 'teamrank' ? (system.options as ResolvedTeamRankOptions) : undefined;
 
   const result = new Map<string, PlayerState>();
   for (const [id, state] of states) {
     if (!Number.isFinite(state.rating)) throw new InvalidInputError(`must be a finite number, got ${state.rating}`, { field: `states.${id}.rating` });
     // toward + keep·(rating − toward), written so that keep 1 and keep 0 are exact.
     let rating = keep * state.rating + (1 - keep) * toward;
-    if (teamRank !== undefined) rating = Math.max(teamRank.floor, roundHalfUp(rating, teamRank.decimals));
+    // A rating as the system holds it (team rank: in cents, never below its floor).
+    if (system.holdRating) rating = system.holdRating(rating);
     const next: PlayerState = { ...state, rating };
     if (rd !== undefined && state.rd !== undefined) next.rd = Math.max(state.rd, rd);
     if (restart) next.matches = 0;

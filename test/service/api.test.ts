@@ -6,6 +6,7 @@
 import glicko2 from 'glicko2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { describeSystem, SYSTEM_NAMES } from '../../src/core/registry.js';
 
 describe.each(BACKENDS)('service API on %s', (backend) => {
   let server: TestServer;
@@ -35,6 +36,28 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(unknownOption.body.error.field).toBe('options.kk');
     const badSystem = await admin.post('/v1/ladders', { id: 'x3', system: 'trueskill' });
     expect(badSystem.body.error.field).toBe('system');
+    const wholeHistory = await admin.post('/v1/ladders', { id: 'x4', system: 'whr' });
+    expect(wholeHistory.status).toBe(400);
+    expect(wholeHistory.body.error.field).toBe('system');
+    const badChoice = await admin.post('/v1/ladders', { id: 'x5', system: 'teamrank', options: { quitterModifier: 'heads' } });
+    expect(badChoice.body.error).toMatchObject({ field: 'options.quitterModifier', message: 'must be one of "time", "headcount", got "heads"' });
+  });
+
+  it('lists the rating systems of the registry, with options and display hints, without a key', async () => {
+    const reply = await client(server.url).get('/v1/systems');
+    expect(reply.status).toBe(200);
+    const systems = reply.body.systems as Array<Record<string, any>>;
+    expect(systems.map((s) => s.name)).toEqual(SYSTEM_NAMES);
+    for (const system of systems) {
+      const descriptor = describeSystem(system.name);
+      expect(system.label).toBe(descriptor.label);
+      expect(system.capabilities).toEqual(descriptor.capabilities);
+      expect(system.options.map((o: { name: string }) => o.name)).toEqual(Object.keys(descriptor.options));
+      expect(system.ladders).toBe(!descriptor.capabilities.wholeHistory);
+    }
+    const teamrank = systems.find((s) => s.capabilities.rounds === false && s.display.quantity === 'rank')!;
+    expect(teamrank.display.decimals).toBe(2);
+    expect(teamrank.options.find((o: { name: string }) => o.name === 'quitterModifier')).toMatchObject({ type: 'choice', values: ['time', 'headcount'], default: 'time' });
   });
 
   it('rates a match: Glicko-2 numbers agree with the glicko2 npm package', async () => {

@@ -66,6 +66,7 @@ describe('the OpenAPI document', () => {
       expect(parsed.success, `${method} ${url}: ${parsed.success ? '' : JSON.stringify(parsed.error.issues.slice(0, 3))}`).toBe(true);
     };
     check('GET', '/healthz', 200, await api.get('/healthz'));
+    check('GET', '/v1/systems', 200, await api.get('/v1/systems'));
     check('POST', '/v1/keys', 201, await api.post('/v1/keys', { name: 'reader', scopes: ['read'] }));
     const keys = await api.get('/v1/keys');
     check('GET', '/v1/keys', 200, keys);

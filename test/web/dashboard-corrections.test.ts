@@ -8,6 +8,7 @@
  * Its own service (one per test file): voids and a new season change the
  * seeded ladders under the other files' feet.
  */
+import { describeSystem } from '../../src/core/registry.js';
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { chromiumAvailable } from './browser.js';
@@ -16,7 +17,7 @@ import type { Api } from './seed.js';
 
 const hasChromium = chromiumAvailable();
 
-const rating = (value: number, system: string) => (system === 'teamrank' ? value.toFixed(2) : value.toFixed(1));
+const rating = (value: number, system: string) => value.toFixed(describeSystem(system).display.decimals);
 
 interface HistoryEntry {
   matchId: string;

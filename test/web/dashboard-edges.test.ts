@@ -5,6 +5,7 @@
  * (the leaderboard search `total`, the performance `clamped` flag), the test
  * also answers in the new shape through a route and checks the dashboard reads it.
  */
+import { describeSystem } from '../../src/core/registry.js';
 import type { Page, Route } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { chromiumAvailable } from './browser.js';
@@ -34,8 +35,9 @@ interface HistoryEntry {
 function expectedResult(entry: HistoryEntry, system: string): string {
   const change = entry.after.rating - entry.before.rating;
   if (entry.terms.outcome === 'quit') return entry.result === 'loss' ? 'loss · quit' : `${entry.result} · quit: counted as a loss`;
-  if (system === 'wvw' && entry.result === 'win' && change < 0) return 'win · lost rating: score share below expected';
-  if (system === 'wvw' && entry.result === 'loss' && change > 0) return 'loss · gained rating: score share above expected';
+  const mixed = describeSystem(system).dashboard.mixedResult;
+  if (mixed && entry.result === 'win' && change < 0) return `win · ${mixed.win}`;
+  if (mixed && entry.result === 'loss' && change > 0) return `loss · ${mixed.loss}`;
   return entry.result;
 }
 

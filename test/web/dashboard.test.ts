@@ -8,12 +8,14 @@ import { chromiumAvailable } from './browser.js';
 import { PHONE, useDashboard } from './harness.js';
 import type { Api } from './seed.js';
 import { DASHBOARD_CSP } from '../../src/web/csp.js';
+import { describeSystem } from '../../src/core/registry.js';
 
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('dashboard browser tests skipped: /usr/bin/chromium is missing (`.ci/run` installs it)');
 
-// Formatting rules of src/web/public/ui.js, restated so the test reads the API's numbers the way a person does.
-const rating = (value: number, system: string) => (system === 'teamrank' ? value.toFixed(2) : value.toFixed(1));
+// Formatting rules of src/web/public/ui.js, restated so the test reads the API's numbers the way a person does
+// (the decimals are each system's, from the registry that GET /v1/systems serves).
+const rating = (value: number, system: string) => value.toFixed(describeSystem(system).display.decimals);
 const fixed = (value: number | null | undefined, digits: number) => (value === null || value === undefined ? '–' : value.toFixed(digits));
 const signed = (value: number, digits: number) => (value > 0 ? `+${value.toFixed(digits)}` : value.toFixed(digits));
 
@@ -42,6 +44,34 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
       }
       const duel = ladders.find((ladder: { id: string }) => ladder.id === 'duel');
       expect(duel.matches).toBe(150);
+    });
+  });
+
+  it('takes labels, decimals and tabs from GET /v1/systems, naming no system itself', async () => {
+    await withPage('systems-endpoint', async (page) => {
+      // The service's descriptions, changed on the way: what the pages show must follow them.
+      await page.route('**/v1/systems', async (route) => {
+        const response = await route.fetch();
+        const body = await response.json();
+        for (const system of body.systems) {
+          system.label = `Label of ${system.name}`;
+          system.display.decimals = 3;
+          system.capabilities.rounds = !system.capabilities.rounds;
+        }
+        await route.fulfill({ response, json: body });
+      });
+      await open(page, '/ladders');
+      const { ladders } = await api.get('/v1/ladders');
+      for (const ladder of ladders) {
+        const card = page.locator(`#ladder-list li[data-ladder="${ladder.id}"]`);
+        expect(await card.locator('.meta').innerText()).toContain(`Label of ${ladder.system}`);
+        // A system rated in rounds links to its rounds, the others to matchmaking: here the other way round.
+        const rounds = describeSystem(ladder.system).capabilities.rounds;
+        expect(await card.locator('.links a').nth(1).innerText()).toBe(rounds ? 'Matchmaking' : `Label of ${ladder.system}`);
+      }
+      await open(page, '/ladders/duel');
+      const board = await api.get('/v1/ladders/duel/leaderboard?limit=25&offset=0');
+      expect(await cellTexts(page, '#leaderboard tbody td.rating')).toEqual(board.entries.map((entry: { rating: number }) => entry.rating.toFixed(3)));
     });
   });
 

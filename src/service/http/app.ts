@@ -20,6 +20,7 @@ import { predictionRoutes } from './routes/predictions.js';
 import { reportRoutes } from './routes/reports.js';
 import { roundRoutes } from './routes/rounds.js';
 import { seasonRoutes } from './routes/seasons.js';
+import { systemRoutes } from './routes/systems.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { registerSecurity } from './security.js';
 import { zodValidatorCompiler } from './zod-provider.js';
@@ -120,6 +121,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.decorate('routeTable', routes);
   const options = { ctx, routes };
   await app.register(metaRoutes, options);
+  await app.register(systemRoutes, options);
   await app.register(keyRoutes, options);
   await app.register(ladderRoutes, options);
   await app.register(matchRoutes, options);

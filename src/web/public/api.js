@@ -147,6 +147,7 @@ export async function post(path, body, init = {}) {
 export const enc = encodeURIComponent;
 
 export const api = {
+  systems: (init) => get('/systems', {}, init),
   ladders: (init) => get('/ladders', {}, init),
   ladder: (id, init) => get(`/ladders/${enc(id)}`, {}, init),
   leaderboard: (id, query, init) => get(`/ladders/${enc(id)}/leaderboard`, query, init),

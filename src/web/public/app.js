@@ -1,9 +1,10 @@
 // Hash router: #/ladders, #/ladders/:id, #/ladders/:id/players/:player,
-// #/ladders/:id/matches, #/ladders/:id/wvw, #/ladders/:id/matchmaking,
-// #/ladders/:id/integrity (admins), #/performance.
+// #/ladders/:id/matches, #/ladders/:id/rounds (also at its first name, /wvw),
+// #/ladders/:id/matchmaking, #/ladders/:id/integrity (admins), #/performance.
 // Hash routing keeps every page a plain static file: the server needs no
 // fallback route and links work when the dashboard is mounted under a prefix.
 import { apiKey, apiKeyRejected, setApiKey } from './api.js';
+import { loadSystems } from './systems.js';
 import { clear, errorBox, h, parseHash, takeNotice } from './ui.js';
 import * as laddersPage from './pages/ladders.js';
 import * as leaderboardPage from './pages/leaderboard.js';
@@ -20,7 +21,7 @@ const routes = [
   { pattern: /^\/ladders\/([^/]+)\/?$/, page: leaderboardPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/players\/([^/]+)\/?$/, page: playerPage, names: ['ladder', 'player'] },
   { pattern: /^\/ladders\/([^/]+)\/matches\/?$/, page: matchesPage, names: ['ladder'] },
-  { pattern: /^\/ladders\/([^/]+)\/wvw\/?$/, page: wvwPage, names: ['ladder'] },
+  { pattern: /^\/ladders\/([^/]+)\/(?:rounds|wvw)\/?$/, page: wvwPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/matchmaking\/?$/, page: matchmakingPage, names: ['ladder'] },
   { pattern: /^\/ladders\/([^/]+)\/integrity\/?$/, page: integrityPage, names: ['ladder'] },
   { pattern: /^\/performance\/?$/, page: performancePage },
@@ -55,6 +56,9 @@ async function render() {
   });
   main.setAttribute('aria-busy', 'true');
   try {
+    // What each rating system is called and how its numbers show (GET /v1/systems), loaded once.
+    await loadSystems();
+    if (controller.signal.aborted) return;
     const cleanup = await route.page.render(main, { params, query, signal: controller.signal });
     if (controller.signal.aborted) cleanup?.();
     else current.cleanup = cleanup ?? null;

@@ -1,5 +1,6 @@
 // Small DOM and formatting helpers shared by the pages.
 import { apiKey, apiKeyRejected } from './api.js';
+import { systemInfo } from './systems.js';
 
 /**
  * Creates an element: h('a', { href: '#/x', class: 'y' }, 'text', child).
@@ -63,7 +64,12 @@ export function clear(element) {
 /** Rating as the API gives it, to the precision the system uses. */
 export function formatRating(value, system) {
   if (value === null || value === undefined || Number.isNaN(value)) return '–';
-  return system === 'teamrank' ? value.toFixed(2) : value.toFixed(1);
+  return value.toFixed(ratingDecimals(system));
+}
+
+/** Decimals the system shows its ratings with (team rank holds ranks in cents). */
+export function ratingDecimals(system) {
+  return systemInfo(system).display.decimals;
 }
 
 export function formatNumber(value, digits = 2) {
@@ -97,7 +103,7 @@ export function formatSeconds(seconds) {
 }
 
 export function systemLabel(system) {
-  return { teamrank: 'Team rank', glicko2: 'Glicko-2', elo: 'Elo', wvw: 'World vs World' }[system] ?? system;
+  return systemInfo(system).label;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** World-vs-World rounds. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 import { InvalidInputError } from '../../../core/errors.js';
+import { allSystems, describeSystem } from '../../../core/registry.js';
 import { listRoundSummaries } from '../../../store/rounds.js';
 import { ladderParams, roundSchema } from '../../schemas.js';
 import { roundSubmission } from '../../submissions.js';
@@ -15,7 +16,10 @@ export const roundRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
   const maxFutureMs = ctx.maxFutureMs ?? 86_400_000;
   app.post('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams, body: roundSchema }, config: { operation: { operationId: 'rateRound', tags: ['rounds'], summary: 'Rate a World-vs-World round (one rating period); answers the new ratings and the next round groups', auth: 'write', headers: ['Idempotency-Key'], responses: { 201: ratedRoundResponse }, example: { round: 'week 1', matches: [{ worlds: { 'World A': 120000, 'World B': 90000, 'World C': 60000 } }] } } } }, async (request, reply) => {
     const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
-    if (ladder.system !== 'wvw') throw new InvalidInputError(`rounds are for World-vs-World ladders; ${ladder.id} uses ${ladder.system}`, { field: 'ladder' });
+    if (!describeSystem(ladder.system).capabilities.rounds) {
+      const inRounds = allSystems().filter((d) => d.capabilities.rounds).map((d) => d.label);
+      throw new InvalidInputError(`rounds are for ladders of a system rated in rounds (${inRounds.join(', ')}); ${ladder.id} uses ${ladder.system}`, { field: 'ladder' });
+    }
     const key = idempotencyKey(request);
     const { at, matches } = roundSubmission(request.body, { now: Date.now(), maxFutureMs });
     return sendOutcome(reply, await ctx.writer.submitRound(ladder, request.body.round, at, matches, key, requestHash('round', request.body)));

@@ -1,4 +1,5 @@
 import { api, canOfferAdmin, enc } from '../api.js';
+import { systemInfo } from '../systems.js';
 import { formatDate, formatPercent, h, systemLabel } from '../ui.js';
 
 /** Heading and tabs shared by every page of one ladder. */
@@ -7,8 +8,7 @@ export function ladderHeader(ladder, active, title) {
   const tabs = [
     { key: 'leaderboard', label: 'Leaderboard', href: base },
     { key: 'matches', label: 'Matches', href: `${base}/matches` },
-    ladder.system === 'wvw' ? { key: 'wvw', label: 'World vs World', href: `${base}/wvw` } : null,
-    ladder.system !== 'wvw' ? { key: 'matchmaking', label: 'Matchmaking', href: `${base}/matchmaking` } : null,
+    ...roundsOrMatchmaking(ladder).map((tab) => ({ ...tab, href: `${base}/${tab.path}` })),
     // For admins only: shown while a key is saved that has not been found to lack the admin scope (and on the page itself).
     canOfferAdmin() || active === 'integrity' ? { key: 'integrity', label: 'Integrity', href: `${base}/integrity` } : null,
   ].filter(Boolean);
@@ -27,6 +27,16 @@ export function ladderHeader(ladder, active, title) {
       h('ul', {}, tabs.map((tab) => h('li', {}, h('a', { href: tab.href, 'aria-current': tab.key === active ? 'page' : null }, tab.label)))),
     ),
   ];
+}
+
+/**
+ * The ladder's third tab: its rounds for a system rated in rounds (World vs
+ * World), else matchmaking (a system rated in rounds groups its teams into
+ * tiers instead of queueing players).
+ */
+export function roundsOrMatchmaking(ladder) {
+  const system = systemInfo(ladder.system);
+  return system.capabilities.rounds ? [{ key: 'rounds', label: system.label, path: 'rounds' }] : [{ key: 'matchmaking', label: 'Matchmaking', path: 'matchmaking' }];
 }
 
 export function playerHref(ladderId, playerId) {
@@ -54,8 +64,9 @@ export function resultMeaning(entry, system) {
   const change = (entry.after?.rating ?? 0) - (entry.before?.rating ?? 0);
   if (outcome === 'quit') return { counted: 'loss', note: result === 'loss' ? 'quit' : 'quit: counted as a loss' };
   if (outcome === 'walkover') return { counted: 'win', note: result === 'win' ? 'walkover: the other team quit' : 'walkover: counted as a win' };
-  if (system === 'wvw' && result === 'win' && change < 0) return { counted: 'mixed', note: 'lost rating: score share below expected' };
-  if (system === 'wvw' && result === 'loss' && change > 0) return { counted: 'mixed', note: 'gained rating: score share above expected' };
+  const mixed = systemInfo(system).dashboard.mixedResult;
+  if (mixed && result === 'win' && change < 0) return { counted: 'mixed', note: mixed.win };
+  if (mixed && result === 'loss' && change > 0) return { counted: 'mixed', note: mixed.loss };
   return { counted: result, note: null };
 }
 

@@ -1,5 +1,6 @@
 import { api, enc } from '../api.js';
 import { formatDate, h, systemLabel, table } from '../ui.js';
+import { roundsOrMatchmaking } from './common.js';
 
 export async function render(main, { signal }) {
   main.append(h('h1', { tabindex: '-1' }, 'Ladders'));
@@ -13,10 +14,7 @@ export async function render(main, { signal }) {
     { class: 'cards', id: 'ladder-list' },
     ladders.map((ladder) => {
       const base = `#/ladders/${enc(ladder.id)}`;
-      const extra =
-        ladder.system === 'wvw'
-          ? h('a', { href: `${base}/wvw` }, 'World vs World')
-          : h('a', { href: `${base}/matchmaking` }, 'Matchmaking');
+      const extra = roundsOrMatchmaking(ladder).map((tab) => h('a', { href: `${base}/${tab.path}` }, tab.label));
       return h(
         'li',
         { class: 'card', dataset: { ladder: ladder.id } },

@@ -1,6 +1,7 @@
 import { api } from '../api.js';
 import { lineChart } from '../charts.js';
 import { clear, errorBox, errorMessage, formatNumber, h, table } from '../ui.js';
+import { systemInfo } from '../systems.js';
 
 const PRESETS = {
   'blog-example': {
@@ -245,7 +246,8 @@ async function playerRunPicker(gamesInput, signal, onLoaded) {
   } catch {
     return null;
   }
-  const eligible = ladders.filter((ladder) => ladder.system === 'elo' || ladder.system === 'glicko2');
+  // Ladders whose history gives each game's expected score on Elo's 400-point scale (the systems endpoint says which).
+  const eligible = ladders.filter((ladder) => systemInfo(ladder.system).dashboard.performanceRuns);
   if (eligible.length === 0) return null;
   const ladderSelect = h('select', { id: 'run-ladder' }, eligible.map((ladder) => h('option', { value: ladder.id }, ladder.id)));
   const playerInput = h('input', { id: 'run-player', type: 'text', autocomplete: 'off', placeholder: 'player id' });

@@ -1,6 +1,7 @@
 import { ApiError, api, enc } from '../api.js';
 import { lineChart } from '../charts.js';
-import { formatDate, formatNumber, formatRating, formatSigned, h, hashLink, table } from '../ui.js';
+import { systemInfo } from '../systems.js';
+import { formatDate, formatNumber, formatRating, formatSigned, h, hashLink, ratingDecimals, table } from '../ui.js';
 import { currentSeason, ladderHeader, ladderSeasons, placementText, playerHref, resultContent, resultMeaning, seasonPicker, voidDetails, voidLabel } from './common.js';
 import { canVoid, voidButton } from './void.js';
 
@@ -184,36 +185,29 @@ function ratingChart(counted, system, playerId) {
     series,
     bands,
     xLabel: 'Match',
-    yLabel: system === 'teamrank' ? 'Rank' : 'Rating',
+    yLabel: systemInfo(system).display.quantity === 'rank' ? 'Rank' : 'Rating',
     formatX: (value) => (value === 0 ? 'start' : `#${value}`),
   });
 }
 
+/** What the terms columns mean, from the systems endpoint. */
 function termsExplanation(system) {
-  if (system === 'teamrank') {
-    return h(
-      'p',
-      { class: 'explain' },
-      'Each match stakes a twentieth of the rank. The change is R₀/20 × average-rank modifier × quitter modifier: ',
-      'the average-rank modifier is above 1 when the other team was ranked higher (on a win) or lower (on a loss); ',
-      'the quitter modifier is above 1 when your team played fewer seconds on a win, or the other team did on a loss. ',
-      'A player who quits takes a loss whatever the team did (“win · quit: counted as a loss”).',
-    );
-  }
-  return h(
-    'p',
-    { class: 'explain' },
-    'Expected is the chance of winning the ratings gave before the match; score is what happened (1 win, ½ draw, 0 loss',
-    system === 'wvw' ? ', or the score share transformed for World vs World' : '',
-    '). Surprise = score − expected: the further from 0, the more the rating moved.',
-    system === 'wvw' ? ' The rating follows the score share, not the placing: a world can top its match and still lose rating (“win · lost rating”) when its share was below what the ratings expected.' : '',
-  );
+  const text = systemInfo(system).dashboard.explanation;
+  return text ? h('p', { class: 'explain' }, text) : '';
+}
+
+/** A terms cell: its value formatted as the system's column says. */
+function termCell(column, value) {
+  const className = `num ${column.key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+  if (column.format === 'text') return h('td', { class: className.replace(/^num /, '') }, value === undefined || value === null ? '–' : String(value));
+  return h('td', { class: className }, column.format === 'signed' ? formatSigned(value, column.digits ?? 2) : formatNumber(value, column.digits ?? 2));
 }
 
 function matchTable(entries, { ladder, playerId, numbers, voids }) {
   const system = ladder.system;
   const ladderId = ladder.id;
-  const teamrank = system === 'teamrank';
+  const { terms: termColumns } = systemInfo(system).dashboard;
+  const decimals = ratingDecimals(system);
   const voidable = canVoid(ladder);
   const columns = [
     { label: '#', numeric: true },
@@ -223,9 +217,7 @@ function matchTable(entries, { ladder, playerId, numbers, voids }) {
     { label: 'Before', numeric: true },
     { label: 'After', numeric: true },
     { label: 'Change', numeric: true },
-    ...(teamrank
-      ? [{ label: 'Outcome' }, { label: 'Avg-rank modifier', numeric: true }, { label: 'Quitter modifier', numeric: true }]
-      : [{ label: 'Score', numeric: true }, { label: 'Expected', numeric: true }, { label: 'Surprise', numeric: true }]),
+    ...termColumns.map((column) => ({ label: column.label, numeric: column.format !== 'text' })),
     voidable ? { label: 'Action' } : null,
   ].filter(Boolean);
   const rows = entries.map((entry) => {
@@ -244,18 +236,8 @@ function matchTable(entries, { ladder, playerId, numbers, voids }) {
       h('td', { class: 'teams' }, teamsCell(entry, ladderId, playerId)),
       h('td', { class: 'num before' }, formatRating(entry.before.rating, system)),
       h('td', { class: 'num after' }, formatRating(entry.after.rating, system)),
-      h('td', { class: `num change ${voided ? '' : change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, formatSigned(change, teamrank ? 2 : 1)),
-      ...(teamrank
-        ? [
-            h('td', { class: 'outcome' }, String(terms.outcome ?? '–')),
-            h('td', { class: 'num average-modifier' }, formatNumber(terms.averageModifier, 3)),
-            h('td', { class: 'num quitter-modifier' }, formatNumber(terms.quitterModifier, 3)),
-          ]
-        : [
-            h('td', { class: 'num score' }, formatNumber(terms.score, 3)),
-            h('td', { class: 'num expected' }, formatNumber(terms.expected, 3)),
-            h('td', { class: 'num surprise' }, formatSigned(terms.surprise, 3)),
-          ]),
+      h('td', { class: `num change ${voided ? '' : change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, formatSigned(change, decimals)),
+      ...termColumns.map((column) => termCell(column, terms[column.key])),
       voidable ? h('td', { class: 'action' }, voided ? '' : voidButton(ladder, entry.matchId)) : null,
     );
   });

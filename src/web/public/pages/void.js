@@ -1,7 +1,8 @@
 // "Void…": asks for a reason, voids the match through the API (write scope),
 // then reloads the page with the service's answer on top of it.
 import { ApiError, api, canOfferWrites } from '../api.js';
-import { errorMessage, formatRating, formatSigned, h, refreshWithNotice, table } from '../ui.js';
+import { systemInfo } from '../systems.js';
+import { errorMessage, formatRating, formatSigned, h, ratingDecimals, refreshWithNotice, table } from '../ui.js';
 
 /**
  * Whether the page offers "Void…" on this ladder's matches: a key that may
@@ -9,7 +10,7 @@ import { errorMessage, formatRating, formatSigned, h, refreshWithNotice, table }
  * whose rounds are rated as one period and cannot be voided match by match.
  */
 export function canVoid(ladder) {
-  return ladder.system !== 'wvw' && canOfferWrites();
+  return !systemInfo(ladder.system).capabilities.rounds && canOfferWrites();
 }
 
 /** The "Void…" button of one match, named for screen readers by the match ("Void duel-12…"). */
@@ -127,7 +128,7 @@ export function voidAnswer(ladder, matchId, answer) {
       h('td', { class: 'player' }, player.id),
       h('td', { class: 'num before' }, state(player.before)),
       h('td', { class: 'num after' }, state(player.after)),
-      h('td', { class: `num change ${change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, change === null ? (player.after ? 'new' : 'gone') : formatSigned(change, system === 'teamrank' ? 2 : 1)),
+      h('td', { class: `num change ${change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, change === null ? (player.after ? 'new' : 'gone') : formatSigned(change, ratingDecimals(system))),
     );
   });
   return h(

@@ -5,7 +5,7 @@ import { ladderHeader, playerHref } from './common.js';
 
 export async function render(main, { params, query, signal }) {
   const [ladder, { rounds }] = await Promise.all([api.ladder(params.ladder, { signal }), api.rounds(params.ladder, { signal })]);
-  main.append(...ladderHeader(ladder, 'wvw', `${ladder.id}: World vs World`));
+  main.append(...ladderHeader(ladder, 'rounds', `${ladder.id}: World vs World`));
   if (rounds.length === 0) {
     main.append(h('p', {}, 'No rounds yet. Post one to /v1/ladders/' + ladder.id + '/rounds.'));
     return;
@@ -25,7 +25,7 @@ export async function render(main, { params, query, signal }) {
         h('label', { for: 'round' }, 'Round'),
         h(
           'select',
-          { id: 'round', onchange: (event) => (location.hash = hashLink(`/ladders/${encodeURIComponent(ladder.id)}/wvw`, { round: event.target.value })) },
+          { id: 'round', onchange: (event) => (location.hash = hashLink(`/ladders/${encodeURIComponent(ladder.id)}/rounds`, { round: event.target.value })) },
           rounds.map((candidate, position) =>
             h('option', { value: candidate.round, selected: position === index }, `${candidate.round}${position === rounds.length - 1 ? ' (latest)' : ''}`),
           ),

@@ -1,0 +1,126 @@
+/**
+ * The one shape every rating system takes, so replay, evaluation and the
+ * service can drive any of them from the same match records, and the small
+ * helpers the systems share.
+ */
+import type { Match } from './match.js';
+import type { SystemName } from './registry.js';
+
+/** A player's state in any system: team rank keeps its rank in `rating`. */
+export interface PlayerState {
+  rating: number;
+  rd?: number;
+  volatility?: number;
+  /** Matches rated so far. */
+  matches: number;
+  /** Epoch ms of the last rated match, when matches carry times. */
+  lastAt?: number;
+}
+
+export interface PlayerChange {
+  id: string;
+  /** Index of the player's team in the match. */
+  team: number;
+  before: PlayerState;
+  after: PlayerState;
+  /**
+   * The terms that moved the rating. Glicko-2, WvW and Elo: `score` and
+   * `expected` (mean over the player's battles) and `surprise` = score -
+   * expected; Glicko-2 also `idlePeriods`. Team rank: `averageModifier`,
+   * `quitterModifier` (rounded to six significant digits for reading:
+   * roundForDisplay) and `outcome`. Each system's descriptor lists the
+   * ones worth a column (`dashboard.terms`).
+   */
+  terms: Record<string, number | string>;
+}
+
+export interface MatchRating {
+  matchId?: string;
+  players: PlayerChange[];
+}
+
+export interface RatePeriodOptions {
+  /**
+   * Grow each player's uncertainty for the time since their last match
+   * before rating (continuous time; systems with idle growth only). @default true
+   */
+  timeIdle?: boolean;
+}
+
+export interface RatingSystem {
+  readonly name: SystemName;
+  /** The resolved options, defaults filled in. */
+  readonly options: Readonly<object>;
+  /** A new player's state. */
+  initial(): PlayerState;
+  /**
+   * Rates one rating period: every match is rated from the states at the
+   * period's start (team rank, which has no periods, rates them in order).
+   * Players missing from `states` start at `initial()`. Returns one rating per
+   * match; a player in several matches shows their state after the period.
+   */
+  ratePeriod(matches: readonly Match[], states: ReadonlyMap<string, PlayerState>, options?: RatePeriodOptions): MatchRating[];
+  rateMatch(match: Match, states: ReadonlyMap<string, PlayerState>, options?: RatePeriodOptions): MatchRating;
+  /**
+   * Probability that each team wins. Two teams: [p, 1 - p] with draws
+   * counting half. More teams: each team's chance of placing first, taken as
+   * the normalised product of its pairwise chances.
+   */
+  predict(teams: ReadonlyArray<readonly PlayerState[]>): number[];
+  /** Idle growth for `periods` idle rating periods (Glicko-2 and WvW: step 6 alone); systems without it return the state unchanged. */
+  idle(state: PlayerState, periods: number): PlayerState;
+  /**
+   * A rating as the system holds it, for ratings made outside it (a
+   * season's soft reset): team rank rounds to its decimals and never goes
+   * below its floor. Absent where any number is a rating.
+   */
+  holdRating?(rating: number): number;
+}
+
+
+/**
+ * The later of two times. A player's `lastAt` only moves forward: a match
+ * reported late (its `at` before the player's last match) is rated in
+ * arrival order and leaves `lastAt` where it was, so it never makes the
+ * player look inactive.
+ */
+export function latest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a > b ? a : b;
+}
+
+function normalise(values: number[]): number[] {
+  const total = values.reduce((a, b) => a + b, 0);
+  return values.map((v) => v / total);
+}
+
+/** Multi-team win chances from a pairwise probability function (see RatingSystem.predict). */
+export function predictFromPairs(count: number, pair: (a: number, b: number) => number): number[] {
+  if (count === 2) {
+    const p = pair(0, 1);
+    return [p, 1 - p];
+  }
+  const products = Array.from({ length: count }, (_, i) => {
+    let product = 1;
+    for (let j = 0; j < count; j++) if (j !== i) product *= pair(i, j);
+    return product;
+  });
+  return normalise(products);
+}
+
+export function mean(values: readonly number[]): number {
+  let sum = 0;
+  for (const v of values) sum += v;
+  return sum / values.length;
+}
+
+/** A player's state, or a new player's. */
+export function stateOf(states: ReadonlyMap<string, PlayerState>, id: string, initial: () => PlayerState): PlayerState {
+  return states.get(id) ?? initial();
+}
+
+/** The empty rating of each match of a period, in order (its id carried over). */
+export function emptyRatings(matches: readonly Match[]): MatchRating[] {
+  return matches.map((match) => ({ ...(match.id !== undefined ? { matchId: match.id } : {}), players: [] }));
+}
