@@ -32,7 +32,7 @@ import type { MatchRating, PlayerState, RatingSystem } from './systems.js';
 /** Rating points per natural unit of skill: the Elo scale, 400 / ln 10. */
 export const WHR_SCALE = 400 / Math.LN10;
 const DAY_MS = 86_400_000;
-const CONVERGE_RELAXATION = 1.5;
+const CONVERGE_RELAXATION = 1.7;
 
 export type WhrLink = 'logistic' | 'probit';
 
@@ -152,6 +152,99 @@ export function whrWinProbability(d: number, v: number, link: WhrLink): number {
   return link === 'probit' ? normalCdf(d / Math.sqrt(1 + v)) : logistic(d / Math.sqrt(1 + (Math.PI * v) / 8));
 }
 
+/** The probit link's gradient and curvature of ln P(score | d), into out[0], out[1]. */
+function probitTerms(d: number, s: number, out: Float64Array): void {
+  let grad = 0;
+  let curv = 0;
+  if (s > 0) {
+    const l = inverseMillsRatio(d);
+    grad += s * l;
+    curv += s * l * (l + d);
+  }
+  if (s < 1) {
+    const l = inverseMillsRatio(-d);
+    grad -= (1 - s) * l;
+    curv += (1 - s) * l * (l - d);
+  }
+  out[0] = grad;
+  out[1] = curv;
+}
+
+/**
+ * The gradient and curvature (minus the second derivative) of one game's
+ * log-likelihood in d, into out[0], out[1]: side A is nodes[start, split),
+ * side B nodes[split, end), skills read from r.
+ */
+function gameTermsOf(start: number, split: number, end: number, s: number, offset: number, nodes: Int32Array, r: Float64Array, probit: boolean, out: Float64Array): void {
+  let sa = 0;
+  for (let i = start; i < split; i++) sa += r[nodes[i]!]!;
+  let sb = 0;
+  for (let i = split; i < end; i++) sb += r[nodes[i]!]!;
+  const d = sa / (split - start) - sb / (end - split) + offset;
+  if (probit) {
+    probitTerms(d, s, out);
+    return;
+  }
+  const p = 1 / (1 + Math.exp(-d));
+  out[0] = s - p;
+  out[1] = p * (1 - p);
+}
+
+/**
+ * Solves (−H) δ = g for one timeline, −H = tridiag(−c, a, −c) positive
+ * definite (Thomas algorithm, O(count)), and adds relax · δ to
+ * r[base … base + count) (each step clamped to ±4, a guard against a wild
+ * first step far from the mode, never active near it). Returns the larger of
+ * `largest` and the largest |δ|.
+ */
+function solveTimeline(count: number, a: Float64Array, b: Float64Array, c: Float64Array, dp: Float64Array, y: Float64Array, r: Float64Array, base: number, relax: number, largest: number): number {
+  dp[0] = a[0]!;
+  y[0] = b[0]!;
+  for (let j = 1; j < count; j++) {
+    const m = c[j - 1]! / dp[j - 1]!;
+    dp[j] = a[j]! - c[j - 1]! * m;
+    y[j] = b[j]! + m * y[j - 1]!;
+  }
+  let delta = y[count - 1]! / dp[count - 1]!;
+  for (let j = count - 1; j >= 0; j--) {
+    if (j < count - 1) delta = (y[j]! + c[j]! * delta) / dp[j]!;
+    const step = delta > 4 ? 4 : delta < -4 ? -4 : delta;
+    r[base + j] = r[base + j]! + relax * step;
+    const size = step < 0 ? -step : step;
+    if (size > largest) largest = size;
+    delta = step;
+  }
+  return largest;
+}
+
+/** The history laid out for whole sweeps (see WhrHistory.compile): positions are player-major. */
+interface Compiled {
+  playerStart: Int32Array;
+  /** Position → node id, and node id → position. */
+  nodeOf: Int32Array;
+  pos: Int32Array;
+  /** The Wiener link to the player's node before: 1/(w² Δt) and w² Δt (0 for a first node). */
+  linkPrecision: Float64Array;
+  linkVariance: Float64Array;
+  entryStart: Int32Array;
+  /** The one opponent's position, or −1 − (2·game + side) for a general game. */
+  opp: Int32Array;
+  score: Float64Array;
+  offset: Float64Array;
+  /** The games' node lists, as positions. */
+  gamePos: Int32Array;
+  /** Skills and forward precisions by position. */
+  r: Float64Array;
+  f: Float64Array;
+}
+
+export interface WhrConvergeOptions {
+  /** ω, the over-relaxation of the sweeps after the first (1 is plain Gauss–Seidel; keep below 2). @default 1.7 */
+  relaxation?: number;
+  /** Called after each sweep with its largest Newton step. */
+  onSweep?: (sweep: number, moved: number) => void;
+}
+
 /** A player's current skill: mode and variance (natural units), and when it was last estimated. */
 export interface WhrEstimate {
   mean: number;
@@ -223,6 +316,7 @@ export class WhrHistory {
   private c = new Float64Array(256);
   private dp = new Float64Array(256);
   private y = new Float64Array(256);
+  private scratchR = new Float64Array(256);
   private readonly probit: boolean;
   private readonly priorPrecision: number;
   private readonly w2: number;
@@ -339,6 +433,28 @@ export class WhrHistory {
     for (const n of sideB) this.addEntry(n, g, 1);
   }
 
+  private addGame1v1(na: number, nb: number, score: number, offset: number): void {
+    const g = this.gameCount++;
+    if (g >= this.gameStart.length) {
+      const size = this.gameStart.length * 2;
+      this.gameStart = grow(this.gameStart, size);
+      this.gameSplit = grow(this.gameSplit, size);
+      this.gameEnd = grow(this.gameEnd, size);
+      this.gameScore = grow(this.gameScore, size);
+      this.gameOffset = grow(this.gameOffset, size);
+    }
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2);
+    this.gameStart[g] = this.gameNodeCount;
+    this.gameNodes[this.gameNodeCount++] = na;
+    this.gameSplit[g] = this.gameNodeCount;
+    this.gameNodes[this.gameNodeCount++] = nb;
+    this.gameEnd[g] = this.gameNodeCount;
+    this.gameScore[g] = score;
+    this.gameOffset[g] = offset;
+    this.addEntry(na, g, 0);
+    this.addEntry(nb, g, 1);
+  }
+
   /**
    * Adds a match: one game per pair of teams, scored by placement (a draw
    * is half a win and half a loss). `homeOffset` (natural units) is added
@@ -394,86 +510,292 @@ export class WhrHistory {
   /**
    * Smooths every player's whole timeline to the MAP: Newton sweeps over all
    * players until no skill moves more than `tolerance`, or `maxSweeps`.
-   * Returns the sweeps taken.
+   * Nodes that never had a Newton step (added by `addMatches`) first get a
+   * forward (filtering) pass. Returns the sweeps taken.
    */
-  converge(tolerance = 1e-4, maxSweeps = 500): number {
+  converge(tolerance = 1e-4, maxSweeps = 500, options: WhrConvergeOptions = {}): number {
+    const relaxation = options.relaxation ?? CONVERGE_RELAXATION;
     this.touched = [];
+    const compiled = this.compile();
+    if (this.unfittedFrom < this.nodeCount) this.forwardPass(compiled, this.unfittedFrom);
+    this.unfittedFrom = this.nodeCount;
+    let sweeps = maxSweeps;
     for (let sweep = 1; sweep <= maxSweeps; sweep++) {
-      // Over-relaxed (ω = 1.5) Gauss–Seidel over players: plain sweeps creep
-      // along the slow collective modes (a pool of players who mostly meet
-      // each other); ω = 1.5 cut the sweeps to a given tolerance about
-      // fourfold on the ATP file.
-      const [moved] = this.sweepOnce(CONVERGE_RELAXATION);
+      // Over-relaxed Gauss–Seidel over players (SOR): plain sweeps creep along
+      // the slow collective modes (pools of players who mostly meet each
+      // other). The first sweep is plain, as the start may be far from the mode.
+      const moved = this.sweepCompiled(compiled, sweep === 1 ? 1 : relaxation);
+      options.onSweep?.(sweep, moved);
       if (moved < tolerance) {
-        // A last plain step, so the forward precisions belong to the final skills.
-        this.sweepOnce(1);
-        return sweep + 1;
+        sweeps = sweep;
+        break;
       }
     }
-    return maxSweeps;
+    // A last plain step, so the forward precisions belong to the final skills.
+    this.sweepCompiled(compiled, 1);
+    this.writeBack(compiled);
+    return sweeps === maxSweeps ? maxSweeps : sweeps + 1;
+  }
+
+  /** One Newton step on every player's whole timeline (relaxed by `relax`); returns the largest step. */
+  sweepOnce(relax = 1): number {
+    const compiled = this.compile();
+    const moved = this.sweepCompiled(compiled, relax);
+    this.writeBack(compiled);
+    return moved;
   }
 
   /**
    * Adds matches without any smoothing (then call `converge`): the batch
    * path, cheaper than `addMatch` when the whole history is fitted at once.
+   * Matches of one player against one are added without building their
+   * placements.
    */
   addMatches(matches: Iterable<Match>, homeOffset = 0): void {
+    const first = this.nodeCount;
     this.deferred = true;
     try {
-      for (const match of matches) this.addMatch(match, homeOffset);
+      for (const match of matches) {
+        const teams = match.teams;
+        const day = this.dayOf(match.at);
+        if (teams.length !== 2 || teams[0]!.players.length !== 1 || teams[1]!.players.length !== 1) {
+          this.addMatch(match, homeOffset, day);
+          continue;
+        }
+        if (day > this.day) this.day = day;
+        const a = teams[0]!;
+        const b = teams[1]!;
+        const na = this.nodeFor(this.notePlayer(a.players[0]!.id, match.at), day);
+        const nb = this.nodeFor(this.notePlayer(b.players[0]!.id, match.at), day);
+        let score: number;
+        if (a.rank !== undefined) score = a.rank! < b.rank! ? 1 : a.rank! > b.rank! ? 0 : 0.5;
+        else score = a.score! > b.score! ? 1 : a.score! < b.score! ? 0 : 0.5;
+        const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
+        this.addGame1v1(na, nb, score, offset);
+      }
     } finally {
       this.deferred = false;
     }
     this.touched = [];
+    if (first < this.unfittedFrom) this.unfittedFrom = first;
   }
 
   private deferred = false;
+  /** Nodes from this id on have had no Newton step (added by `addMatches`). */
+  private unfittedFrom = 0;
 
-  /** One Newton step on every player's whole timeline; returns [largest step, player]. */
-  sweepOnce(relax = 1): [number, number] {
-    let moved = 0;
-    let who = -1;
-    for (let p = 0; p < this.players.length; p++) {
-      const step = this.newton(p, 0, relax);
-      if (step > moved) {
-        moved = step;
-        who = p;
-      }
-    }
-    return [moved, who];
+  /** The player's index, counting the match and its time. */
+  private notePlayer(id: string, at: number | undefined): number {
+    const p = this.playerIndex(id);
+    const state = this.players[p]!;
+    state.matches++;
+    if (at !== undefined && (state.lastAt === undefined || at > state.lastAt)) state.lastAt = at;
+    return p;
   }
 
-  /** The gradient and curvature (minus the second derivative) of one game's log-likelihood in d, into out[0], out[1]. */
-  private gameTerms(g: number, out: Float64Array): void {
-    const start = this.gameStart[g]!;
-    const split = this.gameSplit[g]!;
-    const end = this.gameEnd[g]!;
-    let sa = 0;
-    for (let i = start; i < split; i++) sa += this.nodeR[this.gameNodes[i]!]!;
-    let sb = 0;
-    for (let i = split; i < end; i++) sb += this.nodeR[this.gameNodes[i]!]!;
-    const d = sa / (split - start) - sb / (end - split) + this.gameOffset[g]!;
-    const s = this.gameScore[g]!;
-    if (!this.probit) {
-      const p = 1 / (1 + Math.exp(-d));
-      out[0] = s - p;
-      out[1] = p * (1 - p);
-      return;
+  /**
+   * The history laid out for whole sweeps: each player's nodes at
+   * consecutive positions, each node's games as a contiguous run of entries
+   * (compressed sparse rows), so a sweep reads memory in order but for the
+   * opponents' skills.
+   */
+  private compile(): Compiled {
+    const players = this.players.length;
+    const nodes = this.nodeCount;
+    const playerStart = new Int32Array(players + 1);
+    const nodeOf = new Int32Array(nodes);
+    const pos = new Int32Array(nodes);
+    let k = 0;
+    for (let p = 0; p < players; p++) {
+      playerStart[p] = k;
+      for (const n of this.players[p]!.nodes) {
+        nodeOf[k] = n;
+        pos[n] = k++;
+      }
     }
-    let grad = 0;
-    let curv = 0;
-    if (s > 0) {
-      const l = inverseMillsRatio(d);
-      grad += s * l;
-      curv += s * l * (l + d);
+    playerStart[players] = k;
+    const linkPrecision = new Float64Array(nodes);
+    const linkVariance = new Float64Array(nodes);
+    const r = new Float64Array(nodes);
+    const f = new Float64Array(nodes);
+    for (let p = 0; p < players; p++) {
+      for (let k = playerStart[p]!; k < playerStart[p + 1]!; k++) {
+        const n = nodeOf[k]!;
+        r[k] = this.nodeR[n]!;
+        f[k] = this.nodeF[n]!;
+        if (k > playerStart[p]!) {
+          const variance = this.w2 * (this.nodeDay[n]! - this.nodeDay[nodeOf[k - 1]!]!);
+          linkVariance[k] = variance;
+          linkPrecision[k] = 1 / variance;
+        }
+      }
     }
-    if (s < 1) {
-      const l = inverseMillsRatio(-d);
-      grad -= (1 - s) * l;
-      curv += (1 - s) * l * (l - d);
+    const entryStart = new Int32Array(nodes + 1);
+    const opp = new Int32Array(this.entryCount);
+    const score = new Float64Array(this.entryCount);
+    const offset = new Float64Array(this.entryCount);
+    let e = 0;
+    for (let k = 0; k < nodes; k++) {
+      entryStart[k] = e;
+      for (let x = this.nodeHead[nodeOf[k]!]!; x !== -1; x = this.entryNext[x]!) {
+        const o = this.entryOpp[x]!;
+        // A general game is −1 − (2·game + side).
+        opp[e] = o >= 0 ? pos[o]! : -1 - (2 * this.entryGame[x]! + this.entrySide[x]!);
+        score[e] = this.entryScore[x]!;
+        offset[e] = this.entryOffset[x]!;
+        e++;
+      }
     }
-    out[0] = grad;
-    out[1] = curv;
+    entryStart[nodes] = e;
+    const gamePos = new Int32Array(this.gameNodeCount);
+    for (let i = 0; i < this.gameNodeCount; i++) gamePos[i] = pos[this.gameNodes[i]!]!;
+    this.ensureScratch(1);
+    for (let p = 0; p < players; p++) this.ensureScratch(playerStart[p + 1]! - playerStart[p]!);
+    return { playerStart, nodeOf, pos, linkPrecision, linkVariance, entryStart, opp, score, offset, gamePos, r, f };
+  }
+
+  private writeBack(c: Compiled): void {
+    for (let k = 0; k < c.nodeOf.length; k++) {
+      const n = c.nodeOf[k]!;
+      this.nodeR[n] = c.r[k]!;
+      this.nodeF[n] = c.f[k]!;
+    }
+  }
+
+  private ensureScratch(count: number): void {
+    if (this.a.length >= count) return;
+    const size = Math.max(count, this.a.length * 2);
+    this.a = new Float64Array(size);
+    this.b = new Float64Array(size);
+    this.c = new Float64Array(size);
+    this.dp = new Float64Array(size);
+    this.y = new Float64Array(size);
+    this.scratchR = new Float64Array(size);
+  }
+
+  /**
+   * A filter in time order over nodes `from` on, as an online system would
+   * rate them: each day's nodes start from the player's skill of the node
+   * before and take Newton steps on the day's games, three Gauss–Seidel
+   * rounds over the day, with the past as a Gaussian message (the forward
+   * precision). A start for the sweeps far closer to the MAP than zero.
+   */
+  private forwardPass(c: Compiled, from: number): void {
+    const { pos, r, f, linkVariance, entryStart, opp, score, offset } = c;
+    const out = this.terms;
+    const probit = this.probit;
+    let start = from;
+    while (start < this.nodeCount) {
+      const day = this.nodeDay[start]!;
+      let end = start + 1;
+      while (end < this.nodeCount && this.nodeDay[end] === day) end++;
+      for (let n = start; n < end; n++) {
+        const k = pos[n]!;
+        r[k] = linkVariance[k]! > 0 ? r[k - 1]! : 0;
+      }
+      for (let round = 0; round < 3; round++) {
+        for (let n = start; n < end; n++) {
+          const k = pos[n]!;
+          const first = !(linkVariance[k]! > 0);
+          const mean = first ? 0 : r[k - 1]!;
+          const message = first ? this.priorPrecision : 1 / (1 / f[k - 1]! + linkVariance[k]!);
+          const rk = r[k]!;
+          let grad = -message * (rk - mean);
+          let curv = message;
+          for (let e = entryStart[k]!; e < entryStart[k + 1]!; e++) {
+            const o = opp[e]!;
+            if (o >= 0) {
+              const d = rk - r[o]! + offset[e]!;
+              if (!probit) {
+                const q = 1 / (1 + Math.exp(-d));
+                grad += score[e]! - q;
+                curv += q * (1 - q);
+              } else {
+                probitTerms(d, score[e]!, out);
+                grad += out[0]!;
+                curv += out[1]!;
+              }
+            } else {
+              this.generalTerms(c, -1 - o, out);
+              grad += out[0]!;
+              curv += out[1]!;
+            }
+          }
+          const step = grad / curv;
+          r[k] = rk + (step > 4 ? 4 : step < -4 ? -4 : step);
+          f[k] = curv;
+        }
+      }
+      start = end;
+    }
+  }
+
+  /** A general game's gradient and curvature for one of its sides (code = 2·game + side), on the compiled skills. */
+  private generalTerms(c: Compiled, code: number, out: Float64Array): void {
+    const g = code >> 1;
+    const side = code & 1;
+    gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, c.gamePos, c.r, this.probit, out);
+    const size = side === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
+    out[0] = (side === 0 ? out[0]! : -out[0]!) / size;
+    out[1] = out[1]! / (size * size);
+  }
+
+  /** One Newton step on every player's whole timeline in the compiled layout; returns the largest step. */
+  private sweepCompiled(c: Compiled, relax: number): number {
+    const { playerStart, r, f, linkPrecision, linkVariance, entryStart, opp, score, offset } = c;
+    const { a, b, c: upper, dp, y, terms: out, priorPrecision } = this;
+    const probit = this.probit;
+    let largest = 0;
+    const players = playerStart.length - 1;
+    for (let p = 0; p < players; p++) {
+      const base = playerStart[p]!;
+      const count = playerStart[p + 1]! - base;
+      let previousF = 0;
+      for (let j = 0; j < count; j++) {
+        const k = base + j;
+        const rk = r[k]!;
+        let grad = 0;
+        let curv = 0;
+        for (let e = entryStart[k]!; e < entryStart[k + 1]!; e++) {
+          const o = opp[e]!;
+          if (o >= 0) {
+            const d = rk - r[o]! + offset[e]!;
+            if (!probit) {
+              const q = 1 / (1 + Math.exp(-d));
+              grad += score[e]! - q;
+              curv += q * (1 - q);
+            } else {
+              probitTerms(d, score[e]!, out);
+              grad += out[0]!;
+              curv += out[1]!;
+            }
+          } else {
+            this.generalTerms(c, -1 - o, out);
+            grad += out[0]!;
+            curv += out[1]!;
+          }
+        }
+        const message = j === 0 ? priorPrecision : 1 / (1 / previousF + linkVariance[k]!);
+        previousF = curv + message;
+        f[k] = previousF;
+        if (j === 0) {
+          curv += priorPrecision;
+          grad -= priorPrecision * rk;
+        } else {
+          const link = linkPrecision[k]!;
+          const diff = r[k - 1]! - rk;
+          upper[j - 1] = link;
+          a[j - 1] += link;
+          b[j - 1] -= link * diff;
+          curv += link;
+          grad += link * diff;
+        }
+        a[j] = curv;
+        b[j] = grad;
+      }
+      largest = solveTimeline(count, a, b, upper, dp, y, r, base, relax, largest);
+    }
+    return largest;
   }
 
   private readonly terms = new Float64Array(2);
@@ -487,14 +809,7 @@ export class WhrHistory {
     const nodes = this.players[p]!.nodes;
     const count = nodes.length - from;
     if (count <= 0) return 0;
-    if (this.a.length < count) {
-      const size = Math.max(count, this.a.length * 2);
-      this.a = new Float64Array(size);
-      this.b = new Float64Array(size);
-      this.c = new Float64Array(size);
-      this.dp = new Float64Array(size);
-      this.y = new Float64Array(size);
-    }
+    this.ensureScratch(count);
     const { a, b, c, dp, y, terms, nodeR, nodeDay, nodeF, w2 } = this;
     // Each node's games: gradient into b, curvature into a; the forward precision alongside.
     let previousF = 0;
@@ -511,8 +826,14 @@ export class WhrHistory {
           curv += q * (1 - q);
           continue;
         }
+        if (opp >= 0) {
+          probitTerms(nodeR[n]! - nodeR[opp]! + this.entryOffset[e]!, this.entryScore[e]!, terms);
+          grad += terms[0]!;
+          curv += terms[1]!;
+          continue;
+        }
         const g = this.entryGame[e]!;
-        this.gameTerms(g, terms);
+        gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, this.gameNodes, nodeR, this.probit, terms);
         const size = this.entrySide[e] === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
         const sign = this.entrySide[e] === 0 ? 1 : -1;
         grad += (sign * terms[0]!) / size;
@@ -557,26 +878,10 @@ export class WhrHistory {
       b[j] -= link * diff;
       b[j + 1] += link * diff;
     }
-    // Thomas algorithm on A δ = b, A = tridiag(−c, a, −c), positive definite.
-    dp[0] = a[0]!;
-    y[0] = b[0]!;
-    for (let j = 1; j < count; j++) {
-      const m = c[j - 1]! / dp[j - 1]!;
-      dp[j] = a[j]! - c[j - 1]! * m;
-      y[j] = b[j]! + m * y[j - 1]!;
-    }
-    let delta = y[count - 1]! / dp[count - 1]!;
-    let largest = 0;
-    for (let j = count - 1; j >= 0; j--) {
-      if (j < count - 1) delta = (y[j]! + c[j]! * delta) / dp[j]!;
-      // A guard against a wild first step far from the mode; never active near it.
-      const step = delta > 4 ? 4 : delta < -4 ? -4 : delta;
-      const n = nodes[from + j]!;
-      nodeR[n] = nodeR[n]! + relax * step;
-      const size = step < 0 ? -step : step;
-      if (size > largest) largest = size;
-      delta = step;
-    }
+    // The Newton step δ = (−H)⁻¹ g on the window's nodes, in place.
+    for (let j = 0; j < count; j++) this.scratchR[j] = nodeR[nodes[from + j]!]!;
+    const largest = solveTimeline(count, a, b, c, dp, y, this.scratchR, 0, relax, 0);
+    for (let j = 0; j < count; j++) nodeR[nodes[from + j]!] = this.scratchR[j]!;
     return largest;
   }
 
