@@ -553,6 +553,9 @@ export class WhrHistory {
    */
   addMatches(matches: Iterable<Match>, homeOffset = 0): void {
     const first = this.nodeCount;
+    // Room for the whole batch at once: growing the arrays step by step
+    // costs a full garbage collection of a large heap at each doubling.
+    if (Array.isArray(matches)) this.reserve(matches.length);
     this.deferred = true;
     try {
       for (const match of matches) {
@@ -578,6 +581,35 @@ export class WhrHistory {
     }
     this.touched = [];
     if (first < this.unfittedFrom) this.unfittedFrom = first;
+  }
+
+  /** Grows the arrays for `count` more one-on-one matches (two nodes, two entries, one game each). */
+  private reserve(count: number): void {
+    const nodes = this.nodeCount + 2 * count;
+    if (nodes > this.nodeR.length) {
+      this.nodeR = grow(this.nodeR, nodes);
+      this.nodeDay = grow(this.nodeDay, nodes);
+      this.nodeF = grow(this.nodeF, nodes);
+      this.nodeHead = grow(this.nodeHead, nodes);
+    }
+    const entries = this.entryCount + 2 * count;
+    if (entries > this.entryGame.length) {
+      this.entryGame = grow(this.entryGame, entries);
+      this.entrySide = grow(this.entrySide, entries);
+      this.entryNext = grow(this.entryNext, entries);
+      this.entryOpp = grow(this.entryOpp, entries);
+      this.entryScore = grow(this.entryScore, entries);
+      this.entryOffset = grow(this.entryOffset, entries);
+    }
+    const games = this.gameCount + count;
+    if (games > this.gameStart.length) {
+      this.gameStart = grow(this.gameStart, games);
+      this.gameSplit = grow(this.gameSplit, games);
+      this.gameEnd = grow(this.gameEnd, games);
+      this.gameScore = grow(this.gameScore, games);
+      this.gameOffset = grow(this.gameOffset, games);
+    }
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
   }
 
   private deferred = false;
