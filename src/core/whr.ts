@@ -51,6 +51,8 @@ export interface WhrOptions {
   window?: number;
   /** Newton passes over the players of a closed day. @default 2 */
   sweeps?: number;
+  /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
+  refresh?: number;
   /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
   integrate?: boolean;
 }
@@ -63,6 +65,7 @@ export interface ResolvedWhrOptions {
   periodMs: number;
   window: number;
   sweeps: number;
+  refresh: number;
   integrate: boolean;
 }
 
@@ -74,6 +77,7 @@ export const WHR_DEFAULTS: ResolvedWhrOptions = Object.freeze({
   periodMs: DAY_MS,
   window: 32,
   sweeps: 2,
+  refresh: 0,
   integrate: true,
 });
 
@@ -90,7 +94,7 @@ export function resolveWhrOptions(options: WhrOptions = {}): ResolvedWhrOptions 
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new InvalidInputError(`must be a positive number, got ${String(value)}`, { field: key });
     o[key] = value;
   }
-  for (const key of ['window', 'sweeps'] as const) {
+  for (const key of ['window', 'sweeps', 'refresh'] as const) {
     const value = record[key];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < (key === 'window' ? 1 : 0)) {
@@ -271,6 +275,8 @@ interface Player {
   lastAt: number | undefined;
   /** Mark: the day on which the player was last put on the touched list. */
   touchedDay: number;
+  /** The day for which the player's timeline was last brought up to date before a match (see `prepare`). */
+  preparedDay: number;
 }
 
 /**
@@ -360,7 +366,7 @@ export class WhrHistory {
       i = this.players.length;
       this.index.set(id, i);
       this.ids.push(id);
-      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity });
+      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity });
     }
     return i;
   }
@@ -462,6 +468,7 @@ export class WhrHistory {
    * Newton steps. A new day first re-smooths the players of the day before.
    */
   addMatch(match: Match, homeOffset = 0, day = this.dayOf(match.at)): void {
+    if (!this.deferred) this.prepare(match, day);
     if (day > this.day) {
       if (!this.deferred) this.closeDay();
       this.day = day;
@@ -491,6 +498,35 @@ export class WhrHistory {
     for (const team of match.teams) for (const player of team.players) involved.push(this.index.get(player.id)!);
     for (let round = 0; round < 2; round++) {
       for (const p of involved) this.newton(p, this.players[p]!.nodes.length - 1);
+    }
+  }
+
+  /**
+   * Brings the timelines of a coming match's players up to date, so that a
+   * prediction made now sees every result already added: a match of a new
+   * day first closes the day before (as `addMatch` would), and a player's
+   * first match of a day re-smooths the last `window` nodes of their
+   * timeline `refresh` times, since their past opponents' timelines may have
+   * moved since the player last played. Reads only what was already added;
+   * `addMatch` calls it, and a caller who predicts before adding may call it
+   * first.
+   */
+  prepare(match: Match, day = this.dayOf(match.at)): void {
+    if (this.deferred) return;
+    if (day > this.day) this.closeDay();
+    const { window, refresh } = this.options;
+    if (refresh === 0) return;
+    for (const team of match.teams) {
+      for (const player of team.players) {
+        const p = this.index.get(player.id);
+        if (p === undefined) continue;
+        const state = this.players[p]!;
+        if (state.preparedDay >= day) continue;
+        state.preparedDay = day;
+        const count = state.nodes.length;
+        if (this.nodeDay[state.nodes[count - 1]!]! >= day) continue;
+        for (let s = 0; s < refresh; s++) this.newton(p, Math.max(0, count - window));
+      }
     }
   }
 

@@ -182,6 +182,7 @@ export function whrContender(systemOptions: Record<string, unknown> = {}, option
     parameters,
     predict(match) {
       requireTwoTeams(match);
+      history.prepare(match);
       return history.predictMatch(match, homeOffset);
     },
     update(match) {
