@@ -75,6 +75,11 @@ const glickoFit: ParameterSpec[] = [
 ];
 const eloFit = (min = 4, max = 200): ParameterSpec => ({ name: 'k', min, max, initial: 32 });
 const homeFit: ParameterSpec = { name: 'homeAdvantage', min: 0, max: 300, scale: 'linear', initial: 60 };
+/** Whole-History Rating's two variances, over the ranges `ladder fit` searches. */
+const whrFit: ParameterSpec[] = [
+  { name: 'dailyVariance', min: 0.0002, max: 0.05, initial: 0.0025 },
+  { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
+];
 
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
 function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[]): DatasetPreset {
@@ -91,6 +96,7 @@ function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: stri
       { label: 'elo, K 32', system: 'elo' },
       { label: 'glicko2, defaults', system: 'glicko2' },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published,
@@ -162,6 +168,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
       { label: 'glicko2, tau, RD and white advantage fitted', system: 'glicko2', fit: [...glickoFit, homeFit] },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
+      { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
+      { label: 'whr, variances and white advantage fitted', system: 'whr', fit: [...whrFit, homeFit] },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'none on this split (Kaggle scored months 101–105 by player-month RMSE; that test set is not public)', source: 'chess_kaggle2010/SOURCE.md' }],
@@ -181,6 +190,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'wvw (goal margin), tau and RD fitted, no home advantage', system: 'wvw', fit: glickoFit },
       { label: 'wvw (goal margin), tau, RD and home advantage fitted', system: 'wvw', fit: [...glickoFit, homeFit] },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults, no home advantage', system: 'whr' },
+      { label: 'whr, variances fitted, no home advantage', system: 'whr', fit: whrFit },
+      { label: 'whr, variances and home advantage fitted', system: 'whr', fit: [...whrFit, homeFit] },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [
@@ -211,6 +223,7 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
       { label: 'wvw (map-score margin), defaults', system: 'wvw' },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'no published accuracy table for this data', source: 'overwatch_league_rosters/SOURCE.md' }],
