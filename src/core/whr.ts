@@ -560,7 +560,7 @@ export class WhrHistory {
       // Over-relaxed Gauss–Seidel over players (SOR): plain sweeps creep along
       // the slow collective modes (pools of players who mostly meet each
       // other). The first sweep is plain, as the start may be far from the mode.
-      const moved = this.sweepCompiled(compiled, sweep === 1 ? 1 : relaxation);
+      const moved = this.sweepCompiled(compiled, sweep === 1 ? 1 : relaxation, false);
       options.onSweep?.(sweep, moved);
       if (moved < tolerance) {
         sweeps = sweep;
@@ -809,7 +809,7 @@ export class WhrHistory {
   }
 
   /** One Newton step on every player's whole timeline in the compiled layout; returns the largest step. */
-  private sweepCompiled(c: Compiled, relax: number): number {
+  private sweepCompiled(c: Compiled, relax: number, precisions = true): number {
     const { playerStart, r, f, linkPrecision, linkVariance, entryStart, opp, score, offset } = c;
     const { a, b, c: upper, dp, y, terms: out, priorPrecision } = this;
     const probit = this.probit;
@@ -824,7 +824,8 @@ export class WhrHistory {
         const rk = r[k]!;
         let grad = 0;
         let curv = 0;
-        for (let e = entryStart[k]!; e < entryStart[k + 1]!; e++) {
+        const end = entryStart[k + 1]!;
+        for (let e = entryStart[k]!; e < end; e++) {
           const o = opp[e]!;
           if (o >= 0) {
             const d = rk - r[o]! + offset[e]!;
@@ -843,9 +844,11 @@ export class WhrHistory {
             curv += out[1]!;
           }
         }
-        const message = j === 0 ? priorPrecision : 1 / (1 / previousF + linkVariance[k]!);
-        previousF = curv + message;
-        f[k] = previousF;
+        if (precisions) {
+          const message = j === 0 ? priorPrecision : 1 / (1 / previousF + linkVariance[k]!);
+          previousF = curv + message;
+          f[k] = previousF;
+        }
         if (j === 0) {
           curv += priorPrecision;
           grad -= priorPrecision * rk;
