@@ -20,7 +20,7 @@ const fixed = (value: number | undefined, digits = 4) => (value === undefined ||
 function parametersText(row: PresetRow): string {
   const shown = { ...row.parameters, ...(row.fitted ?? {}) };
   return Object.entries(shown)
-    .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis'].includes(key))
+    .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis', 'refresh', 'integrate'].includes(key))
     .map(([key, value]) => `${key} ${typeof value === 'number' ? +value.toPrecision(4) : value}${row.fitted && key in row.fitted ? '*' : ''}`)
     .join(', ');
 }
