@@ -117,6 +117,8 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
       { label: 'glicko2, tau and RD fitted, RD grows per idle day', system: 'glicko2', fit: glickoFit },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
+      { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
     ],
     peers: [
       { openskill: {} },
