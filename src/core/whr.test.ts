@@ -182,6 +182,16 @@ describe('whr: the batch path and the compiled sweeps', () => {
     relaxed.addMatches(log);
     relaxed.converge(1e-12, 5000, { relaxation: 1.9 });
     for (const id of ['a', 'b', 'c']) expect(relaxed.estimate(id)!.mean).toBeCloseTo(plain.estimate(id)!.mean, 10);
+    // At the mode a sweep moves nothing; sweepOnce names the player of its largest step.
+    const [moved] = relaxed.sweepOnce();
+    expect(moved).toBeLessThan(1e-9);
+    const fresh = new WhrHistory();
+    fresh.addMatch(game('a', 'b', 0));
+    fresh.addMatch(game('c', 'b', 1));
+    fresh.addMatch(game('c', 'a', 1));
+    const [step, who] = fresh.sweepOnce();
+    expect(step).toBeGreaterThan(0);
+    expect(fresh.playerIds()[who]).toBeDefined();
   });
 });
 

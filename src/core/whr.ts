@@ -573,13 +573,16 @@ export class WhrHistory {
     return sweeps === maxSweeps ? maxSweeps : sweeps + 1;
   }
 
-  /** One Newton step on every player's whole timeline (relaxed by `relax`); returns the largest step. */
-  sweepOnce(relax = 1): number {
+  /** One Newton step on every player's whole timeline (relaxed by `relax`); returns [largest step, its player]. */
+  sweepOnce(relax = 1): [number, number] {
     const compiled = this.compile();
     const moved = this.sweepCompiled(compiled, relax);
     this.writeBack(compiled);
-    return moved;
+    return [moved, this.largestPlayer];
   }
+
+  /** The player of the largest step of the last sweep. */
+  private largestPlayer = -1;
 
   /**
    * Adds matches without any smoothing (then call `converge`): the batch
@@ -814,6 +817,7 @@ export class WhrHistory {
     const { a, b, c: upper, dp, y, terms: out, priorPrecision } = this;
     const probit = this.probit;
     let largest = 0;
+    this.largestPlayer = -1;
     const players = playerStart.length - 1;
     for (let p = 0; p < players; p++) {
       const base = playerStart[p]!;
@@ -864,7 +868,11 @@ export class WhrHistory {
         a[j] = curv;
         b[j] = grad;
       }
-      largest = solveTimeline(count, a, b, upper, dp, y, r, base, relax, largest);
+      const step = solveTimeline(count, a, b, upper, dp, y, r, base, relax, 0);
+      if (step > largest) {
+        largest = step;
+        this.largestPlayer = p;
+      }
     }
     return largest;
   }
