@@ -12,6 +12,7 @@ import { benchCorrections } from './corrections.js';
 import { benchBalance } from './balance.js';
 import { benchIntegrity } from './integrity.js';
 import { benchServiceMatchmaking } from './service-matchmaking.js';
+import { benchWhr } from './whr.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -24,6 +25,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   balance: () => benchBalance(),
   integrity: () => benchIntegrity(),
   'service-matchmaking': () => benchServiceMatchmaking(),
+  whr: () => benchWhr(),
 };
 
 const wanted = process.argv.slice(2);

@@ -99,6 +99,102 @@ describe('whr: hand-worked cases', () => {
   });
 });
 
+describe('whr: the batch path and the compiled sweeps', () => {
+  const bisect = (f: (x: number) => number, low: number, high: number): number => {
+    for (let i = 0; i < 200; i++) {
+      const mid = (low + high) / 2;
+      if (f(low) * f(mid) <= 0) high = mid;
+      else low = mid;
+    }
+    return (low + high) / 2;
+  };
+
+  it('addMatches then converge (forward pass, then sweeps) gives the hand-worked two-day case', () => {
+    const h = new WhrHistory({ priorVariance: 1, dailyVariance: 1 });
+    h.addMatches([game('a', 'b', 0), game('a', 'c', 1)]);
+    h.converge(1e-12, 5000);
+    const [a0, a1] = h.timeline('a').map((n) => n.mean) as [number, number];
+    expect(a0).toBeCloseTo(0.55472989, 7);
+    expect(a1).toBeCloseTo(0.81074834, 7);
+    expect(h.estimate('b')!.mean).toBeCloseTo(-0.29871145, 7);
+    expect(h.estimate('c')!.mean).toBeCloseTo(-0.25601844, 7);
+    expect(h.estimate('a')!.variance).toBeCloseTo(1.355236822341292, 7);
+    expect(h.estimate('a')!.matches).toBe(2);
+  });
+
+  it('two against two, one game: each winner solves x = σ(−2x)/2 (a side is the mean of its two)', () => {
+    // ln σ((a1 + a2)/2 − (b1 + b2)/2) − Σ r²/2: ∂/∂a1 = (1 − σ(d))/2 − a1 = 0; by symmetry
+    // a1 = a2 = x, b1 = b2 = −x, d = 2x, so x = σ(−2x)/2 (x ≈ 0.20053).
+    const x = bisect((v) => sigma(-2 * v) / 2 - v, 0, 1);
+    expect(x).toBeCloseTo(0.20053, 4);
+    const match: Match = { at: 0, teams: [{ players: [{ id: 'a1' }, { id: 'a2' }], rank: 1 }, { players: [{ id: 'b1' }, { id: 'b2' }], rank: 2 }] };
+    for (const batch of [true, false]) {
+      const h = new WhrHistory({ priorVariance: 1 });
+      if (batch) h.addMatches([match]);
+      else h.addMatch(match);
+      h.converge(1e-13, 5000);
+      for (const id of ['a1', 'a2']) expect(h.estimate(id)!.mean).toBeCloseTo(x, 10);
+      for (const id of ['b1', 'b2']) expect(h.estimate(id)!.mean).toBeCloseTo(-x, 10);
+      // Laplace variance, the others fixed: 1/(1 + p(1 − p)/4), p = σ(2x).
+      const p = sigma(2 * x);
+      expect(h.estimate('a1')!.variance).toBeCloseTo(1 / (1 + (p * (1 - p)) / 4), 10);
+    }
+  });
+
+  it('whole sweeps (compiled) and incremental re-smoothing of whole timelines reach the same MAP: teams, draws, home offsets, both links', () => {
+    const log: Match[] = [];
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    for (let d = 0; d < 12; d++) {
+      const x = ids[d % 5]!;
+      const y = ids[(d * 2 + 1) % 5]!;
+      if (x !== y) log.push({ ...game(d % 3 === 0 ? y : x, d % 3 === 0 ? x : y, d), home: d % 2 });
+      if (d % 4 === 1) log.push({ at: d * DAY, teams: [{ players: [{ id: 'a' }, { id: 'e' }], rank: 1 }, { players: [{ id: 'b' }, { id: 'c' }], rank: 1 }] });
+      if (d % 5 === 2) log.push({ at: d * DAY, teams: [{ players: [{ id: 'd' }], rank: 2 }, { players: [{ id: 'c' }], rank: 1 }, { players: [{ id: 'b' }], rank: 3 }] });
+    }
+    for (const link of ['logistic', 'probit'] as const) {
+      const options = { link, dailyVariance: 0.05, window: 1000, refresh: 1 };
+      const batch = new WhrHistory(options);
+      batch.addMatches(log, 0.2);
+      batch.converge(1e-13, 5000);
+      const incremental = new WhrHistory(options);
+      for (const m of log) incremental.addMatch(m, 0.2);
+      // Each prepare of a later day re-smooths every player's whole timeline once (refresh 1, window ≥ nodes).
+      const everyone: Match = { teams: ids.map((id) => ({ players: [{ id }] })) };
+      for (let day = 100; day < 600; day++) incremental.prepare(everyone, day);
+      for (const id of ids) {
+        const b = batch.timeline(id);
+        const i = incremental.timeline(id);
+        expect(i.map((n) => n.day)).toEqual(b.map((n) => n.day));
+        b.forEach((node, k) => expect(i[k]!.mean).toBeCloseTo(node.mean, 8));
+        expect(incremental.estimate(id)!.variance).toBeCloseTo(batch.estimate(id)!.variance, 8);
+      }
+    }
+  });
+
+  it('over-relaxation and the sweep count: the same MAP for any ω in [1, 2), onSweep sees every sweep', () => {
+    const log = [game('a', 'b', 0), game('b', 'c', 1), game('c', 'a', 2), game('a', 'c', 3), game('b', 'a', 3)];
+    const plain = new WhrHistory();
+    plain.addMatches(log);
+    const seen: number[] = [];
+    const sweeps = plain.converge(1e-12, 5000, { relaxation: 1, onSweep: (sweep) => seen.push(sweep) });
+    expect(seen.length).toBe(sweeps - 1);
+    const relaxed = new WhrHistory();
+    relaxed.addMatches(log);
+    relaxed.converge(1e-12, 5000, { relaxation: 1.9 });
+    for (const id of ['a', 'b', 'c']) expect(relaxed.estimate(id)!.mean).toBeCloseTo(plain.estimate(id)!.mean, 10);
+    // At the mode a sweep moves nothing; sweepOnce names the player of its largest step.
+    const [moved] = relaxed.sweepOnce();
+    expect(moved).toBeLessThan(1e-9);
+    const fresh = new WhrHistory();
+    fresh.addMatch(game('a', 'b', 0));
+    fresh.addMatch(game('c', 'b', 1));
+    fresh.addMatch(game('c', 'a', 1));
+    const [step, who] = fresh.sweepOnce();
+    expect(step).toBeGreaterThan(0);
+    expect(fresh.playerIds()[who]).toBeDefined();
+  });
+});
+
 describe('whr: incremental', () => {
   it('re-smoothing a closed day corrects the past: a later result moves an earlier day', () => {
     const h = new WhrHistory({ dailyVariance: 0.01 });
@@ -118,6 +214,25 @@ describe('whr: incremental', () => {
     h.closeDay();
     const converged = history(log);
     for (const id of ['a', 'b', 'c']) expect(h.estimate(id)!.mean).toBeCloseTo(converged.estimate(id)!.mean, 2);
+  });
+
+  it('prepare: a prediction of a new day sees the day before closed, as after adding; refresh re-smooths before a player\'s first match of a day', () => {
+    const log = [game('a', 'b', 0), game('b', 'c', 1), game('c', 'd', 1), game('d', 'a', 1)];
+    const next = game('a', 'c', 2);
+    const early = new WhrHistory();
+    for (const m of log) early.addMatch(m);
+    early.prepare(next);
+    const closed = new WhrHistory();
+    for (const m of log) closed.addMatch(m);
+    closed.closeDay();
+    expect(early.predictMatch(next)).toBe(closed.predictMatch(next));
+    // Refresh: a's timeline is re-smoothed once b, a's past opponent, has moved.
+    const refreshed = new WhrHistory({ refresh: 1 });
+    for (const m of log) refreshed.addMatch(m);
+    const before = refreshed.timeline('a')[0]!.mean;
+    refreshed.prepare(next);
+    expect(refreshed.timeline('a')[0]!.mean).not.toBe(before);
+    expect(() => new WhrHistory({ refresh: -1 })).toThrow(/refresh/);
   });
 
   it('a late match (before the player\'s last day) joins the last day', () => {

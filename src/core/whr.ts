@@ -33,7 +33,7 @@ import { type MatchRating, type PlayerState, predictFromPairs, type RatingSystem
 /** Rating points per natural unit of skill: the Elo scale, 400 / ln 10. */
 export const WHR_SCALE = 400 / Math.LN10;
 const DAY_MS = 86_400_000;
-const CONVERGE_RELAXATION = 1.5;
+const CONVERGE_RELAXATION = 1.7;
 
 export type WhrLink = 'logistic' | 'probit';
 
@@ -53,6 +53,8 @@ export const WHR_OPTIONS = {
   window: numberOption({ default: 32, min: 1, integer: true, description: 'nodes at the end of each player\'s timeline re-smoothed when a day closes' }),
   /** Newton passes over the players of a closed day. @default 2 */
   sweeps: numberOption({ default: 2, min: 0, integer: true, description: 'Newton passes over the players of a closed day' }),
+  /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
+  refresh: numberOption({ default: 0, min: 0, integer: true, description: 'Newton passes over a player\'s last window nodes before their first match of a day (0: none)' }),
   /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
   integrate: booleanOption(true, 'predictions integrate over both sides\' uncertainty (else they use the modes only)'),
 };
@@ -109,6 +111,99 @@ export function whrWinProbability(d: number, v: number, link: WhrLink): number {
   return link === 'probit' ? normalCdf(d / Math.sqrt(1 + v)) : logistic(d / Math.sqrt(1 + (Math.PI * v) / 8));
 }
 
+/** The probit link's gradient and curvature of ln P(score | d), into out[0], out[1]. */
+function probitTerms(d: number, s: number, out: Float64Array): void {
+  let grad = 0;
+  let curv = 0;
+  if (s > 0) {
+    const l = inverseMillsRatio(d);
+    grad += s * l;
+    curv += s * l * (l + d);
+  }
+  if (s < 1) {
+    const l = inverseMillsRatio(-d);
+    grad -= (1 - s) * l;
+    curv += (1 - s) * l * (l - d);
+  }
+  out[0] = grad;
+  out[1] = curv;
+}
+
+/**
+ * The gradient and curvature (minus the second derivative) of one game's
+ * log-likelihood in d, into out[0], out[1]: side A is nodes[start, split),
+ * side B nodes[split, end), skills read from r.
+ */
+function gameTermsOf(start: number, split: number, end: number, s: number, offset: number, nodes: Int32Array, r: Float64Array, probit: boolean, out: Float64Array): void {
+  let sa = 0;
+  for (let i = start; i < split; i++) sa += r[nodes[i]!]!;
+  let sb = 0;
+  for (let i = split; i < end; i++) sb += r[nodes[i]!]!;
+  const d = sa / (split - start) - sb / (end - split) + offset;
+  if (probit) {
+    probitTerms(d, s, out);
+    return;
+  }
+  const p = 1 / (1 + Math.exp(-d));
+  out[0] = s - p;
+  out[1] = p * (1 - p);
+}
+
+/**
+ * Solves (−H) δ = g for one timeline, −H = tridiag(−c, a, −c) positive
+ * definite (Thomas algorithm, O(count)), and adds relax · δ to
+ * r[base … base + count) (each step clamped to ±4, a guard against a wild
+ * first step far from the mode, never active near it). Returns the larger of
+ * `largest` and the largest |δ|.
+ */
+function solveTimeline(count: number, a: Float64Array, b: Float64Array, c: Float64Array, dp: Float64Array, y: Float64Array, r: Float64Array, base: number, relax: number, largest: number): number {
+  dp[0] = a[0]!;
+  y[0] = b[0]!;
+  for (let j = 1; j < count; j++) {
+    const m = c[j - 1]! / dp[j - 1]!;
+    dp[j] = a[j]! - c[j - 1]! * m;
+    y[j] = b[j]! + m * y[j - 1]!;
+  }
+  let delta = y[count - 1]! / dp[count - 1]!;
+  for (let j = count - 1; j >= 0; j--) {
+    if (j < count - 1) delta = (y[j]! + c[j]! * delta) / dp[j]!;
+    const step = delta > 4 ? 4 : delta < -4 ? -4 : delta;
+    r[base + j] = r[base + j]! + relax * step;
+    const size = step < 0 ? -step : step;
+    if (size > largest) largest = size;
+    delta = step;
+  }
+  return largest;
+}
+
+/** The history laid out for whole sweeps (see WhrHistory.compile): positions are player-major. */
+interface Compiled {
+  playerStart: Int32Array;
+  /** Position → node id, and node id → position. */
+  nodeOf: Int32Array;
+  pos: Int32Array;
+  /** The Wiener link to the player's node before: 1/(w² Δt) and w² Δt (0 for a first node). */
+  linkPrecision: Float64Array;
+  linkVariance: Float64Array;
+  entryStart: Int32Array;
+  /** The one opponent's position, or −1 − (2·game + side) for a general game. */
+  opp: Int32Array;
+  score: Float64Array;
+  offset: Float64Array;
+  /** The games' node lists, as positions. */
+  gamePos: Int32Array;
+  /** Skills and forward precisions by position. */
+  r: Float64Array;
+  f: Float64Array;
+}
+
+export interface WhrConvergeOptions {
+  /** ω, the over-relaxation of the sweeps after the first (1 is plain Gauss–Seidel; keep below 2). @default 1.7 */
+  relaxation?: number;
+  /** Called after each sweep with its largest Newton step. */
+  onSweep?: (sweep: number, moved: number) => void;
+}
+
 /** A player's current skill: mode and variance (natural units), and when it was last estimated. */
 export interface WhrEstimate {
   mean: number;
@@ -135,6 +230,8 @@ interface Player {
   lastAt: number | undefined;
   /** Mark: the day on which the player was last put on the touched list. */
   touchedDay: number;
+  /** The day for which the player's timeline was last brought up to date before a match (see `prepare`). */
+  preparedDay: number;
 }
 
 /**
@@ -180,6 +277,7 @@ export class WhrHistory {
   private c = new Float64Array(256);
   private dp = new Float64Array(256);
   private y = new Float64Array(256);
+  private scratchR = new Float64Array(256);
   private readonly probit: boolean;
   private readonly priorPrecision: number;
   private readonly w2: number;
@@ -223,7 +321,7 @@ export class WhrHistory {
       i = this.players.length;
       this.index.set(id, i);
       this.ids.push(id);
-      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity });
+      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity });
     }
     return i;
   }
@@ -296,6 +394,28 @@ export class WhrHistory {
     for (const n of sideB) this.addEntry(n, g, 1);
   }
 
+  private addGame1v1(na: number, nb: number, score: number, offset: number): void {
+    const g = this.gameCount++;
+    if (g >= this.gameStart.length) {
+      const size = this.gameStart.length * 2;
+      this.gameStart = grow(this.gameStart, size);
+      this.gameSplit = grow(this.gameSplit, size);
+      this.gameEnd = grow(this.gameEnd, size);
+      this.gameScore = grow(this.gameScore, size);
+      this.gameOffset = grow(this.gameOffset, size);
+    }
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2);
+    this.gameStart[g] = this.gameNodeCount;
+    this.gameNodes[this.gameNodeCount++] = na;
+    this.gameSplit[g] = this.gameNodeCount;
+    this.gameNodes[this.gameNodeCount++] = nb;
+    this.gameEnd[g] = this.gameNodeCount;
+    this.gameScore[g] = score;
+    this.gameOffset[g] = offset;
+    this.addEntry(na, g, 0);
+    this.addEntry(nb, g, 1);
+  }
+
   /**
    * Adds a match: one game per pair of teams, scored by placement (a draw
    * is half a win and half a loss). `homeOffset` (natural units) is added
@@ -303,6 +423,7 @@ export class WhrHistory {
    * Newton steps. A new day first re-smooths the players of the day before.
    */
   addMatch(match: Match, homeOffset = 0, day = this.dayOf(match.at)): void {
+    if (!this.deferred) this.prepare(match, day);
     if (day > this.day) {
       if (!this.deferred) this.closeDay();
       this.day = day;
@@ -335,6 +456,35 @@ export class WhrHistory {
     }
   }
 
+  /**
+   * Brings the timelines of a coming match's players up to date, so that a
+   * prediction made now sees every result already added: a match of a new
+   * day first closes the day before (as `addMatch` would), and a player's
+   * first match of a day re-smooths the last `window` nodes of their
+   * timeline `refresh` times, since their past opponents' timelines may have
+   * moved since the player last played. Reads only what was already added;
+   * `addMatch` calls it, and a caller who predicts before adding may call it
+   * first.
+   */
+  prepare(match: Match, day = this.dayOf(match.at)): void {
+    if (this.deferred) return;
+    if (day > this.day) this.closeDay();
+    const { window, refresh } = this.options;
+    if (refresh === 0) return;
+    for (const team of match.teams) {
+      for (const player of team.players) {
+        const p = this.index.get(player.id);
+        if (p === undefined) continue;
+        const state = this.players[p]!;
+        if (state.preparedDay >= day) continue;
+        state.preparedDay = day;
+        const count = state.nodes.length;
+        if (this.nodeDay[state.nodes[count - 1]!]! >= day) continue;
+        for (let s = 0; s < refresh; s++) this.newton(p, Math.max(0, count - window));
+      }
+    }
+  }
+
   /** Re-smooths the last `window` nodes of the players who played in the latest day, `sweeps` times. */
   closeDay(): void {
     if (this.touched.length === 0) return;
@@ -351,86 +501,335 @@ export class WhrHistory {
   /**
    * Smooths every player's whole timeline to the MAP: Newton sweeps over all
    * players until no skill moves more than `tolerance`, or `maxSweeps`.
-   * Returns the sweeps taken.
+   * Nodes that never had a Newton step (added by `addMatches`) first get a
+   * forward (filtering) pass. Returns the sweeps taken.
    */
-  converge(tolerance = 1e-4, maxSweeps = 500): number {
+  converge(tolerance = 1e-4, maxSweeps = 500, options: WhrConvergeOptions = {}): number {
+    const relaxation = options.relaxation ?? CONVERGE_RELAXATION;
     this.touched = [];
+    const compiled = this.compile();
+    if (this.unfittedFrom < this.nodeCount) this.forwardPass(compiled, this.unfittedFrom);
+    this.unfittedFrom = this.nodeCount;
+    let sweeps = maxSweeps;
     for (let sweep = 1; sweep <= maxSweeps; sweep++) {
-      // Over-relaxed (ω = 1.5) Gauss–Seidel over players: plain sweeps creep
-      // along the slow collective modes (a pool of players who mostly meet
-      // each other); ω = 1.5 cut the sweeps to a given tolerance about
-      // fourfold on the ATP file.
-      const [moved] = this.sweepOnce(CONVERGE_RELAXATION);
+      // Over-relaxed Gauss–Seidel over players (SOR): plain sweeps creep along
+      // the slow collective modes (pools of players who mostly meet each
+      // other). The first sweep is plain, as the start may be far from the mode.
+      const moved = this.sweepCompiled(compiled, sweep === 1 ? 1 : relaxation, false);
+      options.onSweep?.(sweep, moved);
       if (moved < tolerance) {
-        // A last plain step, so the forward precisions belong to the final skills.
-        this.sweepOnce(1);
-        return sweep + 1;
+        sweeps = sweep;
+        break;
       }
     }
-    return maxSweeps;
+    // A last plain step, so the forward precisions belong to the final skills.
+    this.sweepCompiled(compiled, 1);
+    this.writeBack(compiled);
+    return sweeps === maxSweeps ? maxSweeps : sweeps + 1;
   }
+
+  /** One Newton step on every player's whole timeline (relaxed by `relax`); returns [largest step, its player]. */
+  sweepOnce(relax = 1): [number, number] {
+    const compiled = this.compile();
+    const moved = this.sweepCompiled(compiled, relax);
+    this.writeBack(compiled);
+    return [moved, this.largestPlayer];
+  }
+
+  /** The player of the largest step of the last sweep. */
+  private largestPlayer = -1;
 
   /**
    * Adds matches without any smoothing (then call `converge`): the batch
    * path, cheaper than `addMatch` when the whole history is fitted at once.
+   * Matches of one player against one are added without building their
+   * placements.
    */
   addMatches(matches: Iterable<Match>, homeOffset = 0): void {
+    const first = this.nodeCount;
+    // Room for the whole batch at once: growing the arrays step by step
+    // costs a full garbage collection of a large heap at each doubling.
+    if (Array.isArray(matches)) this.reserve(matches.length);
     this.deferred = true;
     try {
-      for (const match of matches) this.addMatch(match, homeOffset);
+      for (const match of matches) {
+        const teams = match.teams;
+        const day = this.dayOf(match.at);
+        if (teams.length !== 2 || teams[0]!.players.length !== 1 || teams[1]!.players.length !== 1) {
+          this.addMatch(match, homeOffset, day);
+          continue;
+        }
+        if (day > this.day) this.day = day;
+        const a = teams[0]!;
+        const b = teams[1]!;
+        const na = this.nodeFor(this.notePlayer(a.players[0]!.id, match.at), day);
+        const nb = this.nodeFor(this.notePlayer(b.players[0]!.id, match.at), day);
+        let score: number;
+        if (a.rank !== undefined) score = a.rank! < b.rank! ? 1 : a.rank! > b.rank! ? 0 : 0.5;
+        else score = a.score! > b.score! ? 1 : a.score! < b.score! ? 0 : 0.5;
+        const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
+        this.addGame1v1(na, nb, score, offset);
+      }
     } finally {
       this.deferred = false;
     }
     this.touched = [];
+    if (first < this.unfittedFrom) this.unfittedFrom = first;
+  }
+
+  /** Grows the arrays for `count` more one-on-one matches (two nodes, two entries, one game each). */
+  private reserve(count: number): void {
+    const nodes = this.nodeCount + 2 * count;
+    if (nodes > this.nodeR.length) {
+      this.nodeR = grow(this.nodeR, nodes);
+      this.nodeDay = grow(this.nodeDay, nodes);
+      this.nodeF = grow(this.nodeF, nodes);
+      this.nodeHead = grow(this.nodeHead, nodes);
+    }
+    const entries = this.entryCount + 2 * count;
+    if (entries > this.entryGame.length) {
+      this.entryGame = grow(this.entryGame, entries);
+      this.entrySide = grow(this.entrySide, entries);
+      this.entryNext = grow(this.entryNext, entries);
+      this.entryOpp = grow(this.entryOpp, entries);
+      this.entryScore = grow(this.entryScore, entries);
+      this.entryOffset = grow(this.entryOffset, entries);
+    }
+    const games = this.gameCount + count;
+    if (games > this.gameStart.length) {
+      this.gameStart = grow(this.gameStart, games);
+      this.gameSplit = grow(this.gameSplit, games);
+      this.gameEnd = grow(this.gameEnd, games);
+      this.gameScore = grow(this.gameScore, games);
+      this.gameOffset = grow(this.gameOffset, games);
+    }
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
   }
 
   private deferred = false;
+  /** Nodes from this id on have had no Newton step (added by `addMatches`). */
+  private unfittedFrom = 0;
 
-  /** One Newton step on every player's whole timeline; returns [largest step, player]. */
-  sweepOnce(relax = 1): [number, number] {
-    let moved = 0;
-    let who = -1;
-    for (let p = 0; p < this.players.length; p++) {
-      const step = this.newton(p, 0, relax);
-      if (step > moved) {
-        moved = step;
-        who = p;
-      }
-    }
-    return [moved, who];
+  /** The player's index, counting the match and its time. */
+  private notePlayer(id: string, at: number | undefined): number {
+    const p = this.playerIndex(id);
+    const state = this.players[p]!;
+    state.matches++;
+    if (at !== undefined && (state.lastAt === undefined || at > state.lastAt)) state.lastAt = at;
+    return p;
   }
 
-  /** The gradient and curvature (minus the second derivative) of one game's log-likelihood in d, into out[0], out[1]. */
-  private gameTerms(g: number, out: Float64Array): void {
-    const start = this.gameStart[g]!;
-    const split = this.gameSplit[g]!;
-    const end = this.gameEnd[g]!;
-    let sa = 0;
-    for (let i = start; i < split; i++) sa += this.nodeR[this.gameNodes[i]!]!;
-    let sb = 0;
-    for (let i = split; i < end; i++) sb += this.nodeR[this.gameNodes[i]!]!;
-    const d = sa / (split - start) - sb / (end - split) + this.gameOffset[g]!;
-    const s = this.gameScore[g]!;
-    if (!this.probit) {
-      const p = 1 / (1 + Math.exp(-d));
-      out[0] = s - p;
-      out[1] = p * (1 - p);
-      return;
+  /**
+   * The history laid out for whole sweeps: each player's nodes at
+   * consecutive positions, each node's games as a contiguous run of entries
+   * (compressed sparse rows), so a sweep reads memory in order but for the
+   * opponents' skills.
+   */
+  private compile(): Compiled {
+    const players = this.players.length;
+    const nodes = this.nodeCount;
+    const playerStart = new Int32Array(players + 1);
+    const nodeOf = new Int32Array(nodes);
+    const pos = new Int32Array(nodes);
+    let k = 0;
+    for (let p = 0; p < players; p++) {
+      playerStart[p] = k;
+      for (const n of this.players[p]!.nodes) {
+        nodeOf[k] = n;
+        pos[n] = k++;
+      }
     }
-    let grad = 0;
-    let curv = 0;
-    if (s > 0) {
-      const l = inverseMillsRatio(d);
-      grad += s * l;
-      curv += s * l * (l + d);
+    playerStart[players] = k;
+    const linkPrecision = new Float64Array(nodes);
+    const linkVariance = new Float64Array(nodes);
+    const r = new Float64Array(nodes);
+    const f = new Float64Array(nodes);
+    for (let p = 0; p < players; p++) {
+      for (let k = playerStart[p]!; k < playerStart[p + 1]!; k++) {
+        const n = nodeOf[k]!;
+        r[k] = this.nodeR[n]!;
+        f[k] = this.nodeF[n]!;
+        if (k > playerStart[p]!) {
+          const variance = this.w2 * (this.nodeDay[n]! - this.nodeDay[nodeOf[k - 1]!]!);
+          linkVariance[k] = variance;
+          linkPrecision[k] = 1 / variance;
+        }
+      }
     }
-    if (s < 1) {
-      const l = inverseMillsRatio(-d);
-      grad -= (1 - s) * l;
-      curv += (1 - s) * l * (l - d);
+    const entryStart = new Int32Array(nodes + 1);
+    const opp = new Int32Array(this.entryCount);
+    const score = new Float64Array(this.entryCount);
+    const offset = new Float64Array(this.entryCount);
+    let e = 0;
+    for (let k = 0; k < nodes; k++) {
+      entryStart[k] = e;
+      for (let x = this.nodeHead[nodeOf[k]!]!; x !== -1; x = this.entryNext[x]!) {
+        const o = this.entryOpp[x]!;
+        // A general game is −1 − (2·game + side).
+        opp[e] = o >= 0 ? pos[o]! : -1 - (2 * this.entryGame[x]! + this.entrySide[x]!);
+        score[e] = this.entryScore[x]!;
+        offset[e] = this.entryOffset[x]!;
+        e++;
+      }
     }
-    out[0] = grad;
-    out[1] = curv;
+    entryStart[nodes] = e;
+    const gamePos = new Int32Array(this.gameNodeCount);
+    for (let i = 0; i < this.gameNodeCount; i++) gamePos[i] = pos[this.gameNodes[i]!]!;
+    this.ensureScratch(1);
+    for (let p = 0; p < players; p++) this.ensureScratch(playerStart[p + 1]! - playerStart[p]!);
+    return { playerStart, nodeOf, pos, linkPrecision, linkVariance, entryStart, opp, score, offset, gamePos, r, f };
+  }
+
+  private writeBack(c: Compiled): void {
+    for (let k = 0; k < c.nodeOf.length; k++) {
+      const n = c.nodeOf[k]!;
+      this.nodeR[n] = c.r[k]!;
+      this.nodeF[n] = c.f[k]!;
+    }
+  }
+
+  private ensureScratch(count: number): void {
+    if (this.a.length >= count) return;
+    const size = Math.max(count, this.a.length * 2);
+    this.a = new Float64Array(size);
+    this.b = new Float64Array(size);
+    this.c = new Float64Array(size);
+    this.dp = new Float64Array(size);
+    this.y = new Float64Array(size);
+    this.scratchR = new Float64Array(size);
+  }
+
+  /**
+   * A filter in time order over nodes `from` on, as an online system would
+   * rate them: each day's nodes start from the player's skill of the node
+   * before and take Newton steps on the day's games, three Gauss–Seidel
+   * rounds over the day, with the past as a Gaussian message (the forward
+   * precision). A start for the sweeps far closer to the MAP than zero.
+   */
+  private forwardPass(c: Compiled, from: number): void {
+    const { pos, r, f, linkVariance, entryStart, opp, score, offset } = c;
+    const out = this.terms;
+    const probit = this.probit;
+    let start = from;
+    while (start < this.nodeCount) {
+      const day = this.nodeDay[start]!;
+      let end = start + 1;
+      while (end < this.nodeCount && this.nodeDay[end] === day) end++;
+      for (let n = start; n < end; n++) {
+        const k = pos[n]!;
+        r[k] = linkVariance[k]! > 0 ? r[k - 1]! : 0;
+      }
+      for (let round = 0; round < 3; round++) {
+        for (let n = start; n < end; n++) {
+          const k = pos[n]!;
+          const first = !(linkVariance[k]! > 0);
+          const mean = first ? 0 : r[k - 1]!;
+          const message = first ? this.priorPrecision : 1 / (1 / f[k - 1]! + linkVariance[k]!);
+          const rk = r[k]!;
+          let grad = -message * (rk - mean);
+          let curv = message;
+          for (let e = entryStart[k]!; e < entryStart[k + 1]!; e++) {
+            const o = opp[e]!;
+            if (o >= 0) {
+              const d = rk - r[o]! + offset[e]!;
+              if (!probit) {
+                const q = 1 / (1 + Math.exp(-d));
+                grad += score[e]! - q;
+                curv += q * (1 - q);
+              } else {
+                probitTerms(d, score[e]!, out);
+                grad += out[0]!;
+                curv += out[1]!;
+              }
+            } else {
+              this.generalTerms(c, -1 - o, out);
+              grad += out[0]!;
+              curv += out[1]!;
+            }
+          }
+          const step = grad / curv;
+          r[k] = rk + (step > 4 ? 4 : step < -4 ? -4 : step);
+          f[k] = curv;
+        }
+      }
+      start = end;
+    }
+  }
+
+  /** A general game's gradient and curvature for one of its sides (code = 2·game + side), on the compiled skills. */
+  private generalTerms(c: Compiled, code: number, out: Float64Array): void {
+    const g = code >> 1;
+    const side = code & 1;
+    gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, c.gamePos, c.r, this.probit, out);
+    const size = side === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
+    out[0] = (side === 0 ? out[0]! : -out[0]!) / size;
+    out[1] = out[1]! / (size * size);
+  }
+
+  /** One Newton step on every player's whole timeline in the compiled layout; returns the largest step. */
+  private sweepCompiled(c: Compiled, relax: number, precisions = true): number {
+    const { playerStart, r, f, linkPrecision, linkVariance, entryStart, opp, score, offset } = c;
+    const { a, b, c: upper, dp, y, terms: out, priorPrecision } = this;
+    const probit = this.probit;
+    let largest = 0;
+    this.largestPlayer = -1;
+    const players = playerStart.length - 1;
+    for (let p = 0; p < players; p++) {
+      const base = playerStart[p]!;
+      const count = playerStart[p + 1]! - base;
+      let previousF = 0;
+      for (let j = 0; j < count; j++) {
+        const k = base + j;
+        const rk = r[k]!;
+        let grad = 0;
+        let curv = 0;
+        const end = entryStart[k + 1]!;
+        for (let e = entryStart[k]!; e < end; e++) {
+          const o = opp[e]!;
+          if (o >= 0) {
+            const d = rk - r[o]! + offset[e]!;
+            if (!probit) {
+              const q = 1 / (1 + Math.exp(-d));
+              grad += score[e]! - q;
+              curv += q * (1 - q);
+            } else {
+              probitTerms(d, score[e]!, out);
+              grad += out[0]!;
+              curv += out[1]!;
+            }
+          } else {
+            this.generalTerms(c, -1 - o, out);
+            grad += out[0]!;
+            curv += out[1]!;
+          }
+        }
+        if (precisions) {
+          const message = j === 0 ? priorPrecision : 1 / (1 / previousF + linkVariance[k]!);
+          previousF = curv + message;
+          f[k] = previousF;
+        }
+        if (j === 0) {
+          curv += priorPrecision;
+          grad -= priorPrecision * rk;
+        } else {
+          const link = linkPrecision[k]!;
+          const diff = r[k - 1]! - rk;
+          upper[j - 1] = link;
+          a[j - 1] += link;
+          b[j - 1] -= link * diff;
+          curv += link;
+          grad += link * diff;
+        }
+        a[j] = curv;
+        b[j] = grad;
+      }
+      const step = solveTimeline(count, a, b, upper, dp, y, r, base, relax, 0);
+      if (step > largest) {
+        largest = step;
+        this.largestPlayer = p;
+      }
+    }
+    return largest;
   }
 
   private readonly terms = new Float64Array(2);
@@ -444,14 +843,7 @@ export class WhrHistory {
     const nodes = this.players[p]!.nodes;
     const count = nodes.length - from;
     if (count <= 0) return 0;
-    if (this.a.length < count) {
-      const size = Math.max(count, this.a.length * 2);
-      this.a = new Float64Array(size);
-      this.b = new Float64Array(size);
-      this.c = new Float64Array(size);
-      this.dp = new Float64Array(size);
-      this.y = new Float64Array(size);
-    }
+    this.ensureScratch(count);
     const { a, b, c, dp, y, terms, nodeR, nodeDay, nodeF, w2 } = this;
     // Each node's games: gradient into b, curvature into a; the forward precision alongside.
     let previousF = 0;
@@ -468,8 +860,14 @@ export class WhrHistory {
           curv += q * (1 - q);
           continue;
         }
+        if (opp >= 0) {
+          probitTerms(nodeR[n]! - nodeR[opp]! + this.entryOffset[e]!, this.entryScore[e]!, terms);
+          grad += terms[0]!;
+          curv += terms[1]!;
+          continue;
+        }
         const g = this.entryGame[e]!;
-        this.gameTerms(g, terms);
+        gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, this.gameNodes, nodeR, this.probit, terms);
         const size = this.entrySide[e] === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
         const sign = this.entrySide[e] === 0 ? 1 : -1;
         grad += (sign * terms[0]!) / size;
@@ -514,26 +912,10 @@ export class WhrHistory {
       b[j] -= link * diff;
       b[j + 1] += link * diff;
     }
-    // Thomas algorithm on A δ = b, A = tridiag(−c, a, −c), positive definite.
-    dp[0] = a[0]!;
-    y[0] = b[0]!;
-    for (let j = 1; j < count; j++) {
-      const m = c[j - 1]! / dp[j - 1]!;
-      dp[j] = a[j]! - c[j - 1]! * m;
-      y[j] = b[j]! + m * y[j - 1]!;
-    }
-    let delta = y[count - 1]! / dp[count - 1]!;
-    let largest = 0;
-    for (let j = count - 1; j >= 0; j--) {
-      if (j < count - 1) delta = (y[j]! + c[j]! * delta) / dp[j]!;
-      // A guard against a wild first step far from the mode; never active near it.
-      const step = delta > 4 ? 4 : delta < -4 ? -4 : delta;
-      const n = nodes[from + j]!;
-      nodeR[n] = nodeR[n]! + relax * step;
-      const size = step < 0 ? -step : step;
-      if (size > largest) largest = size;
-      delta = step;
-    }
+    // The Newton step δ = (−H)⁻¹ g on the window's nodes, in place.
+    for (let j = 0; j < count; j++) this.scratchR[j] = nodeR[nodes[from + j]!]!;
+    const largest = solveTimeline(count, a, b, c, dp, y, this.scratchR, 0, relax, 0);
+    for (let j = 0; j < count; j++) nodeR[nodes[from + j]!] = this.scratchR[j]!;
     return largest;
   }
 
@@ -727,7 +1109,11 @@ export const WHR = defineSystem({
     const history = new WhrHistory(options);
     const homeOffset = homeAdvantage / WHR_SCALE;
     return {
-      predict: (match) => history.predictMatch(match, homeOffset),
+      predict: (match) => {
+        // A new day closes the previous one first, so the prediction sees it smoothed.
+        history.prepare(match);
+        return history.predictMatch(match, homeOffset);
+      },
       learn: (match) => history.addMatch(match, homeOffset),
       known: (id) => history.has(id),
     };

@@ -80,6 +80,8 @@ const glickoFit = fitOf('glicko2');
 // The published rows search Elo's K from 4, not from the command line's 1.
 const eloFit = (): ParameterSpec[] => fitOf('elo', { k: { min: 4 } });
 const homeFit: ParameterSpec = { ...HOME_ADVANTAGE_FIT };
+/** Whole-History Rating's two variances, over the ranges `ladder fit` searches. */
+const whrFit = fitOf('whr');
 
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
 function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[]): DatasetPreset {
@@ -96,6 +98,7 @@ function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: stri
       { label: 'elo, K 32', system: 'elo' },
       { label: 'glicko2, defaults', system: 'glicko2' },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published,
@@ -116,6 +119,8 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
       { label: 'glicko2, tau and RD fitted, RD grows per idle day', system: 'glicko2', fit: glickoFit },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
+      { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
     ],
     peers: [
       { openskill: {} },
@@ -167,6 +172,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
       { label: 'glicko2, tau, RD and white advantage fitted', system: 'glicko2', fit: [...glickoFit, homeFit] },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
+      { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
+      { label: 'whr, variances and white advantage fitted', system: 'whr', fit: [...whrFit, homeFit] },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'none on this split (Kaggle scored months 101–105 by player-month RMSE; that test set is not public)', source: 'chess_kaggle2010/SOURCE.md' }],
@@ -186,6 +194,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'wvw (goal margin), tau and RD fitted, no home advantage', system: 'wvw', fit: glickoFit },
       { label: 'wvw (goal margin), tau, RD and home advantage fitted', system: 'wvw', fit: [...glickoFit, homeFit] },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults, no home advantage', system: 'whr' },
+      { label: 'whr, variances fitted, no home advantage', system: 'whr', fit: whrFit },
+      { label: 'whr, variances and home advantage fitted', system: 'whr', fit: [...whrFit, homeFit] },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [
@@ -216,6 +227,7 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'glicko2, tau and RD fitted', system: 'glicko2', fit: glickoFit },
       { label: 'wvw (map-score margin), defaults', system: 'wvw' },
       { label: 'teamrank, defaults', system: 'teamrank' },
+      { label: 'whr, defaults', system: 'whr' },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'no published accuracy table for this data', source: 'overwatch_league_rosters/SOURCE.md' }],

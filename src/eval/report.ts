@@ -4,6 +4,9 @@
  * peers), writes docs/eval/<dataset>.json and docs/eval/<dataset>-reliability.svg,
  * and rewrites that data set's table in docs/EVALUATION.md between the
  * markers `<!-- table:<dataset> -->` and `<!-- /table:<dataset> -->`.
+ * `--keep` takes the rows already in docs/eval/<dataset>.json as they are
+ * (matched by label) and runs only the rows not there, such as a system
+ * just added to a preset.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +20,7 @@ const fixed = (value: number | undefined, digits = 4) => (value === undefined ||
 function parametersText(row: PresetRow): string {
   const shown = { ...row.parameters, ...(row.fitted ?? {}) };
   return Object.entries(shown)
-    .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis'].includes(key))
+    .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis', 'refresh', 'integrate'].includes(key))
     .map(([key, value]) => `${key} ${typeof value === 'number' ? +value.toPrecision(4) : value}${row.fitted && key in row.fitted ? '*' : ''}`)
     .join(', ');
 }
@@ -60,6 +63,7 @@ function replaceBetweenMarkers(document: string, name: string, content: string):
 
 async function main(argv: string[]): Promise<void> {
   const peers = !argv.includes('--no-peers');
+  const keep = argv.includes('--keep');
   const names = argv.filter((a) => !a.startsWith('--'));
   const chosen = names.length ? PRESETS.filter((p) => names.includes(p.name)) : PRESETS;
   const unknown = names.filter((n) => !PRESETS.some((p) => p.name === n));
@@ -68,12 +72,15 @@ async function main(argv: string[]): Promise<void> {
   mkdirSync(join(docs, 'eval'), { recursive: true });
   const documentPath = join(docs, 'EVALUATION.md');
   for (const preset of chosen) {
+    const jsonPath = join(docs, 'eval', `${preset.name}.json`);
+    const kept = keep && existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows: PresetRow[] }).rows : [];
     const { matches, rows } = await runPreset(preset, {
       peers,
+      reuse: (kind, label) => kept.find((row) => row.kind === kind && row.label === label),
       onLog: (m) => process.stderr.write(`${m}\n`),
       onRow: (r) => process.stderr.write(`  ${r.row}. ${r.label}: n ${r.test.n}, log-loss ${fixed(r.test.logLoss)}, accuracy ${fixed(r.test.accuracy)} (${r.seconds.toFixed(1)} s)\n`),
     });
-    writeFileSync(join(docs, 'eval', `${preset.name}.json`), `${JSON.stringify({ dataset: preset.name, matches, rows }, null, 1)}\n`);
+    writeFileSync(jsonPath, `${JSON.stringify({ dataset: preset.name, matches, rows }, null, 1)}\n`);
     writeFileSync(
       join(docs, 'eval', `${preset.name}-reliability.svg`),
       reliabilitySvg(preset.title, rows.map((r) => ({ label: `${r.row}. ${r.label}`, bins: r.calibration }))),

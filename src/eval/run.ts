@@ -26,6 +26,12 @@ export interface PresetRunOptions {
   rows?: readonly number[];
   onRow?: (row: PresetRow) => void;
   onLog?: (message: string) => void;
+  /**
+   * A row measured before, to take as it is instead of running it again
+   * (the report's `--keep`): looked up by kind and label. Its row number is
+   * set anew.
+   */
+  reuse?: (kind: PresetRow['kind'], label: string) => PresetRow | undefined;
 }
 
 export function protocolOf(preset: DatasetPreset): EvaluationOptions {
@@ -75,8 +81,15 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
     rowNumber++;
     return !options.rows || options.rows.includes(rowNumber);
   };
+  const reused = (kind: PresetRow['kind'], label: string): boolean => {
+    const row = options.reuse?.(kind, label);
+    if (!row) return false;
+    add({ ...row, row: rowNumber });
+    return true;
+  };
   for (const run of preset.runs) {
     if (!wanted()) continue;
+    if (reused('ladder', run.label)) continue;
     let fitted: Record<string, number> | undefined;
     let fitSeconds: number | undefined;
     if (run.fit) {
@@ -96,6 +109,7 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
     for (const config of preset.peers) {
       if (!wanted()) continue;
       for (const contender of await peerContenders([config], training)) {
+        if (reused('peer', labelOf(contender, config))) continue;
         add({ ...evaluate(contender, matches, protocol), label: labelOf(contender, config), kind: 'peer', row: rowNumber });
       }
     }
