@@ -58,7 +58,7 @@ export interface ServiceOptions {
   matchmakingLockMs?: number;
   /** @default false */
   logger?: boolean;
-  /** PostgreSQL connections for reads and transactions (the writer holds two more). @default 10 */
+  /** PostgreSQL pool size. @default 10 */
   poolSize?: number;
   /**
    * Match writer tuning (see WriterOptions). Unset fields fall back to the

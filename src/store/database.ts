@@ -53,14 +53,12 @@ export interface Database extends Queryable {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
-   * Connections kept for the writer's one-statement batches (autocommit:
-   * never BEGIN on them). On PostgreSQL there are two, so the next batch can
-   * already wait at PostgreSQL's lock on the ladder row while the one before
-   * it runs, and starts the moment that one commits, without a round trip
-   * through this process. Statements on one lane run in the order issued.
-   * PGlite has one connection, so one lane.
+   * Statements run one after another, in the order issued, on one connection
+   * kept for this purpose (autocommit: never BEGIN on it). Statements issued
+   * before the previous one answered wait in the driver's queue and go out the
+   * moment it answers. PGlite has one connection anyway.
    */
-  readonly lanes: readonly Queryable[];
+  readonly ordered: Queryable;
   close(): Promise<void>;
 }
 
@@ -148,7 +146,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
       kind: 'pglite',
       query: base.query,
       exec: base.exec,
-      lanes: [base],
+      ordered: base,
       transaction: (work) =>
         pg.transaction((tx) => work(classified(wrap(tx as unknown as Tx)))).catch((error: unknown) => {
           throw classifyDatabaseError(error);
@@ -177,12 +175,9 @@ export interface PostgresOptions {
    * fresh one each so they never collide. @default the server's default (public)
    */
   schema?: string;
-  /** Connections for reads and transactions. The writer's two lanes (Database.lanes) are held on top of these. @default 10 */
+  /** Pool size. @default 10 */
   max?: number;
 }
-
-/** Connections held for the writer's one-statement batches (see Database.lanes). */
-const WRITE_LANES = 2;
 
 /** Opens a pool on a real PostgreSQL server. */
 export async function openPostgres(options: PostgresOptions): Promise<Database> {
@@ -205,7 +200,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   }
   const pool = new Pool({
     connectionString: options.url,
-    max: (options.max ?? 10) + WRITE_LANES,
+    max: options.max ?? 10,
     types: parsers as never,
     ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {}),
   });
@@ -220,48 +215,35 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     },
   });
   let closed = false;
-  /** A connection held for one lane; reconnects on the next statement after its connection breaks. */
-  const pinnedLane = () => {
-    let pinned: Promise<import('pg').PoolClient> | undefined;
-    const client = () => {
-      if (!pinned) {
-        const connecting = pool.connect();
-        pinned = connecting;
-        connecting.then(
-          (held) => {
-            held.on('error', () => {
-              // The connection broke: queued statements fail (their batches get 503); the next one reconnects.
-              if (pinned === connecting) pinned = undefined;
-              held.release(true);
-            });
-          },
-          () => {
+  let pinned: Promise<import('pg').PoolClient> | undefined;
+  const pinnedClient = () => {
+    if (!pinned) {
+      const connecting = pool.connect();
+      pinned = connecting;
+      connecting.then(
+        (client) => {
+          client.on('error', () => {
+            // The connection broke: queued statements fail (their batches get 503); the next one reconnects.
             if (pinned === connecting) pinned = undefined;
-          },
-        );
-      }
-      return pinned;
-    };
-    const lane: Queryable = classified({
-      query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
-        const held = await client();
-        return (await held.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
-      },
-      exec: async (sql: string) => {
-        await (await client()).query(sql);
-      },
-    });
-    const release = async () => {
-      if (!pinned) return;
-      try {
-        (await pinned).release();
-      } catch {
-        // Never connected: nothing to release.
-      }
-    };
-    return { lane, release };
+            client.release(true);
+          });
+        },
+        () => {
+          if (pinned === connecting) pinned = undefined;
+        },
+      );
+    }
+    return pinned;
   };
-  const lanes = Array.from({ length: WRITE_LANES }, pinnedLane);
+  const ordered: Queryable = classified({
+    query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+      const client = await pinnedClient();
+      return (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
+    },
+    exec: async (sql: string) => {
+      await (await pinnedClient()).query(sql);
+    },
+  });
   const pooled = classified({
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
       (await pool.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[],
@@ -271,7 +253,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   });
   return {
     kind: 'postgres',
-    lanes: lanes.map((held) => held.lane),
+    ordered,
     query: pooled.query,
     exec: pooled.exec,
     transaction: async (work) => {
@@ -301,7 +283,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     close: async () => {
       if (closed) return;
       closed = true;
-      await Promise.all(lanes.map((held) => held.release()));
+      if (pinned) {
+        try {
+          (await pinned).release();
+        } catch {
+          // Never connected: nothing to release.
+        }
+      }
       await pool.end();
     },
   };
@@ -328,7 +316,7 @@ export interface OpenDatabaseOptions {
   dataDir?: string;
   /** Schema for PostgreSQL (see PostgresOptions.schema). */
   schema?: string;
-  /** PostgreSQL connections for reads and transactions (the writer's lanes come on top). @default 10 */
+  /** Pool size for PostgreSQL. @default 10 */
   poolSize?: number;
 }
 

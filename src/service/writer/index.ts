@@ -13,10 +13,9 @@
  *   group was rated on and none of its Idempotency-Keys or match ids is
  *   stored; every insert depends on that swap, so all of it is written or
  *   none. Another instance's write, `rebuild --fix` or a repeated key makes
- *   the swap refuse, and the group takes the locked path. The next group is
- *   rated on the projected result of the one in flight and sent on a second
- *   connection at once, where it waits for the ladder row (pipelining,
- *   depth 2).
+ *   the swap refuse, and the group takes the locked path. The statements go
+ *   out in order on one connection; the next group is rated on the projected
+ *   result of the one in flight and queued behind it (pipelining, depth 2).
  * - **Locked path** (rounds, repeats, a refused fast write): one transaction
  *   that locks the ladder row (SELECT ... FOR UPDATE, which serialises writers
  *   across instances), answers stored Idempotency-Keys (same body: the stored
@@ -109,10 +108,6 @@ export class MatchWriter {
   private readonly pipelineDepth: number;
   private readonly caches = new Map<string, LadderCache>();
   private readonly inFlight = new Map<string, { keys: Set<string>; ids: Set<string> }>();
-  /** Per ladder: wakes its drain loop, waiting with room in the pipeline, when a submission arrives. */
-  private readonly arrivals = new Map<string, () => void>();
-  /** The lane (Database.lanes) the next one-statement batch goes out on. */
-  private nextLane = 0;
   private closed = false;
   /** Batches written by each path since start (tests, diagnostics). */
   readonly writes = { fast: 0, locked: 0, isolated: 0 };
@@ -151,7 +146,6 @@ export class MatchWriter {
       (job as Job).resolve = resolve;
       (job as Job).reject = reject;
       queue.push(job as Job);
-      this.arrivals.get(ladder.id)?.();
       if (!this.running.has(ladder.id)) {
         // Start after the current I/O phase, so every request already received joins the first batch.
         this.running.add(ladder.id);
@@ -166,28 +160,18 @@ export class MatchWriter {
     // Batches are answered (and reported to onCommit) in the order they were taken, so the
     // leaderboard sees commits in seq order even when a later batch's commit returns first.
     let answered: Promise<void> = Promise.resolve();
-    // The batch taken before this one, settled (written or failed): a refused batch waits for it.
-    let previousSettled: Promise<unknown> = Promise.resolve();
     try {
       for (;;) {
         const queue = this.queues.get(ladder.id);
         if (!queue || queue.length === 0 || inflight.size >= this.pipelineDepth) {
           if (inflight.size === 0) break;
-          if (inflight.size >= this.pipelineDepth) {
-            await Promise.race(inflight);
-          } else {
-            // Room in the pipeline and nothing queued: go on when a batch settles or a submission arrives,
-            // whichever is first, so a submission never waits for a batch it could be pipelined behind.
-            await Promise.race([...inflight, new Promise<void>((resolve) => this.arrivals.set(ladder.id, resolve))]);
-            this.arrivals.delete(ladder.id);
-          }
+          await Promise.race(inflight);
           continue;
         }
         // Let the requests already received join this batch (PGlite blocks the thread while it runs).
         if (queue.length < this.maxBatch) await new Promise((resolve) => setImmediate(resolve));
         const batch = queue.splice(0, this.maxBatch);
         const started = performance.now();
-        const before = previousSettled;
         let sent: { result: Promise<BatchResult | null> } | null;
         try {
           sent = await this.sendFast(ladder, batch, inflight);
@@ -204,9 +188,6 @@ export class MatchWriter {
             this.writes.fast++;
             return fast;
           }
-          // Refused (or never sent): write it after the batch before it, so matches keep the order they were taken in
-          // even when this batch's statement overtook that one's on the other lane.
-          await before;
           this.writes.locked++;
           return this.writeLockedAndCache(ladder, batch);
         })().catch((error: unknown) => {
@@ -215,7 +196,6 @@ export class MatchWriter {
           if (error instanceof DatabaseRejectedError && batch.length > 1) return this.writeOneByOne(ladder, batch);
           throw error;
         });
-        previousSettled = settled.catch(() => {});
         const previous = answered;
         const task = (async () => {
           let result: BatchResult | undefined;
@@ -349,9 +329,7 @@ export class MatchWriter {
         cache = this.caches.get(ladder.id);
         continue;
       }
-      // On the pool, not a lane: a read must not queue behind the batches in flight. Whatever version of
-      // our chain it sees, the players it reads are ones no batch in flight touches (those are cached).
-      const read = await readHeadAndPlayers(this.db, ladder.id, missing);
+      const read = await readHeadAndPlayers(this.db.ordered, ladder.id, missing);
       if (!read) return null;
       const { head } = read;
       if (cache && this.caches.get(ladder.id) !== cache) {
@@ -403,11 +381,9 @@ export class MatchWriter {
       for (const key of idemRows.key) sending.keys.delete(key);
       for (const id of matchRows.id) sending.ids.delete(id);
     };
-    // Lanes in turn: this batch may wait at the ladder row lock while the one before it runs, and starts the
-    // moment that one commits. It was planned on that one's version, so it applies only if that one did; if
-    // it reaches the lock first (it was sent later, so rarely), its guard refuses and the locked path writes it.
-    const lane = this.db.lanes[this.nextLane++ % this.db.lanes.length]!;
-    const statement = writeGuardedBatch(lane, {
+    // On the one ordered connection: the next batch's statement reaches PostgreSQL only after this one, so
+    // it finds this one's version (unless this one was refused, and then it must refuse too).
+    const statement = writeGuardedBatch(this.db.ordered, {
       ladder: ladder.id,
       expectedVersion,
       expectedSeq,
