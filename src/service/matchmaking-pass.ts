@@ -118,15 +118,23 @@ export class MatchmakingEngine {
     return this.states.get(ladder)?.matchmaker;
   }
 
-  /** One turn over every queue; resolves to the matches placed. */
-  async turn(): Promise<number> {
+  /** Whether this instance holds the ladder's lock (as of its last turn). */
+  holds(ladder: string): boolean {
+    return this.states.has(ladder);
+  }
+
+  /** One turn over every queue, or over the given ones only; resolves to the matches placed. */
+  async turn(only?: Iterable<string>): Promise<number> {
     let queues: string[];
-    try {
-      queues = await this.ctx.tickets.queues();
-    } catch (error) {
-      this.ctx.metrics.passFailures.inc({ queue: '' });
-      this.options.onError(error);
-      return 0;
+    if (only !== undefined) queues = [...only];
+    else {
+      try {
+        queues = await this.ctx.tickets.queues();
+      } catch (error) {
+        this.ctx.metrics.passFailures.inc({ queue: '' });
+        this.options.onError(error);
+        return 0;
+      }
     }
     let placed = 0;
     for (const ladder of queues) {
@@ -361,29 +369,77 @@ export interface MatchmakingLoop {
  * failure of one ladder's turn does not stop the others; a failure to list
  * the queues skips the round. Both are counted (`ladder_matchmaking_pass_failures_total`)
  * and reported through `onError`.
+ *
+ * Tickets queued through this instance for a ladder whose lock it holds
+ * bring that ladder's next turn forward: it starts as soon as the turn in
+ * progress (if any) has ended and a pause has passed, rather than at the
+ * next interval. The pause is a twentieth of the interval, or half the last
+ * turn's duration when that is longer, so turns take at most about two
+ * thirds of the time however fast tickets arrive. A turn every interval
+ * still runs over every queue (claiming locks, following other instances'
+ * tickets, widening ranges).
  */
 export function startMatchmakingLoop(ctx: MatchmakingContext, intervalMs: number, options: MatchmakingOptions): MatchmakingLoop {
   const engine = new MatchmakingEngine(ctx, options);
   let last: Promise<unknown> = Promise.resolve();
-  let busy = false;
   let stopped = false;
-  const runNow = () => {
-    const run = last.then(() => (stopped ? 0 : engine.turn()));
+  const runNow = (only?: Iterable<string>) => {
+    const run = last.then(() => (stopped ? 0 : engine.turn(only)));
     last = run.catch(() => 0);
     return run;
   };
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    void runNow().finally(() => (busy = false));
-  }, intervalMs);
-  timer.unref();
+  const minPauseMs = intervalMs / 20;
+  /** Ladders with tickets queued here since their last turn began. */
+  const pending = new Set<string>();
+  let running = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timerAt = Infinity;
+  let fullAt = performance.now() + intervalMs;
+  let nextAllowed = -Infinity;
+
+  const schedule = () => {
+    if (stopped || running) return;
+    const at = pending.size > 0 ? Math.max(nextAllowed, Math.min(fullAt, performance.now())) : Math.max(nextAllowed, fullAt);
+    if (timer !== undefined) {
+      if (timerAt <= at) return;
+      clearTimeout(timer);
+    }
+    timerAt = at;
+    timer = setTimeout(tick, Math.max(0, at - performance.now()));
+    timer.unref();
+  };
+  const tick = () => {
+    timer = undefined;
+    timerAt = Infinity;
+    if (stopped) return;
+    running = true;
+    const started = performance.now();
+    // (A timer may fire a little before its time.)
+    const full = started >= fullAt - 2;
+    if (full) fullAt = started + intervalMs;
+    const only = full ? undefined : [...pending];
+    pending.clear();
+    void runNow(only).finally(() => {
+      running = false;
+      const ended = performance.now();
+      nextAllowed = ended + Math.max(minPauseMs, (ended - started) / 2);
+      schedule();
+    });
+  };
+  const onQueued = (ladder: string) => {
+    if (pending.has(ladder) || !engine.holds(ladder)) return;
+    pending.add(ladder);
+    schedule();
+  };
+  ctx.tickets.events.on('queued', onQueued);
+  schedule();
   return {
-    runNow,
+    runNow: () => runNow(),
     matchmakerOf: (ladder) => engine.matchmakerOf(ladder),
     stop: async () => {
-      clearInterval(timer);
       stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      ctx.tickets.events.off('queued', onQueued);
       await last;
       await engine.release();
     },

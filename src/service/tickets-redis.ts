@@ -75,42 +75,79 @@ local function leave(playersKey, figuresKey, raws, created, epoch)
 end`;
 
 /**
- * KEYS: ticket, queue, players, figures, regions, events, queues.
- * ARGV: id, createdAt, ladder, stored JSON, events cap, epoch, player count n, n player ids, region
- * count m, m region names, counted region, band count k, k (band, players) pairs, and where in the stored
- * JSON the matcher's ticket starts (it runs to the last character but one): the event carries only that.
+ * Queues a batch of tickets of one ladder, each as if alone and in order (a later ticket of the batch
+ * sees the earlier ones' ids and players); the counters and the set of queues are written once for
+ * the batch. KEYS: queue, players, figures, regions, events, queues, then each ticket's key.
+ * ARGV: ladder, events cap, epoch, then per ticket: id, createdAt, stored JSON, player count n, n player
+ * ids, region count m, m region names, counted region, band count k, k (band, players) pairs, and where
+ * in the stored JSON the matcher's ticket starts (it runs to the last character but one): the event
+ * carries only that. Returns per ticket 'ok', 'id', 'player:<index>' or 'regions'.
  */
 const INTAKE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
-local n = tonumber(ARGV[7])
-local players = {unpack(ARGV, 8, 7 + n)}
-local waiting = redis.call('SMISMEMBER', KEYS[3], unpack(players))
-for i = 1, n do
-  if waiting[i] == 1 then return 'player:' .. (i - 1) end
+local out = {}
+local queued, age, byRegion, byBand = 0, 0, {}, {}
+local cap, epoch = ARGV[2], tonumber(ARGV[3])
+local a = 4
+for t = 1, #KEYS - 6 do
+  local id, created, stored = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local n = tonumber(ARGV[a + 3])
+  local players = {unpack(ARGV, a + 4, a + 3 + n)}
+  local at = a + 4 + n
+  local m = tonumber(ARGV[at])
+  local counted = ARGV[at + m + 1]
+  local k = tonumber(ARGV[at + m + 2])
+  local eventAt = at + m + 3 + 2 * k
+  local outcome = 'ok'
+  if redis.call('EXISTS', KEYS[6 + t]) == 1 then
+    outcome = 'id'
+  else
+    local waiting = redis.call('SMISMEMBER', KEYS[2], unpack(players))
+    for i = 1, n do
+      if waiting[i] == 1 then
+        outcome = 'player:' .. (i - 1)
+        break
+      end
+    end
+  end
+  if outcome == 'ok' then
+    local regions = {unpack(ARGV, at + 1, at + m)}
+    local known = redis.call('SMISMEMBER', KEYS[4], unpack(regions))
+    local fresh = 0
+    for i = 1, m do
+      if known[i] == 0 then fresh = fresh + 1 end
+    end
+    if fresh > 0 then
+      if redis.call('SCARD', KEYS[4]) + fresh > ${MAX_QUEUE_REGIONS} then
+        outcome = 'regions'
+      else
+        redis.call('SADD', KEYS[4], unpack(regions))
+      end
+    end
+  end
+  if outcome == 'ok' then
+    redis.call('SET', KEYS[6 + t], stored)
+    redis.call('ZADD', KEYS[1], created, id)
+    redis.call('SADD', KEYS[2], unpack(players))
+    queued = queued + 1
+    age = age + (tonumber(created) - epoch)
+    byRegion[counted] = (byRegion[counted] or 0) + 1
+    for i = 1, k do
+      local band = ARGV[at + m + 1 + 2 * i]
+      byBand[band] = (byBand[band] or 0) + tonumber(ARGV[at + m + 2 + 2 * i])
+    end
+    redis.call('XADD', KEYS[5], 'MAXLEN', '~', cap, '*', 'a', string.sub(stored, tonumber(ARGV[eventAt]), -2))
+  end
+  out[t] = outcome
+  a = eventAt + 1
 end
-local at = 8 + n
-local m = tonumber(ARGV[at])
-local regions = {unpack(ARGV, at + 1, at + m)}
-local known = redis.call('SMISMEMBER', KEYS[5], unpack(regions))
-local fresh = 0
-for i = 1, m do
-  if known[i] == 0 then fresh = fresh + 1 end
+if queued > 0 then
+  redis.call('HINCRBY', KEYS[3], 'n', queued)
+  redis.call('HINCRBY', KEYS[3], 'age', age)
+  for r, c in pairs(byRegion) do redis.call('HINCRBY', KEYS[3], 'r:' .. r, c) end
+  for b, c in pairs(byBand) do redis.call('HINCRBY', KEYS[3], 'b:' .. b, c) end
+  redis.call('SADD', KEYS[6], ARGV[1])
 end
-if fresh > 0 then
-  if redis.call('SCARD', KEYS[5]) + fresh > ${MAX_QUEUE_REGIONS} then return 'regions' end
-  redis.call('SADD', KEYS[5], unpack(regions))
-end
-redis.call('SET', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-redis.call('SADD', KEYS[3], unpack(players))
-redis.call('HINCRBY', KEYS[4], 'n', 1)
-redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[6]))
-redis.call('HINCRBY', KEYS[4], 'r:' .. ARGV[at + m + 1], 1)
-local k = tonumber(ARGV[at + m + 2])
-for i = 1, k do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + 2 * i], ARGV[at + m + 2 + 2 * i]) end
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', string.sub(ARGV[4], tonumber(ARGV[at + m + 3 + 2 * k]), -2))
-redis.call('SADD', KEYS[7], ARGV[3])
-return 'ok'`;
+return out`;
 
 /** KEYS: ticket, queue, players, figures, events. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. */
 const CANCEL = `${LEAVE}
@@ -164,6 +201,15 @@ const TRIM = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('X
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+interface PendingAdd {
+  ticket: StoredTicket;
+  resolve: (outcome: AddOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Tickets per intake script at most (a batch of more is split), so one script never holds Redis long. */
+const INTAKE_CHUNK = 200;
 interface Scripts {
   ladderIntake: Script;
   ladderCancel: Script;
@@ -203,7 +249,7 @@ export class RedisTicketStore implements TicketStore {
   private clientId = 0;
   /** Lock values this instance holds, by ladder. */
   private readonly locks = new Map<string, string>();
-  private pendingAdds: Array<{ ticket: StoredTicket; resolve: (outcome: AddOutcome) => void; reject: (error: unknown) => void }> = [];
+  private pendingAdds: PendingAdd[] = [];
 
   constructor(
     private readonly redis: Redis,
@@ -213,7 +259,8 @@ export class RedisTicketStore implements TicketStore {
     this.events.setMaxListeners(0);
     this.lockMs = options.lockMs ?? 10_000;
     this.eventsCap = options.eventsCap ?? 1_000_000;
-    redis.defineCommand('ladderIntake', { numberOfKeys: 7, lua: INTAKE });
+    // The number of keys goes first: one key per ticket of the batch.
+    redis.defineCommand('ladderIntake', { lua: INTAKE });
     redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
     redis.defineCommand('ladderAssign', { numberOfKeys: 4, lua: ASSIGN });
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
@@ -274,27 +321,21 @@ export class RedisTicketStore implements TicketStore {
   private async flushAdds(): Promise<void> {
     const batch = this.pendingAdds;
     this.pendingAdds = [];
+    // One intake script per ladder (and per INTAKE_CHUNK tickets) for the whole batch, all in one round trip.
+    const byLadder = new Map<string, PendingAdd[]>();
+    for (const p of batch) {
+      const group = byLadder.get(p.ticket.ladder);
+      if (group) group.push(p);
+      else byLadder.set(p.ticket.ladder, [p]);
+    }
     const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
-    for (const { ticket } of batch) {
-      const k = this.queueKeys(ticket.ladder);
-      const figures = figuresOf(ticket.ticket);
-      // The text starts with the waiting status, which placement and cancellation rewrite in place.
-      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
-      const stored = `${head}${JSON.stringify(ticket.ticket)}}`;
-      const args: Array<string | number> = [
-        this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'),
-        ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
-      ];
-      for (const p of ticket.ticket.players) args.push(p.id);
-      const regions = regionsOf(ticket.ticket);
-      args.push(regions.length, ...regions, figures.region);
-      const bands = new Map<number, number>();
-      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
-      args.push(bands.size);
-      for (const [band, players] of bands) args.push(band, players);
-      // Lua counts bytes from 1.
-      args.push(Buffer.byteLength(head) + 1);
-      pipeline.ladderIntake!(...args);
+    const chunks: Array<{ ladder: string; adds: PendingAdd[] }> = [];
+    for (const [ladder, adds] of byLadder) {
+      for (let i = 0; i < adds.length; i += INTAKE_CHUNK) {
+        const chunk = adds.slice(i, i + INTAKE_CHUNK);
+        chunks.push({ ladder, adds: chunk });
+        pipeline.ladderIntake!(...this.intakeArgs(ladder, chunk));
+      }
     }
     let results: Array<[Error | null, unknown]>;
     try {
@@ -303,14 +344,48 @@ export class RedisTicketStore implements TicketStore {
       for (const p of batch) p.reject(error);
       return;
     }
-    batch.forEach((p, i) => {
-      const [error, reply] = results[i] ?? [new Error('no reply'), null];
-      if (error) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error }));
-      else if (reply === 'ok') p.resolve({ ok: true });
-      else if (reply === 'id') p.resolve({ ok: false, reason: 'id' });
-      else if (reply === 'regions') p.resolve({ ok: false, reason: 'regions' });
-      else p.resolve({ ok: false, reason: 'player', index: Number(String(reply).slice('player:'.length)) });
+    const queued = new Set<string>();
+    chunks.forEach(({ ladder, adds }, c) => {
+      const [error, reply] = results[c] ?? [new Error('no reply'), null];
+      const outcomes = (Array.isArray(reply) ? reply : []) as string[];
+      adds.forEach((p, i) => {
+        const outcome = outcomes[i];
+        if (error || outcome === undefined) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error ?? new Error('no reply') }));
+        else if (outcome === 'ok') {
+          queued.add(ladder);
+          p.resolve({ ok: true });
+        } else if (outcome === 'id') p.resolve({ ok: false, reason: 'id' });
+        else if (outcome === 'regions') p.resolve({ ok: false, reason: 'regions' });
+        else p.resolve({ ok: false, reason: 'player', index: Number(outcome.slice('player:'.length)) });
+      });
     });
+    for (const ladder of queued) this.events.emit('queued', ladder);
+  }
+
+  /** The intake script's keys and arguments for tickets of one ladder. */
+  private intakeArgs(ladder: string, adds: readonly PendingAdd[]): Array<string | number> {
+    const k = this.queueKeys(ladder);
+    const keys: string[] = [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues')];
+    const args: Array<string | number> = [ladder, this.eventsCap, FIGURES_EPOCH];
+    for (const { ticket } of adds) {
+      keys.push(this.ticketKey(ticket.id));
+      const figures = figuresOf(ticket.ticket);
+      // The text starts with the waiting status, which placement and cancellation rewrite in place.
+      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
+      args.push(ticket.id, ticket.createdAt, `${head}${JSON.stringify(ticket.ticket)}}`, ticket.ticket.players.length);
+      for (const p of ticket.ticket.players) args.push(p.id);
+      const regions = regionsOf(ticket.ticket);
+      args.push(regions.length);
+      for (const r of regions) args.push(r);
+      args.push(figures.region);
+      const bands = new Map<number, number>();
+      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
+      args.push(bands.size);
+      for (const [band, players] of bands) args.push(band, players);
+      // Lua counts bytes from 1.
+      args.push(Buffer.byteLength(head) + 1);
+    }
+    return [keys.length, ...keys, ...args];
   }
 
   async get(id: string) {

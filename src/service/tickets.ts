@@ -153,7 +153,7 @@ export interface TicketStore {
   /** Places each match whose tickets all still wait, while the caller holds the lock; publishes each placed one. */
   assign(ladder: string, placements: readonly Placement[]): Promise<PlacementOutcome[]>;
 
-  /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance. */
+  /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance, and 'queued' (the ladder's id) when tickets were queued through this instance. */
   readonly events: EventEmitter;
   close(): Promise<void>;
 }
@@ -289,6 +289,7 @@ export class MemoryTicketStore implements TicketStore {
     f.byRegion.set(ticket.figures!.region, (f.byRegion.get(ticket.figures!.region) ?? 0) + 1);
     for (const band of ticket.figures!.bands) f.byBand[band]!++;
     queue.events.push({ kind: 'add', ticket: ticket.ticket, at: Date.now() });
+    this.events.emit('queued', ticket.ladder);
     return { ok: true };
   }
 
