@@ -67,7 +67,7 @@ local function leave(playersKey, figuresKey, raws, created, epoch)
     for _, b in ipairs(f.bands) do bands[b] = (bands[b] or 0) + 1 end
     age = age + (tonumber(created[i]) - epoch)
   end
-  redis.call('SREM', playersKey, unpack(players))
+  for i = 1, #players, 1000 do redis.call('SREM', playersKey, unpack(players, i, math.min(i + 999, #players))) end
   redis.call('HINCRBY', figuresKey, 'n', -#raws)
   redis.call('HINCRBY', figuresKey, 'age', -age)
   for r, c in pairs(regions) do drop(figuresKey, 'r:' .. r, c) end
@@ -164,35 +164,64 @@ redis.call('SET', KEYS[1], out, 'PX', ARGV[3])
 return out`;
 
 /**
- * KEYS: queue, players, figures, lock.
- * ARGV: lock value, ticket key prefix, ttl, now, match body (JSON members without braces), epoch, then
- * (ticket id, team) pairs. Returns 1 placed, 0 a ticket left, -1 the lock is not ours.
+ * Places a chunk of matches, each as if alone and in order: a match is placed only if every one of
+ * its tickets still waits; the counters and the players set are written once for the chunk, the
+ * placed matches pushed to the recent list and published in one message.
+ * KEYS: queue, players, figures, lock, recent.
+ * ARGV: lock value, ticket key prefix, ttl, now, epoch, recent list length, channel, ladder (as JSON),
+ * then per match: its body (JSON members without braces), its recent entry (JSON), ticket count c,
+ * c (ticket id, team) pairs. Returns -1 when the lock is not ours (nothing placed), else per match
+ * 1 placed or 0 a ticket had left.
  */
 const ASSIGN = `${LEAVE}
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
-local ids, teams, keys = {}, {}, {}
-for i = 7, #ARGV, 2 do
-  ids[#ids + 1] = ARGV[i]
-  teams[#teams + 1] = ARGV[i + 1]
-  keys[#keys + 1] = ARGV[2] .. ARGV[i]
-end
-local created = redis.call('ZMSCORE', KEYS[1], unpack(ids))
-for i = 1, #ids do
-  if not created[i] then return 0 end
-end
-redis.call('ZREM', KEYS[1], unpack(ids))
-local raws = redis.call('MGET', unpack(keys))
+local out, placed = {}, {}
 local leaving, leavingCreated = {}, {}
-for i = 1, #ids do
-  local raw = raws[i]
-  if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
-    leaving[#leaving + 1] = raw
-    leavingCreated[#leavingCreated + 1] = created[i]
-    redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. ARGV[5] .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
+local a = 9
+while a <= #ARGV do
+  local body, recent, c = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  local ids, teams, keys = {}, {}, {}
+  for i = 1, c do
+    local at = a + 1 + 2 * i
+    ids[i] = ARGV[at]
+    teams[i] = ARGV[at + 1]
+    keys[i] = ARGV[2] .. ARGV[at]
+  end
+  a = a + 3 + 2 * c
+  local created = redis.call('ZMSCORE', KEYS[1], unpack(ids))
+  local all = true
+  for i = 1, c do
+    if not created[i] then
+      all = false
+      break
+    end
+  end
+  if all then
+    redis.call('ZREM', KEYS[1], unpack(ids))
+    local raws = redis.call('MGET', unpack(keys))
+    for i = 1, c do
+      local raw = raws[i]
+      if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
+        leaving[#leaving + 1] = raw
+        leavingCreated[#leavingCreated + 1] = created[i]
+        redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. body .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
+      end
+    end
+    placed[#placed + 1] = recent
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
   end
 end
-leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[6]))
-return 1`;
+leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[5]))
+if #placed > 0 then
+  local keep = tonumber(ARGV[6])
+  local from = math.max(1, #placed - keep + 1)
+  redis.call('LPUSH', KEYS[5], unpack(placed, from, #placed))
+  redis.call('LTRIM', KEYS[5], 0, keep - 1)
+  redis.call('PUBLISH', ARGV[7], '{"ladder":' .. ARGV[8] .. ',"matches":[' .. table.concat(placed, ',') .. ']}')
+end
+return out`;
 
 /** KEYS: lock. ARGV: value held, new value, ttl. Renews (with a new value) while the lock is ours. */
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
@@ -262,7 +291,7 @@ export class RedisTicketStore implements TicketStore {
     // The number of keys goes first: one key per ticket of the batch.
     redis.defineCommand('ladderIntake', { lua: INTAKE });
     redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
-    redis.defineCommand('ladderAssign', { numberOfKeys: 4, lua: ASSIGN });
+    redis.defineCommand('ladderAssign', { numberOfKeys: 5, lua: ASSIGN });
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
@@ -588,36 +617,17 @@ export class RedisTicketStore implements TicketStore {
     const held = this.locks.get(ladder);
     if (held === undefined) return placements.map(() => 'lost');
     const k = this.queueKeys(ladder);
-    const now = Date.now();
-    const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
-    for (const { match, tickets } of placements) {
-      const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, now, JSON.stringify(match).slice(1, -1), FIGURES_EPOCH];
+    const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, Date.now(), FIGURES_EPOCH, RECENT, this.key('assignments'), JSON.stringify(ladder)];
+    for (const { match, recent, tickets } of placements) {
+      args.push(JSON.stringify(match).slice(1, -1), JSON.stringify(recent), tickets.length);
       for (const t of tickets) args.push(t.id, t.team);
-      pipeline.ladderAssign!(k.queue, k.players, k.figures, k.lock, ...args);
     }
-    const results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
-    const outcomes = placements.map((_, i): PlacementOutcome => {
-      const [error, reply] = results[i] ?? [new Error('no reply'), null];
-      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
-      if (reply === -1) {
-        this.locks.delete(ladder);
-        return 'lost';
-      }
-      return reply === 1 ? 'placed' : 'gone';
-    });
-    // The recent list and the announcement, once for all the matches placed (newest first in the list).
-    const placed = placements.filter((_, i) => outcomes[i] === 'placed').map((p) => JSON.stringify(p.recent));
-    if (placed.length > 0) {
-      await redisCall(
-        this.redis
-          .multi()
-          .lpush(k.recent, ...placed.slice(-RECENT))
-          .ltrim(k.recent, 0, RECENT - 1)
-          .publish(this.key('assignments'), `{"ladder":${JSON.stringify(ladder)},"matches":[${placed.join(',')}]}`)
-          .exec(),
-      );
+    const reply = (await redisCall(this.scripts.ladderAssign(k.queue, k.players, k.figures, k.lock, k.recent, ...args))) as number | number[];
+    if (reply === -1) {
+      this.locks.delete(ladder);
+      return placements.map(() => 'lost');
     }
-    return outcomes;
+    return placements.map((_, i): PlacementOutcome => ((reply as number[])[i] === 1 ? 'placed' : 'gone'));
   }
 
   async close() {
