@@ -227,6 +227,14 @@ return out`;
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
 /** KEYS: lock, events. ARGV: value held, first id to keep. */
 const TRIM = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('XTRIM', KEYS[2], 'MINID', '~', ARGV[2]) end return -1`;
+/** KEYS: queues. ARGV: key prefix. Every ladder that has had tickets and its waiting tickets, flat. */
+const WAITING = `
+local out = {}
+for i, ladder in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  out[2 * i - 1] = ladder
+  out[2 * i] = redis.call('HGET', ARGV[1] .. 'queue:' .. ladder .. ':figures', 'n') or '0'
+end
+return out`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
@@ -246,6 +254,7 @@ interface Scripts {
   ladderRenew: Script;
   ladderTrim: Script;
   ladderRelease: Script;
+  ladderWaiting: Script;
 }
 
 export interface RedisTicketOptions {
@@ -279,6 +288,8 @@ export class RedisTicketStore implements TicketStore {
   /** Lock values this instance holds, by ladder. */
   private readonly locks = new Map<string, string>();
   private pendingAdds: PendingAdd[] = [];
+  /** The last decoded recent list of each ladder (see parseRecent). */
+  private readonly recentCache = new Map<string, { head: string | undefined; length: number; parsed: RecentMatch[] }>();
 
   constructor(
     private readonly redis: Redis,
@@ -295,6 +306,7 @@ export class RedisTicketStore implements TicketStore {
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
+    redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
     this.scripts = redis as unknown as Scripts;
     redis.on('ready', () => void this.learnClientId());
   }
@@ -435,8 +447,19 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async figures(ladder: string): Promise<QueueFigures> {
+    return (await this.readQueue(ladder, false)).figures;
+  }
+
+  async summary(ladder: string) {
+    return this.readQueue(ladder, true);
+  }
+
+  /** The counters and the oldest arrival, and with `withRecent` the recent list, in one MULTI. */
+  private async readQueue(ladder: string, withRecent: boolean): Promise<{ figures: QueueFigures; recent: RecentMatch[] }> {
     const k = this.queueKeys(ladder);
-    const results = (await redisCall(this.redis.multi().call('HGETALL', k.figures).zrange(k.queue, 0, 0, 'WITHSCORES').exec())) ?? [];
+    const multi = this.redis.multi().call('HGETALL', k.figures).zrange(k.queue, 0, 0, 'WITHSCORES');
+    if (withRecent) multi.lrange(k.recent, 0, RECENT - 1);
+    const results = (await redisCall(multi.exec())) ?? [];
     for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     const flat = results[0]![1] as string[];
     const oldest = results[1]![1] as string[];
@@ -453,19 +476,14 @@ export class RedisTicketStore implements TicketStore {
         if (band >= 0 && band < 10) figures.byBand[band] = value;
       }
     }
-    return figures;
+    return { figures, recent: withRecent ? this.parseRecent(ladder, results[2]![1] as string[]) : [] };
   }
 
-  async waitingCounts(ladders: readonly string[]) {
-    if (ladders.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const ladder of ladders) pipeline.hget(this.queueKeys(ladder).figures, 'n');
-    const results = (await redisCall(pipeline.exec())) ?? [];
-    return ladders.map((_, i) => {
-      const [error, value] = results[i] ?? [null, null];
-      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
-      return Number(value ?? 0);
-    });
+  async waitingByQueue(): Promise<Array<[string, number]>> {
+    const flat = (await redisCall(this.scripts.ladderWaiting(this.key('queues'), this.prefix))) as string[];
+    const out: Array<[string, number]> = [];
+    for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])]);
+    return out;
   }
 
   async queues() {
@@ -473,8 +491,20 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async recent(ladder: string) {
-    const raws = await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1));
-    return raws.map((raw) => JSON.parse(raw) as RecentMatch);
+    return this.parseRecent(ladder, await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1)));
+  }
+
+  /**
+   * The recent list decoded, reusing the last decoding while the list is unchanged: matches are
+   * only pushed at its head (each with a new id) and it is only trimmed after a push, so the same
+   * head and length mean the same list.
+   */
+  private parseRecent(ladder: string, raws: string[]): RecentMatch[] {
+    const cached = this.recentCache.get(ladder);
+    if (cached !== undefined && cached.length === raws.length && cached.head === raws[0]) return cached.parsed;
+    const parsed = raws.map((raw) => JSON.parse(raw) as RecentMatch);
+    this.recentCache.set(ladder, { head: raws[0], length: raws.length, parsed });
+    return parsed;
   }
 
   private lockValue(token: string): string {
