@@ -82,9 +82,9 @@ describe('the ticket body fast check', () => {
     );
   });
 
-  it('takes the tickets of the documentation', () => {
+  it('takes a solo and a party with every field', () => {
     const solo = { players: [{ id: 'ann', pings: { eu: 30, na: 110 } }] };
-    const party = {
+    const party: { id: string; mode: string; players: Array<{ id: string; percentile?: number; rating?: number; pings: Record<string, number>; filter: object }> } = {
       id: 't-1',
       mode: '6v6',
       players: [
