@@ -247,6 +247,8 @@ interface PendingAdd {
 
 /** Tickets per intake script at most (a batch of more is split), so one script never holds Redis long. */
 const INTAKE_CHUNK = 200;
+/** Tickets a lock holder keeps for its own intake events, per ladder (see ownEvents). */
+const OWN_EVENTS = 50_000;
 interface Scripts {
   ladderIntake: Script;
   ladderCancel: Script;
@@ -288,6 +290,12 @@ export class RedisTicketStore implements TicketStore {
   /** Lock values this instance holds, by ladder. */
   private readonly locks = new Map<string, string>();
   private pendingAdds: PendingAdd[] = [];
+  /**
+   * Tickets queued through this instance into a ladder whose lock it holds, by the text of their
+   * intake event: following the events it takes them from here instead of decoding that text again.
+   * Emptied with the lock; at most OWN_EVENTS per ladder (the oldest go: their events are decoded).
+   */
+  private readonly ownEvents = new Map<string, Map<string, Ticket>>();
   /** The last decoded recent list of each ladder (see parseRecent). */
   private readonly recentCache = new Map<string, { head: string | undefined; length: number; parsed: RecentMatch[] }>();
 
@@ -370,12 +378,12 @@ export class RedisTicketStore implements TicketStore {
       else byLadder.set(p.ticket.ladder, [p]);
     }
     const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
-    const chunks: Array<{ ladder: string; adds: PendingAdd[] }> = [];
+    const chunks: Array<{ ladder: string; adds: PendingAdd[]; events: string[] }> = [];
     for (const [ladder, adds] of byLadder) {
       for (let i = 0; i < adds.length; i += INTAKE_CHUNK) {
-        const chunk = adds.slice(i, i + INTAKE_CHUNK);
-        chunks.push({ ladder, adds: chunk });
-        pipeline.ladderIntake!(...this.intakeArgs(ladder, chunk));
+        const chunk = { ladder, adds: adds.slice(i, i + INTAKE_CHUNK), events: [] as string[] };
+        chunks.push(chunk);
+        pipeline.ladderIntake!(...this.intakeArgs(ladder, chunk.adds, chunk.events));
       }
     }
     let results: Array<[Error | null, unknown]>;
@@ -386,14 +394,19 @@ export class RedisTicketStore implements TicketStore {
       return;
     }
     const queued = new Set<string>();
-    chunks.forEach(({ ladder, adds }, c) => {
+    chunks.forEach(({ ladder, adds, events }, c) => {
       const [error, reply] = results[c] ?? [new Error('no reply'), null];
       const outcomes = (Array.isArray(reply) ? reply : []) as string[];
+      const own = this.locks.has(ladder) ? this.ownEventsOf(ladder) : undefined;
       adds.forEach((p, i) => {
         const outcome = outcomes[i];
         if (error || outcome === undefined) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error ?? new Error('no reply') }));
         else if (outcome === 'ok') {
           queued.add(ladder);
+          if (own !== undefined) {
+            own.set(events[i]!, p.ticket.ticket);
+            if (own.size > OWN_EVENTS) own.delete(own.keys().next().value!);
+          }
           p.resolve({ ok: true });
         } else if (outcome === 'id') p.resolve({ ok: false, reason: 'id' });
         else if (outcome === 'regions') p.resolve({ ok: false, reason: 'regions' });
@@ -403,8 +416,19 @@ export class RedisTicketStore implements TicketStore {
     for (const ladder of queued) this.events.emit('queued', ladder);
   }
 
-  /** The intake script's keys and arguments for tickets of one ladder. */
-  private intakeArgs(ladder: string, adds: readonly PendingAdd[]): Array<string | number> {
+  private ownEventsOf(ladder: string): Map<string, Ticket> {
+    let own = this.ownEvents.get(ladder);
+    if (own === undefined) this.ownEvents.set(ladder, (own = new Map()));
+    return own;
+  }
+
+  private dropLock(ladder: string): void {
+    this.locks.delete(ladder);
+    this.ownEvents.delete(ladder);
+  }
+
+  /** The intake script's keys and arguments for tickets of one ladder; each ticket's event text goes to `events`. */
+  private intakeArgs(ladder: string, adds: readonly PendingAdd[], events: string[]): Array<string | number> {
     const k = this.queueKeys(ladder);
     const keys: string[] = [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues')];
     const args: Array<string | number> = [ladder, this.eventsCap, FIGURES_EPOCH];
@@ -413,7 +437,9 @@ export class RedisTicketStore implements TicketStore {
       const figures = figuresOf(ticket.ticket);
       // The text starts with the waiting status, which placement and cancellation rewrite in place.
       const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
-      args.push(ticket.id, ticket.createdAt, `${head}${JSON.stringify(ticket.ticket)}}`, ticket.ticket.players.length);
+      const event = JSON.stringify(ticket.ticket);
+      events.push(event);
+      args.push(ticket.id, ticket.createdAt, `${head}${event}}`, ticket.ticket.players.length);
       for (const p of ticket.ticket.players) args.push(p.id);
       const regions = regionsOf(ticket.ticket);
       args.push(regions.length);
@@ -521,7 +547,7 @@ export class RedisTicketStore implements TicketStore {
         this.locks.set(ladder, value);
         return 'held';
       }
-      this.locks.delete(ladder);
+      this.dropLock(ladder);
     }
     const value = this.lockValue(randomBytes(12).toString('hex'));
     const previous = await redisCall(this.redis.set(lock, value, 'PX', this.lockMs, 'NX', 'GET'));
@@ -550,7 +576,7 @@ export class RedisTicketStore implements TicketStore {
   async release(ladder: string) {
     const held = this.locks.get(ladder);
     if (held === undefined) return;
-    this.locks.delete(ladder);
+    this.dropLock(ladder);
     await redisCall(this.scripts.ladderRelease(this.queueKeys(ladder).lock, held));
   }
 
@@ -621,12 +647,18 @@ export class RedisTicketStore implements TicketStore {
     const total = Array.isArray(info) ? streamInfo(info).added : 0;
     const entries = ((read as Array<[string, Array<[string, string[]]>]> | null)?.[0]?.[1] ?? []) as Array<[string, string[]]>;
     const events: QueueEvent[] = [];
+    const own = this.ownEvents.get(ladder);
     let next = from;
     for (const [id, fields] of entries) {
       next = id;
       const at = Number(id.slice(0, id.indexOf('-')));
-      if (fields[0] === 'a') events.push({ kind: 'add', ticket: JSON.parse(fields[1]!) as Ticket, at });
-      else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
+      if (fields[0] === 'a') {
+        const text = fields[1]!;
+        let ticket = own?.get(text);
+        if (ticket === undefined) ticket = JSON.parse(text) as Ticket;
+        else own!.delete(text);
+        events.push({ kind: 'add', ticket, at });
+      } else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
     }
     const consumed = added + entries.length;
     const complete = entries.length < max;
@@ -654,7 +686,7 @@ export class RedisTicketStore implements TicketStore {
     }
     const reply = (await redisCall(this.scripts.ladderAssign(k.queue, k.players, k.figures, k.lock, k.recent, ...args))) as number | number[];
     if (reply === -1) {
-      this.locks.delete(ladder);
+      this.dropLock(ladder);
       return placements.map(() => 'lost');
     }
     return placements.map((_, i): PlacementOutcome => ((reply as number[])[i] === 1 ? 'placed' : 'gone'));
