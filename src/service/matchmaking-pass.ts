@@ -118,6 +118,9 @@ export class MatchmakingEngine {
     return this.states.get(ladder)?.matchmaker;
   }
 
+  /** Milliseconds the library's passes took in the last turn (all its ladders together). */
+  passMsInLastTurn = 0;
+
   /** Whether this instance holds the ladder's lock (as of its last turn). */
   holds(ladder: string): boolean {
     return this.states.has(ladder);
@@ -137,6 +140,7 @@ export class MatchmakingEngine {
       }
     }
     let placed = 0;
+    this.passMsInLastTurn = 0;
     for (const ladder of queues) {
       try {
         placed += await this.ladderTurn(ladder);
@@ -284,6 +288,7 @@ export class MatchmakingEngine {
     const result = matchmaker.pass(now / 1000);
     const cpu = process.cpuUsage(passCpu);
     report.passMs = performance.now() - passStart;
+    this.passMsInLastTurn += report.passMs;
     report.passCpuMs = (cpu.user + cpu.system) / 1000;
     state.changed = false;
     state.lastFormed = result.matches.length;
@@ -371,13 +376,15 @@ export interface MatchmakingLoop {
  * and reported through `onError`.
  *
  * Tickets queued through this instance for a ladder whose lock it holds
- * bring that ladder's next turn forward: it starts as soon as the turn in
+ * bring that ladder's next turn forward: it starts once the turn in
  * progress (if any) has ended and a pause has passed, rather than at the
- * next interval. The pause is a twentieth of the interval, or half the last
- * turn's duration when that is longer, so turns take at most about two
- * thirds of the time however fast tickets arrive. A turn every interval
- * still runs over every queue (claiming locks, following other instances'
- * tickets, widening ranges).
+ * next interval. That pause is nine times what the library's passes took in
+ * the last turn (the part of a turn that grows with the queue rather than
+ * with the arrivals; so such passes take at most a tenth of the time however
+ * fast tickets arrive), at least a twentieth of the interval and at most the
+ * interval. A turn every interval still runs over every queue (claiming
+ * locks, following other instances' tickets, widening ranges), at least half
+ * the last turn's duration after it.
  */
 export function startMatchmakingLoop(ctx: MatchmakingContext, intervalMs: number, options: MatchmakingOptions): MatchmakingLoop {
   const engine = new MatchmakingEngine(ctx, options);
@@ -395,11 +402,14 @@ export function startMatchmakingLoop(ctx: MatchmakingContext, intervalMs: number
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timerAt = Infinity;
   let fullAt = performance.now() + intervalMs;
-  let nextAllowed = -Infinity;
+  /** Earliest start of the next turn over every queue, and of the next one brought forward. */
+  let nextFull = -Infinity;
+  let nextEarly = -Infinity;
 
   const schedule = () => {
     if (stopped || running) return;
-    const at = pending.size > 0 ? Math.max(nextAllowed, Math.min(fullAt, performance.now())) : Math.max(nextAllowed, fullAt);
+    const full = Math.max(fullAt, nextFull);
+    const at = pending.size > 0 ? Math.min(full, Math.max(nextEarly, performance.now())) : full;
     if (timer !== undefined) {
       if (timerAt <= at) return;
       clearTimeout(timer);
@@ -412,17 +422,20 @@ export function startMatchmakingLoop(ctx: MatchmakingContext, intervalMs: number
     timer = undefined;
     timerAt = Infinity;
     if (stopped) return;
-    running = true;
     const started = performance.now();
     // (A timer may fire a little before its time.)
-    const full = started >= fullAt - 2;
+    const full = started >= Math.max(fullAt, nextFull) - 2;
+    if (!full && pending.size === 0) return schedule();
+    running = true;
     if (full) fullAt = started + intervalMs;
     const only = full ? undefined : [...pending];
     pending.clear();
     void runNow(only).finally(() => {
       running = false;
       const ended = performance.now();
-      nextAllowed = ended + Math.max(minPauseMs, (ended - started) / 2);
+      const took = ended - started;
+      nextFull = ended + Math.max(minPauseMs, took / 2);
+      nextEarly = ended + Math.min(intervalMs, Math.max(minPauseMs, 9 * engine.passMsInLastTurn));
       schedule();
     });
   };
