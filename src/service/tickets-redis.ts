@@ -337,6 +337,8 @@ export class RedisTicketStore implements TicketStore {
     await this.subscriber.connect();
     await this.subscriber.subscribe(this.key('assignments'));
     this.subscriber.on('message', (_channel: string, message: string) => {
+      // Nobody streams assignments from this instance: nothing to decode them for.
+      if (this.events.listenerCount('assignment') === 0) return;
       try {
         // One message carries the matches a turn placed (an instance of an earlier version sends one each).
         const published = JSON.parse(message) as AssignmentEvent | { ladder: string; matches: RecentMatch[] };
