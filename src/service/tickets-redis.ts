@@ -14,7 +14,9 @@
  *   cancel), `recent:L` (list), `mmlock:L` (the matchmaking lock).
  *
  * Intake, cancellation and assignment are each one Lua script that changes
- * the queue, the players set, the counters and the event stream together.
+ * the queue, the players set, the counters and the event stream together;
+ * intake takes a batch of tickets and assignment a chunk of matches per
+ * script, each ticket or match as if alone and in order.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
