@@ -11,8 +11,9 @@
  *   match. `creation` sends tickets that cannot match (creation alone),
  *   `intake` the synthetic 6v6 queue (matching runs meanwhile).
  * - latency: tickets arriving at a steady 2,000/s (1v1, so nearly every
- *   ticket matches at the next pass); time from sending a ticket to its
- *   assignment event on the server-sent-event stream.
+ *   ticket matches at the next pass; sent on raw keep-alive connections, as
+ *   many as are in flight); time from sending a ticket to its assignment
+ *   event on the server-sent-event stream.
  * - held: N tickets that cannot match (no region within any player's
  *   maxPing; strict filters) written into Redis through the service's own
  *   intake script, then one instance started: its rebuild, its pass time
@@ -444,6 +445,18 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
     const total = rate * seconds;
     let sent = 0;
     const inFlight = new Set<Promise<void>>();
+    // Raw keep-alive connections (see RawConnection), one request at a time each: a free one, or a new one.
+    const idle: RawConnection[] = [];
+    const connections = new Set<RawConnection>();
+    const post = async (text: string) => {
+      const connection = idle.pop() ?? new RawConnection(base, '/v1/ladders/latency/tickets');
+      connections.add(connection);
+      try {
+        return await connection.post(text);
+      } finally {
+        idle.push(connection);
+      }
+    };
     // Open loop: every 5 ms, the tickets due by then.
     while (sent < total) {
       const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000));
@@ -452,7 +465,7 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
         const text = JSON.stringify({ id, players: [{ id: `lp${sent}`, percentile: 1 + Math.floor(random() * 100), pings: { eu: 15 + Math.floor(random() * 40) } }] });
         const at = performance.now();
         sentAt.set(id, at);
-        const p = call(agent, base, 'POST', '/v1/ladders/latency/tickets', text).then(
+        const p = post(text).then(
           () => void createdIn.push(performance.now() - at),
           () => {},
         );
@@ -463,6 +476,7 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
     }
     const elapsed = (performance.now() - start) / 1000;
     await Promise.all(inFlight);
+    for (const connection of connections) connection.close();
     await sleep(3000);
     controller.abort();
     await stream;
