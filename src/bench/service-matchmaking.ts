@@ -18,8 +18,8 @@
  *   maxPing; strict filters) written into Redis through the service's own
  *   intake script, then one instance started: its rebuild, its pass time
  *   with a trickle of arrivals (so passes run), `GET /queue` and `/metrics`
- *   latency (1,000 each, one at a time, after 20 not counted) with the
- *   server's CPU per request, idle CPU, memory of the instance and of Redis; then the
+ *   latency (1,000 each, one at a time, after 20 not counted; GET /healthz
+ *   the same way for comparison) with the server's CPU per request, idle CPU, memory of the instance and of Redis; then the
  *   library's own pass on the same tickets in this process.
  * - burst: N tickets of the library benchmark's synthetic 6v6 queue (most
  *   can match) written into Redis; the instance's first pass over them and
@@ -592,6 +592,8 @@ export interface HeldResult {
   /** GET /v1/ladders/held/queue and GET /metrics, one at a time after a warm-up: ms, and the server's CPU µs per request. */
   queueMs: { p50: number; p99: number; max: number; cpuUs: number };
   metricsMs: { p50: number; p99: number; max: number; cpuUs: number };
+  /** GET /healthz the same way, for comparison. */
+  healthMs: { p50: number; p99: number; max: number; cpuUs: number };
   /** Idle (no arrivals) CPU of the instance, % of one core over `idleSeconds`. */
   idleCpuPercent: number;
   idleSeconds: number;
@@ -658,6 +660,8 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
     await sleep(1500);
     const queueMs = await timedGets(agent, base, '/v1/ladders/held/queue', READS, server.pid);
     const metricsMs = await timedGets(agent, base, '/metrics', READS, server.pid);
+    // The same for a route that does one database round trip and nothing else: the floor this machine sets.
+    const healthMs = await timedGets(agent, base, '/healthz', READS, server.pid);
     const cpu0 = processCpuSeconds(server.pid);
     await sleep(idleSeconds * 1000);
     const idleCpuPercent = ((processCpuSeconds(server.pid) - cpu0) / idleSeconds) * 100;
@@ -676,6 +680,7 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
       library,
       queueMs,
       metricsMs,
+      healthMs,
       idleCpuPercent,
       idleSeconds,
       serverRssMiB,
@@ -800,7 +805,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
           `held ${size} tickets (${r.players} players) that cannot match: fill ${f(r.fillSeconds)} s, rebuild ${f(r.rebuildMs / 1000, 2)} s; ` +
             `service pass median ${f(r.passMs.median)} ms wall, ${f(r.passMs.cpuMedian)} ms CPU (min ${f(r.passMs.min)}, max ${f(r.passMs.max)}, ${r.passMs.runs} passes), whole turn median ${f(r.turnMs.median)} ms (min ${f(r.turnMs.min)}); ` +
             `library pass cold ${f(lib.coldMs)} ms, warm median ${f(median(lib.warmMs))} ms wall, ${f(median(lib.warmCpuMs))} ms CPU (min ${f(Math.min(...lib.warmMs))}); ratio turn/library (wall medians) ${f(r.turnMs.median / median(lib.warmMs), 2)}; ` +
-            `GET queue p50 ${f(r.queueMs.p50, 2)} p99 ${f(r.queueMs.p99, 2)} max ${f(r.queueMs.max, 1)} ms (server CPU ${f(r.queueMs.cpuUs, 0)} µs), metrics p50 ${f(r.metricsMs.p50, 2)} p99 ${f(r.metricsMs.p99, 2)} max ${f(r.metricsMs.max, 1)} ms (${f(r.metricsMs.cpuUs, 0)} µs); ` +
+            `GET queue p50 ${f(r.queueMs.p50, 2)} p99 ${f(r.queueMs.p99, 2)} max ${f(r.queueMs.max, 1)} ms (server CPU ${f(r.queueMs.cpuUs, 0)} µs), metrics p50 ${f(r.metricsMs.p50, 2)} p99 ${f(r.metricsMs.p99, 2)} max ${f(r.metricsMs.max, 1)} ms (${f(r.metricsMs.cpuUs, 0)} µs), healthz p50 ${f(r.healthMs.p50, 2)} p99 ${f(r.healthMs.p99, 2)} ms (${f(r.healthMs.cpuUs, 0)} µs); ` +
             `idle CPU ${f(r.idleCpuPercent)} % of a core over ${r.idleSeconds} s; RSS ${f(r.serverRssMiB, 0)} MiB, Redis +${f(r.redisMiB, 0)} MiB; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
         );
       }
