@@ -3,23 +3,31 @@
  * PostgreSQL and Redis, driven over loopback HTTP by this process.
  *
  *   npm run build && npm run bench -- service-matchmaking
- *   node --expose-gc dist/bench/service-matchmaking.js [--only intake,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--json]
+ *   node --expose-gc dist/bench/service-matchmaking.js [--only creation,intake,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--json]
  *
- * - intake: tickets created per second at 64 in flight (one instance, then
- *   two behind one Redis), p50/p99, CPU per ticket of every process, and a
- *   check that every placed ticket is in exactly one match.
+ * - creation, intake: tickets created per second at 64 in flight (one
+ *   instance; intake2: two behind one Redis), p50/p99, CPU per ticket of
+ *   every process, and a check that every placed ticket is in exactly one
+ *   match. `creation` sends tickets that cannot match (creation alone),
+ *   `intake` the synthetic 6v6 queue (matching runs meanwhile).
  * - latency: tickets arriving at a steady 2,000/s (1v1, so nearly every
- *   ticket matches at the next pass); time from sending a ticket to its
- *   assignment event on the server-sent-event stream.
+ *   ticket matches at the next pass; sent on raw keep-alive connections, as
+ *   many as are in flight; the first 2 s not counted); time from sending a
+ *   ticket to its assignment event on the server-sent-event stream.
  * - held: N tickets that cannot match (no region within any player's
  *   maxPing; strict filters) written into Redis through the service's own
  *   intake script, then one instance started: its rebuild, its pass time
  *   with a trickle of arrivals (so passes run), `GET /queue` and `/metrics`
- *   latency, idle CPU, memory of the instance and of Redis; then the
+ *   latency (1,000 each, one at a time, after 20 not counted; GET /healthz
+ *   the same way for comparison) with the server's CPU per request, idle CPU, memory of the instance and of Redis; then the
  *   library's own pass on the same tickets in this process.
  * - burst: N tickets of the library benchmark's synthetic 6v6 queue (most
  *   can match) written into Redis; the instance's first pass over them and
  *   the placement of the matches, against the library's cold pass.
+ *
+ * LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that build's server
+ * under this harness (a before/after comparison with the same load);
+ * LADDER_BENCH_NODE_ARGS passes node flags to the servers (--cpu-prof …).
  *
  * PostgreSQL from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test,
  * a throw-away schema), Redis from REDIS_URL (default redis://127.0.0.1:6379,
@@ -214,9 +222,13 @@ function body(ticket: Ticket): string {
   return JSON.stringify({ id: ticket.id, players: ticket.players.map((p) => ({ id: p.id, percentile: p.percentile, pings: p.pings, filter: p.filter })) });
 }
 
-/** Endless 6v6 tickets shaped like the library benchmark's queue, each with its own ids. */
-function intakeTickets(seed: number) {
+/**
+ * Endless 6v6 tickets shaped like the library benchmark's queue, each with its own ids; `held`: made
+ * so that none can match (as in the held queue), so the run measures creation alone.
+ */
+function intakeTickets(seed: number, held = false) {
   const pool = syntheticQueue({ tickets: 50_000, seed, spanSeconds: 300 });
+  if (held) for (const ticket of pool) for (const player of ticket.players) player.filter = { within: player.filter.within, strict: true, maxPing: Math.min(...Object.values(player.pings)) - 1 };
   let n = 0;
   return () => {
     const base = pool[n % pool.length]!;
@@ -227,6 +239,8 @@ function intakeTickets(seed: number) {
 
 export interface IntakeResult {
   instances: number;
+  /** The tickets could match (matching runs), or none could (creation alone). */
+  matching: boolean;
   concurrency: number;
   seconds: number;
   tickets: number;
@@ -244,8 +258,8 @@ export interface IntakeResult {
   load: [number, number];
 }
 
-/** Tickets per second at `concurrency` in flight, spread over `instances` instances. */
-export async function benchIntake(redis: Redis, instances: number, seconds: number, concurrency = 64): Promise<IntakeResult> {
+/** Tickets per second at `concurrency` in flight, spread over `instances` instances; `matching` false: tickets that cannot match. */
+export async function benchIntake(redis: Redis, instances: number, seconds: number, concurrency = 64, matching = true): Promise<IntakeResult> {
   const deployment = new Deployment();
   try {
     const servers: Server[] = [];
@@ -253,7 +267,7 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
     const bases = servers.map((s) => new URL(s.url));
     const agents = servers.map(() => new Agent({ keepAlive: true, maxSockets: concurrency }));
     await call(agents[0]!, bases[0]!, 'POST', '/v1/ladders', JSON.stringify({ id: 'intake', system: 'teamrank' }));
-    const next = intakeTickets(1);
+    const next = intakeTickets(1, !matching);
     const redisProcess = await redisPid(redis);
     const load0 = loadavg()[0]!;
     const warmupEnd = performance.now() + Math.max(1000, (seconds * 1000) / 10);
@@ -300,6 +314,7 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
     const sorted = Float64Array.from(latencies).sort();
     return {
       instances,
+      matching,
       concurrency,
       seconds,
       tickets: created,
@@ -383,7 +398,10 @@ export interface LatencyResult {
   load: [number, number];
 }
 
-/** Tickets at a steady `rate` per second for `seconds`; time to the assignment event. */
+/** Seconds of tickets sent before those counted in the latency run. */
+const LATENCY_WARMUP_SECONDS = 2;
+
+/** Tickets at a steady `rate` per second for `seconds` (after a warm-up); time to the assignment event. */
 export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Promise<LatencyResult> {
   const deployment = new Deployment();
   try {
@@ -426,10 +444,27 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
     const random = mulberry32(7);
     const load0 = loadavg()[0]!;
     const turnsBefore = server.turns.length;
+    // The first WARMUP_SECONDS of tickets are sent at the same rate but not counted: the first tickets
+    // of a fresh server wait for its first use of the ladder (standings loaded into Redis, the lock
+    // taken, code compiled), seconds in every build.
     const start = performance.now();
-    const total = rate * seconds;
+    const warmup = rate * LATENCY_WARMUP_SECONDS;
+    const total = warmup + rate * seconds;
     let sent = 0;
+    let countedFrom = start;
     const inFlight = new Set<Promise<void>>();
+    // Raw keep-alive connections (see RawConnection), one request at a time each: a free one, or a new one.
+    const idle: RawConnection[] = [];
+    const connections = new Set<RawConnection>();
+    const post = async (text: string) => {
+      const connection = idle.pop() ?? new RawConnection(base, '/v1/ladders/latency/tickets');
+      connections.add(connection);
+      try {
+        return await connection.post(text);
+      } finally {
+        idle.push(connection);
+      }
+    };
     // Open loop: every 5 ms, the tickets due by then.
     while (sent < total) {
       const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000));
@@ -437,9 +472,11 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
         const id = `l${sent}`;
         const text = JSON.stringify({ id, players: [{ id: `lp${sent}`, percentile: 1 + Math.floor(random() * 100), pings: { eu: 15 + Math.floor(random() * 40) } }] });
         const at = performance.now();
-        sentAt.set(id, at);
-        const p = call(agent, base, 'POST', '/v1/ladders/latency/tickets', text).then(
-          () => void createdIn.push(performance.now() - at),
+        const counted = sent >= warmup;
+        if (sent === warmup) countedFrom = at;
+        if (counted) sentAt.set(id, at);
+        const p = post(text).then(
+          () => void (counted && createdIn.push(performance.now() - at)),
           () => {},
         );
         inFlight.add(p);
@@ -447,8 +484,9 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
       }
       await sleep(5);
     }
-    const elapsed = (performance.now() - start) / 1000;
+    const elapsed = (performance.now() - countedFrom) / 1000;
     await Promise.all(inFlight);
+    for (const connection of connections) connection.close();
     await sleep(3000);
     controller.abort();
     await stream;
@@ -457,9 +495,9 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
     const sorted = Float64Array.from(delays).sort();
     const created = Float64Array.from(createdIn).sort();
     return {
-      rate: sent / elapsed,
+      rate: (sent - warmup) / elapsed,
       seconds,
-      sent,
+      sent: sent - warmup,
       assigned: delays.length,
       p50ms: quantile(sorted, 0.5),
       p99ms: quantile(sorted, 0.99),
@@ -561,9 +599,11 @@ export interface HeldResult {
   passMs: { median: number; min: number; max: number; runs: number; cpuMedian: number };
   turnMs: { median: number; min: number; max: number };
   library: LibraryPass;
-  /** GET /v1/ladders/held/queue and GET /metrics, sequential, ms. */
-  queueMs: { p50: number; p99: number };
-  metricsMs: { p50: number; p99: number };
+  /** GET /v1/ladders/held/queue and GET /metrics, one at a time after a warm-up: ms, and the server's CPU µs per request. */
+  queueMs: { p50: number; p99: number; max: number; cpuUs: number };
+  metricsMs: { p50: number; p99: number; max: number; cpuUs: number };
+  /** GET /healthz the same way, for comparison. */
+  healthMs: { p50: number; p99: number; max: number; cpuUs: number };
   /** Idle (no arrivals) CPU of the instance, % of one core over `idleSeconds`. */
   idleCpuPercent: number;
   idleSeconds: number;
@@ -572,17 +612,24 @@ export interface HeldResult {
   load: [number, number];
 }
 
-async function timedGets(agent: Agent, base: URL, path: string, count: number) {
+/** GETs one at a time: `warmup` first (not counted), then `count` timed, with the server's CPU per request (µs). */
+async function timedGets(agent: Agent, base: URL, path: string, count: number, pid: number, warmup = 20) {
+  for (let i = 0; i < warmup; i++) await call(agent, base, 'GET', path);
   const times: number[] = [];
+  const cpu0 = processCpuSeconds(pid);
   for (let i = 0; i < count; i++) {
     const started = performance.now();
     const reply = await call(agent, base, 'GET', path);
     if (reply.status !== 200) throw new Error(`${path}: ${reply.status}`);
     times.push(performance.now() - started);
   }
+  const cpuUs = ((processCpuSeconds(pid) - cpu0) * 1e6) / count;
   const sorted = Float64Array.from(times).sort();
-  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1]!, cpuUs };
 }
+
+/** Timed GETs of each read. */
+const READS = 1000;
 
 /** N held tickets: rebuild, passes, reads, idle CPU, memory; the library on the same tickets. */
 export async function benchHeld(redis: Redis, count: number, options: { idleSeconds?: number; trickleSeconds?: number } = {}): Promise<HeldResult> {
@@ -621,8 +668,10 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
     const passes = turns.map((t) => t.passMs);
     const totals = turns.map((t) => t.totalMs);
     await sleep(1500);
-    const queueMs = await timedGets(agent, base, '/v1/ladders/held/queue', 200);
-    const metricsMs = await timedGets(agent, base, '/metrics', 200);
+    const queueMs = await timedGets(agent, base, '/v1/ladders/held/queue', READS, server.pid);
+    const metricsMs = await timedGets(agent, base, '/metrics', READS, server.pid);
+    // The same for a route that does one database round trip and nothing else: the floor this machine sets.
+    const healthMs = await timedGets(agent, base, '/healthz', READS, server.pid);
     const cpu0 = processCpuSeconds(server.pid);
     await sleep(idleSeconds * 1000);
     const idleCpuPercent = ((processCpuSeconds(server.pid) - cpu0) / idleSeconds) * 100;
@@ -641,6 +690,7 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
       library,
       queueMs,
       metricsMs,
+      healthMs,
       idleCpuPercent,
       idleSeconds,
       serverRssMiB,
@@ -713,18 +763,19 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
 export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number; rates?: number[] } = {}) {
-  const only = new Set(options.only ?? ['intake', 'intake2', 'latency', 'held', 'burst']);
+  const only = new Set(options.only ?? ['creation', 'intake', 'intake2', 'latency', 'held', 'burst']);
   const sizes = options.sizes ?? [100_000, 1_000_000];
   const seconds = options.seconds ?? 10;
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL);
   const results: Record<string, unknown> = {};
   try {
-    if (only.has('intake')) {
-      const r = await benchIntake(redis, 1, seconds);
-      results.intake = r;
+    for (const matching of [false, true]) {
+      if (!only.has(matching ? 'intake' : 'creation')) continue;
+      const r = await benchIntake(redis, 1, seconds, 64, matching);
+      results[matching ? 'intake' : 'creation'] = r;
       console.log(
-        `intake, 1 instance, ${r.concurrency} in flight: ${f(r.perSecond, 0)} tickets/s, p50 ${f(r.p50ms)} ms, p99 ${f(r.p99ms)} ms, ${r.errors} errors; ` +
+        `intake${matching ? '' : ' (tickets that cannot match: creation alone)'}, 1 instance, ${r.concurrency} in flight: ${f(r.perSecond, 0)} tickets/s, p50 ${f(r.p50ms)} ms, p99 ${f(r.p99ms)} ms, ${r.errors} errors; ` +
           `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
           `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
           `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
@@ -764,7 +815,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
           `held ${size} tickets (${r.players} players) that cannot match: fill ${f(r.fillSeconds)} s, rebuild ${f(r.rebuildMs / 1000, 2)} s; ` +
             `service pass median ${f(r.passMs.median)} ms wall, ${f(r.passMs.cpuMedian)} ms CPU (min ${f(r.passMs.min)}, max ${f(r.passMs.max)}, ${r.passMs.runs} passes), whole turn median ${f(r.turnMs.median)} ms (min ${f(r.turnMs.min)}); ` +
             `library pass cold ${f(lib.coldMs)} ms, warm median ${f(median(lib.warmMs))} ms wall, ${f(median(lib.warmCpuMs))} ms CPU (min ${f(Math.min(...lib.warmMs))}); ratio turn/library (wall medians) ${f(r.turnMs.median / median(lib.warmMs), 2)}; ` +
-            `GET queue p50 ${f(r.queueMs.p50, 2)} p99 ${f(r.queueMs.p99, 2)} ms, metrics p50 ${f(r.metricsMs.p50, 2)} p99 ${f(r.metricsMs.p99, 2)} ms; ` +
+            `GET queue p50 ${f(r.queueMs.p50, 2)} p99 ${f(r.queueMs.p99, 2)} max ${f(r.queueMs.max, 1)} ms (server CPU ${f(r.queueMs.cpuUs, 0)} µs), metrics p50 ${f(r.metricsMs.p50, 2)} p99 ${f(r.metricsMs.p99, 2)} max ${f(r.metricsMs.max, 1)} ms (${f(r.metricsMs.cpuUs, 0)} µs), healthz p50 ${f(r.healthMs.p50, 2)} p99 ${f(r.healthMs.p99, 2)} ms (${f(r.healthMs.cpuUs, 0)} µs); ` +
             `idle CPU ${f(r.idleCpuPercent)} % of a core over ${r.idleSeconds} s; RSS ${f(r.serverRssMiB, 0)} MiB, Redis +${f(r.redisMiB, 0)} MiB; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
         );
       }

@@ -46,8 +46,17 @@ export class Gauge implements Metric {
   }
 }
 
+interface HistogramSeries {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+  /** The text of each line up to its value, made once: `name_bucket{…,le="…"} `, then the +Inf, sum and count lines. */
+  heads: string[];
+}
+
 export class Histogram implements Metric {
-  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  private readonly series = new Map<string, HistogramSeries>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -59,21 +68,26 @@ export class Histogram implements Metric {
     let key = this.keys.get(labels);
     if (key === undefined) this.keys.set(labels, (key = labelText(labels)));
     let s = this.series.get(key);
-    if (!s) this.series.set(key, (s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    if (!s) this.series.set(key, (s = this.newSeries(labels, key)));
     for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
     s.sum += value;
     s.count++;
   }
+  private newSeries(labels: Labels, key: string): HistogramSeries {
+    const heads = this.buckets.map((le) => `${this.name}_bucket${labelText({ ...labels, le: String(le) })} `);
+    heads.push(`${this.name}_bucket${labelText({ ...labels, le: '+Inf' })} `, `${this.name}_sum${key} `, `${this.name}_count${key} `);
+    return { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, count: 0, heads };
+  }
   render(hide?: SeriesFilter): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    let text = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} histogram`;
+    const n = this.buckets.length;
     for (const s of this.series.values()) {
       if (hide?.(s.labels)) continue;
-      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`));
-      lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
-      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`);
-      lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`);
+      const { heads, counts } = s;
+      for (let i = 0; i < n; i++) text += `\n${heads[i]}${counts[i]}`;
+      text += `\n${heads[n]}${s.count}\n${heads[n + 1]}${s.sum}\n${heads[n + 2]}${s.count}`;
     }
-    return lines.join('\n');
+    return text;
   }
 }
 

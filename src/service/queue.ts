@@ -93,7 +93,7 @@ export async function cancelTicket(ctx: QueueContext, ticket: StoredTicket): Pro
 }
 
 export async function queueView(ctx: QueueContext, ladder: Ladder) {
-  const [figures, recent] = await Promise.all([ctx.tickets.figures(ladder.id), ctx.tickets.recent(ladder.id)]);
+  const { figures, recent } = await ctx.tickets.summary(ladder.id);
   const now = Date.now();
   // Built from entries, not by assignment: a region may be named `toString` or `constructor`.
   const byRegion = Object.fromEntries([...figures.byRegion].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));

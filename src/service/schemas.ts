@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
-import { identifierProblem, MAX_ID_LENGTH } from '../core/ids.js';
+import { identifierProblem, isIdentifier, MAX_ID_LENGTH } from '../core/ids.js';
 import type { RegisteredDescriptor, SystemName } from '../core/registry.js';
 import { HOSTED_SYSTEMS, optionsSchemaOf } from './systems.js';
 
@@ -271,8 +271,63 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
   return out;
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+const isNumberIn = (value: unknown, min: number, max: number): boolean => typeof value === 'number' && value >= min && value <= max;
+const isShortIdentifier = (value: unknown): boolean => typeof value === 'string' && value.length <= 40 && isIdentifier(value);
+
+/** Whether a filter object is one `ticketSchema` accepts unchanged. */
+function isPlainFilter(filter: Record<string, unknown>): boolean {
+  for (const key in filter) {
+    const value = filter[key];
+    if (key === 'within') {
+      if (!isNumberIn(value, 0, 100)) return false;
+    } else if (key === 'strict') {
+      if (typeof value !== 'boolean') return false;
+    } else if (key !== 'maxPing' || !isNumberIn(value, 0, 1e6)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `value` is a ticket that `ticketSchema` accepts and returns unchanged: the same rules,
+ * written out, so the common case skips zod (a fifth of the server's time per ticket went to it).
+ * Anything else, valid or not, is left to zod, which names the field at fault.
+ */
+export function isPlainTicket(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  let players: unknown;
+  for (const key in value) {
+    if (key === 'players') players = value[key];
+    else if (key === 'id') {
+      if (typeof value.id !== 'string' || !isIdentifier(value.id)) return false;
+    } else if (key !== 'mode' || !isShortIdentifier(value.mode)) return false;
+  }
+  if (!Array.isArray(players) || players.length < 1 || players.length > 16) return false;
+  for (const player of players) {
+    if (!isRecord(player) || typeof player.id !== 'string' || !isRecord(player.pings)) return false;
+    for (const key in player) {
+      const field = player[key];
+      if (key === 'percentile') {
+        if (!isNumberIn(field, 1, 100)) return false;
+      } else if (key === 'rating') {
+        if (!isNumberIn(field, 0, 1e9)) return false;
+      } else if (key === 'filter') {
+        if (!isRecord(field) || !isPlainFilter(field)) return false;
+      } else if (key !== 'id' && key !== 'pings') return false;
+    }
+    if (!isIdentifier(player.id)) return false;
+    const pings = player.pings;
+    for (const region in pings) if (region === '__proto__' || !isShortIdentifier(region) || !isNumberIn(pings[region], 0, 1e6)) return false;
+  }
+  return true;
+}
+
+/** Checks that accept the common valid input of a schema fast, unchanged; whatever they refuse goes to zod. */
+const fastPaths = new Map<z.ZodType, (value: unknown) => boolean>([[ticketSchema, isPlainTicket]]);
+
 /** Validates `value` against `schema`, throwing InvalidInputError that names the first bad field. */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where = 'body'): z.infer<S> {
+  if (fastPaths.get(schema)?.(value) === true) return value as z.infer<S>;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

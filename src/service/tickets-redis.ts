@@ -21,7 +21,9 @@
  *
  * Intake, cancellation and assignment are each one Lua script that changes
  * the queue, the players set, the counters and the event stream together;
- * so are a backfill's opening, cancellation and fills.
+ * so are a backfill's opening, cancellation and fills. Intake takes a batch
+ * of tickets and assignment a chunk of matches per script, each ticket or
+ * match as if alone and in order.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -78,7 +80,7 @@ local function leave(playersKey, figuresKey, raws, created, epoch)
     for _, b in ipairs(f.bands) do bands[b] = (bands[b] or 0) + 1 end
     age = age + (tonumber(created[i]) - epoch)
   end
-  redis.call('SREM', playersKey, unpack(players))
+  for i = 1, #players, 1000 do redis.call('SREM', playersKey, unpack(players, i, math.min(i + 999, #players))) end
   redis.call('HINCRBY', figuresKey, 'n', -#raws)
   redis.call('HINCRBY', figuresKey, 'age', -age)
   for r, c in pairs(regions) do drop(figuresKey, 'r:' .. r, c) end
@@ -86,46 +88,89 @@ local function leave(playersKey, figuresKey, raws, created, epoch)
 end`;
 
 /**
- * KEYS: ticket, queue, players, figures, regions, events, queues, playing.
- * ARGV: id, createdAt, ladder, stored JSON, events cap, epoch, player count n, n player ids, region
- * count m, m region names, counted region, band count k, k (band, players) pairs, and where in the stored
- * JSON the matcher's ticket starts (it runs to the last character but one): the event carries only that.
+ * Queues a batch of tickets of one ladder, each as if alone and in order (a later ticket of the batch
+ * sees the earlier ones' ids and players); the counters and the set of queues are written once for
+ * the batch. KEYS: queue, players, figures, regions, events, queues, playing, then each ticket's key.
+ * ARGV: ladder, events cap, epoch, then per ticket: id, createdAt, stored JSON, player count n, n player
+ * ids, region count m, m region names, counted region, band count k, k (band, players) pairs, and where
+ * in the stored JSON the matcher's ticket starts (it runs to the last character but one): the event
+ * carries only that. Returns per ticket 'ok', 'id', 'player:<index>', 'playing:<index>:<backfill>' or
+ * 'regions'.
  */
 const INTAKE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
-local n = tonumber(ARGV[7])
-local players = {unpack(ARGV, 8, 7 + n)}
-local waiting = redis.call('SMISMEMBER', KEYS[3], unpack(players))
-for i = 1, n do
-  if waiting[i] == 1 then return 'player:' .. (i - 1) end
+local out = {}
+local queued, age, byRegion, byBand = 0, 0, {}, {}
+local cap, epoch = ARGV[2], tonumber(ARGV[3])
+local a = 4
+for t = 1, #KEYS - 7 do
+  local id, created, stored = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local n = tonumber(ARGV[a + 3])
+  local players = {unpack(ARGV, a + 4, a + 3 + n)}
+  local at = a + 4 + n
+  local m = tonumber(ARGV[at])
+  local counted = ARGV[at + m + 1]
+  local k = tonumber(ARGV[at + m + 2])
+  local eventAt = at + m + 3 + 2 * k
+  local outcome = 'ok'
+  if redis.call('EXISTS', KEYS[7 + t]) == 1 then
+    outcome = 'id'
+  else
+    local waiting = redis.call('SMISMEMBER', KEYS[2], unpack(players))
+    for i = 1, n do
+      if waiting[i] == 1 then
+        outcome = 'player:' .. (i - 1)
+        break
+      end
+    end
+  end
+  if outcome == 'ok' then
+    local playing = redis.call('HMGET', KEYS[7], unpack(players))
+    for i = 1, n do
+      if playing[i] then
+        outcome = 'playing:' .. (i - 1) .. ':' .. playing[i]
+        break
+      end
+    end
+  end
+  if outcome == 'ok' then
+    local regions = {unpack(ARGV, at + 1, at + m)}
+    local known = redis.call('SMISMEMBER', KEYS[4], unpack(regions))
+    local fresh = 0
+    for i = 1, m do
+      if known[i] == 0 then fresh = fresh + 1 end
+    end
+    if fresh > 0 then
+      if redis.call('SCARD', KEYS[4]) + fresh > ${MAX_QUEUE_REGIONS} then
+        outcome = 'regions'
+      else
+        redis.call('SADD', KEYS[4], unpack(regions))
+      end
+    end
+  end
+  if outcome == 'ok' then
+    redis.call('SET', KEYS[7 + t], stored)
+    redis.call('ZADD', KEYS[1], created, id)
+    redis.call('SADD', KEYS[2], unpack(players))
+    queued = queued + 1
+    age = age + (tonumber(created) - epoch)
+    byRegion[counted] = (byRegion[counted] or 0) + 1
+    for i = 1, k do
+      local band = ARGV[at + m + 1 + 2 * i]
+      byBand[band] = (byBand[band] or 0) + tonumber(ARGV[at + m + 2 + 2 * i])
+    end
+    redis.call('XADD', KEYS[5], 'MAXLEN', '~', cap, '*', 'a', string.sub(stored, tonumber(ARGV[eventAt]), -2))
+  end
+  out[t] = outcome
+  a = eventAt + 1
 end
-local playing = redis.call('HMGET', KEYS[8], unpack(players))
-for i = 1, n do
-  if playing[i] then return 'playing:' .. (i - 1) .. ':' .. playing[i] end
+if queued > 0 then
+  redis.call('HINCRBY', KEYS[3], 'n', queued)
+  redis.call('HINCRBY', KEYS[3], 'age', age)
+  for r, c in pairs(byRegion) do redis.call('HINCRBY', KEYS[3], 'r:' .. r, c) end
+  for b, c in pairs(byBand) do redis.call('HINCRBY', KEYS[3], 'b:' .. b, c) end
+  redis.call('SADD', KEYS[6], ARGV[1])
 end
-local at = 8 + n
-local m = tonumber(ARGV[at])
-local regions = {unpack(ARGV, at + 1, at + m)}
-local known = redis.call('SMISMEMBER', KEYS[5], unpack(regions))
-local fresh = 0
-for i = 1, m do
-  if known[i] == 0 then fresh = fresh + 1 end
-end
-if fresh > 0 then
-  if redis.call('SCARD', KEYS[5]) + fresh > ${MAX_QUEUE_REGIONS} then return 'regions' end
-  redis.call('SADD', KEYS[5], unpack(regions))
-end
-redis.call('SET', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-redis.call('SADD', KEYS[3], unpack(players))
-redis.call('HINCRBY', KEYS[4], 'n', 1)
-redis.call('HINCRBY', KEYS[4], 'age', tonumber(ARGV[2]) - tonumber(ARGV[6]))
-redis.call('HINCRBY', KEYS[4], 'r:' .. ARGV[at + m + 1], 1)
-local k = tonumber(ARGV[at + m + 2])
-for i = 1, k do redis.call('HINCRBY', KEYS[4], 'b:' .. ARGV[at + m + 1 + 2 * i], ARGV[at + m + 2 + 2 * i]) end
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', 'a', string.sub(ARGV[4], tonumber(ARGV[at + m + 3 + 2 * k]), -2))
-redis.call('SADD', KEYS[7], ARGV[3])
-return 'ok'`;
+return out`;
 
 /** KEYS: ticket, queue, players, figures, events. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. */
 const CANCEL = `${LEAVE}
@@ -141,6 +186,7 @@ local out = '{"status":"cancelled","endedAt":' .. ARGV[2] .. ',' .. string.sub(r
 redis.call('SET', KEYS[1], out, 'PX', ARGV[3])
 return out`;
 
+/**
 /**
  * Places tickets (Lua, shared by the assign and fill scripts): the (ticket id, team) pairs are ARGV[from],
  * ARGV[from + 1], … to the end. Unless every one is still in the queue, changes nothing and returns false;
@@ -175,14 +221,64 @@ local function place(queueKey, playersKey, figuresKey, prefix, ttl, now, body, e
 end`;
 
 /**
- * KEYS: queue, players, figures, lock.
- * ARGV: lock value, ticket key prefix, ttl, now, match body (JSON members without braces), epoch, then
- * (ticket id, team) pairs. Returns 1 placed, 0 a ticket left, -1 the lock is not ours.
+ * Places a chunk of matches, each as if alone and in order: a match is placed only if every one of
+ * its tickets still waits; the counters and the players set are written once for the chunk, the
+ * placed matches pushed to the recent list and published in one message.
+ * KEYS: queue, players, figures, lock, recent.
+ * ARGV: lock value, ticket key prefix, ttl, now, epoch, recent list length, channel, ladder (as JSON),
+ * then per match: its body (JSON members without braces), its recent entry (JSON), ticket count c,
+ * c (ticket id, team) pairs. Returns -1 when the lock is not ours (nothing placed), else per match
+ * 1 placed or 0 a ticket had left.
  */
-const ASSIGN = `${PLACE}
+const ASSIGN = `${LEAVE}
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
-if not place(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), 7) then return 0 end
-return 1`;
+local out, placed = {}, {}
+local leaving, leavingCreated = {}, {}
+local a = 9
+while a <= #ARGV do
+  local body, recent, c = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  local ids, teams, keys = {}, {}, {}
+  for i = 1, c do
+    local at = a + 1 + 2 * i
+    ids[i] = ARGV[at]
+    teams[i] = ARGV[at + 1]
+    keys[i] = ARGV[2] .. ARGV[at]
+  end
+  a = a + 3 + 2 * c
+  local created = redis.call('ZMSCORE', KEYS[1], unpack(ids))
+  local all = true
+  for i = 1, c do
+    if not created[i] then
+      all = false
+      break
+    end
+  end
+  if all then
+    redis.call('ZREM', KEYS[1], unpack(ids))
+    local raws = redis.call('MGET', unpack(keys))
+    for i = 1, c do
+      local raw = raws[i]
+      if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
+        leaving[#leaving + 1] = raw
+        leavingCreated[#leavingCreated + 1] = created[i]
+        redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. body .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
+      end
+    end
+    placed[#placed + 1] = recent
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[5]))
+if #placed > 0 then
+  local keep = tonumber(ARGV[6])
+  local from = math.max(1, #placed - keep + 1)
+  redis.call('LPUSH', KEYS[5], unpack(placed, from, #placed))
+  redis.call('LTRIM', KEYS[5], 0, keep - 1)
+  redis.call('PUBLISH', ARGV[7], '{"ladder":' .. ARGV[8] .. ',"matches":[' .. table.concat(placed, ',') .. ']}')
+end
+return out`;
 
 /**
  * KEYS: backfill, players, playing, backfills, events, queues.
@@ -270,9 +366,28 @@ return 1`;
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
 /** KEYS: lock, events. ARGV: value held, first id to keep. */
 const TRIM = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('XTRIM', KEYS[2], 'MINID', '~', ARGV[2]) end return -1`;
+/** KEYS: queues. ARGV: key prefix. Every ladder that has had tickets and its waiting tickets, flat. */
+const WAITING = `
+local out = {}
+for i, ladder in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  out[2 * i - 1] = ladder
+  out[2 * i] = redis.call('HGET', ARGV[1] .. 'queue:' .. ladder .. ':figures', 'n') or '0'
+end
+return out`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+interface PendingAdd {
+  ticket: StoredTicket;
+  resolve: (outcome: AddOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Tickets per intake script at most (a batch of more is split), so one script never holds Redis long. */
+const INTAKE_CHUNK = 200;
+/** Tickets a lock holder keeps for its own intake events, per ladder (see ownEvents). */
+const OWN_EVENTS = 50_000;
 interface Scripts {
   ladderIntake: Script;
   ladderCancel: Script;
@@ -283,6 +398,7 @@ interface Scripts {
   ladderRenew: Script;
   ladderTrim: Script;
   ladderRelease: Script;
+  ladderWaiting: Script;
 }
 
 export interface RedisTicketOptions {
@@ -315,7 +431,15 @@ export class RedisTicketStore implements TicketStore {
   private clientId = 0;
   /** Lock values this instance holds, by ladder. */
   private readonly locks = new Map<string, string>();
-  private pendingAdds: Array<{ ticket: StoredTicket; resolve: (outcome: AddOutcome) => void; reject: (error: unknown) => void }> = [];
+  private pendingAdds: PendingAdd[] = [];
+  /**
+   * Tickets queued through this instance into a ladder whose lock it holds, by the text of their
+   * intake event: following the events it takes them from here instead of decoding that text again.
+   * Emptied with the lock; at most OWN_EVENTS per ladder (the oldest go: their events are decoded).
+   */
+  private readonly ownEvents = new Map<string, Map<string, Ticket>>();
+  /** The last decoded recent list of each ladder (see parseRecent). */
+  private readonly recentCache = new Map<string, { head: string | undefined; length: number; parsed: RecentMatch[] }>();
 
   constructor(
     private readonly redis: Redis,
@@ -325,15 +449,17 @@ export class RedisTicketStore implements TicketStore {
     this.events.setMaxListeners(0);
     this.lockMs = options.lockMs ?? 10_000;
     this.eventsCap = options.eventsCap ?? 1_000_000;
-    redis.defineCommand('ladderIntake', { numberOfKeys: 8, lua: INTAKE });
+    // The number of keys goes first: one key per ticket of the batch.
+    redis.defineCommand('ladderIntake', { lua: INTAKE });
     redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
-    redis.defineCommand('ladderAssign', { numberOfKeys: 4, lua: ASSIGN });
+    redis.defineCommand('ladderAssign', { numberOfKeys: 5, lua: ASSIGN });
     redis.defineCommand('ladderBackfillIntake', { numberOfKeys: 6, lua: BACKFILL_INTAKE });
     redis.defineCommand('ladderBackfillCancel', { numberOfKeys: 4, lua: BACKFILL_CANCEL });
     redis.defineCommand('ladderFill', { numberOfKeys: 7, lua: FILL });
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
+    redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
     this.scripts = redis as unknown as Scripts;
     redis.on('ready', () => void this.learnClientId());
   }
@@ -356,6 +482,8 @@ export class RedisTicketStore implements TicketStore {
     await this.subscriber.connect();
     await this.subscriber.subscribe(this.key('assignments'));
     this.subscriber.on('message', (_channel: string, message: string) => {
+      // Nobody streams assignments from this instance: nothing to decode them for.
+      if (this.events.listenerCount('assignment') === 0) return;
       try {
         // One message carries the matches a turn placed (an instance of an earlier version sends one each).
         const published = JSON.parse(message) as AssignmentEvent | { ladder: string; matches: RecentMatch[] };
@@ -402,27 +530,21 @@ export class RedisTicketStore implements TicketStore {
   private async flushAdds(): Promise<void> {
     const batch = this.pendingAdds;
     this.pendingAdds = [];
+    // One intake script per ladder (and per INTAKE_CHUNK tickets) for the whole batch, all in one round trip.
+    const byLadder = new Map<string, PendingAdd[]>();
+    for (const p of batch) {
+      const group = byLadder.get(p.ticket.ladder);
+      if (group) group.push(p);
+      else byLadder.set(p.ticket.ladder, [p]);
+    }
     const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
-    for (const { ticket } of batch) {
-      const k = this.queueKeys(ticket.ladder);
-      const figures = figuresOf(ticket.ticket);
-      // The text starts with the waiting status, which placement and cancellation rewrite in place.
-      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
-      const stored = `${head}${JSON.stringify(ticket.ticket)}}`;
-      const args: Array<string | number> = [
-        this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing,
-        ticket.id, ticket.createdAt, ticket.ladder, stored, this.eventsCap, FIGURES_EPOCH, ticket.ticket.players.length,
-      ];
-      for (const p of ticket.ticket.players) args.push(p.id);
-      const regions = regionsOf(ticket.ticket);
-      args.push(regions.length, ...regions, figures.region);
-      const bands = new Map<number, number>();
-      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
-      args.push(bands.size);
-      for (const [band, players] of bands) args.push(band, players);
-      // Lua counts bytes from 1.
-      args.push(Buffer.byteLength(head) + 1);
-      pipeline.ladderIntake!(...args);
+    const chunks: Array<{ ladder: string; adds: PendingAdd[]; events: string[] }> = [];
+    for (const [ladder, adds] of byLadder) {
+      for (let i = 0; i < adds.length; i += INTAKE_CHUNK) {
+        const chunk = { ladder, adds: adds.slice(i, i + INTAKE_CHUNK), events: [] as string[] };
+        chunks.push(chunk);
+        pipeline.ladderIntake!(...this.intakeArgs(ladder, chunk.adds, chunk.events));
+      }
     }
     let results: Array<[Error | null, unknown]>;
     try {
@@ -431,18 +553,70 @@ export class RedisTicketStore implements TicketStore {
       for (const p of batch) p.reject(error);
       return;
     }
-    batch.forEach((p, i) => {
-      const [error, reply] = results[i] ?? [new Error('no reply'), null];
-      if (error) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error }));
-      else if (reply === 'ok') p.resolve({ ok: true });
-      else if (reply === 'id') p.resolve({ ok: false, reason: 'id' });
-      else if (reply === 'regions') p.resolve({ ok: false, reason: 'regions' });
-      else if (String(reply).startsWith('playing:')) {
-        const rest = String(reply).slice('playing:'.length);
-        const colon = rest.indexOf(':');
-        p.resolve({ ok: false, reason: 'playing', index: Number(rest.slice(0, colon)), backfill: rest.slice(colon + 1) });
-      } else p.resolve({ ok: false, reason: 'player', index: Number(String(reply).slice('player:'.length)) });
+    const queued = new Set<string>();
+    chunks.forEach(({ ladder, adds, events }, c) => {
+      const [error, reply] = results[c] ?? [new Error('no reply'), null];
+      const outcomes = (Array.isArray(reply) ? reply : []) as string[];
+      const own = this.locks.has(ladder) ? this.ownEventsOf(ladder) : undefined;
+      adds.forEach((p, i) => {
+        const outcome = outcomes[i];
+        if (error || outcome === undefined) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error ?? new Error('no reply') }));
+        else if (outcome === 'ok') {
+          queued.add(ladder);
+          if (own !== undefined) {
+            own.set(events[i]!, p.ticket.ticket);
+            if (own.size > OWN_EVENTS) own.delete(own.keys().next().value!);
+          }
+          p.resolve({ ok: true });
+        } else if (outcome === 'id') p.resolve({ ok: false, reason: 'id' });
+        else if (outcome === 'regions') p.resolve({ ok: false, reason: 'regions' });
+        else if (outcome.startsWith('playing:')) {
+          const rest = outcome.slice('playing:'.length);
+          const colon = rest.indexOf(':');
+          p.resolve({ ok: false, reason: 'playing', index: Number(rest.slice(0, colon)), backfill: rest.slice(colon + 1) });
+        } else p.resolve({ ok: false, reason: 'player', index: Number(outcome.slice('player:'.length)) });
+      });
     });
+    for (const ladder of queued) this.events.emit('queued', ladder);
+  }
+
+  private ownEventsOf(ladder: string): Map<string, Ticket> {
+    let own = this.ownEvents.get(ladder);
+    if (own === undefined) this.ownEvents.set(ladder, (own = new Map()));
+    return own;
+  }
+
+  private dropLock(ladder: string): void {
+    this.locks.delete(ladder);
+    this.ownEvents.delete(ladder);
+  }
+
+  /** The intake script's keys and arguments for tickets of one ladder; each ticket's event text goes to `events`. */
+  private intakeArgs(ladder: string, adds: readonly PendingAdd[], events: string[]): Array<string | number> {
+    const k = this.queueKeys(ladder);
+    const keys: string[] = [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing];
+    const args: Array<string | number> = [ladder, this.eventsCap, FIGURES_EPOCH];
+    for (const { ticket } of adds) {
+      keys.push(this.ticketKey(ticket.id));
+      const figures = figuresOf(ticket.ticket);
+      // The text starts with the waiting status, which placement and cancellation rewrite in place.
+      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
+      const event = JSON.stringify(ticket.ticket);
+      events.push(event);
+      args.push(ticket.id, ticket.createdAt, `${head}${event}}`, ticket.ticket.players.length);
+      for (const p of ticket.ticket.players) args.push(p.id);
+      const regions = regionsOf(ticket.ticket);
+      args.push(regions.length);
+      for (const r of regions) args.push(r);
+      args.push(figures.region);
+      const bands = new Map<number, number>();
+      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
+      args.push(bands.size);
+      for (const [band, players] of bands) args.push(band, players);
+      // Lua counts bytes from 1.
+      args.push(Buffer.byteLength(head) + 1);
+    }
+    return [keys.length, ...keys, ...args];
   }
 
   async get(id: string) {
@@ -463,8 +637,19 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async figures(ladder: string): Promise<QueueFigures> {
+    return (await this.readQueue(ladder, false)).figures;
+  }
+
+  async summary(ladder: string) {
+    return this.readQueue(ladder, true);
+  }
+
+  /** The counters and the oldest arrival, and with `withRecent` the recent list, in one MULTI. */
+  private async readQueue(ladder: string, withRecent: boolean): Promise<{ figures: QueueFigures; recent: RecentMatch[] }> {
     const k = this.queueKeys(ladder);
-    const results = (await redisCall(this.redis.multi().call('HGETALL', k.figures).zrange(k.queue, 0, 0, 'WITHSCORES').exec())) ?? [];
+    const multi = this.redis.multi().call('HGETALL', k.figures).zrange(k.queue, 0, 0, 'WITHSCORES');
+    if (withRecent) multi.lrange(k.recent, 0, RECENT - 1);
+    const results = (await redisCall(multi.exec())) ?? [];
     for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     const flat = results[0]![1] as string[];
     const oldest = results[1]![1] as string[];
@@ -481,19 +666,14 @@ export class RedisTicketStore implements TicketStore {
         if (band >= 0 && band < 10) figures.byBand[band] = value;
       }
     }
-    return figures;
+    return { figures, recent: withRecent ? this.parseRecent(ladder, results[2]![1] as string[]) : [] };
   }
 
-  async waitingCounts(ladders: readonly string[]) {
-    if (ladders.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const ladder of ladders) pipeline.hget(this.queueKeys(ladder).figures, 'n');
-    const results = (await redisCall(pipeline.exec())) ?? [];
-    return ladders.map((_, i) => {
-      const [error, value] = results[i] ?? [null, null];
-      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
-      return Number(value ?? 0);
-    });
+  async waitingByQueue(): Promise<Array<[string, number]>> {
+    const flat = (await redisCall(this.scripts.ladderWaiting(this.key('queues'), this.prefix))) as string[];
+    const out: Array<[string, number]> = [];
+    for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])]);
+    return out;
   }
 
   async queues() {
@@ -501,8 +681,20 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async recent(ladder: string) {
-    const raws = await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1));
-    return raws.map((raw) => JSON.parse(raw) as RecentMatch);
+    return this.parseRecent(ladder, await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1)));
+  }
+
+  /**
+   * The recent list decoded, reusing the last decoding while the list is unchanged: matches are
+   * only pushed at its head (each with a new id) and it is only trimmed after a push, so the same
+   * head and length mean the same list.
+   */
+  private parseRecent(ladder: string, raws: string[]): RecentMatch[] {
+    const cached = this.recentCache.get(ladder);
+    if (cached !== undefined && cached.length === raws.length && cached.head === raws[0]) return cached.parsed;
+    const parsed = raws.map((raw) => JSON.parse(raw) as RecentMatch);
+    this.recentCache.set(ladder, { head: raws[0], length: raws.length, parsed });
+    return parsed;
   }
 
   private lockValue(token: string): string {
@@ -519,7 +711,7 @@ export class RedisTicketStore implements TicketStore {
         this.locks.set(ladder, value);
         return 'held';
       }
-      this.locks.delete(ladder);
+      this.dropLock(ladder);
     }
     const value = this.lockValue(randomBytes(12).toString('hex'));
     const previous = await redisCall(this.redis.set(lock, value, 'PX', this.lockMs, 'NX', 'GET'));
@@ -548,7 +740,7 @@ export class RedisTicketStore implements TicketStore {
   async release(ladder: string) {
     const held = this.locks.get(ladder);
     if (held === undefined) return;
-    this.locks.delete(ladder);
+    this.dropLock(ladder);
     await redisCall(this.scripts.ladderRelease(this.queueKeys(ladder).lock, held));
   }
 
@@ -626,12 +818,18 @@ export class RedisTicketStore implements TicketStore {
     const total = Array.isArray(info) ? streamInfo(info).added : 0;
     const entries = ((read as Array<[string, Array<[string, string[]]>]> | null)?.[0]?.[1] ?? []) as Array<[string, string[]]>;
     const events: QueueEvent[] = [];
+    const own = this.ownEvents.get(ladder);
     let next = from;
     for (const [id, fields] of entries) {
       next = id;
       const at = Number(id.slice(0, id.indexOf('-')));
-      if (fields[0] === 'a') events.push({ kind: 'add', ticket: JSON.parse(fields[1]!) as Ticket, at });
-      else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
+      if (fields[0] === 'a') {
+        const text = fields[1]!;
+        let ticket = own?.get(text);
+        if (ticket === undefined) ticket = JSON.parse(text) as Ticket;
+        else own!.delete(text);
+        events.push({ kind: 'add', ticket, at });
+      } else if (fields[0] === 'c') events.push({ kind: 'cancel', id: fields[1]!, at });
       else if (fields[0] === 'b') events.push({ kind: 'backfill', backfill: JSON.parse(fields[1]!) as BackfillInput, at });
       else if (fields[0] === 'u') events.push({ kind: 'unbackfill', id: fields[1]!, at });
     }
@@ -654,25 +852,17 @@ export class RedisTicketStore implements TicketStore {
     const held = this.locks.get(ladder);
     if (held === undefined) return placements.map(() => 'lost');
     const k = this.queueKeys(ladder);
-    const now = Date.now();
-    const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
-    for (const { match, tickets } of placements) {
-      const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, now, JSON.stringify(match).slice(1, -1), FIGURES_EPOCH];
+    const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, Date.now(), FIGURES_EPOCH, RECENT, this.key('assignments'), JSON.stringify(ladder)];
+    for (const { match, recent, tickets } of placements) {
+      args.push(JSON.stringify(match).slice(1, -1), JSON.stringify(recent), tickets.length);
       for (const t of tickets) args.push(t.id, t.team);
-      pipeline.ladderAssign!(k.queue, k.players, k.figures, k.lock, ...args);
     }
-    const results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
-    const outcomes = placements.map((_, i): PlacementOutcome => {
-      const [error, reply] = results[i] ?? [new Error('no reply'), null];
-      if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
-      if (reply === -1) {
-        this.locks.delete(ladder);
-        return 'lost';
-      }
-      return reply === 1 ? 'placed' : 'gone';
-    });
-    await this.announce(ladder, placements.filter((_, i) => outcomes[i] === 'placed').map((p) => p.recent));
-    return outcomes;
+    const reply = (await redisCall(this.scripts.ladderAssign(k.queue, k.players, k.figures, k.lock, k.recent, ...args))) as number | number[];
+    if (reply === -1) {
+      this.dropLock(ladder);
+      return placements.map(() => 'lost');
+    }
+    return placements.map((_, i): PlacementOutcome => ((reply as number[])[i] === 1 ? 'placed' : 'gone'));
   }
 
   /** The recent list and the announcement, once for all the matches placed (newest first in the list). */
@@ -759,7 +949,7 @@ export class RedisTicketStore implements TicketStore {
       const [error, reply] = results[i] ?? [new Error('no reply'), null];
       if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
       if (reply === -1) {
-        this.locks.delete(ladder);
+        this.dropLock(ladder);
         return 'lost';
       }
       return reply === 1 ? 'placed' : 'gone';

@@ -215,8 +215,10 @@ export interface TicketStore {
   /** Cancels a waiting ticket; returns it with its final status, or undefined when unknown. */
   cancel(ticket: StoredTicket): Promise<StoredTicket | undefined>;
   figures(ladder: string): Promise<QueueFigures>;
-  /** Waiting tickets of each ladder. */
-  waitingCounts(ladders: readonly string[]): Promise<number[]>;
+  /** The figures and the recent matches together (one read). */
+  summary(ladder: string): Promise<{ figures: QueueFigures; recent: RecentMatch[] }>;
+  /** Every ladder that has had tickets, with its waiting tickets (one read). */
+  waitingByQueue(): Promise<Array<[string, number]>>;
   /** Ladders that have had tickets. */
   queues(): Promise<string[]>;
   recent(ladder: string): Promise<RecentMatch[]>;
@@ -252,7 +254,7 @@ export interface TicketStore {
    */
   fill(ladder: string, placements: readonly BackfillPlacement[]): Promise<PlacementOutcome[]>;
 
-  /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance. */
+  /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance, and 'queued' (the ladder's id) when tickets were queued through this instance. */
   readonly events: EventEmitter;
   close(): Promise<void>;
 }
@@ -404,6 +406,7 @@ export class MemoryTicketStore implements TicketStore {
     f.byRegion.set(ticket.figures!.region, (f.byRegion.get(ticket.figures!.region) ?? 0) + 1);
     for (const band of ticket.figures!.bands) f.byBand[band]!++;
     queue.events.push({ kind: 'add', ticket: ticket.ticket, at: Date.now() });
+    this.events.emit('queued', ticket.ladder);
     return { ok: true };
   }
 
@@ -444,8 +447,12 @@ export class MemoryTicketStore implements TicketStore {
     return { waiting: f.waiting, byRegion: new Map(f.byRegion), byBand: [...f.byBand], createdSum: f.createdSum, oldestCreatedAt: oldest };
   }
 
-  async waitingCounts(ladders: readonly string[]) {
-    return ladders.map((ladder) => this.queuesByLadder.get(ladder)?.figures.waiting ?? 0);
+  async summary(ladder: string) {
+    return { figures: await this.figures(ladder), recent: await this.recent(ladder) };
+  }
+
+  async waitingByQueue(): Promise<Array<[string, number]>> {
+    return [...this.queuesByLadder].map(([ladder, queue]) => [ladder, queue.figures.waiting]);
   }
 
   async queues() {

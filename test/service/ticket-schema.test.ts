@@ -1,0 +1,121 @@
+/**
+ * The ticket body's fast check (`isPlainTicket`) against the zod schema it
+ * stands in for: whatever it accepts, zod accepts and returns unchanged; the
+ * tickets clients send (solos, parties, filters, any regions) take it; and
+ * a request it refuses still gets zod's answer naming the field.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../src/core/errors.js';
+import { isPlainTicket, ticketSchema, validate } from '../../src/service/schemas.js';
+
+const text = fc.oneof(
+  fc.constantFrom('a', 'eu', 'na', 'toString', 'constructor', '__proto__', '', 'x'.repeat(40), 'x'.repeat(41), 'x'.repeat(201), 'bad\u0000id', '\ud800', 'é', '1'),
+  fc.string({ maxLength: 8 }),
+);
+const number = fc.oneof(fc.constantFrom(-1, 0, 1, 50, 100, 101, 1e6, 1e6 + 1, 1e9, 1e9 + 1, -0, 0.5), fc.double({ noNaN: true, min: -1, max: 102 }), fc.double({ noNaN: true, min: -1, max: 2e9 }));
+/** Any JSON-like value, wrong types included. */
+const anything = fc.oneof(text, number, fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}));
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
+/** Mostly `good`, sometimes anything at all. */
+const mostly = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 12, arbitrary: good }, { weight: 1, arbitrary: anything });
+/** Drops undefined members, as JSON would. */
+const defined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const rare = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 12 });
+
+const filter = mostly(fc.record({ within: maybe(mostly(number)), strict: maybe(mostly(fc.boolean())), maxPing: maybe(mostly(number)), extra: rare(anything) }).map(defined));
+const pings = mostly(fc.dictionary(text, mostly(number), { maxKeys: 5 }));
+const player = mostly(fc.record({ id: mostly(text), percentile: maybe(mostly(number)), rating: maybe(mostly(number)), pings, filter: maybe(filter), extra: rare(anything) }).map(defined));
+const noisyTicket = mostly(
+  fc.record({ id: maybe(mostly(text)), mode: maybe(mostly(fc.constantFrom('1v1', '6v6', 'x'.repeat(41)))), players: mostly(fc.array(player, { maxLength: 18 })), extra: rare(anything) }).map(defined),
+);
+
+/** Tickets the schema accepts, built from valid parts only. */
+const name = fc.oneof(fc.constantFrom('eu', 'na', 'toString', 'constructor', 'x'.repeat(40), 'é'), fc.stringMatching(/^[a-z0-9_-]{1,12}$/));
+const validTicket = fc
+  .record({
+    id: maybe(name),
+    mode: maybe(fc.constantFrom('1v1', '6v6')),
+    players: fc.array(
+      fc
+        .record({
+          id: name,
+          percentile: maybe(fc.double({ noNaN: true, min: 1, max: 100 })),
+          rating: maybe(fc.double({ noNaN: true, min: 0, max: 1e9 })),
+          // A `__proto__` region is left to zod (the JSON parser refuses such a body before validation anyway).
+          pings: fc.dictionary(name, fc.double({ noNaN: true, min: 0, max: 1e6 }), { maxKeys: 5 }).filter((p) => !Object.hasOwn(p, '__proto__')),
+          filter: maybe(fc.record({ within: maybe(fc.double({ noNaN: true, min: 0, max: 100 })), strict: maybe(fc.boolean()), maxPing: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })) }).map(defined)),
+        })
+        .map(defined),
+      { minLength: 1, maxLength: 16 },
+    ),
+  })
+  .map(defined);
+const ticket = fc.oneof(validTicket, noisyTicket);
+
+describe('the ticket body fast check', () => {
+  it('accepts only what the schema accepts, and the schema returns it unchanged', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(ticket, (body) => {
+        const value = JSON.parse(JSON.stringify(body)) as unknown;
+        if (!isPlainTicket(value)) return;
+        accepted++;
+        const parsed = ticketSchema.safeParse(value);
+        expect(parsed.success).toBe(true);
+        expect(parsed.data).toEqual(value);
+      }),
+      { numRuns: 5000 },
+    );
+    // The generator does reach valid tickets.
+    expect(accepted).toBeGreaterThan(100);
+  });
+
+  it('takes every ticket the schema accepts that clients send', () => {
+    fc.assert(
+      fc.property(validTicket, (body) => {
+        const value = JSON.parse(JSON.stringify(body)) as unknown;
+        expect(ticketSchema.safeParse(value).success).toBe(true);
+        expect(isPlainTicket(value)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('takes a solo and a party with every field', () => {
+    const solo = { players: [{ id: 'ann', pings: { eu: 30, na: 110 } }] };
+    const party: { id: string; mode: string; players: Array<{ id: string; percentile?: number; rating?: number; pings: Record<string, number>; filter: object }> } = {
+      id: 't-1',
+      mode: '6v6',
+      players: [
+        { id: 'ann', percentile: 37.5, rating: 1510, pings: { eu: 30, toString: 80 }, filter: { within: 10, strict: false, maxPing: 80 } },
+        { id: 'bob', pings: { constructor: 12 }, filter: {} },
+      ],
+    };
+    for (const body of [solo, party]) {
+      expect(isPlainTicket(body)).toBe(true);
+      expect(validate(ticketSchema, body)).toBe(body);
+    }
+  });
+
+  it('leaves a bad body to zod, which names the field', () => {
+    const cases: Array<[unknown, string]> = [
+      [{ players: [{ id: 'ann', pings: { eu: -1 } }] }, 'players[0].pings.eu'],
+      [{ players: [{ id: 'ann', pings: { eu: 1 }, filter: { within: 101 } }] }, 'players[0].filter.within'],
+      [{ players: [{ id: 'ann', pings: { eu: 1 }, colour: 'red' }] }, 'players[0].colour'],
+      [{ players: [] }, 'players'],
+      [{ id: '', players: [{ id: 'ann', pings: {} }] }, 'id'],
+    ];
+    for (const [body, field] of cases) {
+      expect(isPlainTicket(body)).toBe(false);
+      let error: unknown;
+      try {
+        validate(ticketSchema, body);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as InvalidInputError).field).toBe(field);
+    }
+  });
+});
