@@ -15,41 +15,14 @@ import { MatchmakingEngine } from '../../src/service/matchmaking-pass.js';
 import { serviceMetrics } from '../../src/service/metrics.js';
 import type { BackfillPlacement, TicketStore } from '../../src/service/tickets.js';
 import { RedisTicketStore } from '../../src/service/tickets-redis.js';
+import { followAssignments } from '../support/assignments.js';
 import { BACKENDS, cleanupShared, client, REDIS_URL, startTestServer, type TestServer } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Reads a ladder's assignment stream until stopped. */
-function follow(url: string, ladder: string) {
-  const controller = new AbortController();
-  const events: Array<{ matchId: string; backfill?: string; teams: string[][]; players: string[][] }> = [];
-  let opened = () => {};
-  const ready = new Promise<void>((resolve) => (opened = resolve));
-  const done = (async () => {
-    try {
-      const response = await fetch(`${url}/v1/ladders/${ladder}/assignments`, { signal: controller.signal });
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for (;;) {
-        const { value, done: ended } = await reader.read();
-        if (ended) break;
-        buffer += decoder.decode(value, { stream: true });
-        if (buffer.includes(': assignments of ladder')) opened();
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = /^event: assignment\ndata: (.*)$/m.exec(block);
-          if (data) events.push(JSON.parse(data[1]!));
-        }
-      }
-    } catch {
-      // Aborted.
-    }
-  })();
-  return { events, ready, stop: async () => (controller.abort(), await done) };
-}
+/** The ladder's assignment stream. */
+const follow = (url: string, ladder: string) =>
+  followAssignments<{ matchId: string; backfill?: string; teams: string[][]; players: string[][] }>(url, ladder);
 
 describe.each(BACKENDS)('backfill on %s', (backend) => {
   let server: TestServer;

@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { followAssignments } from '../support/assignments.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName } from './helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -60,36 +61,12 @@ interface Assignment {
   receivedAt: number;
 }
 
-/** Reads a ladder's assignment stream until aborted. */
+/** The ladder's assignment stream, each event stamped with when it arrived. */
 function follow(url: string, ladder: string) {
-  const controller = new AbortController();
-  const events: Assignment[] = [];
-  const done = (async () => {
-    try {
-      const response = await fetch(`${url}/v1/ladders/${ladder}/assignments`, { signal: controller.signal });
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for (;;) {
-        const { value, done: ended } = await reader.read();
-        if (ended) break;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = /^event: assignment\ndata: (.*)$/m.exec(block);
-          if (data) {
-            const match = JSON.parse(data[1]!) as { matchId: string; teams: string[][] };
-            events.push({ matchId: match.matchId, teams: match.teams, receivedAt: performance.now() });
-          }
-        }
-      }
-    } catch {
-      // Aborted, or the server died.
-    }
-  })();
-  return { events, stop: async () => (controller.abort(), await done) };
+  return followAssignments(url, ladder, (data): Assignment => {
+    const match = data as { matchId: string; teams: string[][] };
+    return { matchId: match.matchId, teams: match.teams, receivedAt: performance.now() };
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
