@@ -706,6 +706,8 @@ export class WhrHistory {
    * rounds over the day, with the past as a Gaussian message (the forward
    * precision). A start for the sweeps far closer to the MAP than zero.
    */
+  // The loop over a node's games is written out here and in sweepCompiled: as a shared method it cost
+  // 3–19 % more converge time on the ATP history (not inlined), with the same result.
   private forwardPass(c: Compiled, from: number): void {
     const { pos, r, f, linkVariance, entryStart, opp, score, offset } = c;
     const out = this.terms;
