@@ -491,6 +491,7 @@ export class MatchmakingEngine {
       const r = placing[i]!;
       if (outcome === 'placed') {
         placed++;
+        this.ctx.metrics.backfillsFilled.inc(state.labels);
         for (const ticket of r.added.flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, Math.max(0, (now - added.get(ticket)!.createdAt) / 1000));
       } else if (outcome === 'gone') {
         undo.add(r.id);

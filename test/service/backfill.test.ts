@@ -93,6 +93,10 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect(stream.events).toHaveLength(1);
     expect(stream.events[0]).toMatchObject({ matchId: 'live-1', backfill: id, teams: [[], ['t1']], players: [['a', 'b'], ['c', 't1-p']] });
     expect((await admin.get('/v1/ladders/bf/queue')).body.recent[0]).toMatchObject({ matchId: 'live-1', backfill: id });
+    // Counted as a fill, not as a new match.
+    const metrics = (await admin.get('/metrics')).text;
+    expect(metrics).toMatch(/^ladder_matchmaking_backfill_fills_total\{queue="bf"\} 1$/m);
+    expect(metrics).not.toMatch(/^ladder_matchmaking_matches_total\{queue="bf"\}/m);
     // A filled backfill cannot be cancelled, and its players may queue again.
     const late = await admin.del(`/v1/backfills/${id}`);
     expect(late.status).toBe(409);
