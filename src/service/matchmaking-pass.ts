@@ -23,6 +23,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { type BackfillInput, type BackfillResult, type FormedMatch, Matchmaker, type PlayerFilter, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
+import { NotFoundError } from './errors/index.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets.js';
@@ -94,6 +95,8 @@ interface LadderState {
 }
 
 class LockLostError extends Error {}
+/** The ladder of a queue no longer exists. */
+class LadderGoneError extends Error {}
 
 /** Long work renews the lock when it was last renewed this long ago (well inside its 10 s). */
 const RENEW_WITHIN_MS = 2000;
@@ -173,6 +176,15 @@ export class MatchmakingEngine {
     }
     let placed = 0;
     this.passMsInLastTurn = 0;
+    if (only === undefined) {
+      // A queue no longer listed was closed (its ladder deleted): let its matchmaker and lock go.
+      const listed = new Set(queues);
+      for (const ladder of [...this.states.keys()]) {
+        if (listed.has(ladder)) continue;
+        this.states.delete(ladder);
+        await this.ctx.tickets.release(ladder).catch(() => {});
+      }
+    }
     for (const ladder of queues) {
       try {
         placed += await this.ladderTurn(ladder);
@@ -180,6 +192,17 @@ export class MatchmakingEngine {
         // Whatever the matchmaker holds may now disagree with the queue: build it again next time.
         this.states.delete(ladder);
         if (error instanceof LockLostError) continue;
+        if (error instanceof LadderGoneError) {
+          // Tickets queued for a ladder deleted since (an instance that still had it cached took them):
+          // they can never be matched, so they are cancelled and the queue is forgotten.
+          try {
+            await this.ctx.tickets.closeQueue(ladder);
+            await this.ctx.tickets.release(ladder);
+            continue;
+          } catch (closing) {
+            error = closing;
+          }
+        }
         this.ctx.metrics.passFailures.inc({ queue: ladder });
         this.options.onError(error);
       }
@@ -233,7 +256,13 @@ export class MatchmakingEngine {
   }
 
   private async rebuild(id: string, reason: 'claim' | 'check'): Promise<LadderState> {
-    const ladder = await this.ctx.ladders.get(id);
+    let ladder: Ladder;
+    try {
+      ladder = await this.ctx.ladders.get(id);
+    } catch (error) {
+      if (error instanceof NotFoundError && error.field === 'ladder') throw new LadderGoneError();
+      throw error;
+    }
     const state: LadderState = {
       ladder,
       matchmaker: new Matchmaker(matchmakerOptions(ladder.matchmaking)),

@@ -374,6 +374,17 @@ for i, ladder in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   out[2 * i] = redis.call('HGET', ARGV[1] .. 'queue:' .. ladder .. ':figures', 'n') or '0'
 end
 return out`;
+/**
+ * Forgets a ladder's queue once nothing waits in it: nothing is lost if a ticket arrived meanwhile
+ * (returns 0, and the caller cancels again). KEYS: queue, backfills, players, figures, regions,
+ * events, playing, recent, queues. ARGV: ladder. Returns 1 when forgotten.
+ */
+const FORGET = `
+if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
+redis.call('SREM', KEYS[9], ARGV[1])
+return 1`;
+
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
@@ -398,6 +409,7 @@ interface Scripts {
   ladderRenew: Script;
   ladderTrim: Script;
   ladderRelease: Script;
+  ladderForget: Script;
   ladderWaiting: Script;
 }
 
@@ -459,6 +471,7 @@ export class RedisTicketStore implements TicketStore {
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
+    redis.defineCommand('ladderForget', { numberOfKeys: 9, lua: FORGET });
     redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
     this.scripts = redis as unknown as Scripts;
     redis.on('ready', () => void this.learnClientId());
@@ -925,6 +938,34 @@ export class RedisTicketStore implements TicketStore {
     const k = this.queueKeys(backfill.ladder);
     const fields = (await redisCall(this.scripts.ladderBackfillCancel(this.backfillKey(backfill.id), k.backfills, k.playing, k.events, backfill.id, Date.now(), FINISHED_TTL_MS, this.eventsCap))) as Array<string | null> | null;
     return fields === null ? undefined : this.backfillOf(fields);
+  }
+
+  async closeQueue(ladder: string) {
+    const k = this.queueKeys(ladder);
+    let tickets = 0;
+    let backfills = 0;
+    for (;;) {
+      // Each through its own cancellation script, a thousand at a time, so nothing else waits long.
+      for (;;) {
+        const ids = await redisCall(this.redis.zrange(k.backfills, 0, 999));
+        if (ids.length === 0) break;
+        const closed = await Promise.all(ids.map((id) => this.cancelBackfill({ id, ladder } as StoredBackfill)));
+        backfills += closed.filter((b) => b?.status === 'cancelled').length;
+        // An id whose record has gone (it cannot be cancelled) leaves the set too.
+        await redisCall(this.redis.zrem(k.backfills, ...ids));
+      }
+      for (;;) {
+        const ids = await redisCall(this.redis.zrange(k.queue, 0, 999));
+        if (ids.length === 0) break;
+        const cancelled = await Promise.all(ids.map((id) => this.cancel({ id, ladder } as StoredTicket)));
+        tickets += cancelled.filter((t) => t?.status === 'cancelled').length;
+        await redisCall(this.redis.zrem(k.queue, ...ids));
+      }
+      const forgotten = await redisCall(this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), ladder));
+      if (forgotten === 1) break;
+    }
+    this.recentCache.delete(ladder);
+    return { tickets, backfills };
   }
 
   async fill(ladder: string, placements: readonly BackfillPlacement[]): Promise<PlacementOutcome[]> {

@@ -254,6 +254,14 @@ export interface TicketStore {
    */
   fill(ladder: string, placements: readonly BackfillPlacement[]): Promise<PlacementOutcome[]>;
 
+  /**
+   * Closes a deleted ladder's queue: cancels every waiting ticket and open
+   * backfill (each as its own cancellation would), then forgets the queue
+   * (its counters, events and recent matches; it leaves the set of queues).
+   * Resolves to how many were cancelled.
+   */
+  closeQueue(ladder: string): Promise<{ tickets: number; backfills: number }>;
+
   /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance, and 'queued' (the ladder's id) when tickets were queued through this instance. */
   readonly events: EventEmitter;
   close(): Promise<void>;
@@ -609,6 +617,23 @@ export class MemoryTicketStore implements TicketStore {
       this.announce(ladder, queue, placement.recent);
       return 'placed';
     });
+  }
+
+  async closeQueue(ladder: string) {
+    const queue = this.queuesByLadder.get(ladder);
+    if (!queue) return { tickets: 0, backfills: 0 };
+    const now = Date.now();
+    const tickets = [...queue.waiting.values()];
+    for (const ticket of tickets) {
+      ticket.status = 'cancelled';
+      ticket.endedAt = now;
+      this.leave(queue, ticket);
+      this.finish(ticket);
+    }
+    const backfills = [...queue.backfills.values()];
+    for (const backfill of backfills) this.closeBackfill(queue, backfill, 'cancelled', now);
+    this.queuesByLadder.delete(ladder);
+    return { tickets: tickets.length, backfills: backfills.length };
   }
 
   async close() {}

@@ -378,6 +378,46 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     await engine.release();
   });
 
+  it('deleting a ladder cancels its waiting tickets and open backfills; tickets a stale instance queues afterwards are cancelled by the next pass', async () => {
+    await admin.post('/v1/ladders', { id: 'gone', system: 'elo', matchmaking: { teamSize: 2 } });
+    // The service's own loop was stopped by an earlier test: an engine of this test's own does the passes.
+    const { engine, turn } = engineOn(server.tickets);
+    const strict = { within: 5, strict: true };
+    expect((await solo('gone', 'g1', 10, { eu: 20 }, strict)).status).toBe(201);
+    expect((await solo('gone', 'g2', 90, { eu: 20 }, strict)).status).toBe(201);
+    expect((await admin.post('/v1/ladders/gone/backfills', { id: 'gb', match: 'm-gone', region: 'eu', teams: [['q0'], ['qx']], players: { q0: { percentile: 50, filter: strict }, qx: { percentile: 50, filter: strict } } })).status).toBe(201);
+    expect(await turn('gone')).toBe(0);
+    expect(engine.matchmakerOf('gone')?.size).toBe(2);
+    expect((await admin.get('/v1/ladders/gone/queue')).body.waiting).toBe(2);
+
+    expect((await admin.del('/v1/ladders/gone')).status).toBe(200);
+    // Cancelled in the shared state; over HTTP they are gone with their ladder.
+    for (const id of ['g1', 'g2']) {
+      expect((await server.tickets.get(id))?.status).toBe('cancelled');
+      expect((await admin.get(`/v1/tickets/${id}`)).status).toBe(404);
+    }
+    expect((await server.tickets.getBackfill('gb'))?.status).toBe('cancelled');
+    expect((await admin.get('/v1/backfills/gb')).status).toBe(404);
+    expect(await server.tickets.queues()).not.toContain('gone');
+    expect(await turn('gone')).toBe(0);
+    expect(engine.matchmakerOf('gone')).toBeUndefined();
+
+    // An instance that still had the ladder cached queues a ticket after the delete.
+    const now = Date.now();
+    const late = { id: 'late', at: now / 1000, players: [{ id: 'late-p', percentile: 50, pings: { eu: 20 }, filter: { within: 10, strict: false, maxPing: 150 } }] };
+    expect(await server.tickets.add({ id: 'late', ladder: 'gone', status: 'waiting', createdAt: now, ticket: late })).toEqual({ ok: true });
+    expect(await turn('gone')).toBe(0);
+    expect((await server.tickets.get('late'))?.status).toBe('cancelled');
+    expect(await server.tickets.queues()).not.toContain('gone');
+
+    // The id can be used again, with an empty queue; the players may queue there.
+    expect((await admin.post('/v1/ladders', { id: 'gone', system: 'elo', matchmaking: { teamSize: 2 } })).status).toBe(201);
+    expect((await admin.get('/v1/ladders/gone/queue')).body).toMatchObject({ waiting: 0, byRegion: {}, recent: [] });
+    expect((await solo('gone', 'g3', 10)).status).toBe(201);
+    expect((await admin.post('/v1/ladders/gone/backfills', { match: 'm-again', region: 'eu', teams: [['q0'], ['g1-p']] })).status).toBe(201);
+    await engine.release();
+  });
+
   it('a new lock holder rebuilds the open backfills, newcomers included, from the shared state', async () => {
     await admin.post('/v1/ladders', { id: 'handover', system: 'elo', matchmaking: { teamSize: 2 } });
     /** Another instance's store: its own Redis connection, or the one in-process store. */

@@ -57,7 +57,7 @@ export const ladderRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
   );
   app.delete(
     '/v1/ladders/:ladder',
-    { schema: { params: ladderParams }, config: { operation: { operationId: 'deleteLadder', tags: ['ladders'], summary: 'Delete a ladder and all its data: matches, players, history, seasons, idempotency keys', auth: 'admin', responses: { 200: deletedLadderResponse } } } },
+    { schema: { params: ladderParams }, config: { operation: { operationId: 'deleteLadder', tags: ['ladders'], summary: 'Delete a ladder and all its data: matches, players, history, seasons, idempotency keys; its waiting tickets and open backfills are cancelled', auth: 'admin', responses: { 200: deletedLadderResponse } } } },
     async (request) => {
       requireScope(request, 'admin');
       await ctx.ladders.remove(request.params.ladder);
@@ -65,6 +65,11 @@ export const ladderRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
         await ctx.rankings.reset(request.params.ladder);
       } catch {
         // Leftover Redis keys of a deleted ladder are never read again.
+      }
+      try {
+        await ctx.tickets.closeQueue(request.params.ladder);
+      } catch {
+        // Redis is down: the matchmaking pass closes the queue once it finds the ladder gone.
       }
       return { id: request.params.ladder, deleted: true as const };
     },
