@@ -325,6 +325,21 @@ export function isPlainTicket(value: unknown): boolean {
 /** Checks that accept the common valid input of a schema fast, unchanged; whatever they refuse goes to zod. */
 const fastPaths = new Map<z.ZodType, (value: unknown) => boolean>([[ticketSchema, isPlainTicket]]);
 
+/** Path parameters that are all identifiers: an object with exactly these keys, each a valid identifier. */
+export function isIdentifierParams(names: readonly string[]): (value: unknown) => boolean {
+  return (value) => {
+    if (typeof value !== 'object' || value === null) return false;
+    let count = 0;
+    for (const key in value) {
+      const field = (value as Record<string, unknown>)[key];
+      if (!names.includes(key) || typeof field !== 'string' || !isIdentifier(field)) return false;
+      count++;
+    }
+    return count === names.length;
+  };
+}
+for (const schema of [ladderParams, matchParams, seasonParams, seasonPlayerParams, playerParams, idParams]) fastPaths.set(schema, isIdentifierParams(Object.keys(schema.shape)));
+
 /** Validates `value` against `schema`, throwing InvalidInputError that names the first bad field. */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where = 'body'): z.infer<S> {
   if (fastPaths.get(schema)?.(value) === true) return value as z.infer<S>;

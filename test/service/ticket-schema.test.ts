@@ -2,12 +2,13 @@
  * The ticket body's fast check (`isPlainTicket`) against the zod schema it
  * stands in for: whatever it accepts, zod accepts and returns unchanged; the
  * tickets clients send (solos, parties, filters, any regions) take it; and
- * a request it refuses still gets zod's answer naming the field.
+ * a request it refuses still gets zod's answer naming the field. The same
+ * for the path parameters' fast check.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/core/errors.js';
-import { isPlainTicket, ticketSchema, validate } from '../../src/service/schemas.js';
+import { idParams, isIdentifierParams, isPlainTicket, ladderParams, matchParams, playerParams, seasonParams, seasonPlayerParams, ticketSchema, validate } from '../../src/service/schemas.js';
 
 const text = fc.oneof(
   fc.constantFrom('a', 'eu', 'na', 'toString', 'constructor', '__proto__', '', 'x'.repeat(40), 'x'.repeat(41), 'x'.repeat(201), 'bad\u0000id', '\ud800', 'é', '1'),
@@ -118,4 +119,32 @@ describe('the ticket body fast check', () => {
       expect((error as InvalidInputError).field).toBe(field);
     }
   });
+});
+
+describe('the path parameters fast check', () => {
+  const schemas = { ladderParams, matchParams, seasonParams, seasonPlayerParams, playerParams, idParams };
+  for (const [label, schema] of Object.entries(schemas)) {
+    const names = Object.keys(schema.shape);
+    const fast = isIdentifierParams(names);
+    it(`${label}: accepts only what the schema accepts, unchanged, and every valid set of ids`, () => {
+      let accepted = 0;
+      const params = fc.dictionary(fc.constantFrom(...names, 'extra'), mostly(text), { maxKeys: names.length + 1 });
+      fc.assert(
+        fc.property(fc.oneof(params, fc.record(Object.fromEntries(names.map((n) => [n, name])))), (value) => {
+          if (!fast(value)) return;
+          accepted++;
+          const parsed = schema.safeParse(value);
+          expect(parsed.success).toBe(true);
+          expect(parsed.data).toEqual(value);
+        }),
+        { numRuns: 2000 },
+      );
+      expect(accepted).toBeGreaterThan(100);
+      fc.assert(fc.property(fc.record(Object.fromEntries(names.map((n) => [n, name]))), (value) => {
+        expect(fast(value)).toBe(true);
+      }));
+      // What it refuses still gets the schema's answer, naming the parameter.
+      expect(() => validate(schema, { ...Object.fromEntries(names.map((n) => [n, 'ok'])), [names[0]!]: 'bad\u0000id' }, 'path')).toThrow(expect.objectContaining({ field: names[0] }));
+    });
+  }
 });

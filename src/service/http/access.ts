@@ -24,18 +24,28 @@ function bearer(request: FastifyRequest): string | undefined {
 
 export function registerAccess(app: FastifyInstance, keys: KeyStore, limiter: RateLimiter): void {
   app.decorateRequest('apiKey', null);
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config && (request.routeOptions.config as { preflight?: boolean }).preflight) return;
+  // A callback hook, not an async one: every request passes here, and a key this process has
+  // verified (the common case) needs no promise at all.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config && (request.routeOptions.config as { preflight?: boolean }).preflight) return done();
     const presented = bearer(request);
     // A key this process has verified is charged to its own bucket; anything else (no key, or a key
     // not verified yet, which costs a database read) to the client's address, so random tokens are limited too.
     const known = presented === undefined ? null : keys.recentlyVerified(presented);
     const wait = limiter.take(known ? `key:${known.id}` : `ip:${request.ip}`);
-    if (wait > 0) throw new RateLimitedError(wait);
-    if (presented !== undefined) {
-      request.apiKey = known ?? (await keys.verify(presented));
-      if (request.apiKey === null) throw new UnauthorizedError('invalid or revoked API key');
+    if (wait > 0) return done(new RateLimitedError(wait));
+    if (presented === undefined) return done();
+    if (known) {
+      request.apiKey = known;
+      return done();
     }
+    keys.verify(presented).then(
+      (key) => {
+        request.apiKey = key;
+        done(key === null ? new UnauthorizedError('invalid or revoked API key') : undefined);
+      },
+      (error: Error) => done(error),
+    );
   });
 }
 

@@ -83,9 +83,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   registerSecurity(app, ctx.cors);
   // Query values must be valid percent-encoded UTF-8 too: the query parser would turn bad bytes into U+FFFD.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const mark = request.url.indexOf('?');
-    if (mark < 0) return;
+    if (mark < 0) return done();
     for (const pair of request.url.slice(mark + 1).split('&')) {
       const [name = '', value = ''] = pair.split('=', 2);
       try {
@@ -98,20 +98,22 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         } catch {
           field = 'query';
         }
-        throw new InvalidInputError('is not valid percent-encoded UTF-8', { field: field === '' ? 'query' : field });
+        return done(new InvalidInputError('is not valid percent-encoded UTF-8', { field: field === '' ? 'query' : field }));
       }
     }
+    done();
   });
   registerAccess(app, ctx.keys, ctx.limiter);
   // One label object per method, route and status class, so the histogram renders its label text once.
   const requestLabels = new Map<string, { method: string; route: string; status: string }>();
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = `${Math.floor(reply.statusCode / 100)}xx`;
     const labelKey = `${request.method} ${status} ${route}`;
     let labels = requestLabels.get(labelKey);
     if (labels === undefined) requestLabels.set(labelKey, (labels = { method: request.method, route, status }));
     ctx.metrics.requestSeconds.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   const routes: FastifyRouteOptions[] = [];

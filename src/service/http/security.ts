@@ -15,25 +15,26 @@ export interface CorsOptions {
 
 export const API_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+const FIXED_HEADERS = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' };
+const FIXED_HEADERS_WITH_POLICY = { ...FIXED_HEADERS, 'content-security-policy': API_CONTENT_SECURITY_POLICY };
+
 const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 const ALLOWED_HEADERS = 'authorization, content-type, idempotency-key';
 
 export function registerSecurity(app: FastifyInstance, cors: CorsOptions | undefined): void {
   const origins = new Set(cors?.origins ?? []);
-  app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
-    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', API_CONTENT_SECURITY_POLICY);
-    const origin = request.headers.origin;
+  // A callback hook (no promise per response), the fixed headers set at once.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.headers(reply.hasHeader('content-security-policy') ? FIXED_HEADERS : FIXED_HEADERS_WITH_POLICY);
     if (origins.size > 0) {
+      const origin = request.headers.origin;
       reply.header('vary', 'Origin');
       if (typeof origin === 'string' && origins.has(origin)) {
         reply.header('access-control-allow-origin', origin);
         reply.header('access-control-expose-headers', 'retry-after');
       }
     }
-    return payload;
+    done(null, payload);
   });
   if (origins.size === 0) return;
   // Preflight: answered before authentication (browsers send no credentials with it).
