@@ -65,6 +65,11 @@ export class LadderHistory {
     this.system = createWholeHistorySystem(system, options);
   }
 
+  /** The system's options, defaults filled in (in the schema's order, so two histories' options compare as JSON). */
+  get resolvedOptions(): Readonly<object> {
+    return this.system.options;
+  }
+
   /** Every player's current state. */
   get states(): ReadonlyMap<string, PlayerState> {
     return this.current;

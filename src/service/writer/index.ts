@@ -262,7 +262,7 @@ export class MatchWriter {
   private async historyAt(tx: Queryable, ladder: Ladder, head: LadderHead, kept: LadderHistory | undefined): Promise<LadderHistory> {
     const last = head.nextSeq - 1;
     const usable =
-      kept !== undefined && !kept.broken && kept.logEpoch === head.logEpoch && kept.lastSeq <= last && JSON.stringify(kept.options) === JSON.stringify(ladder.options);
+      kept !== undefined && !kept.broken && kept.logEpoch === head.logEpoch && kept.lastSeq <= last && JSON.stringify(kept.resolvedOptions) === JSON.stringify(ladder.rating.options);
     const history = usable ? kept : new LadderHistory(ladder.system, ladder.options, head.logEpoch);
     await history.catchUp(tx, ladder.id, last);
     return history;
