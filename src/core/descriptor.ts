@@ -56,7 +56,7 @@ export const CAPABILITY_MEANINGS: { readonly [K in keyof SystemCapabilities]: st
   fastPath: 'Has a typed-array fast path for logs of one-against-one games.',
   needsScores: "Needs each team's raw score, not only placements.",
   rounds: 'Rated in rounds: several matches form one rating period, and the teams are regrouped into tiers after each.',
-  wholeHistory: 'Keeps every player\'s whole history and re-estimates the past; one system object rates one log (not offered for service ladders).',
+  wholeHistory: 'Keeps every player\'s whole history and re-estimates the past; one system object rates one log (a service ladder keeps it in the memory of its writer).',
   deviation: 'States carry a deviation (rd).',
 });
 

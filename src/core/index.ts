@@ -76,6 +76,7 @@ export {
 } from './elo.js';
 export {
   createSystem,
+  createWholeHistorySystem,
   type MatchRating,
   type PlayerChange,
   type PlayerState,
@@ -86,6 +87,7 @@ export {
   type SystemFor,
   type SystemName,
   type SystemOptionsByName,
+  type WholeHistorySystem,
 } from './systems.js';
 export { allSystems, type DescriptorOf, describeSystem, isSystemName, type RegisteredDescriptor, type RegisteredSystem, SYSTEMS, systemsWhere } from './registry.js';
 export {

@@ -77,6 +77,24 @@ export interface RatingSystem {
   holdRating?(rating: number): number;
 }
 
+/**
+ * A system that keeps the whole history of the one log it rates
+ * (`capabilities.wholeHistory`): each `rateMatch`/`ratePeriod` adds its
+ * matches to the object, and a match may move the estimates of players
+ * outside it (Whole-History Rating re-smooths the players of a day when the
+ * day closes).
+ */
+export interface WholeHistorySystem extends RatingSystem {
+  /** Every player's current state. */
+  states(): Map<string, PlayerState>;
+  /**
+   * The current states of the players whose estimate may have moved since
+   * the last call (the players of the matches rated since among them), in
+   * the order they first moved; the next call starts afresh.
+   */
+  takeMoved(): Map<string, PlayerState>;
+}
+
 
 /**
  * The later of two times. A player's `lastAt` only moves forward: a match

@@ -4,10 +4,10 @@
  */
 import { InvalidInputError } from './errors.js';
 import { type OptionsOf, resolveOptions, unknownOption } from './options.js';
-import type { RatingSystem } from './rating-system.js';
+import type { RatingSystem, WholeHistorySystem } from './rating-system.js';
 import { type DescriptorOf, describeSystem, type SystemName } from './registry.js';
 
-export type { MatchRating, PlayerChange, PlayerState, RatePeriodOptions, RatingSystem } from './rating-system.js';
+export type { MatchRating, PlayerChange, PlayerState, RatePeriodOptions, RatingSystem, WholeHistorySystem } from './rating-system.js';
 export { SYSTEM_NAMES, type SystemName } from './registry.js';
 
 /** True for a union of several types, false for one type. */
@@ -44,4 +44,14 @@ export function createSystem(name: string, options: object = {}): RatingSystem {
   const resolved = resolveOptions(descriptor.options, options);
   descriptor.check?.(resolved);
   return descriptor.create(resolved);
+}
+
+/**
+ * Creates a system that keeps whole histories (`capabilities.wholeHistory`),
+ * typed as such: a fresh object with no history, for one log. Any other
+ * system is an InvalidInputError naming `system`.
+ */
+export function createWholeHistorySystem(name: string, options: object = {}): WholeHistorySystem {
+  if (!describeSystem(name).capabilities.wholeHistory) throw new InvalidInputError(`${name} does not keep whole histories`, { field: 'system' });
+  return createSystem(name as SystemName, options as Readonly<Record<string, unknown>>) as WholeHistorySystem;
 }

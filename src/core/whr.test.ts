@@ -303,6 +303,28 @@ describe('whr: properties', () => {
 });
 
 describe('whr as a RatingSystem', () => {
+  it('takeMoved: the match\'s players, and at a day\'s close everyone re-smoothed, each estimate as `states` gives it', () => {
+    const system = createSystem('whr', { dailyVariance: 0.02 });
+    system.rateMatch(game('a', 'b', 0), new Map());
+    expect([...system.takeMoved().keys()].sort()).toEqual(['a', 'b']);
+    system.rateMatch(game('c', 'd', 0), new Map());
+    expect([...system.takeMoved().keys()].sort()).toEqual(['c', 'd']);
+    // Day 1 closes day 0: a, b, c and d are re-smoothed; e and f play.
+    const before = system.states();
+    system.rateMatch(game('e', 'f', 1), new Map());
+    const moved = system.takeMoved();
+    expect([...moved.keys()].sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(moved.get('a')!.rating).not.toBe(before.get('a')!.rating);
+    const states = system.states();
+    for (const [id, state] of moved) expect(state).toEqual(states.get(id));
+    expect(system.takeMoved().size).toBe(0);
+    // A player untouched since is not reported again.
+    system.rateMatch(game('e', 'f', 1), new Map());
+    expect([...system.takeMoved().keys()].sort()).toEqual(['e', 'f']);
+    system.history.converge();
+    expect(system.takeMoved().size).toBe(6);
+  });
+
   it('createSystem("whr") rates through Replay, states on the Elo scale', () => {
     const system = createSystem('whr', { priorVariance: 1 });
     const states = replay(system, [game('a', 'b', 0)]);

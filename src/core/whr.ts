@@ -28,7 +28,7 @@
 import { defineSystem } from './descriptor.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { booleanOption, choiceOption, defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
-import { type MatchRating, type PlayerState, predictFromPairs, type RatingSystem } from './rating-system.js';
+import { type MatchRating, type PlayerState, predictFromPairs, type WholeHistorySystem } from './rating-system.js';
 
 /** Rating points per natural unit of skill: the Elo scale, 400 / ln 10. */
 export const WHR_SCALE = 400 / Math.LN10;
@@ -270,6 +270,9 @@ export class WhrHistory {
   private gameNodes = new Int32Array(4096);
   /** The latest period seen. */
   private day = -Infinity;
+  /** Players whose skills moved since the last `takeMoved` (a flag per player, and the list in order). */
+  private movedFlag = new Uint8Array(64);
+  private movedList: number[] = [];
   private touched: number[] = [];
   // Scratch for the tridiagonal solve.
   private a = new Float64Array(256);
@@ -322,8 +325,36 @@ export class WhrHistory {
       this.index.set(id, i);
       this.ids.push(id);
       this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity });
+      if (i >= this.movedFlag.length) {
+        const flags = new Uint8Array(this.movedFlag.length * 2);
+        flags.set(this.movedFlag);
+        this.movedFlag = flags;
+      }
+      this.noteMoved(i);
     }
     return i;
+  }
+
+  private noteMoved(p: number): void {
+    if (this.movedFlag[p] === 1) return;
+    this.movedFlag[p] = 1;
+    this.movedList.push(p);
+  }
+
+  /**
+   * The players whose skills may have moved since the last call (new
+   * players, every Newton step's player, everyone after `converge` or
+   * `sweepOnce`), in the order they first moved; the next call starts afresh.
+   */
+  takeMoved(): string[] {
+    const ids = this.movedList.map((p) => this.ids[p]!);
+    for (const p of this.movedList) this.movedFlag[p] = 0;
+    this.movedList = [];
+    return ids;
+  }
+
+  private noteAllMoved(): void {
+    for (let p = 0; p < this.players.length; p++) this.noteMoved(p);
   }
 
   /** The player's node for `day` (a late day is folded into the player's last node). */
@@ -507,6 +538,7 @@ export class WhrHistory {
   converge(tolerance = 1e-4, maxSweeps = 500, options: WhrConvergeOptions = {}): number {
     const relaxation = options.relaxation ?? CONVERGE_RELAXATION;
     this.touched = [];
+    this.noteAllMoved();
     const compiled = this.compile();
     if (this.unfittedFrom < this.nodeCount) this.forwardPass(compiled, this.unfittedFrom);
     this.unfittedFrom = this.nodeCount;
@@ -530,6 +562,7 @@ export class WhrHistory {
 
   /** One Newton step on every player's whole timeline (relaxed by `relax`); returns [largest step, its player]. */
   sweepOnce(relax = 1): [number, number] {
+    this.noteAllMoved();
     const compiled = this.compile();
     const moved = this.sweepCompiled(compiled, relax);
     this.writeBack(compiled);
@@ -616,6 +649,7 @@ export class WhrHistory {
     const state = this.players[p]!;
     state.matches++;
     if (at !== undefined && (state.lastAt === undefined || at > state.lastAt)) state.lastAt = at;
+    this.noteMoved(p);
     return p;
   }
 
@@ -845,6 +879,7 @@ export class WhrHistory {
     const nodes = this.players[p]!.nodes;
     const count = nodes.length - from;
     if (count <= 0) return 0;
+    this.noteMoved(p);
     this.ensureScratch(count);
     const { a, b, c, dp, y, terms, nodeR, nodeDay, nodeF, w2 } = this;
     // Each node's games: gradient into b, curvature into a; the forward precision alongside.
@@ -977,12 +1012,10 @@ export class WhrHistory {
 }
 
 /** The `whr` rating system: a RatingSystem that keeps the whole history inside it. */
-export interface WhrSystem extends RatingSystem {
+export interface WhrSystem extends WholeHistorySystem {
   readonly options: ResolvedWhrOptions;
   /** Every match rated so far, and the skills. */
   readonly history: WhrHistory;
-  /** Every player's current state, from the history as it stands. */
-  states(): Map<string, PlayerState>;
 }
 
 /**
@@ -1003,7 +1036,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     if (estimate.lastAt !== undefined) state.lastAt = estimate.lastAt;
     return state;
   };
-  const ratePeriod: RatingSystem['ratePeriod'] = (matches, states) => {
+  const ratePeriod: WholeHistorySystem['ratePeriod'] = (matches, states) => {
     const befores = new Map<string, PlayerState>();
     let untimedDay: number | undefined;
     for (const match of matches) {
@@ -1055,6 +1088,11 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     states: () => {
       const out = new Map<string, PlayerState>();
       for (const id of history.playerIds()) out.set(id, stateOf(id)!);
+      return out;
+    },
+    takeMoved: () => {
+      const out = new Map<string, PlayerState>();
+      for (const id of history.takeMoved()) out.set(id, stateOf(id)!);
       return out;
     },
   };

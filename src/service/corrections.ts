@@ -12,6 +12,13 @@
  * arrive meanwhile wait for it, and the version it writes makes every
  * writer's cached states stale, so they are rated on the corrected states.
  * The stored answers of Idempotency-Keys are left as first sent.
+ *
+ * A whole-history ladder (Whole-History Rating) has no state just before a
+ * match to start from: a correction derives the ladder's whole history again
+ * from the corrected log, as `ladder rebuild` would, rewrites the history
+ * rows and win probabilities of the corrected match and of every counted
+ * match after it, and writes every player whose state changed. It moves the
+ * ladder's log epoch, so every writer derives its history again.
  */
 import type { Match } from '../core/match.js';
 import type { MatchRating, PlayerState } from '../core/systems.js';
@@ -20,22 +27,26 @@ import { adjustLadder, lockLadder } from '../store/ladders.js';
 import {
   type ChangeRecord,
   changesFrom,
+  matchesAfter,
   countingMatchesAfter,
   emptyChangeRows,
   findMatch,
   lastChangesBefore,
+  type MatchRecord,
   markVoid,
   replaceChanges,
   replaceMatchBody,
   updateWinProbabilities,
 } from '../store/matches.js';
-import { deletePlayers, findPlayers, upsertPlayers } from '../store/players.js';
+import { allPlayers, deletePlayers, findPlayers, upsertPlayers } from '../store/players.js';
 import { rowToState } from '../store/rows.js';
 import { listSeasons } from '../store/seasons.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import { appendChange, publicState, rateUnit } from './rating.js';
 import { resetAt } from './seasons.js';
+import { keepsWholeHistory, LadderHistory } from './whole-history.js';
+import type { LadderHead } from '../store/ladders.js';
 import type { CommittedPlayer } from './writer/plan.js';
 import { randomInt } from 'node:crypto';
 
@@ -95,6 +106,7 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
     throw new ConflictError(`match ${JSON.stringify(target.id)} is void; a voided match cannot be corrected`, 'match');
   }
   if (target.round !== null) throw new ConflictError(`match ${JSON.stringify(target.id)} is part of round ${JSON.stringify(target.round)}; World-vs-World rounds are rated as one period and cannot be corrected match by match`, 'match');
+  if (keepsWholeHistory(ladder.system)) return correctWholeHistory(tx, ladder, head, target, correction, now);
 
   const system = ladder.rating;
   const seasons = await listSeasons(tx, ladder.id);
@@ -197,4 +209,72 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   await deletePlayers(tx, ladder.id, removed);
   await adjustLadder(tx, ladder.id, { matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion() });
   return { match: { id: target.id, seq: target.seq, void: !replacement }, changed: true, players, rerated, committed: finals, removed, lastSeq: head.nextSeq - 1 };
+}
+
+/** Counted matches read per query while the history is derived again. */
+const PAGE = 20_000;
+
+/** A correction of a whole-history ladder: the log corrected, then the whole history derived again from it. */
+async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHead, target: MatchRecord, correction: Correction, now: number): Promise<CorrectionResult> {
+  const replacement = correction.kind === 'replace' ? { ...correction.match, id: target.id, at: correction.match.at ?? target.at } : undefined;
+  if (replacement) {
+    // Its win probability is set below with the others, once the history before it is known.
+    await replaceMatchBody(tx, ladder.id, target.seq, { at: replacement.at!, body: JSON.stringify(replacement), winProbability: 'null' });
+  } else {
+    await markVoid(tx, ladder.id, target.seq, correction.kind === 'void' ? correction.reason : '', now);
+  }
+  const logEpoch = newVersion();
+  const history = new LadderHistory(ladder.system, ladder.options, logEpoch);
+  const rows = emptyChangeRows();
+  const seqs: number[] = [];
+  const winProbabilities: string[] = [];
+  for (let after = 0; ; ) {
+    const page = await matchesAfter(tx, ladder.id, after, PAGE);
+    for (const row of page) {
+      const voided = row.voided_at !== null;
+      if (voided || row.seq < target.seq) {
+        // Before the corrected match, history rows and probabilities stay as they are: the same steps give the same states.
+        history.add(row.seq, row.body, voided);
+        continue;
+      }
+      const probabilities = history.predict(row.body);
+      const step = history.add(row.seq, row.body)!;
+      for (const change of step.rating.players) appendChange(rows, row.seq, change);
+      seqs.push(row.seq);
+      winProbabilities.push(JSON.stringify(probabilities));
+    }
+    if (page.length < PAGE) break;
+    after = page[page.length - 1]!.seq;
+  }
+  await replaceChanges(tx, ladder.id, seqs, rows);
+  await updateWinProbabilities(tx, ladder.id, seqs, winProbabilities);
+
+  const stored = new Map((await allPlayers(tx, ladder.id)).map((row) => [row.id, rowToState(row)]));
+  const finals: CommittedPlayer[] = [];
+  const removed: string[] = [];
+  const players: CorrectionResult['players'] = [];
+  for (const [id, after] of history.states) {
+    const before = stored.get(id);
+    if (sameState(after, before)) continue;
+    players.push({ id, before: before ? publicState(before) : null, after: publicState(after) });
+    finals.push({ id, state: after, seq: head.nextSeq - 1 });
+  }
+  for (const [id, before] of stored) {
+    if (history.states.has(id)) continue;
+    players.push({ id, before: publicState(before), after: null });
+    removed.push(id);
+  }
+  const added = finals.filter((p) => !stored.has(p.id)).length;
+  await upsertPlayers(tx, ladder.id, finals);
+  await deletePlayers(tx, ladder.id, removed);
+  await adjustLadder(tx, ladder.id, { matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion(), logEpoch });
+  return {
+    match: { id: target.id, seq: target.seq, void: !replacement },
+    changed: true,
+    players,
+    rerated: seqs.length - (replacement ? 1 : 0),
+    committed: finals,
+    removed,
+    lastSeq: head.nextSeq - 1,
+  };
 }

@@ -131,7 +131,7 @@ export function checkLadder(input: CreateLadderInput): Ladder {
   const options = input.options ?? {};
   const descriptor = describeSystem(input.system);
   if (!hostedByService(descriptor)) {
-    throw new InvalidInputError(`${descriptor.label} keeps whole histories, and a ladder rates each match from stored states; use one of ${HOSTED_SYSTEMS.map((d) => d.name).join(', ')}`, { field: 'system' });
+    throw new InvalidInputError(`ladders cannot use ${descriptor.label}; use one of ${HOSTED_SYSTEMS.map((d) => d.name).join(', ')}`, { field: 'system' });
   }
   try {
     // Values against the system's option schema, and names: own keys only (`constructor` is a name like any other, not an option).

@@ -12,6 +12,7 @@ import { lastSeq } from '../store/ladders.js';
 import { allPlayers, playersChangedSince } from '../store/players.js';
 import { UnavailableError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
+import { keepsWholeHistory } from './whole-history.js';
 import type { CommittedPlayer } from './writer/plan.js';
 
 export interface StandingView {
@@ -245,14 +246,16 @@ export class RedisRankings implements Rankings {
   /**
    * Brings the sorted sets up to the database: fully when they were never
    * loaded, else the players changed after the last synced seq (a crash
-   * between commit and Redis write leaves that gap).
+   * between commit and Redis write leaves that gap; every player of a
+   * whole-history ladder, whose matches move players outside them).
    */
   async sync(ladder: Ladder): Promise<void> {
     const keys = this.keys(ladder.id);
     const [synced, last] = await Promise.all([redisCall(this.redis.get(keys[3])), lastSeq(this.db, ladder.id)]);
     const from = synced === null ? 0 : Number(synced);
     if (synced !== null && from >= last) return;
-    const rows = synced === null ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
+    // A whole-history ladder's match also moves players outside it, who have no history row of it: reload them all.
+    const rows = synced === null || keepsWholeHistory(ladder.system) ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
     await this.apply(
       ladder,
       rows.map((r) => ({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last })),

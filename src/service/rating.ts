@@ -7,10 +7,17 @@
  * Glicko-2 player's RD first grows for the time since their last match), or
  * one World-vs-World round, whose matches form one rating period rated from
  * the ratings before the round (no continuous growth: the round is the period).
+ *
+ * A system that keeps whole histories rates a match from the whole log
+ * before it, not from stored states: its ladders are rated through a
+ * `LadderHistory` (whole-history.ts), which the writer and the replay fill
+ * with the same `add`, one match at a time in sequence order.
  */
 import type { Match } from '../core/match.js';
 import type { MatchRating, PlayerChange, PlayerState, RatingSystem } from '../core/systems.js';
+import { InvalidInputError } from '../core/errors.js';
 import type { ChangeRows } from '../store/matches.js';
+import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 
 export interface StoredMatch {
   seq: number;
@@ -64,11 +71,19 @@ export function appendChange(rows: ChangeRows, seq: number, change: PlayerChange
 
 /**
  * Replays stored matches (in seq order) from nothing and returns every
- * player's final state. Consecutive matches of the same round form one unit;
+ * player's final state (a whole-history system: through a fresh
+ * `LadderHistory`, as the writer rated them). Consecutive matches of the same round form one unit;
  * voided matches are skipped; at each season boundary every state is reset
  * (a boundary after the last match resets the final states).
  */
 export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch>, seasons: readonly SeasonBoundary[] = []): Map<string, PlayerState> {
+  if (keepsWholeHistory(system.name)) {
+    // A fresh history (never `system` itself, which may have rated before), filled as the writer fills its own.
+    if (seasons.length > 0) throw new InvalidInputError(`${system.name} ladders have no seasons`, { field: 'seasons' });
+    const history = new LadderHistory(system.name, system.options as Record<string, unknown>, 0);
+    history.addStored(matches);
+    return new Map(history.states);
+  }
   const states = new Map<string, PlayerState>();
   const boundaries = [...seasons].sort((a, b) => a.firstSeq - b.firstSeq);
   let nextBoundary = 0;

@@ -230,7 +230,7 @@ export const systemResponse = z.object({
   name: z.string().describe('The name ladder definitions use (`system`).'),
   label: z.string(),
   summary: z.string(),
-  ladders: z.boolean().describe('A ladder may use it. Whole-history systems are for the library and the command line.'),
+  ladders: z.boolean().describe('A ladder may use it (every system; a whole-history one is kept in the memory of the writer, see docs/SERVICE.md).'),
   options: z.array(optionDescription).describe('Its options (a ladder\'s `options`), with defaults and ranges.'),
   capabilities: z.object(
     Object.fromEntries(Object.entries(CAPABILITY_MEANINGS).map(([name, meaning]) => [name, z.boolean().describe(meaning)])) as Record<keyof typeof CAPABILITY_MEANINGS, z.ZodBoolean>,

@@ -11,6 +11,10 @@
  * starts at the next sequence number; replays (rebuild, corrections) apply
  * the reset where a player's history crosses that point. Leaderboards and
  * percentiles count only players who have played in the current season.
+ *
+ * A whole-history ladder (Whole-History Rating) opens no seasons: its states
+ * are derived from the whole match log, not carried from stored states, so a
+ * soft reset has nothing to act on (400 naming `ladder`).
  */
 import type { z } from 'zod';
 import type { PlayerState, RatingSystem } from '../core/systems.js';
@@ -25,6 +29,7 @@ import { randomInt } from 'node:crypto';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { seasonSchema } from './schemas.js';
+import { refuseSeasons } from './whole-history.js';
 
 export interface SeasonReset {
   /** @default the system's starting rating */
@@ -103,6 +108,7 @@ function freeze(ladder: Ladder, players: ReadonlyArray<{ id: string; state: Play
  * the ladder lock. Returns the closed and the new season.
  */
 export async function openSeason(db: Database, ladder: Ladder, input: z.infer<typeof seasonSchema>, now = Date.now()): Promise<{ closed: SeasonRow; opened: SeasonRow; players: number }> {
+  refuseSeasons(ladder.system, ladder.id);
   return db.transaction(async (tx) => {
     const head = await lockLadder(tx, ladder.id);
     if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');

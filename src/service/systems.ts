@@ -10,12 +10,13 @@ import { type OptionSpec, optionProblem } from '../core/options.js';
 import { allSystems, type RegisteredDescriptor, type SystemName } from '../core/registry.js';
 
 /**
- * Whether a ladder may use the system: the service rates each match from
- * the players' stored states, which a whole-history system (one object per
- * log) cannot.
+ * Whether a ladder may use the system: every registered one. Most are rated
+ * from the players' stored states; a whole-history system
+ * (`capabilities.wholeHistory`) through the ladder's history, which the
+ * writer derives from the match log and keeps in memory (whole-history.ts).
  */
-export function hostedByService(descriptor: RegisteredDescriptor): boolean {
-  return !descriptor.capabilities.wholeHistory;
+export function hostedByService(_descriptor: RegisteredDescriptor): boolean {
+  return true;
 }
 
 /** The systems a ladder may use, in registry order. */

@@ -21,6 +21,8 @@ export interface LadderHead {
   version: number;
   nextSeq: number;
   roundCount: number;
+  /** Changes when the log is rewritten before its end (a void, a correction) or the ladder is created anew. */
+  logEpoch: number;
 }
 
 const COLUMNS = 'id, system, options, settings, public, created_at';
@@ -28,7 +30,7 @@ const COLUMNS = 'id, system, options, settings, public, created_at';
 /** Inserts a ladder; false when the id is taken. */
 export async function insertLadder(db: Queryable, row: LadderRow): Promise<boolean> {
   const rows = await db.query(
-    `INSERT INTO ladders (id, system, options, settings, public, created_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)
+    `INSERT INTO ladders (id, system, options, settings, public, created_at, log_epoch) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6, floor(random() * 281474976710655)::int8)
      ON CONFLICT (id) DO NOTHING RETURNING id`,
     [row.id, row.system, JSON.stringify(row.options), JSON.stringify(row.settings), row.public, row.created_at],
   );
@@ -55,9 +57,9 @@ export async function ladderCounts(db: Queryable, id: string): Promise<LadderCou
 
 /** The ladder's head, locking the row until the transaction ends (serialises writers across instances). */
 export async function lockLadder(tx: Queryable, id: string): Promise<LadderHead | undefined> {
-  const rows = await tx.query<{ next_seq: number; round_count: number; version: number }>('SELECT next_seq, round_count, version FROM ladders WHERE id = $1 FOR UPDATE', [id]);
+  const rows = await tx.query<{ next_seq: number; round_count: number; version: number; log_epoch: number }>('SELECT next_seq, round_count, version, log_epoch FROM ladders WHERE id = $1 FOR UPDATE', [id]);
   const row = rows[0];
-  return row && { version: row.version, nextSeq: row.next_seq, roundCount: row.round_count };
+  return row && { version: row.version, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch };
 }
 
 /** The last sequence number written (0 for none). */
@@ -116,7 +118,17 @@ export async function deleteLadder(tx: Queryable, id: string): Promise<boolean> 
   return rows.length > 0;
 }
 
-/** Moves the counters after a correction or a season, and the version so cached states are reloaded. */
-export async function adjustLadder(tx: Queryable, id: string, change: { matches: number; players: number; version: number }): Promise<void> {
-  await tx.query('UPDATE ladders SET match_count = match_count + $2, player_count = player_count + $3, version = $4 WHERE id = $1', [id, change.matches, change.players, change.version]);
+/**
+ * Moves the counters after a correction or a season, and the version so
+ * cached states are reloaded; `logEpoch` when the log was rewritten before
+ * its end (whole histories kept in memory are derived again).
+ */
+export async function adjustLadder(tx: Queryable, id: string, change: { matches: number; players: number; version: number; logEpoch?: number }): Promise<void> {
+  await tx.query('UPDATE ladders SET match_count = match_count + $2, player_count = player_count + $3, version = $4, log_epoch = coalesce($5, log_epoch) WHERE id = $1', [
+    id,
+    change.matches,
+    change.players,
+    change.version,
+    change.logEpoch ?? null,
+  ]);
 }

@@ -166,6 +166,17 @@ CREATE TABLE season_standings (
 );
 CREATE INDEX season_standings_order ON season_standings (ladder, season, position);`,
   },
+  {
+    version: 5,
+    name: 'ladders.log_epoch: changes when the match log is rewritten before its end, or the ladder is created anew',
+    sql: `
+-- A writer that keeps a whole-history ladder's history in memory (derived
+-- from the log in seq order) may bring it up to date by adding the matches
+-- after the last one it took in, as long as log_epoch is what it was: a void
+-- or a correction (which rewrites the log before its end) and a ladder
+-- created anew under the same id give it a new random value.
+ALTER TABLE ladders ADD COLUMN log_epoch int8 NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** Arbitrary constant naming Ladder's migration lock among advisory locks. */

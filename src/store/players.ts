@@ -61,7 +61,7 @@ export async function playersChangedSince(db: Queryable, ladder: string, seq: nu
  * both come from one snapshot: the states read belong to the version read
  * with them. Undefined when the ladder does not exist.
  */
-export async function readHeadAndPlayers(db: Queryable, ladder: string, ids: readonly string[]): Promise<{ head: LadderHead; players: PlayerRow[] } | undefined> {
+export async function readHeadAndPlayers(db: Queryable, ladder: string, ids: readonly string[]): Promise<{ head: Omit<LadderHead, 'logEpoch'>; players: PlayerRow[] } | undefined> {
   const rows = await db.query<PlayerRow & { version: number; next_seq: number; round_count: number }>(
     `SELECT l.version, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at
      FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,

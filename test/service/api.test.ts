@@ -36,9 +36,9 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(unknownOption.body.error.field).toBe('options.kk');
     const badSystem = await admin.post('/v1/ladders', { id: 'x3', system: 'trueskill' });
     expect(badSystem.body.error.field).toBe('system');
-    const wholeHistory = await admin.post('/v1/ladders', { id: 'x4', system: 'whr' });
+    const wholeHistory = await admin.post('/v1/ladders', { id: 'x4', system: 'whr', options: { dailyVariance: 0 } });
     expect(wholeHistory.status).toBe(400);
-    expect(wholeHistory.body.error.field).toBe('system');
+    expect(wholeHistory.body.error.field).toBe('options.dailyVariance');
     const badChoice = await admin.post('/v1/ladders', { id: 'x5', system: 'teamrank', options: { quitterModifier: 'heads' } });
     expect(badChoice.body.error).toMatchObject({ field: 'options.quitterModifier', message: 'must be one of "time", "headcount", got "heads"' });
   });
@@ -53,7 +53,7 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
       expect(system.label).toBe(descriptor.label);
       expect(system.capabilities).toEqual(descriptor.capabilities);
       expect(system.options.map((o: { name: string }) => o.name)).toEqual(Object.keys(descriptor.options));
-      expect(system.ladders).toBe(!descriptor.capabilities.wholeHistory);
+      expect(system.ladders).toBe(true);
     }
     const teamrank = systems.find((s) => s.capabilities.rounds === false && s.display.quantity === 'rank')!;
     expect(teamrank.display.decimals).toBe(2);

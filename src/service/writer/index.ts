@@ -22,6 +22,18 @@
  *   answer; other body: 409), reads the players' states, rates, writes, and
  *   replaces the version. What it read and wrote becomes the cache.
  *
+ * - **Whole-history ladders** (`capabilities.wholeHistory`, Whole-History
+ *   Rating) always take the locked path, one batch at a time per ladder: the
+ *   ladder's history lives in this process (a `LadderHistory`, derived from
+ *   the match log in sequence order), and each match of the batch is added to
+ *   it and rated from it; every player whose state it moves is written, not
+ *   only the match's. Under the lock the history is first brought up to the
+ *   log: the matches after the last one it took in are added (another
+ *   instance wrote them), or, when the ladder's `log_epoch` moved (a void or
+ *   correction rewrote the log) or this process has none, it is derived from
+ *   the whole log. A history that took in a batch whose transaction failed is
+ *   dropped and derived again.
+ *
  * A submission is answered only after its statement or transaction commits,
  * so a 2xx means the match is durable; if it fails, every submission of the
  * group gets a 503 and nothing of the group was written (or, if the
@@ -42,6 +54,8 @@ import { rowToState } from '../../store/rows.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import type { Ladder } from '../ladders.js';
+import { keepsWholeHistory, LadderHistory } from '../whole-history.js';
+import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Job, type Outcome, planBatch } from './plan.js';
 
 export type { CommittedPlayer, Outcome } from './plan.js';
@@ -108,6 +122,8 @@ export class MatchWriter {
   private readonly pipelineDepth: number;
   private readonly caches = new Map<string, LadderCache>();
   private readonly inFlight = new Map<string, { keys: Set<string>; ids: Set<string> }>();
+  /** Whole-history ladders' histories, each up to date with the log as of the last batch this process wrote. */
+  private readonly histories = new Map<string, LadderHistory>();
   private closed = false;
   /** Batches written by each path since start (tests, diagnostics). */
   readonly writes = { fast: 0, locked: 0, isolated: 0 };
@@ -157,13 +173,15 @@ export class MatchWriter {
   private async drain(ladder: Ladder): Promise<void> {
     this.running.add(ladder.id);
     const inflight = new Set<Promise<void>>();
+    // A whole history takes in one batch at a time: the next is rated on what the one before committed.
+    const depth = keepsWholeHistory(ladder.system) ? 1 : this.pipelineDepth;
     // Batches are answered (and reported to onCommit) in the order they were taken, so the
     // leaderboard sees commits in seq order even when a later batch's commit returns first.
     let answered: Promise<void> = Promise.resolve();
     try {
       for (;;) {
         const queue = this.queues.get(ladder.id);
-        if (!queue || queue.length === 0 || inflight.size >= this.pipelineDepth) {
+        if (!queue || queue.length === 0 || inflight.size >= depth) {
           if (inflight.size === 0) break;
           await Promise.race(inflight);
           continue;
@@ -224,10 +242,30 @@ export class MatchWriter {
   }
 
   private async writeLockedAndCache(ladder: Ladder, batch: Job[]): Promise<BatchResult> {
-    const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch));
+    // A whole history is taken out while the transaction runs and put back only once it committed:
+    // one that took in a batch that was not written is dropped (derived again next time).
+    const history = this.histories.get(ladder.id);
+    this.histories.delete(ladder.id);
+    const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch, history));
     // Only once committed does what the transaction saw and wrote become the cache.
     this.caches.set(ladder.id, locked.cache);
+    if (locked.history) this.histories.set(ladder.id, locked.history);
     return locked;
+  }
+
+  /**
+   * The ladder's whole history, up to date with the log under the lock
+   * (`head`): `kept` brought up to date by adding the matches after its
+   * last one, or, when it cannot be (none, another log epoch, other options,
+   * ahead of the log), a new one derived from the whole log.
+   */
+  private async historyAt(tx: Queryable, ladder: Ladder, head: LadderHead, kept: LadderHistory | undefined): Promise<LadderHistory> {
+    const last = head.nextSeq - 1;
+    const usable =
+      kept !== undefined && !kept.broken && kept.logEpoch === head.logEpoch && kept.lastSeq <= last && JSON.stringify(kept.resolvedOptions) === JSON.stringify(ladder.rating.options);
+    const history = usable ? kept : new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    await history.catchUp(tx, ladder.id, last);
+    return history;
   }
 
   /**
@@ -308,7 +346,7 @@ export class MatchWriter {
   }
 
   private async sendFast(ladder: Ladder, batch: Job[], inflight: Set<Promise<void>>): Promise<{ result: Promise<BatchResult | null> } | null> {
-    if (batch.some((job) => job.kind !== 'match')) return null;
+    if (batch.some((job) => job.kind !== 'match') || keepsWholeHistory(ladder.system)) return null;
     const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
     const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
     const sending = this.sending(ladder.id);
@@ -423,10 +461,11 @@ export class MatchWriter {
    * transaction holding the ladder lock, reading what it needs, then writing.
    * Afterwards the cache holds exactly what this transaction saw and wrote.
    */
-  private async writeLocked(tx: Queryable, ladder: Ladder, batch: Job[]): Promise<BatchResult & { cache: LadderCache }> {
+  private async writeLocked(tx: Queryable, ladder: Ladder, batch: Job[], kept?: LadderHistory): Promise<BatchResult & { cache: LadderCache; history?: LadderHistory }> {
     const head = await lockLadder(tx, ladder.id);
     if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
     const { nextSeq, roundCount, version } = head;
+    const history = keepsWholeHistory(ladder.system) ? await this.historyAt(tx, ladder, head, kept) : undefined;
 
     const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
     const stored = new Map<string, { hash: string; outcome: Outcome }>();
@@ -447,7 +486,7 @@ export class MatchWriter {
       cache.players.set(row.id, state);
     }
 
-    const planned = planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working });
+    const planned = planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working, ...(history ? { history } : {}) });
     const { matchRows, changeRows, idemRows, roundRows, changed, rated } = planned;
     const now = Date.now();
     let newPlayers = 0;
@@ -467,6 +506,6 @@ export class MatchWriter {
       cache.roundCount = planned.roundCount;
       for (const player of changed.values()) cache.players.set(player.id, player.state);
     }
-    return { path: 'locked' as const, outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache };
+    return { path: 'locked' as const, outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache, ...(history ? { history } : {}) };
   }
 }

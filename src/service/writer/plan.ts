@@ -16,6 +16,7 @@ import type { RoundRow } from '../../store/rounds.js';
 import { ConflictError } from '../errors/index.js';
 import type { Ladder } from '../ladders.js';
 import { appendChange, publicState, rateUnit } from '../rating.js';
+import type { HistoryStep, LadderHistory } from '../whole-history.js';
 
 /** An answer: `body` is an object, or the exact JSON text stored for an idempotent repeat. */
 export type Outcome = { status: number; body: unknown };
@@ -51,6 +52,12 @@ export interface BatchStart {
   takenRounds: Set<string>;
   /** States of the batch's players that exist (others start from the system's initial state); updated as the batch is rated. */
   working: Map<string, PlayerState>;
+  /**
+   * A whole-history ladder's history, up to date with the log (its last
+   * match is `nextSeq - 1`): each match is added to it and rated from it,
+   * not from `working`, and every player it moves is written.
+   */
+  history?: LadderHistory;
 }
 
 export interface BatchPlan {
@@ -72,7 +79,7 @@ function iso(ms: number): string {
 
 export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchStart): BatchPlan {
   const system = ladder.rating;
-  const { stored, takenIds, takenRounds, working } = start;
+  const { stored, takenIds, takenRounds, working, history } = start;
   let nextSeq = start.nextSeq;
   let roundCount = start.roundCount;
   const matchRows = emptyMatchRows();
@@ -107,11 +114,23 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
     }
     let ratings: MatchRating[];
     let winProbabilities: number[][];
+    let steps: HistoryStep[] | undefined;
     try {
-      winProbabilities = job.matches.map((match) => system.predict(match.teams.map((team) => team.players.map((p) => working.get(p.id) ?? system.initial()))));
-      ratings = rateUnit(system, job.matches, working, job.kind === 'round');
+      if (history) {
+        // One match at a time, each predicted from the history before it, then added to it.
+        winProbabilities = [];
+        steps = job.matches.map((match, m) => {
+          winProbabilities.push(history.predict(match));
+          return history.add(nextSeq + m, match)!;
+        });
+        ratings = steps.map((step) => step.rating);
+      } else {
+        winProbabilities = job.matches.map((match) => system.predict(match.teams.map((team) => team.players.map((p) => working.get(p.id) ?? system.initial()))));
+        ratings = rateUnit(system, job.matches, working, job.kind === 'round');
+      }
     } catch (error) {
-      if (error instanceof InvalidInputError) return error;
+      // A history that failed half-way cannot rate the rest of the batch: the batch fails and the history is derived again.
+      if (error instanceof InvalidInputError && !history?.broken) return error;
       throw error;
     }
     const players: unknown[] = [];
@@ -143,6 +162,11 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
       for (const change of ratings[m]!.players) {
         working.set(change.id, change.after);
         changed.set(change.id, { id: change.id, state: change.after, seq: nextSeq - 1 });
+      }
+      // A whole history also moves players outside the match: each is written with the match that moved it.
+      for (const [id, state] of steps?.[m]?.changed ?? []) {
+        working.set(id, state);
+        changed.set(id, { id, state, seq: firstSeq + m });
       }
     });
     let text: string;

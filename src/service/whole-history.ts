@@ -1,0 +1,146 @@
+/**
+ * Ladders of a system that keeps whole histories (`capabilities.wholeHistory`,
+ * Whole-History Rating): a player's state is not enough to rate their next
+ * match, the system needs every match of the ladder. A `LadderHistory` is one
+ * such system object derived from the ladder's match log in sequence order,
+ * one match at a time (voided matches skipped), and the states it gives.
+ *
+ * The writer keeps one per ladder in memory and adds each posted match to it
+ * (`add`); `ladder rebuild` and a correction derive a fresh one from the log
+ * with the same `add`, so both reach the same states to the last bit. A
+ * match may move players outside it (Whole-History Rating re-smooths the
+ * players of a day when the day closes): `add` reports every player whose
+ * state changed, and the writer stores them all.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import type { Match } from '../core/match.js';
+import { describeSystem } from '../core/registry.js';
+import { createWholeHistorySystem, type MatchRating, type PlayerState, type WholeHistorySystem } from '../core/systems.js';
+import type { Queryable } from '../store/database.js';
+import { matchesAfter } from '../store/matches.js';
+import { rateUnit, type StoredMatch } from './rating.js';
+
+/** Whether ladders of this system are rated through a whole history. */
+export function keepsWholeHistory(system: string): boolean {
+  return describeSystem(system).capabilities.wholeHistory;
+}
+
+/** What adding one match did. */
+export interface HistoryStep {
+  /** The match's players, before and after. */
+  rating: MatchRating;
+  /** Every player whose state changed, the match's players among them. */
+  changed: Map<string, PlayerState>;
+}
+
+const NO_STATES: ReadonlyMap<string, PlayerState> = new Map();
+
+function identical(a: PlayerState, b: PlayerState): boolean {
+  return a.rating === b.rating && a.rd === b.rd && a.volatility === b.volatility && a.matches === b.matches && a.lastAt === b.lastAt;
+}
+
+/** Matches read per query when a history is derived from the log. */
+const PAGE = 20_000;
+
+export class LadderHistory {
+  private readonly system: WholeHistorySystem;
+  private readonly current = new Map<string, PlayerState>();
+  /** The last sequence number taken in (a voided match included). */
+  lastSeq = 0;
+  /** Matches taken in that count. */
+  counted = 0;
+  /** Set when an `add` failed half-way: the history can no longer be trusted. */
+  broken = false;
+
+  /**
+   * @param system the ladder's system name
+   * @param options the ladder's options (as stored)
+   * @param logEpoch the ladder's log epoch the history is derived at
+   */
+  constructor(
+    system: string,
+    readonly options: Readonly<Record<string, unknown>>,
+    readonly logEpoch: number,
+  ) {
+    this.system = createWholeHistorySystem(system, options);
+  }
+
+  /** The system's options, defaults filled in (in the schema's order, so two histories' options compare as JSON). */
+  get resolvedOptions(): Readonly<object> {
+    return this.system.options;
+  }
+
+  /** Every player's current state. */
+  get states(): ReadonlyMap<string, PlayerState> {
+    return this.current;
+  }
+
+  /** A player's current state, or a new player's. */
+  stateOf(id: string): PlayerState {
+    return this.current.get(id) ?? this.system.initial();
+  }
+
+  /** Win probabilities of a match from the states as they stand (before it is added). */
+  predict(match: Match): number[] {
+    return this.system.predict(match.teams.map((team) => team.players.map((p) => this.stateOf(p.id))));
+  }
+
+  /**
+   * Takes in the next match of the log (`seq` after every one taken in): a
+   * voided one only moves `lastSeq`; a counted one is rated by the system,
+   * which adds it to its history. Returns null for a voided match.
+   */
+  add(seq: number, match: Match, voided = false): HistoryStep | null {
+    if (this.broken) throw new Error('this history failed half-way through a match; derive it again from the log');
+    if (!(seq > this.lastSeq)) throw new Error(`match ${seq} comes after ${this.lastSeq} in the log`);
+    if (voided) {
+      this.lastSeq = seq;
+      return null;
+    }
+    let rating: MatchRating;
+    let moved: Map<string, PlayerState>;
+    try {
+      rating = rateUnit(this.system, [match], NO_STATES, false)[0]!;
+      moved = this.system.takeMoved();
+    } catch (error) {
+      this.broken = true;
+      throw error;
+    }
+    this.lastSeq = seq;
+    this.counted++;
+    const changed = new Map<string, PlayerState>();
+    for (const [id, state] of moved) {
+      const before = this.current.get(id);
+      if (before && identical(before, state)) continue;
+      this.current.set(id, state);
+      changed.set(id, state);
+    }
+    return { rating, changed };
+  }
+
+  /** Adds stored matches in sequence order. */
+  addStored(matches: Iterable<StoredMatch>): void {
+    for (const stored of matches) this.add(stored.seq, stored.body, stored.voided === true);
+  }
+
+  /** Adds the log's matches after `lastSeq`, up to `untilSeq`, reading them page by page. */
+  async catchUp(db: Queryable, ladder: string, untilSeq = Infinity): Promise<void> {
+    while (this.lastSeq < untilSeq) {
+      const rows = await matchesAfter(db, ladder, this.lastSeq, PAGE);
+      for (const row of rows) {
+        if (row.seq > untilSeq) return;
+        this.add(row.seq, row.body, row.voided_at !== null);
+      }
+      if (rows.length < PAGE) return;
+    }
+  }
+}
+
+/** Seasons' soft resets act on stored states, which a whole history does not take; refused for such ladders. */
+export function refuseSeasons(system: string, ladder: string): void {
+  if (!keepsWholeHistory(system)) return;
+  throw new InvalidInputError(
+    `${describeSystem(system).label} derives every state from the whole match log, so a season's soft reset of stored ratings has nothing to act on; ${ladder} cannot open seasons (create a new ladder for a new season)`,
+    { field: 'ladder' },
+  );
+}

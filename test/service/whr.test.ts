@@ -1,0 +1,263 @@
+/**
+ * Whole-History Rating ladders in the service, on embedded PGlite and on
+ * PostgreSQL + Redis: every stored state (rating and rd) is checked against
+ * an independent computation through the core's `WhrHistory`, fed the same
+ * log in sequence order; re-smoothing at a day's close moves players who are
+ * not in the match, and those are stored too; `rebuild` finds no
+ * difference; a restarted service, and a second instance on the same
+ * database, continue where the log stands; voids and corrections derive the
+ * history again; seasons and rounds are refused.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Match } from '../../src/core/match.js';
+import { WHR_SCALE, WhrHistory, type WhrOptions } from '../../src/core/whr.js';
+import { rebuildLadder } from '../../src/service/rebuild.js';
+import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
+
+const DAY = 86_400_000;
+const OPTIONS: WhrOptions = { dailyVariance: 0.02, window: 8, sweeps: 2 };
+const PLAYERS = ['ann', 'bob', 'cat', 'dan', 'eve', 'fay'];
+
+/** A match as posted, with its id and time. */
+interface Posted {
+  id: string;
+  at: number;
+  winner: string;
+  loser: string;
+  draw?: boolean;
+}
+
+/** The first day boundary ten days ago: matches are inside the leaderboard window and never in the future. */
+const START = (Math.floor(Date.now() / DAY) - 10) * DAY;
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` one-against-one matches on `day` (days from START), among `players`, some draws. */
+function dayOf(day: number, count: number, seed: number, players = PLAYERS, prefix = `d${day}`): Posted[] {
+  const random = rng(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const a = players[Math.floor(random() * players.length)]!;
+    let b = players[Math.floor(random() * players.length)]!;
+    while (b === a) b = players[Math.floor(random() * players.length)]!;
+    return { id: `${prefix}-${i}`, at: START + day * DAY + 3_600_000 + i * 60_000, winner: a, loser: b, ...(random() < 0.15 ? { draw: true } : {}) };
+  });
+}
+
+function body(match: Posted) {
+  return { id: match.id, at: match.at, teams: [{ players: [match.winner], rank: 1 }, { players: [match.loser], rank: match.draw ? 1 : 2 }] };
+}
+
+function coreMatch(match: Posted): Match {
+  return { id: match.id, at: match.at, teams: [{ players: [{ id: match.winner }], rank: 1 }, { players: [{ id: match.loser }], rank: match.draw ? 1 : 2 }] };
+}
+
+/** The independent computation: the core's WhrHistory fed the log in sequence order, and each player's state as the service shows it. */
+function expected(log: readonly Posted[], options: WhrOptions = OPTIONS): Map<string, { rating: number; rd: number; matches: number }> {
+  const history = new WhrHistory(options);
+  for (const match of log) history.addMatch(coreMatch(match));
+  const out = new Map<string, { rating: number; rd: number; matches: number }>();
+  for (const id of history.playerIds()) {
+    const e = history.estimate(id)!;
+    out.set(id, { rating: 1500 + e.mean * WHR_SCALE, rd: Math.sqrt(e.variance) * WHR_SCALE, matches: e.matches });
+  }
+  return out;
+}
+
+type Api = ReturnType<typeof client>;
+
+async function expectStored(api: Api, ladder: string, want: Map<string, { rating: number; rd: number; matches: number }>): Promise<void> {
+  for (const [id, state] of want) {
+    const reply = await api.get(`/v1/ladders/${ladder}/players/${id}`);
+    expect(reply.status, id).toBe(200);
+    expect(reply.body.matches, id).toBe(state.matches);
+    // The same operations on the same doubles: equal but for nothing (a margin far below any real difference).
+    expect(reply.body.rating, id).toBeCloseTo(state.rating, 9);
+    expect(reply.body.rd, id).toBeCloseTo(state.rd, 9);
+  }
+}
+
+/** Posts matches one after another; returns them in sequence order (as the answers number them). */
+async function postInOrder(api: Api, ladder: string, matches: readonly Posted[]): Promise<Posted[]> {
+  const bySeq: Array<[number, Posted]> = [];
+  for (const match of matches) {
+    const reply = await api.post(`/v1/ladders/${ladder}/matches`, body(match), { 'idempotency-key': match.id });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    bySeq.push([reply.body.match.seq, match]);
+  }
+  return bySeq.sort((a, b) => a[0] - b[0]).map(([, m]) => m);
+}
+
+/** Posts matches all at once (they share batches); returns them in the sequence order the writer gave them. */
+async function postTogether(apis: readonly Api[], ladder: string, matches: readonly Posted[]): Promise<Posted[]> {
+  const replies = await Promise.all(matches.map((match, i) => apis[i % apis.length]!.post(`/v1/ladders/${ladder}/matches`, body(match), { 'idempotency-key': match.id })));
+  for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return replies
+    .map((reply, i) => [reply.body.match.seq as number, matches[i]!] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, m]) => m);
+}
+
+describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
+  const servers: TestServer[] = [];
+  const shared: Array<{ schema?: string; prefix?: string }> = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.dispose();
+  });
+  afterAll(async () => {
+    for (const s of shared) await cleanupShared(s.schema, s.prefix);
+  });
+
+  /** A server, and the settings that start another on the same database. */
+  async function serverOn(same?: { dataDir?: string; schema?: string; prefix?: string }) {
+    const settings = same ?? (backend === 'pglite' ? { dataDir: await freshDataDir() } : { schema: uniqueName('ladder_whr'), prefix: `${uniqueName('lw')}:` });
+    if (!same) shared.push(settings);
+    const server = await startTestServer({ backend, ...settings });
+    servers.push(server);
+    return { server, api: client(server.url, server.admin), settings };
+  }
+
+  it('accepts whr ladders, refuses bad options naming the field, and lists whr as a ladder system', async () => {
+    const { api } = await serverOn();
+    const created = await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS });
+    expect(created.status).toBe(201);
+    expect(created.body.resolvedOptions).toMatchObject({ dailyVariance: 0.02, window: 8, priorVariance: 0.6 });
+    for (const [options, field] of [
+      [{ priorVariance: -1 }, 'options.priorVariance'],
+      [{ window: 0.5 }, 'options.window'],
+      [{ link: 'cauchy' }, 'options.link'],
+      [{ smoothing: 3 }, 'options'],
+    ] as const) {
+      const reply = await api.post('/v1/ladders', { id: 'bad', system: 'whr', options });
+      expect(reply.status, JSON.stringify(options)).toBe(400);
+      expect(reply.body.error.field, JSON.stringify(options)).toContain(field);
+    }
+    const systems = (await api.get('/v1/systems')).body.systems as Array<{ name: string; ladders: boolean }>;
+    expect(systems.find((s) => s.name === 'whr')!.ladders).toBe(true);
+  });
+
+  it('rates each match through the whole history: stored states equal the core’s, players outside a match move when its day closes, rebuild agrees', async () => {
+    const { server, api } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS, standings: { placementMatches: 1 } })).status).toBe(201);
+    // Day 0: every player; fay plays only then.
+    let log = await postInOrder(api, 'w', [...dayOf(0, 10, 1, ['ann', 'bob', 'cat', 'dan', 'eve']), { id: 'fay-1', at: START + 5 * 3_600_000, winner: 'fay', loser: 'ann' }]);
+    await expectStored(api, 'w', expected(log));
+    const fayBefore = (await api.get('/v1/ladders/w/players/fay')).body;
+    // The first match of day 1 closes day 0: its players are re-smoothed, fay among them, though she is not in the match.
+    const first = dayOf(1, 1, 2, ['bob', 'cat'])[0]!;
+    const reply = await api.post('/v1/ladders/w/matches', body(first));
+    expect(reply.status).toBe(201);
+    expect(reply.body.players.map((p: { id: string }) => p.id).sort()).toEqual([first.winner, first.loser].sort());
+    log = [...log, first];
+    const want = expected(log);
+    const fayAfter = (await api.get('/v1/ladders/w/players/fay')).body;
+    expect(fayAfter.matches).toBe(1);
+    expect(fayAfter.rating).not.toBe(fayBefore.rating);
+    expect(fayAfter.rating).toBeCloseTo(want.get('fay')!.rating, 9);
+    expect(Math.abs(want.get('fay')!.rating - fayBefore.rating)).toBeGreaterThan(1e-6);
+    await expectStored(api, 'w', want);
+    // More days, some matches posted together so they share write batches.
+    log = [...log, ...(await postTogether([api], 'w', dayOf(1, 12, 3).slice(1)))];
+    log = [...log, ...(await postInOrder(api, 'w', dayOf(3, 6, 4)))];
+    log = [...log, ...(await postTogether([api], 'w', dayOf(4, 16, 5)))];
+    const final = expected(log);
+    await expectStored(api, 'w', final);
+    // The leaderboard is the current estimates' order.
+    const board = (await api.get('/v1/ladders/w/leaderboard?limit=20')).body;
+    expect(board.entries.map((e: { id: string }) => e.id)).toEqual([...final].sort((x, y) => y[1].rating - x[1].rating).map(([id]) => id));
+    for (const entry of board.entries) expect(entry.rd).toBeCloseTo(final.get(entry.id)!.rd, 9);
+    // Each match's history row: its players before and after it.
+    const history = (await api.get('/v1/ladders/w/players/ann/history?limit=100')).body.history as Array<{ seq: number; after: { rating: number; matches: number } }>;
+    expect(history.length).toBe(final.get('ann')!.matches);
+    expect(history[0]!.after.matches).toBe(final.get('ann')!.matches);
+    const report = await rebuildLadder(server.db, await server.ladders.get('w'));
+    expect(report.matches).toBe(log.length);
+    expect(report.differences).toEqual([]);
+  });
+
+  it('a restarted service derives the history from the log and continues it', async () => {
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS })).status).toBe(201);
+    let log = await postInOrder(api, 'w', [...dayOf(0, 8, 11), ...dayOf(2, 8, 12)]);
+    await server.dispose();
+    servers.splice(servers.indexOf(server), 1);
+    const { server: again, api: api2 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(3, 6, 13), ...dayOf(5, 4, 14)]))];
+    await expectStored(api2, 'w', expected(log));
+    expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
+  });
+
+  it('voids and corrections derive the history again; the writer continues from the corrected log', async () => {
+    const { server, api } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS })).status).toBe(201);
+    let log = await postInOrder(api, 'w', [...dayOf(0, 8, 21), ...dayOf(1, 8, 22), ...dayOf(2, 8, 23)]);
+    // Void a day-0 match: every later estimate changes.
+    const voided = log[3]!;
+    const reply = await api.post(`/v1/ladders/w/matches/${voided.id}/void`, { reason: 'test' });
+    expect(reply.status).toBe(200);
+    expect(reply.body.changed).toBe(true);
+    expect(reply.body.rerated).toBe(log.length - 4);
+    log = log.filter((m) => m !== voided);
+    await expectStored(api, 'w', expected(log));
+    // Correct another: the loser won.
+    const target = log[5]!;
+    const swapped: Posted = { ...target, winner: target.loser, loser: target.winner };
+    const put = await api.put(`/v1/ladders/w/matches/${target.id}`, body(swapped));
+    expect(put.status).toBe(200);
+    log = log.map((m) => (m === target ? swapped : m));
+    await expectStored(api, 'w', expected(log));
+    // The writer's history was derived before the corrections: it must notice and derive it again.
+    log = [...log, ...(await postInOrder(api, 'w', dayOf(3, 6, 24)))];
+    await expectStored(api, 'w', expected(log));
+    expect((await rebuildLadder(server.db, await server.ladders.get('w'))).differences).toEqual([]);
+  });
+
+  it('refuses seasons and World-vs-World rounds for whr ladders, saying why', async () => {
+    const { api } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr' })).status).toBe(201);
+    const season = await api.post('/v1/ladders/w/seasons', { name: 'two', reset: { keep: 0.5 } });
+    expect(season.status).toBe(400);
+    expect(season.body.error.field).toBe('ladder');
+    expect(season.body.error.message).toContain('whole match log');
+    const round = await api.post('/v1/ladders/w/rounds', { matches: [{ worlds: { a: 1, b: 2 } }] });
+    expect(round.status).toBe(400);
+    expect(round.body.error.field).toBe('ladder');
+  });
+
+  if (backend === 'postgres+redis') {
+    it('two instances writing one whr ladder end with the states rebuild gives and the core computes', async () => {
+      const { server: first, api: one, settings } = await serverOn();
+      const { server: second, api: two } = await serverOn(settings);
+      expect((await one.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS, standings: { placementMatches: 1 } })).status).toBe(201);
+      // Taking turns: each instance finds the other's matches in the log and adds them before its own.
+      let log: Posted[] = [];
+      for (const [i, match] of dayOf(0, 10, 31).entries()) log = [...log, ...(await postInOrder(i % 2 === 0 ? one : two, 'w', [match]))];
+      // Both at once, across two days.
+      log = [...log, ...(await postTogether([one, two], 'w', [...dayOf(1, 14, 32), ...dayOf(2, 14, 33).map((m) => ({ ...m, at: m.at }))]))];
+      const want = expected(log);
+      await expectStored(one, 'w', want);
+      await expectStored(two, 'w', want);
+      // A void through one instance; the other continues from the corrected log.
+      const voided = log[2]!;
+      expect((await one.post(`/v1/ladders/w/matches/${voided.id}/void`, { reason: 'test' })).status).toBe(200);
+      log = log.filter((m) => m !== voided);
+      log = [...log, ...(await postInOrder(two, 'w', dayOf(3, 5, 34)))];
+      const final = expected(log);
+      await expectStored(one, 'w', final);
+      const boardOne = (await one.get('/v1/ladders/w/leaderboard?limit=20')).body;
+      const boardTwo = (await two.get('/v1/ladders/w/leaderboard?limit=20')).body;
+      expect(boardTwo).toEqual(boardOne);
+      expect(boardOne.entries.map((e: { id: string }) => e.id)).toEqual([...final].sort((x, y) => y[1].rating - x[1].rating).map(([id]) => id));
+      expect((await rebuildLadder(first.db, await first.ladders.get('w'))).differences).toEqual([]);
+      expect((await rebuildLadder(second.db, await second.ladders.get('w'))).differences).toEqual([]);
+    });
+  }
+});
