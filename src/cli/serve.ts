@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { seedDemo } from '../service/demo.js';
 import { startService } from '../service/index.js';
+import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
 import { registerWeb } from '../web/index.js';
 import { action, numberOption } from './errors.js';
 
@@ -21,9 +22,12 @@ export function register(program: Command): void {
     .option('--log', 'log every request (JSON lines on stdout)', false)
     .option('--cors-origin <origin...>', 'allow browsers on these origins to call the API (env LADDER_CORS_ORIGINS, comma-separated); CORS is off without it')
     .option('--metrics-key', 'answer /metrics only to callers with a read key (by default it is open but leaves out private ladders)', false)
+    .option('--no-matchmaking-warm-up', 'skip warming the matchmaker\'s code at start (about a second of CPU that makes the first pass after a failover run at full speed)')
     .action(
-      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean; corsOrigin?: string[]; metricsKey: boolean }) => {
+      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean; corsOrigin?: string[]; metricsKey: boolean; matchmakingWarmUp: boolean }) => {
         const corsOrigins = opts.corsOrigin ?? (process.env.LADDER_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+        // Reported once the service listens: a start that fails says only why.
+        let warmUp: WarmUpReport | undefined;
         const service = await startService({
           host: opts.host,
           port: opts.port,
@@ -37,6 +41,8 @@ export function register(program: Command): void {
           logger: opts.log,
           cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
           metricsAccess: opts.metricsKey ? 'key' : 'public',
+          matchmakingWarmUp: opts.matchmakingWarmUp,
+          onWarmUp: (report) => (warmUp = report),
           plugins: [(app) => registerWeb(app, {})],
           onAdminKey: (event) => {
             if (event.kind === 'generated') process.stderr.write(`ladder: first admin key (shown once, store it now): ${event.key}\n`);
@@ -46,6 +52,7 @@ export function register(program: Command): void {
         });
         if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');
         const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
+        if (warmUp) process.stderr.write(`ladder: matchmaker warmed up before listening (${warmUp.passes} passes over synthetic queues, ${Math.round(warmUp.ms)} ms)\n`);
         process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
         // Machine-readable line for scripts and tests that start the server on port 0.
         process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);

@@ -13,6 +13,7 @@ import type { CorsOptions } from './http/security.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
 import { type MatchmakingLoop, startMatchmakingLoop } from './matchmaking-pass.js';
+import { warmUpMatchmaker, type WarmUpReport } from './matchmaking-warm-up.js';
 import { serviceMetrics } from './metrics.js';
 import { MemoryRankings, RedisRankings, type Rankings } from './rankings.js';
 import { ServiceStartError } from './start-errors.js';
@@ -54,6 +55,12 @@ export interface ServiceOptions {
   rateLimit?: RateLimitOptions;
   /** Milliseconds between matchmaking passes. @default LADDER_MATCHMAKING_INTERVAL_MS, else 1000 */
   matchmakingIntervalMs?: number;
+  /**
+   * Warm the matchmaker's compiled code before listening (src/service/matchmaking-warm-up.ts):
+   * about a second of CPU at start, so the first pass after a failover runs at full speed.
+   * `ladder serve` does it unless `--no-matchmaking-warm-up`. @default false
+   */
+  matchmakingWarmUp?: boolean;
   /** Milliseconds a ladder's matchmaking lock lasts unless renewed (Redis). @default 10000 */
   matchmakingLockMs?: number;
   /** @default false */
@@ -73,6 +80,8 @@ export interface ServiceOptions {
   plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
   /** Called once the server listens, with what happened to the first admin key. */
   onAdminKey?: (event: AdminKeyEvent) => void;
+  /** Called after the matchmaker's warm-up (`matchmakingWarmUp`), with what it took. */
+  onWarmUp?: (report: WarmUpReport) => void;
   /**
    * Problems the service survives (a failed matchmaking pass, Redis away),
    * at most one line per kind every 10 s. @default a line on standard error
@@ -239,6 +248,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const app = await buildApp(context);
     for (const plugin of options.plugins ?? []) await plugin(app);
 
+    if (options.matchmakingWarmUp) {
+      const warm = warmUpMatchmaker();
+      options.onWarmUp?.(warm);
+    }
     const trace = process.env.LADDER_MATCHMAKING_TRACE === '1';
     const loop = startMatchmakingLoop({ db, tickets, metrics, ladders }, options.matchmakingIntervalMs ?? positiveEnv('LADDER_MATCHMAKING_INTERVAL_MS') ?? 1000, {
       onError: (error) => warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),

@@ -65,7 +65,9 @@ describe('ladder serve', () => {
     }
     const first = await serve(['--port', '0', '--data', data]);
     expect(first.stderr).toMatch(/first admin key \(shown once, store it now\): lk_[a-z0-9]{12}_/);
-    const later = await serve(['--port', '0', '--data', data]);
+    expect(first.stderr).toMatch(/^ladder: matchmaker warmed up before listening \(8 passes over synthetic queues, \d+ ms\)$/m);
+    const later = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up']);
+    expect(later.stderr).not.toContain('warmed up');
     expect(later.stderr).not.toMatch(/lk_[a-z0-9]{12}_/);
     expect(later.stderr).toContain('an admin key exists already; add another with POST /v1/keys');
   });

@@ -19,7 +19,7 @@ import { ADMIN_KEY, BACKENDS, cleanupShared, client, DATABASE_URL, freshDataDir,
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 function startChild(env: Record<string, string>, dataDir: string | undefined): Promise<{ child: ChildProcess; url: string }> {
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...(dataDir ? ['--data', dataDir] : [])];
+  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--no-matchmaking-warm-up', ...(dataDir ? ['--data', dataDir] : [])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));

@@ -212,7 +212,7 @@ describe('a Redis that is not there at start-up', () => {
     const dead = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'ladder-noredis-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data', dataDir], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', dataDir], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_PREFIX: '', REDIS_URL: `redis://127.0.0.1:${dead}`, LADDER_ADMIN_KEY: ADMIN_KEY },
       stdio: ['ignore', 'pipe', 'pipe'],
