@@ -942,25 +942,23 @@ export class RedisTicketStore implements TicketStore {
 
   async closeQueue(ladder: string) {
     const k = this.queueKeys(ladder);
+    /** Cancels every member of a sorted set of ids, a thousand at a time, each through its own cancellation script; counts those it cancelled. */
+    const cancelAll = async (set: string, cancel: (id: string) => Promise<{ status: string } | undefined>) => {
+      let count = 0;
+      for (;;) {
+        const ids = await redisCall(this.redis.zrange(set, 0, 999));
+        if (ids.length === 0) return count;
+        const after = await Promise.all(ids.map(cancel));
+        count += after.filter((x) => x?.status === 'cancelled').length;
+        // An id whose record has gone (it cannot be cancelled) leaves the set too.
+        await redisCall(this.redis.zrem(set, ...ids));
+      }
+    };
     let tickets = 0;
     let backfills = 0;
     for (;;) {
-      // Each through its own cancellation script, a thousand at a time, so nothing else waits long.
-      for (;;) {
-        const ids = await redisCall(this.redis.zrange(k.backfills, 0, 999));
-        if (ids.length === 0) break;
-        const closed = await Promise.all(ids.map((id) => this.cancelBackfill({ id, ladder } as StoredBackfill)));
-        backfills += closed.filter((b) => b?.status === 'cancelled').length;
-        // An id whose record has gone (it cannot be cancelled) leaves the set too.
-        await redisCall(this.redis.zrem(k.backfills, ...ids));
-      }
-      for (;;) {
-        const ids = await redisCall(this.redis.zrange(k.queue, 0, 999));
-        if (ids.length === 0) break;
-        const cancelled = await Promise.all(ids.map((id) => this.cancel({ id, ladder } as StoredTicket)));
-        tickets += cancelled.filter((t) => t?.status === 'cancelled').length;
-        await redisCall(this.redis.zrem(k.queue, ...ids));
-      }
+      backfills += await cancelAll(k.backfills, (id) => this.cancelBackfill({ id, ladder } as StoredBackfill));
+      tickets += await cancelAll(k.queue, (id) => this.cancel({ id, ladder } as StoredTicket));
       const forgotten = await redisCall(this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), ladder));
       if (forgotten === 1) break;
     }
