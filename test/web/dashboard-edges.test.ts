@@ -62,6 +62,8 @@ describe.skipIf(!hasChromium)('dashboard edge cases in chromium', () => {
         const before = hashOf(page);
         await page.click('#next-page');
         await page.waitForFunction((previous) => location.hash !== previous && document.querySelector('main:not([aria-busy]) #leaderboard'), before);
+        // The new page is rendered once its status line counts from the next player (the old one may linger a moment).
+        await waitForStatus(page, `Showing ${seen.length + 1}–`);
         seen.push(...(await shownPlayers(page)));
       }
       return seen;
