@@ -4,7 +4,7 @@
  * child process on loopback, on embedded PGlite and on PostgreSQL; and the
  * server's memory with one million players in a ladder.
  *
- *   node dist/bench/load.js [--backend pglite|postgres|both] [--shape 1v1|6v6|both] [--seconds 20] [--concurrency 64] [--workload writes|mixed] [--memory]
+ *   node dist/bench/load.js [--backend pglite|postgres|both] [--shape 1v1|6v6|whr|both] [--seconds 20] [--concurrency 64] [--workload writes|mixed] [--memory]
  *
  * `--workload mixed`: 80 % match writes and 20 % reads of the same ladder
  * (half leaderboard pages, half player pages), each kind's rate and p50/p99
@@ -31,14 +31,15 @@ export interface LoadOptions {
   concurrency?: number;
   /** Players the matches draw from. @default 10000 */
   players?: number;
-  /** '1v1' Glicko-2 or '6v6' team rank matches. @default '1v1' */
-  shape?: '1v1' | '6v6';
+  /** '1v1' Glicko-2, '6v6' team rank, or 'whr' one-on-one Whole-History Rating matches (a whole-history ladder: the locked path, one batch at a time). @default '1v1' */
+  shape?: Shape;
   /** 'writes': match submissions only; 'mixed': 80 % writes, 10 % leaderboard pages, 10 % player pages. @default 'writes' */
   workload?: Workload;
   databaseUrl?: string;
 }
 
 export type Workload = 'writes' | 'mixed';
+export type Shape = '1v1' | '6v6' | 'whr';
 
 /** One kind of request of a mixed run. */
 export interface KindResult {
@@ -205,7 +206,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
       const ladder = {
         id: 'bench',
-        system: shape === '1v1' ? 'glicko2' : 'teamrank',
+        system: shape === '1v1' ? 'glicko2' : shape === 'whr' ? 'whr' : 'teamrank',
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };
@@ -218,7 +219,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const nextMatch = () => {
         counter++;
         const pick = () => `p${Math.floor(random() * players)}`;
-        if (shape === '1v1') {
+        if (shape !== '6v6') {
           const a = pick();
           let b = pick();
           while (b === a) b = pick();
@@ -392,7 +393,7 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
 
 /** Everything, for `npm run bench` and the standalone command. */
 export async function runServiceLoadBenchmarks(
-  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Array<'1v1' | '6v6'>; seconds?: number; concurrency?: number; memory?: boolean; workload?: Workload } = {},
+  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Shape[]; seconds?: number; concurrency?: number; memory?: boolean; workload?: Workload } = {},
 ) {
   const loads: LoadResult[] = [];
   const memory: MemoryResult[] = [];
@@ -437,7 +438,7 @@ function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): s
 const USAGE = `usage: node --expose-gc dist/bench/load.js [options]
 
   --backend pglite|postgres|both   database of the server (default both; PostgreSQL from DATABASE_URL)
-  --shape 1v1|6v6|both             Glicko-2 duels or 6v6 team rank matches (default both)
+  --shape 1v1|6v6|whr|both         Glicko-2 duels, 6v6 team rank matches or Whole-History Rating duels (default both: 1v1 and 6v6)
   --seconds N                      measured seconds per run, after a warm-up of a tenth of it (default 20)
   --concurrency N                  requests in flight (default 64)
   --workload writes|mixed          match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages
@@ -473,8 +474,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   };
   const backendArg = choice('--backend', ['pglite', 'postgres', 'both'] as const, 'both');
   const backends = backendArg === 'both' ? (['pglite', 'postgres'] as const) : ([backendArg] as Array<'pglite' | 'postgres'>);
-  const shapeArg = choice('--shape', ['1v1', '6v6', 'both'] as const, 'both');
-  const shapes = shapeArg === 'both' ? (['1v1', '6v6'] as const) : ([shapeArg] as Array<'1v1' | '6v6'>);
+  const shapeArg = choice('--shape', ['1v1', '6v6', 'whr', 'both'] as const, 'both');
+  const shapes: Shape[] = shapeArg === 'both' ? ['1v1', '6v6'] : [shapeArg];
   const result = await runServiceLoadBenchmarks({
     backends: [...backends],
     shapes: [...shapes],
