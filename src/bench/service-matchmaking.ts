@@ -255,6 +255,8 @@ export interface IntakeResult {
   placement: { matched: number; waiting: number; matches: number; problems: number };
   /** The lock holder's turns during the run: median and max milliseconds (whole turn), and the max of the pass alone. */
   turns: { count: number; medianMs: number; maxMs: number; maxPassMs: number; medianFollowMs: number; medianPassMs: number; medianPlaceMs: number; medianEvents: number };
+  /** Each instance's event loop delay over its life (p99 and longest, ms): how long requests waited behind synchronous work. */
+  eventLoopDelayMs: Array<{ p99: number; max: number } | null>;
   load: [number, number];
 }
 
@@ -307,6 +309,7 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
       ? { servers: cpu1.servers.map((c, i) => per(cpu0!.servers[i]!, c)), client: per(cpu0.client, cpu1.client), redis: per(cpu0.redis, cpu1.redis), postgres: per(cpu0.postgres, cpu1.postgres) }
       : { servers: [], client: NaN, redis: NaN, postgres: NaN };
     const turns = servers.flatMap((s) => s.turns.filter((t) => !t.skipped && t.ladder === 'intake'));
+    const loopDelays = await Promise.all(servers.map((s) => eventLoopDelay(s.url)));
     // Let the last passes run, then check every ticket of the run.
     await sleep(2500);
     const placement = await checkPlacement(redis, deployment.prefix, 'intake');
@@ -335,11 +338,24 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
         medianPlaceMs: median(turns.map((t) => t.placeMs)),
         medianEvents: median(turns.map((t) => t.events)),
       },
+      eventLoopDelayMs: loopDelays,
       load: [load0, loadavg()[0]!],
     };
   } finally {
     await deployment.dispose(redis);
   }
+}
+
+/** An instance's event loop delay since it listened (p99 and longest, ms), from its /metrics; null from a build without the metric. */
+async function eventLoopDelay(url: string): Promise<{ p99: number; max: number } | null> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (quantile: string) => {
+    const match = new RegExp(`^ladder_event_loop_delay_seconds\\{quantile="${quantile}"\\} (\\S+)$`, 'm').exec(text);
+    return match ? Number(match[1]) * 1000 : null;
+  };
+  const p99 = value('0.99');
+  const max = value('1');
+  return p99 === null || max === null ? null : { p99, max };
 }
 
 /**
@@ -778,7 +794,8 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
         `intake${matching ? '' : ' (tickets that cannot match: creation alone)'}, 1 instance, ${r.concurrency} in flight: ${f(r.perSecond, 0)} tickets/s, p50 ${f(r.p50ms)} ms, p99 ${f(r.p99ms)} ms, ${r.errors} errors; ` +
           `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
           `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
-          `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+          `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); ` +
+            `event loop delay p99 / max ${r.eventLoopDelayMs.map((d) => (d ? `${f(d.p99)} / ${f(d.max)} ms` : 'n/a')).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
       );
     }
     if (only.has('intake2')) {

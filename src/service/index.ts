@@ -271,6 +271,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       throw error;
     }
     cleanups.push(() => app.close());
+    // From now on, not through the start's own synchronous work (migrations, the matchmaker's warm-up).
+    cleanups.push(metrics.watchEventLoop());
     // Only now, with the server listening, is a first admin key created and reported: a start that fails leaves none behind.
     const boot = await keys.bootstrap(options.adminKey);
     options.onAdminKey?.(boot === undefined ? { kind: 'exists' } : boot.generated ? { kind: 'generated', key: boot.key } : { kind: 'registered' });

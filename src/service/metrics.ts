@@ -1,4 +1,5 @@
 /** A small Prometheus text-format registry: counters, gauges and histograms with labels. */
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 type Labels = Record<string, string>;
 
@@ -107,6 +108,7 @@ export function serviceMetrics() {
   const registry = new Registry();
   let waiting: Array<[Labels, number]> = [];
   let locksHeld: () => string[] = () => [];
+  let loopDelay: IntervalHistogram | undefined;
   return {
     registry,
     requestSeconds: registry.add(new Histogram('ladder_http_request_duration_seconds', 'HTTP request latency by route and status class.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])),
@@ -128,11 +130,24 @@ export function serviceMetrics() {
     ),
     rebuilds: registry.add(new Counter('ladder_matchmaking_rebuilds_total', 'Matchmakers rebuilt from the shared queue, by queue and reason ("claim": this instance took the lock; "check": the matchmaker disagreed with the queue counters or events were lost).')),
     lockHeld: registry.add(new Gauge('ladder_matchmaking_lock_held', "1 for each queue whose matchmaking lock this instance holds.", () => locksHeld().map((queue) => [{ queue }, 1]))),
+    eventLoopDelay: registry.add(
+      new Gauge('ladder_event_loop_delay_seconds', 'How late the event loop ran a 10 ms timer since the process started, by quantile (0.5, 0.99, 1 = the longest): the time requests wait behind synchronous work.', () => {
+        if (loopDelay === undefined || loopDelay.count === 0) return [];
+        return [0.5, 0.99, 1].map((q): [Labels, number] => [{ quantile: String(q) }, (q === 1 ? loopDelay!.max : loopDelay!.percentile(q * 100)) / 1e9]);
+      }),
+    ),
     setWaiting(values: Array<[Labels, number]>) {
       waiting = values;
     },
     setLocksHeld(source: () => string[]) {
       locksHeld = source;
+    },
+    /** Starts measuring the event loop's delay (`ladder_event_loop_delay_seconds`); returns the stop. */
+    watchEventLoop(): () => void {
+      const histogram = monitorEventLoopDelay({ resolution: 10 });
+      histogram.enable();
+      loopDelay = histogram;
+      return () => histogram.disable();
     },
   };
 }
