@@ -266,6 +266,10 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(metrics).toMatch(/ladder_matches_rated_total\{ladder="duel"\} \d+/);
     expect(metrics).toContain('ladder_http_request_duration_seconds_bucket');
     expect(metrics).toContain('ladder_ticket_wait_seconds_count{queue="duel"} 2');
+    // The event loop's delay, in seconds, by quantile: ordered, and far under a second on an idle test server.
+    const delays = ['0.5', '0.99', '1'].map((q) => Number(new RegExp(`^ladder_event_loop_delay_seconds\\{quantile="${q}"\\} (\\S+)$`, 'm').exec(metrics)?.[1]));
+    expect(delays.every((d) => d > 0 && d < 1)).toBe(true);
+    expect(delays[0]! <= delays[1]! && delays[1]! <= delays[2]!).toBe(true);
   });
 
   it('refuses bodies over the limit with 413 and invalid JSON with 400', async () => {
