@@ -442,6 +442,33 @@ describe('whr: expectation propagation (inference: ep)', () => {
     for (const id of ['a', 'b', 'c', 'd']) expect(batch.estimate(id)!.mean).toBeCloseTo(h.estimate(id)!.mean, 8);
   });
 
+  it('cycle: players who did not play are re-smoothed too, and the online estimates reach the fixed point; cycleHorizon skips the inactive', () => {
+    // a beats b on day 0, c beats a on day 1. Then x and y (who never meet a, b or c) play on days 2 … 40,
+    // so days close without a, b or c. With cycle 1, every closed day re-smooths every whole timeline.
+    const log = [game('a', 'b', 0), game('c', 'a', 1)];
+    const filler = Array.from({ length: 39 }, (_, i) => game(i % 2 ? 'x' : 'y', i % 2 ? 'y' : 'x', i + 2));
+    for (const inference of ['ep', 'map'] as const) {
+      const converged = history(log, { inference });
+      const run = (options: ConstructorParameters<typeof WhrHistory>[0]): WhrHistory => {
+        const h = new WhrHistory({ inference, ...options });
+        for (const m of [...log, ...filler]) h.addMatch(m);
+        return h;
+      };
+      const cycled = run({ cycle: 1 });
+      for (const id of ['a', 'b', 'c']) expect(cycled.estimate(id)!.mean).toBeCloseTo(converged.estimate(id)!.mean, 6);
+      // Without the cycle, b (who played on day 0 only) keeps the estimate of day 0's close.
+      const plain = run({});
+      expect(Math.abs(plain.estimate('b')!.mean - converged.estimate('b')!.mean)).toBeGreaterThan(1e-3);
+      // With a horizon of 0, the cycle skips whoever did not play on the day closed: once day 2 is
+      // closed (by day 3's match), a, b and c never move again.
+      const skipped = new WhrHistory({ inference, cycle: 1, cycleHorizon: 0 });
+      for (const m of [...log, ...filler.slice(0, 2)]) skipped.addMatch(m);
+      const before = ['a', 'b', 'c'].map((id) => skipped.estimate(id)!.mean);
+      for (const m of filler.slice(2)) skipped.addMatch(m);
+      expect(['a', 'b', 'c'].map((id) => skipped.estimate(id)!.mean)).toEqual(before);
+    }
+  });
+
   it('no NaN over random logs: teams, draws, several teams, both links', () => {
     const matchArb = fc.record({
       gap: fc.integer({ min: 0, max: 40 }),

@@ -53,6 +53,15 @@ export const WHR_OPTIONS = {
   window: numberOption({ default: 32, min: 1, integer: true, description: 'nodes at the end of each player\'s timeline re-smoothed when a day closes' }),
   /** Newton passes over the players of a closed day. @default 2 */
   sweeps: numberOption({ default: 2, min: 0, integer: true, description: 'Newton passes over the players of a closed day' }),
+  /**
+   * Closed days over which every player's whole timeline is re-smoothed once,
+   * a slice of the players at each closed day, round robin (0: never): what a
+   * day's results teach reaches the players who did not play, and the past
+   * of those who did. @default 0
+   */
+  cycle: numberOption({ default: 0, min: 0, integer: true, description: 'closed days over which every player\'s whole timeline is re-smoothed once, a slice at each closed day (0: never)' }),
+  /** The cycle skips players whose last day is more than this many periods before the latest day (retired players' timelines no longer move the active ones much). @default 730 */
+  cycleHorizon: numberOption({ default: 730, min: 0, description: 'the cycle skips players whose last day is more than this many periods before the latest day' }),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
   refresh: numberOption({ default: 0, min: 0, integer: true, description: 'Newton passes over a player\'s last window nodes before their first match of a day (0: none)' }),
   /**
@@ -523,10 +532,15 @@ export class WhrHistory {
     }
   }
 
-  /** Re-smooths the last `window` nodes of the players who played in the latest day, `sweeps` times. */
+  /**
+   * Re-smooths the last `window` nodes of the players who played in the
+   * latest day, `sweeps` times; then, with `cycle`, the whole timelines of
+   * the next slice of all players (round robin), but for those who last
+   * played more than `cycleHorizon` periods ago.
+   */
   closeDay(): void {
     if (this.touched.length === 0) return;
-    const { window, sweeps } = this.options;
+    const { window, sweeps, cycle, cycleHorizon } = this.options;
     for (let s = 0; s < sweeps; s++) {
       for (const p of this.touched) {
         const count = this.players[p]!.nodes.length;
@@ -534,7 +548,20 @@ export class WhrHistory {
       }
     }
     this.touched = [];
+    if (cycle > 0) {
+      const players = this.players.length;
+      const slice = Math.ceil(players / cycle);
+      for (let i = 0; i < slice; i++) {
+        if (this.cursor >= players) this.cursor = 0;
+        const nodes = this.players[this.cursor]!.nodes;
+        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) this.smooth(this.cursor, 0);
+        this.cursor++;
+      }
+    }
   }
+
+  /** The next player of the round robin of `cycle`. */
+  private cursor = 0;
 
   /**
    * Smooths every player's whole timeline to the MAP: Newton sweeps over all
