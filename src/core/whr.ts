@@ -270,6 +270,9 @@ export class WhrHistory {
   /** Expectation propagation only: the filter's mean, and the smoothed (posterior) variance; nodeR is then the posterior mean. */
   private nodeMF = new Float64Array(1024);
   private nodeV = new Float64Array(1024);
+  /** The posterior as precision 1/v and precision × mean m/v (kept beside nodeR and nodeV: the cavities need them). */
+  private nodeP = new Float64Array(1024);
+  private nodeH = new Float64Array(1024);
   // Adjacency entries: node → (game, side), a linked list.
   private entryCount = 0;
   private entryGame = new Int32Array(4096);
@@ -370,6 +373,8 @@ export class WhrHistory {
       this.nodeHead = grow(this.nodeHead, size);
       this.nodeMF = grow(this.nodeMF, size);
       this.nodeV = grow(this.nodeV, size);
+      this.nodeP = grow(this.nodeP, size);
+      this.nodeH = grow(this.nodeH, size);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
@@ -379,6 +384,8 @@ export class WhrHistory {
     // With no message of its own yet, the node's filter and posterior are the past's message.
     this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
     this.nodeV[n] = 1 / this.nodeF[n]!;
+    this.nodeP[n] = this.nodeF[n]!;
+    this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
     nodes.push(n);
     return n;
   }
@@ -653,6 +660,8 @@ export class WhrHistory {
       this.nodeHead = grow(this.nodeHead, nodes);
       this.nodeMF = grow(this.nodeMF, nodes);
       this.nodeV = grow(this.nodeV, nodes);
+      this.nodeP = grow(this.nodeP, nodes);
+      this.nodeH = grow(this.nodeH, nodes);
     }
     const entries = this.entryCount + 2 * count;
     if (entries > this.entryGame.length) {
@@ -1075,47 +1084,48 @@ export class WhrHistory {
     const nodes = this.players[p]!.nodes;
     const count = nodes.length;
     if (count - from <= 0) return 0;
-    const { nodeR, nodeV, nodeF, nodeMF, nodeDay, w2, siteTau, siteNu, entrySlot } = this;
+    const { nodeR, nodeV, nodeP, nodeH, nodeF, nodeMF, nodeDay, w2, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
     const probit = this.probit;
+    const pi8 = Math.PI / 8;
     // New messages from each node's games, summed per node.
     for (let j = from; j < count; j++) {
       const n = nodes[j]!;
       let tau = 0;
       let nu = 0;
-      for (let e = this.nodeHead[n]!; e !== -1; e = this.entryNext[e]!) {
+      const pn = nodeP[n]!;
+      const hn = nodeH[n]!;
+      for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
         const slot = entrySlot[e]!;
-        const o = this.entryOpp[e]!;
+        const o = entryOpp[e]!;
         if (o >= 0 && !probit) {
-          // One against one, logistic: epSite written out.
-          const other = this.entrySide[e] === 0 ? slot + 1 : slot - 1;
-          const vn = nodeV[n]!;
-          let pi = 1 / vn - siteTau[slot]!;
-          let mi: number;
-          if (pi > 1e-12) mi = (nodeR[n]! / vn - siteNu[slot]!) / pi;
-          else {
-            pi = 1 / vn;
-            mi = nodeR[n]!;
+          // One against one, logistic: epSite written out, the cavities from the stored precisions.
+          const other = entrySide[e] === 0 ? slot + 1 : slot - 1;
+          let pi = pn - siteTau[slot]!;
+          let hi = hn - siteNu[slot]!;
+          if (!(pi > 1e-12)) {
+            pi = pn;
+            hi = hn;
           }
-          const vo = nodeV[o]!;
-          let po = 1 / vo - siteTau[other]!;
-          let mo: number;
-          if (po > 1e-12) mo = (nodeR[o]! / vo - siteNu[other]!) / po;
-          else {
-            po = 1 / vo;
-            mo = nodeR[o]!;
+          let po = nodeP[o]! - siteTau[other]!;
+          let ho = nodeH[o]! - siteNu[other]!;
+          if (!(po > 1e-12)) {
+            po = nodeP[o]!;
+            ho = nodeH[o]!;
           }
           const vi = 1 / pi;
-          const kappa = 1 / Math.sqrt(1 + (Math.PI * (vi + 1 / po)) / 8);
-          const q = 1 / (1 + Math.exp(-kappa * (mi - mo + this.entryOffset[e]!)));
-          const alpha = kappa * (this.entryScore[e]! - q);
+          const vo = 1 / po;
+          const mi = hi * vi;
+          const kappa = 1 / Math.sqrt(1 + pi8 * (vi + vo));
+          const q = 1 / (1 + Math.exp(-kappa * (mi - ho * vo + entryOffset[e]!)));
           const beta = kappa * kappa * q * (1 - q);
           const shrink = 1 - beta * vi;
           if (shrink > 1e-9) {
-            siteTau[slot] = beta / shrink;
-            siteNu[slot] = (alpha + beta * mi) / shrink;
+            const inverse = 1 / shrink;
+            siteTau[slot] = beta * inverse;
+            siteNu[slot] = (kappa * (entryScore[e]! - q) + beta * mi) * inverse;
           }
         } else this.epSite(this.entryGame[e]!, slot);
         tau += siteTau[slot]!;
@@ -1163,6 +1173,8 @@ export class WhrHistory {
       if (moved > largest) largest = moved;
       nodeR[n] = mean;
       nodeV[n] = variance;
+      nodeP[n] = 1 / variance;
+      nodeH[n] = mean / variance;
       nextMean = mean;
       nextVariance = variance;
     }
