@@ -440,6 +440,8 @@ describe('whr: expectation propagation (inference: ep)', () => {
     batch.addMatches(log);
     batch.converge(1e-12, 5000);
     for (const id of ['a', 'b', 'c', 'd']) expect(batch.estimate(id)!.mean).toBeCloseTo(h.estimate(id)!.mean, 8);
+    // At the fixed point, one more pass moves nothing.
+    expect(batch.sweepOnce()[0]).toBeLessThan(1e-9);
   });
 
   it('cycle: players who did not play are re-smoothed too, and the online estimates reach the fixed point; cycleHorizon skips the inactive', () => {

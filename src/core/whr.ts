@@ -601,8 +601,21 @@ export class WhrHistory {
     return sweeps === maxSweeps ? maxSweeps : sweeps + 1;
   }
 
-  /** One Newton step on every player's whole timeline (relaxed by `relax`); returns [largest step, its player]. */
+  /** One Newton step on every player's whole timeline (relaxed by `relax`; with `inference: 'ep'`, one pass of messages and smoothing, unrelaxed); returns [largest step, its player]. */
   sweepOnce(relax = 1): [number, number] {
+    if (this.ep) {
+      // Expectation propagation: one pass over every whole timeline (no relaxation).
+      let moved = 0;
+      let who = -1;
+      for (let p = 0; p < this.players.length; p++) {
+        const step = this.epSmooth(p, 0);
+        if (step > moved) {
+          moved = step;
+          who = p;
+        }
+      }
+      return [moved, who];
+    }
     const compiled = this.compile();
     const moved = this.sweepCompiled(compiled, relax);
     this.writeBack(compiled);
