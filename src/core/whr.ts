@@ -23,7 +23,15 @@
  * day and takes Newton steps on those last nodes; when the day changes, the
  * last `window` nodes of each player who played on it are re-smoothed for
  * `sweeps` passes. `converge()` smooths everything, every node of every
- * player, to the MAP.
+ * player, to the MAP. With `cycle`, each closed day also re-smooths the
+ * whole timelines of a slice of all active players, round robin.
+ *
+ * `inference: 'ep'` infers the same model by expectation propagation
+ * instead (as TrueSkill Through Time and kickscore): each game sends each of
+ * its nodes a Gaussian message, moment-matched against the cavity of both
+ * sides, and each timeline is a Kalman filter and Rauch–Tung–Striebel
+ * smoother over its messages, so the estimates are posterior means and
+ * variances. The same windows, sweeps and cycle schedule the passes.
  */
 import { defineSystem } from './descriptor.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
