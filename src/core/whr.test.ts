@@ -303,8 +303,8 @@ describe('whr: properties', () => {
 });
 
 describe('whr as a RatingSystem', () => {
-  it('takeMoved: the match\'s players, and at a day\'s close everyone re-smoothed, each estimate as `states` gives it', () => {
-    const system = createSystem('whr', { dailyVariance: 0.02 });
+  it.each(['map', 'ep'] as const)('takeMoved (%s): the match\'s players, and at a day\'s close everyone re-smoothed, each estimate as `states` gives it', (inference) => {
+    const system = createSystem('whr', { dailyVariance: 0.02, inference });
     system.rateMatch(game('a', 'b', 0), new Map());
     expect([...system.takeMoved().keys()].sort()).toEqual(['a', 'b']);
     system.rateMatch(game('c', 'd', 0), new Map());
@@ -314,7 +314,9 @@ describe('whr as a RatingSystem', () => {
     system.rateMatch(game('e', 'f', 1), new Map());
     const moved = system.takeMoved();
     expect([...moved.keys()].sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
-    expect(moved.get('a')!.rating).not.toBe(before.get('a')!.rating);
+    // The mode moves when its day is re-smoothed; expectation propagation had the exact posterior of that one game already.
+    if (inference === 'map') expect(moved.get('a')!.rating).not.toBe(before.get('a')!.rating);
+    else expect(moved.get('a')!.rating).toBeCloseTo(before.get('a')!.rating, 9);
     const states = system.states();
     for (const [id, state] of moved) expect(state).toEqual(states.get(id));
     expect(system.takeMoved().size).toBe(0);
@@ -323,6 +325,24 @@ describe('whr as a RatingSystem', () => {
     expect([...system.takeMoved().keys()].sort()).toEqual(['e', 'f']);
     system.history.converge();
     expect(system.takeMoved().size).toBe(6);
+  });
+
+  it.each(['map', 'ep'] as const)('takeMoved (%s) with a cycle: players re-smoothed by the cycle are reported, with the estimates `states` gives', (inference) => {
+    const system = createSystem('whr', { dailyVariance: 0.02, inference, cycle: 1 });
+    system.rateMatch(game('a', 'b', 0), new Map());
+    system.rateMatch(game('c', 'd', 1), new Map());
+    system.takeMoved();
+    // Day 2 closes day 1: c and d are re-smoothed, and the cycle (every player, k = 1) takes a and b too.
+    system.rateMatch(game('e', 'f', 2), new Map());
+    const moved = system.takeMoved();
+    expect([...moved.keys()].sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    const states = system.states();
+    for (const [id, state] of moved) expect(state).toEqual(states.get(id));
+    // Everyone not reported kept the estimate last reported.
+    const reported = new Map(states);
+    system.rateMatch(game('e', 'f', 2), new Map());
+    const again = system.takeMoved();
+    for (const [id, state] of system.states()) if (!again.has(id)) expect(state).toEqual(reported.get(id));
   });
 
   it('createSystem("whr") rates through Replay, states on the Elo scale', () => {
@@ -350,3 +370,195 @@ describe('whr as a RatingSystem', () => {
     expect(system.history.timeline('b').map((n) => n.day)).toEqual([0, 1]);
   });
 });
+
+describe('whr: expectation propagation (inference: ep)', () => {
+  const ep = (matches: Match[], options: ConstructorParameters<typeof WhrHistory>[0] = {}): WhrHistory => history(matches, { inference: 'ep', ...options });
+
+  it('probit, one game between two new players: the exact posterior moments, by hand', () => {
+    // Priors N(0, 1); a beats b: likelihood Φ(a − b). d = a − b is N(0, 2) a priori, so
+    // Z = Φ(0/√3) = ½, α = ∂ln Z/∂m = λ(0)/√3, β = −∂²ln Z/∂m² = λ(0)(λ(0) + 0)/3, λ(0) = φ(0)/Φ(0) = √(2/π).
+    // One factor: EP is exact. E[a] = α = √(2/π)/√3 = 0.46065886, Var[a] = 1 − β = 1 − 2/(3π) = 0.78779342; b mirrored.
+    const h = ep([game('a', 'b', 0)], { priorVariance: 1, link: 'probit' });
+    const a = h.estimate('a')!;
+    const b = h.estimate('b')!;
+    expect(a.mean).toBeCloseTo(Math.sqrt(2 / Math.PI) / Math.sqrt(3), 6);
+    expect(a.mean).toBeCloseTo(0.46065886, 6);
+    expect(a.variance).toBeCloseTo(1 - 2 / (3 * Math.PI), 6);
+    expect(b.mean).toBeCloseTo(-a.mean, 10);
+    expect(b.variance).toBeCloseTo(a.variance, 10);
+    // The next prediction integrates both variances: Φ(2·0.46065886/√(1 + 2·0.78779342)) = Φ(0.57407) = 0.71707.
+    expect(h.predictMatch(game('a', 'b', 0))).toBeCloseTo(normalCdf(0.92131773 / Math.sqrt(2.57558684)), 6);
+    expect(h.predictMatch(game('a', 'b', 0))).toBeCloseTo(0.71707, 4);
+  });
+
+  it('logistic, one game: MacKay\'s Z = σ(m/√(1 + πv/8)) gives mean κ/2 and variance 1 − κ²/4, by hand', () => {
+    // m = 0, v = 2: κ = 1/√(1 + π/4) = 1/1.336188 = 0.748398, q = σ(0) = ½, α = κ(1 − q) = κ/2, β = κ² q(1 − q) = κ²/4.
+    const kappa = 1 / Math.sqrt(1 + Math.PI / 4);
+    const h = ep([game('a', 'b', 0)], { priorVariance: 1 });
+    expect(h.estimate('a')!.mean).toBeCloseTo(kappa / 2, 10);
+    expect(h.estimate('a')!.mean).toBeCloseTo(0.374199, 5);
+    expect(h.estimate('a')!.variance).toBeCloseTo(1 - (kappa * kappa) / 4, 10);
+    expect(h.estimate('b')!.mean).toBeCloseTo(-kappa / 2, 10);
+  });
+
+  it('the added game, as `addMatch` leaves it: new players\' last nodes take the one-game moments', () => {
+    const h = new WhrHistory({ inference: 'ep', priorVariance: 1, link: 'probit' });
+    h.addMatch(game('a', 'b', 0));
+    expect(h.estimate('a')!.mean).toBeCloseTo(0.46065886, 6);
+    expect(h.estimate('a')!.variance).toBeCloseTo(1 - 2 / (3 * Math.PI), 6);
+  });
+
+  it('a player with two days: the Kalman smoother over the messages, against a dense EP', () => {
+    // a beats b on day 0, a beats c on day 2; probit, σ0² = 1, w² = 0.5 a day (link variance 1).
+    // Reference: EP on the 4 skills (a0, a2, b, c) with the full 4×4 covariance, each factor's
+    // message refined until fixed. The Gaussian prior: a0, b, c ~ N(0, 1), a2 = a0 + N(0, 1).
+    const prior = [
+      [1, 1, 0, 0],
+      [1, 2, 0, 0],
+      [0, 0, 1, 0],
+      [0, 0, 0, 1],
+    ];
+    const factors: Array<[number, number]> = [[0, 2], [1, 3]]; // winner index, loser index
+    // Messages on d_k = x_w − x_l, natural parameters (τ, ν).
+    const tau = [0, 0];
+    const nu = [0, 0];
+    const posterior = (): { mean: number[]; cov: number[][] } => {
+      // Precision = prior⁻¹ + Σ τ_k u_k u_kᵀ, shift = Σ ν_k u_k (u_k = e_w − e_l).
+      const inv = invert(prior);
+      const shift = [0, 0, 0, 0];
+      factors.forEach(([w, l], k) => {
+        inv[w]![w]! += tau[k]!;
+        inv[l]![l]! += tau[k]!;
+        inv[w]![l]! -= tau[k]!;
+        inv[l]![w]! -= tau[k]!;
+        shift[w]! += nu[k]!;
+        shift[l]! -= nu[k]!;
+      });
+      const cov = invert(inv);
+      return { cov, mean: cov.map((row) => row.reduce((s, x, j) => s + x * shift[j]!, 0)) };
+    };
+    for (let iteration = 0; iteration < 200; iteration++) {
+      factors.forEach(([w, l], k) => {
+        const { mean, cov } = posterior();
+        const m = mean[w]! - mean[l]!;
+        const v = cov[w]![w]! + cov[l]![l]! - 2 * cov[w]![l]!;
+        // Cavity of d: this factor's message removed.
+        const vc = 1 / (1 / v - tau[k]!);
+        const mc = vc * (m / v - nu[k]!);
+        const z = mc / Math.sqrt(1 + vc);
+        const lambda = inverseMillsRatio(z);
+        const alpha = lambda / Math.sqrt(1 + vc);
+        const beta = (lambda * (lambda + z)) / (1 + vc);
+        tau[k] = beta / (1 - beta * vc);
+        nu[k] = (alpha + beta * mc) / (1 - beta * vc);
+      });
+    }
+    const { mean, cov } = posterior();
+    const h = ep([game('a', 'b', 0), game('a', 'c', 2)], { priorVariance: 1, dailyVariance: 0.5, link: 'probit' });
+    const [a0, a2] = h.timeline('a').map((n) => n.mean) as [number, number];
+    expect(a0).toBeCloseTo(mean[0]!, 6);
+    expect(a2).toBeCloseTo(mean[1]!, 6);
+    expect(h.estimate('a')!.variance).toBeCloseTo(cov[1]![1]!, 6);
+    expect(h.estimate('b')!.mean).toBeCloseTo(mean[2]!, 6);
+    expect(h.estimate('c')!.variance).toBeCloseTo(cov[3]![3]!, 6);
+    // The later day has learnt from both wins: above the first.
+    expect(a2).toBeGreaterThan(a0);
+  });
+
+  it('symmetry; incremental estimates near the converged ones; the batch path reaches the same fixed point', () => {
+    const log = [game('a', 'b', 0), game('b', 'c', 0), game('c', 'a', 1), game('a', 'b', 3), game('a', 'c', 3), game('d', 'a', 5)];
+    // Every result reversed: every mean negated, the variances the same.
+    const mirrored = log.map((m) => game(m.teams[1]!.players[0]!.id, m.teams[0]!.players[0]!.id, m.at! / DAY));
+    const h = ep(log);
+    const g = ep(mirrored);
+    for (const id of ['a', 'b', 'c', 'd']) {
+      expect(g.estimate(id)!.mean).toBeCloseTo(-h.estimate(id)!.mean, 8);
+      expect(g.estimate(id)!.variance).toBeCloseTo(h.estimate(id)!.variance, 8);
+    }
+    const online = new WhrHistory({ inference: 'ep' });
+    for (const m of log) online.addMatch(m);
+    for (const id of ['a', 'b', 'c', 'd']) expect(Math.abs(online.estimate(id)!.mean - h.estimate(id)!.mean)).toBeLessThan(0.05);
+    const batch = new WhrHistory({ inference: 'ep' });
+    batch.addMatches(log);
+    batch.converge(1e-12, 5000);
+    for (const id of ['a', 'b', 'c', 'd']) expect(batch.estimate(id)!.mean).toBeCloseTo(h.estimate(id)!.mean, 8);
+    // At the fixed point, one more pass moves nothing.
+    expect(batch.sweepOnce()[0]).toBeLessThan(1e-9);
+  });
+
+  it('cycle: players who did not play are re-smoothed too, and the online estimates reach the fixed point; cycleHorizon skips the inactive', () => {
+    // a beats b on day 0, c beats a on day 1. Then x and y (who never meet a, b or c) play on days 2 … 40,
+    // so days close without a, b or c. With cycle 1, every closed day re-smooths every whole timeline.
+    const log = [game('a', 'b', 0), game('c', 'a', 1)];
+    const filler = Array.from({ length: 39 }, (_, i) => game(i % 2 ? 'x' : 'y', i % 2 ? 'y' : 'x', i + 2));
+    for (const inference of ['ep', 'map'] as const) {
+      const converged = history(log, { inference });
+      const run = (options: ConstructorParameters<typeof WhrHistory>[0]): WhrHistory => {
+        const h = new WhrHistory({ inference, ...options });
+        for (const m of [...log, ...filler]) h.addMatch(m);
+        return h;
+      };
+      const cycled = run({ cycle: 1 });
+      for (const id of ['a', 'b', 'c']) expect(cycled.estimate(id)!.mean).toBeCloseTo(converged.estimate(id)!.mean, 6);
+      // Without the cycle, b (who played on day 0 only) keeps the estimate of day 0's close.
+      const plain = run({});
+      expect(Math.abs(plain.estimate('b')!.mean - converged.estimate('b')!.mean)).toBeGreaterThan(1e-3);
+      // With a horizon of 0, the cycle skips whoever did not play on the day closed: once day 2 is
+      // closed (by day 3's match), a, b and c never move again.
+      const skipped = new WhrHistory({ inference, cycle: 1, cycleHorizon: 0 });
+      for (const m of [...log, ...filler.slice(0, 2)]) skipped.addMatch(m);
+      const before = ['a', 'b', 'c'].map((id) => skipped.estimate(id)!.mean);
+      for (const m of filler.slice(2)) skipped.addMatch(m);
+      expect(['a', 'b', 'c'].map((id) => skipped.estimate(id)!.mean)).toEqual(before);
+    }
+  });
+
+  it('no NaN over random logs: teams, draws, several teams, both links', () => {
+    const matchArb = fc.record({
+      gap: fc.integer({ min: 0, max: 40 }),
+      teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), { minLength: 2, maxLength: 3 }),
+    });
+    fc.assert(
+      fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
+        let day = 0;
+        const h = new WhrHistory({ inference: 'ep', link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
+        for (const r of raw) {
+          day += r.gap;
+          const match: Match = { at: day * DAY, teams: r.teams.map((t) => ({ players: t.players.map((p) => ({ id: `p${p}` })), rank: t.rank })) };
+          if (match.teams.length === 2) {
+            const p = h.predictMatch(match);
+            expect(p).toBeGreaterThan(0);
+            expect(p).toBeLessThan(1);
+          }
+          h.addMatch(match);
+        }
+        for (const id of h.playerIds()) {
+          const e = h.estimate(id)!;
+          expect(Number.isFinite(e.mean) && e.variance > 0 && Number.isFinite(e.variance)).toBe(true);
+        }
+        h.converge(1e-9, 50);
+        for (const id of h.playerIds()) expect(Number.isFinite(h.estimate(id)!.mean) && h.estimate(id)!.variance > 0).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+/** Inverse of a small matrix by Gauss–Jordan elimination (tests only). */
+function invert(matrix: number[][]): number[][] {
+  const n = matrix.length;
+  const a = matrix.map((row, i) => [...row, ...row.map((_, j) => (i === j ? 1 : 0))]);
+  for (let col = 0; col < n; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < n; r++) if (Math.abs(a[r]![col]!) > Math.abs(a[pivot]![col]!)) pivot = r;
+    [a[col], a[pivot]] = [a[pivot]!, a[col]!];
+    const p = a[col]![col]!;
+    for (let j = 0; j < 2 * n; j++) a[col]![j]! /= p;
+    for (let r = 0; r < n; r++) {
+      if (r === col) continue;
+      const f = a[r]![col]!;
+      for (let j = 0; j < 2 * n; j++) a[r]![j]! -= f * a[col]![j]!;
+    }
+  }
+  return a.map((row) => row.slice(n));
+}

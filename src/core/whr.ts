@@ -23,7 +23,15 @@
  * day and takes Newton steps on those last nodes; when the day changes, the
  * last `window` nodes of each player who played on it are re-smoothed for
  * `sweeps` passes. `converge()` smooths everything, every node of every
- * player, to the MAP.
+ * player, to the MAP. With `cycle`, each closed day also re-smooths the
+ * whole timelines of a slice of all active players, round robin.
+ *
+ * `inference: 'ep'` infers the same model by expectation propagation
+ * instead (as TrueSkill Through Time and kickscore): each game sends each of
+ * its nodes a Gaussian message, moment-matched against the cavity of both
+ * sides, and each timeline is a Kalman filter and Rauch–Tung–Striebel
+ * smoother over its messages, so the estimates are posterior means and
+ * variances. The same windows, sweeps and cycle schedule the passes.
  */
 import { defineSystem } from './descriptor.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
@@ -53,8 +61,25 @@ export const WHR_OPTIONS = {
   window: numberOption({ default: 32, min: 1, integer: true, description: 'nodes at the end of each player\'s timeline re-smoothed when a day closes' }),
   /** Newton passes over the players of a closed day. @default 2 */
   sweeps: numberOption({ default: 2, min: 0, integer: true, description: 'Newton passes over the players of a closed day' }),
+  /**
+   * Closed days over which every player's whole timeline is re-smoothed once,
+   * a slice of the players at each closed day, round robin (0: never): what a
+   * day's results teach reaches the players who did not play, and the past
+   * of those who did. @default 0
+   */
+  cycle: numberOption({ default: 0, min: 0, integer: true, description: 'closed days over which every player\'s whole timeline is re-smoothed once, a slice at each closed day (0: never)' }),
+  /** The cycle skips players whose last day is more than this many periods before the latest day (retired players' timelines no longer move the active ones much). @default 730 */
+  cycleHorizon: numberOption({ default: 730, min: 0, description: 'the cycle skips players whose last day is more than this many periods before the latest day' }),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
   refresh: numberOption({ default: 0, min: 0, integer: true, description: 'Newton passes over a player\'s last window nodes before their first match of a day (0: none)' }),
+  /**
+   * How the skills are inferred: `map` is Coulom's (the posterior's mode by
+   * Newton's method, a Laplace variance per player); `ep` is expectation
+   * propagation (each game a Gaussian message to each of its players, each
+   * timeline a Kalman filter and smoother over its messages: posterior means
+   * and variances, as TrueSkill Through Time and kickscore). @default 'map'
+   */
+  inference: choiceOption(['map', 'ep'], 'map', 'map: the posterior mode (Newton, Laplace variances); ep: expectation propagation (posterior means and variances)'),
   /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
   integrate: booleanOption(true, 'predictions integrate over both sides\' uncertainty (else they use the modes only)'),
 };
@@ -250,6 +275,12 @@ export class WhrHistory {
   /** Forward (filter) precision: the node's games plus the message from the player's past. */
   private nodeF = new Float64Array(1024);
   private nodeHead = new Int32Array(1024);
+  /** Expectation propagation only: the filter's mean, and the smoothed (posterior) variance; nodeR is then the posterior mean. */
+  private nodeMF = new Float64Array(1024);
+  private nodeV = new Float64Array(1024);
+  /** The posterior as precision 1/v and precision × mean m/v (kept beside nodeR and nodeV: the cavities need them). */
+  private nodeP = new Float64Array(1024);
+  private nodeH = new Float64Array(1024);
   // Adjacency entries: node → (game, side), a linked list.
   private entryCount = 0;
   private entryGame = new Int32Array(4096);
@@ -259,6 +290,8 @@ export class WhrHistory {
   private entryOpp = new Int32Array(4096);
   private entryScore = new Float64Array(4096);
   private entryOffset = new Float64Array(4096);
+  /** The entry's place in gameNodes (its player's slot in the game). */
+  private entrySlot = new Int32Array(4096);
   // Games: side A = gameNodes[start, split), side B = gameNodes[split, end).
   private gameCount = 0;
   private gameStart = new Int32Array(1024);
@@ -268,6 +301,9 @@ export class WhrHistory {
   private gameOffset = new Float64Array(1024);
   private gameNodeCount = 0;
   private gameNodes = new Int32Array(4096);
+  /** Expectation propagation only: each game slot's Gaussian message to its node, as precision and precision × mean. */
+  private siteTau = new Float64Array(4096);
+  private siteNu = new Float64Array(4096);
   /** The latest period seen. */
   private day = -Infinity;
   /** Players whose skills moved since the last `takeMoved` (a flag per player, and the list in order). */
@@ -282,12 +318,14 @@ export class WhrHistory {
   private y = new Float64Array(256);
   private scratchR = new Float64Array(256);
   private readonly probit: boolean;
+  private readonly ep: boolean;
   private readonly priorPrecision: number;
   private readonly w2: number;
 
   constructor(options: WhrOptions = {}) {
     this.options = resolveWhrOptions(options);
     this.probit = this.options.link === 'probit';
+    this.ep = this.options.inference === 'ep';
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
   }
@@ -372,17 +410,26 @@ export class WhrHistory {
       this.nodeDay = grow(this.nodeDay, size);
       this.nodeF = grow(this.nodeF, size);
       this.nodeHead = grow(this.nodeHead, size);
+      this.nodeMF = grow(this.nodeMF, size);
+      this.nodeV = grow(this.nodeV, size);
+      this.nodeP = grow(this.nodeP, size);
+      this.nodeH = grow(this.nodeH, size);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
     this.nodeDay[n] = day;
     this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + this.w2 * (day - this.nodeDay[previous]!)) : this.priorPrecision;
     this.nodeHead[n] = -1;
+    // With no message of its own yet, the node's filter and posterior are the past's message.
+    this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
+    this.nodeV[n] = 1 / this.nodeF[n]!;
+    this.nodeP[n] = this.nodeF[n]!;
+    this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
     nodes.push(n);
     return n;
   }
 
-  private addEntry(node: number, game: number, side: number): void {
+  private addEntry(node: number, game: number, side: number, slot: number): void {
     const e = this.entryCount++;
     if (e >= this.entryGame.length) {
       const size = this.entryGame.length * 2;
@@ -392,6 +439,7 @@ export class WhrHistory {
       this.entryOpp = grow(this.entryOpp, size);
       this.entryScore = grow(this.entryScore, size);
       this.entryOffset = grow(this.entryOffset, size);
+      this.entrySlot = grow(this.entrySlot, size);
     }
     this.entryGame[e] = game;
     this.entrySide[e] = side;
@@ -399,8 +447,16 @@ export class WhrHistory {
     this.entryOpp[e] = oneOnOne ? this.gameNodes[side === 0 ? this.gameSplit[game]! : this.gameStart[game]!]! : -1;
     this.entryScore[e] = side === 0 ? this.gameScore[game]! : 1 - this.gameScore[game]!;
     this.entryOffset[e] = side === 0 ? this.gameOffset[game]! : -this.gameOffset[game]!;
+    this.entrySlot[e] = slot;
     this.entryNext[e] = this.nodeHead[node]!;
     this.nodeHead[node] = e;
+  }
+
+  /** Room for the messages of every game slot (zero: no message yet). */
+  private growSites(): void {
+    if (!this.ep) return;
+    this.siteTau = grow(this.siteTau, this.gameNodes.length);
+    this.siteNu = grow(this.siteNu, this.gameNodes.length);
   }
 
   private addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number): void {
@@ -421,8 +477,8 @@ export class WhrHistory {
     this.gameEnd[g] = this.gameNodeCount;
     this.gameScore[g] = score;
     this.gameOffset[g] = offset;
-    for (const n of sideA) this.addEntry(n, g, 0);
-    for (const n of sideB) this.addEntry(n, g, 1);
+    this.growSites();
+    for (let i = this.gameStart[g]!; i < this.gameEnd[g]!; i++) this.addEntry(this.gameNodes[i]!, g, i < this.gameSplit[g]! ? 0 : 1, i);
   }
 
   private addGame1v1(na: number, nb: number, score: number, offset: number): void {
@@ -443,8 +499,9 @@ export class WhrHistory {
     this.gameEnd[g] = this.gameNodeCount;
     this.gameScore[g] = score;
     this.gameOffset[g] = offset;
-    this.addEntry(na, g, 0);
-    this.addEntry(nb, g, 1);
+    this.growSites();
+    this.addEntry(na, g, 0, this.gameStart[g]!);
+    this.addEntry(nb, g, 1, this.gameStart[g]! + 1);
   }
 
   /**
@@ -483,8 +540,13 @@ export class WhrHistory {
     const involved: number[] = [];
     for (const team of match.teams) for (const player of team.players) involved.push(this.index.get(player.id)!);
     for (let round = 0; round < 2; round++) {
-      for (const p of involved) this.newton(p, this.players[p]!.nodes.length - 1);
+      for (const p of involved) this.smooth(p, this.players[p]!.nodes.length - 1);
     }
+  }
+
+  /** One pass over nodes [from, end) of player p's timeline: a Newton step (MAP) or the messages and the smoother (EP). */
+  private smooth(p: number, from: number): number {
+    return this.ep ? this.epSmooth(p, from) : this.newton(p, from);
   }
 
   /**
@@ -511,23 +573,41 @@ export class WhrHistory {
         state.preparedDay = day;
         const count = state.nodes.length;
         if (this.nodeDay[state.nodes[count - 1]!]! >= day) continue;
-        for (let s = 0; s < refresh; s++) this.newton(p, Math.max(0, count - window));
+        for (let s = 0; s < refresh; s++) this.smooth(p, Math.max(0, count - window));
       }
     }
   }
 
-  /** Re-smooths the last `window` nodes of the players who played in the latest day, `sweeps` times. */
+  /**
+   * Re-smooths the last `window` nodes of the players who played in the
+   * latest day, `sweeps` times; then, with `cycle`, the whole timelines of
+   * the next slice of all players (round robin), but for those who last
+   * played more than `cycleHorizon` periods ago.
+   */
   closeDay(): void {
     if (this.touched.length === 0) return;
-    const { window, sweeps } = this.options;
+    const { window, sweeps, cycle, cycleHorizon } = this.options;
     for (let s = 0; s < sweeps; s++) {
       for (const p of this.touched) {
         const count = this.players[p]!.nodes.length;
-        this.newton(p, Math.max(0, count - window));
+        this.smooth(p, Math.max(0, count - window));
       }
     }
     this.touched = [];
+    if (cycle > 0) {
+      const players = this.players.length;
+      const slice = Math.ceil(players / cycle);
+      for (let i = 0; i < slice; i++) {
+        if (this.cursor >= players) this.cursor = 0;
+        const nodes = this.players[this.cursor]!.nodes;
+        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) this.smooth(this.cursor, 0);
+        this.cursor++;
+      }
+    }
   }
+
+  /** The next player of the round robin of `cycle`. */
+  private cursor = 0;
 
   /**
    * Smooths every player's whole timeline to the MAP: Newton sweeps over all
@@ -539,6 +619,7 @@ export class WhrHistory {
     const relaxation = options.relaxation ?? CONVERGE_RELAXATION;
     this.touched = [];
     this.noteAllMoved();
+    if (this.ep) return this.epConverge(tolerance, maxSweeps, options);
     const compiled = this.compile();
     if (this.unfittedFrom < this.nodeCount) this.forwardPass(compiled, this.unfittedFrom);
     this.unfittedFrom = this.nodeCount;
@@ -560,9 +641,22 @@ export class WhrHistory {
     return sweeps === maxSweeps ? maxSweeps : sweeps + 1;
   }
 
-  /** One Newton step on every player's whole timeline (relaxed by `relax`); returns [largest step, its player]. */
+  /** One Newton step on every player's whole timeline (relaxed by `relax`; with `inference: 'ep'`, one pass of messages and smoothing, unrelaxed); returns [largest step, its player]. */
   sweepOnce(relax = 1): [number, number] {
     this.noteAllMoved();
+    if (this.ep) {
+      // Expectation propagation: one pass over every whole timeline (no relaxation).
+      let moved = 0;
+      let who = -1;
+      for (let p = 0; p < this.players.length; p++) {
+        const step = this.epSmooth(p, 0);
+        if (step > moved) {
+          moved = step;
+          who = p;
+        }
+      }
+      return [moved, who];
+    }
     const compiled = this.compile();
     const moved = this.sweepCompiled(compiled, relax);
     this.writeBack(compiled);
@@ -618,6 +712,10 @@ export class WhrHistory {
       this.nodeDay = grow(this.nodeDay, nodes);
       this.nodeF = grow(this.nodeF, nodes);
       this.nodeHead = grow(this.nodeHead, nodes);
+      this.nodeMF = grow(this.nodeMF, nodes);
+      this.nodeV = grow(this.nodeV, nodes);
+      this.nodeP = grow(this.nodeP, nodes);
+      this.nodeH = grow(this.nodeH, nodes);
     }
     const entries = this.entryCount + 2 * count;
     if (entries > this.entryGame.length) {
@@ -627,6 +725,7 @@ export class WhrHistory {
       this.entryOpp = grow(this.entryOpp, entries);
       this.entryScore = grow(this.entryScore, entries);
       this.entryOffset = grow(this.entryOffset, entries);
+      this.entrySlot = grow(this.entrySlot, entries);
     }
     const games = this.gameCount + count;
     if (games > this.gameStart.length) {
@@ -637,6 +736,7 @@ export class WhrHistory {
       this.gameOffset = grow(this.gameOffset, games);
     }
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
+    this.growSites();
   }
 
   private deferred = false;
@@ -956,13 +1056,210 @@ export class WhrHistory {
     return largest;
   }
 
+  /**
+   * Expectation propagation: a new message from game g to the node at
+   * `slot`, the game's other messages held. Each node's cavity is its
+   * posterior without this game's message; d = Σ c_j x_j + offset (c_j =
+   * ±1/side size) is then N(m, v) with m = Σ c_j m_j, v = Σ c_j² v_j, and
+   * Z(m, v) = E[P(score | d)]: probit Φ(m/√(1 + v)) (exact), logistic
+   * σ(m/√(1 + πv/8)) (MacKay). With α = ∂ln Z/∂m and β = −∂²ln Z/∂m², the
+   * posterior of the node's x is matched to mean m_i + v_i c_i α and variance
+   * v_i − v_i² c_i² β; the message is that posterior over the cavity:
+   * precision τ = c_i² β/(1 − c_i² β v_i), precision × mean
+   * ν = (c_i α + c_i² β m_i)/(1 − c_i² β v_i).
+   */
+  private epSite(g: number, slot: number): void {
+    const start = this.gameStart[g]!;
+    const split = this.gameSplit[g]!;
+    const end = this.gameEnd[g]!;
+    const { gameNodes, nodeR, nodeV, siteTau, siteNu } = this;
+    const ca = 1 / (split - start);
+    const cb = -1 / (end - split);
+    let m = this.gameOffset[g]!;
+    let v = 0;
+    let mi = 0;
+    let vi = 0;
+    for (let j = start; j < end; j++) {
+      const n = gameNodes[j]!;
+      const c = j < split ? ca : cb;
+      // The cavity: the node's posterior without this game's message.
+      let precision = 1 / nodeV[n]! - siteTau[j]!;
+      let mean: number;
+      if (precision > 1e-12) mean = (nodeR[n]! / nodeV[n]! - siteNu[j]!) / precision;
+      else {
+        precision = 1 / nodeV[n]!;
+        mean = nodeR[n]!;
+      }
+      m += c * mean;
+      v += (c * c) / precision;
+      if (j === slot) {
+        mi = mean;
+        vi = 1 / precision;
+      }
+    }
+    const s = this.gameScore[g]!;
+    let alpha: number;
+    let beta: number;
+    if (this.probit) {
+      const root = Math.sqrt(1 + v);
+      const z = m / root;
+      alpha = 0;
+      beta = 0;
+      if (s > 0) {
+        const l = inverseMillsRatio(z);
+        alpha += (s * l) / root;
+        beta += (s * l * (l + z)) / (1 + v);
+      }
+      if (s < 1) {
+        const l = inverseMillsRatio(-z);
+        alpha -= ((1 - s) * l) / root;
+        beta += ((1 - s) * l * (l - z)) / (1 + v);
+      }
+    } else {
+      const kappa = 1 / Math.sqrt(1 + (Math.PI * v) / 8);
+      const q = 1 / (1 + Math.exp(-kappa * m));
+      alpha = kappa * (s - q);
+      beta = kappa * kappa * q * (1 - q);
+    }
+    const c = slot < split ? ca : cb;
+    const bi = c * c * beta;
+    const shrink = 1 - bi * vi;
+    if (!(shrink > 1e-9)) return;
+    siteTau[slot] = bi / shrink;
+    siteNu[slot] = (c * alpha + bi * mi) / shrink;
+  }
+
+  /**
+   * Expectation propagation on nodes [from, end) of player p's timeline: new
+   * messages from each of their games, then the Kalman filter forward (from
+   * the filter of the node before `from`, or the prior) and the
+   * Rauch–Tung–Striebel smoother back, which give each node's posterior mean
+   * (into nodeR) and variance. Returns the largest change of a mean.
+   */
+  private epSmooth(p: number, from: number): number {
+    const nodes = this.players[p]!.nodes;
+    const count = nodes.length;
+    if (count - from <= 0) return 0;
+    this.noteMoved(p);
+    const { nodeR, nodeV, nodeP, nodeH, nodeF, nodeMF, nodeDay, w2, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
+    this.ensureScratch(count - from);
+    const sumTau = this.a;
+    const sumNu = this.b;
+    const probit = this.probit;
+    const pi8 = Math.PI / 8;
+    // New messages from each node's games, summed per node.
+    for (let j = from; j < count; j++) {
+      const n = nodes[j]!;
+      let tau = 0;
+      let nu = 0;
+      const pn = nodeP[n]!;
+      const hn = nodeH[n]!;
+      for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
+        const slot = entrySlot[e]!;
+        const o = entryOpp[e]!;
+        if (o >= 0 && !probit) {
+          // One against one, logistic: epSite written out, the cavities from the stored precisions.
+          const other = entrySide[e] === 0 ? slot + 1 : slot - 1;
+          let pi = pn - siteTau[slot]!;
+          let hi = hn - siteNu[slot]!;
+          if (!(pi > 1e-12)) {
+            pi = pn;
+            hi = hn;
+          }
+          let po = nodeP[o]! - siteTau[other]!;
+          let ho = nodeH[o]! - siteNu[other]!;
+          if (!(po > 1e-12)) {
+            po = nodeP[o]!;
+            ho = nodeH[o]!;
+          }
+          const vi = 1 / pi;
+          const vo = 1 / po;
+          const mi = hi * vi;
+          const kappa = 1 / Math.sqrt(1 + pi8 * (vi + vo));
+          const q = 1 / (1 + Math.exp(-kappa * (mi - ho * vo + entryOffset[e]!)));
+          const beta = kappa * kappa * q * (1 - q);
+          const shrink = 1 - beta * vi;
+          if (shrink > 1e-9) {
+            const inverse = 1 / shrink;
+            siteTau[slot] = beta * inverse;
+            siteNu[slot] = (kappa * (entryScore[e]! - q) + beta * mi) * inverse;
+          }
+        } else this.epSite(this.entryGame[e]!, slot);
+        tau += siteTau[slot]!;
+        nu += siteNu[slot]!;
+      }
+      sumTau[j - from] = tau;
+      sumNu[j - from] = nu;
+    }
+    // Forward: the past's message, times the node's own messages.
+    for (let j = from; j < count; j++) {
+      const n = nodes[j]!;
+      let messageMean: number;
+      let messageVariance: number;
+      if (j === 0) {
+        messageMean = 0;
+        messageVariance = this.options.priorVariance;
+      } else {
+        const before = nodes[j - 1]!;
+        messageMean = nodeMF[before]!;
+        messageVariance = 1 / nodeF[before]! + w2 * (nodeDay[n]! - nodeDay[before]!);
+      }
+      const precision = 1 / messageVariance + sumTau[j - from]!;
+      nodeF[n] = precision;
+      nodeMF[n] = (messageMean / messageVariance + sumNu[j - from]!) / precision;
+    }
+    // Backward: the last node's posterior is its filter; each earlier one is corrected by the one after.
+    let largest = 0;
+    let nextMean = 0;
+    let nextVariance = 0;
+    for (let j = count - 1; j >= from; j--) {
+      const n = nodes[j]!;
+      const filterVariance = 1 / nodeF[n]!;
+      let mean: number;
+      let variance: number;
+      if (j === count - 1) {
+        mean = nodeMF[n]!;
+        variance = filterVariance;
+      } else {
+        const predicted = filterVariance + w2 * (nodeDay[nodes[j + 1]!]! - nodeDay[n]!);
+        const gain = filterVariance / predicted;
+        mean = nodeMF[n]! + gain * (nextMean - nodeMF[n]!);
+        variance = filterVariance + gain * gain * (nextVariance - predicted);
+      }
+      const moved = Math.abs(mean - nodeR[n]!);
+      if (moved > largest) largest = moved;
+      nodeR[n] = mean;
+      nodeV[n] = variance;
+      nodeP[n] = 1 / variance;
+      nodeH[n] = mean / variance;
+      nextMean = mean;
+      nextVariance = variance;
+    }
+    return largest;
+  }
+
+  /** Expectation propagation over every player's whole timeline, until no mean moves more than `tolerance`. */
+  private epConverge(tolerance: number, maxSweeps: number, options: WhrConvergeOptions): number {
+    this.unfittedFrom = this.nodeCount;
+    for (let sweep = 1; sweep <= maxSweeps; sweep++) {
+      let moved = 0;
+      for (let p = 0; p < this.players.length; p++) {
+        const step = this.epSmooth(p, 0);
+        if (step > moved) moved = step;
+      }
+      options.onSweep?.(sweep, moved);
+      if (moved < tolerance) return sweep;
+    }
+    return maxSweeps;
+  }
+
   /** A player's current skill estimate, or undefined for a player never seen. */
   estimate(id: string): WhrEstimate | undefined {
     const p = this.index.get(id);
     if (p === undefined) return undefined;
     const player = this.players[p]!;
     const last = player.nodes[player.nodes.length - 1]!;
-    const out: WhrEstimate = { mean: this.nodeR[last]!, variance: 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+    const out: WhrEstimate = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
     if (player.lastAt !== undefined) out.lastAt = player.lastAt;
     return out;
   }
@@ -979,7 +1276,7 @@ export class WhrHistory {
     const last = nodes[nodes.length - 1]!;
     const gap = day - this.nodeDay[last]!;
     out[0] = this.nodeR[last]!;
-    out[1] = 1 / this.nodeF[last]! + (gap > 0 ? this.w2 * gap : 0);
+    out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? this.w2 * gap : 0);
   }
 
   private readonly skill = new Float64Array(2);
