@@ -3,13 +3,13 @@
  * stands in for: whatever it accepts, zod accepts and returns unchanged; the
  * tickets clients send (solos, parties, filters, any regions) take it; and
  * a request it refuses still gets zod's answer naming the field. The same
- * for the path parameters' fast check.
+ * for the path parameters' and the match body's fast checks.
  */
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/core/errors.js';
-import { idParams, isIdentifierParams, isPlainTicket, ladderParams, matchParams, playerParams, seasonParams, seasonPlayerParams, ticketSchema, validate } from '../../src/service/schemas.js';
+import { idParams, isIdentifierParams, isPlainMatch, isPlainTicket, ladderParams, matchParams, matchSchema, playerParams, seasonParams, seasonPlayerParams, ticketSchema, validate } from '../../src/service/schemas.js';
 
 const text = fc.oneof(
   fc.constantFrom('a', 'eu', 'na', 'toString', 'constructor', '__proto__', '', 'x'.repeat(40), 'x'.repeat(41), 'x'.repeat(201), 'bad\u0000id', '\ud800', 'é', '1'),
@@ -142,4 +142,51 @@ describe('the path parameters fast check', () => {
       expect(() => validate(schema, { ...Object.fromEntries(names.map((n) => [n, 'ok'])), [names[0]!]: 'bad\u0000id' }, 'path')).toThrow(expect.objectContaining({ field: names[0] }));
     });
   }
+});
+
+describe('the match body fast check', () => {
+  const idOrNumber = fc.oneof(name, fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }));
+  const player = fc.oneof(idOrNumber, fc.record({ id: idOrNumber, seconds: maybe(fc.double({ noNaN: true, min: 0, max: 1e15 })), quit: maybe(fc.boolean()) }).map(defined));
+  const validMatch = fc
+    .record({
+      id: maybe(idOrNumber),
+      at: maybe(fc.oneof(fc.constantFrom('2026-01-01T10:00:00Z', '2026-02-30'), fc.double({ noNaN: true, min: 0, max: 8.64e15 }))),
+      period: maybe(idOrNumber),
+      weight: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })),
+      teams: fc.array(fc.record({ players: fc.array(player, { minLength: 1, maxLength: 8 }), rank: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })), score: maybe(fc.double({ noNaN: true, min: 0, max: 1e15 })) }).map(defined), { minLength: 2, maxLength: 6 }),
+    })
+    .map(defined);
+  const noisyPlayer = mostly(fc.oneof(mostly(text), number, fc.record({ id: mostly(fc.oneof(text, number)), seconds: maybe(mostly(number)), quit: maybe(mostly(fc.boolean())), extra: rare(anything) }).map(defined)));
+  const noisyMatch = mostly(
+    fc
+      .record({
+        id: maybe(mostly(fc.oneof(text, number))),
+        at: maybe(mostly(fc.oneof(text, number, fc.constant('x'.repeat(41))))),
+        period: maybe(mostly(number)),
+        weight: maybe(mostly(number)),
+        teams: mostly(fc.array(mostly(fc.record({ players: mostly(fc.array(noisyPlayer, { maxLength: 6 })), rank: maybe(mostly(number)), score: maybe(mostly(number)), extra: rare(anything) }).map(defined)), { maxLength: 5 })),
+        extra: rare(anything),
+      })
+      .map(defined),
+  );
+
+  it('accepts only what the schema accepts, and the schema returns it unchanged', () => {
+    expect(agreesWithSchema(isPlainMatch, matchSchema, fc.oneof(validMatch, noisyMatch), 5000)).toBeGreaterThan(500);
+  });
+
+  it('takes every match the schema accepts that clients send', () => {
+    fc.assert(
+      fc.property(validMatch, (body) => {
+        const value = JSON.parse(JSON.stringify(body)) as unknown;
+        expect(matchSchema.safeParse(value).success).toBe(true);
+        expect(isPlainMatch(value)).toBe(true);
+      }),
+    );
+  });
+
+  it('a body it refuses still gets the schema\'s answer naming the field', () => {
+    const bad = { teams: [{ players: ['ann'] }, { players: ['b\u0000b'] }] };
+    expect(isPlainMatch(bad)).toBe(false);
+    expect(() => validate(matchSchema, bad)).toThrow(expect.objectContaining({ field: 'teams[1].players[0]' }));
+  });
 });
