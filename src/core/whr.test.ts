@@ -20,6 +20,37 @@ function history(matches: Match[], options: ConstructorParameters<typeof WhrHist
   return h;
 }
 
+/** Random logs of teams, draws and several teams under both links: predictions in (0, 1), estimates finite with a positive variance, incremental and converged. */
+function expectNoNaN(inference: 'map' | 'ep'): void {
+  const matchArb = fc.record({
+    gap: fc.integer({ min: 0, max: 40 }),
+    teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), { minLength: 2, maxLength: 3 }),
+  });
+  fc.assert(
+    fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
+      let day = 0;
+      const h = new WhrHistory({ inference, link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
+      for (const r of raw) {
+        day += r.gap;
+        const match: Match = { at: day * DAY, teams: r.teams.map((t) => ({ players: t.players.map((p) => ({ id: `p${p}` })), rank: t.rank })) };
+        if (match.teams.length === 2) {
+          const p = h.predictMatch(match);
+          expect(p).toBeGreaterThan(0);
+          expect(p).toBeLessThan(1);
+        }
+        h.addMatch(match);
+      }
+      for (const id of h.playerIds()) {
+        const e = h.estimate(id)!;
+        expect(Number.isFinite(e.mean) && e.variance > 0 && Number.isFinite(e.variance)).toBe(true);
+      }
+      h.converge(1e-9, 50);
+      for (const id of h.playerIds()) expect(Number.isFinite(h.estimate(id)!.mean) && h.estimate(id)!.variance > 0).toBe(true);
+    }),
+    { numRuns: 100 },
+  );
+}
+
 describe('whr: hand-worked cases', () => {
   it('two players, one game: the MAP solves x = σ0² σ(−2x), by symmetry r_B = −r_A', () => {
     // Log-posterior: ln σ(a − b) − a²/2 − b²/2 (σ0² = 1). Setting the gradient
@@ -271,35 +302,7 @@ describe('whr: properties', () => {
     );
   });
 
-  it('no NaN over random logs: teams, draws, several teams, both links, incremental and converged', () => {
-    const matchArb = fc.record({
-      gap: fc.integer({ min: 0, max: 40 }),
-      teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), { minLength: 2, maxLength: 3 }),
-    });
-    fc.assert(
-      fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
-        let day = 0;
-        const h = new WhrHistory({ link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
-        for (const r of raw) {
-          day += r.gap;
-          const match: Match = { at: day * DAY, teams: r.teams.map((t) => ({ players: t.players.map((p) => ({ id: `p${p}` })), rank: t.rank })) };
-          if (match.teams.length === 2) {
-            const p = h.predictMatch(match);
-            expect(p).toBeGreaterThan(0);
-            expect(p).toBeLessThan(1);
-          }
-          h.addMatch(match);
-        }
-        for (const id of h.playerIds()) {
-          const e = h.estimate(id)!;
-          expect(Number.isFinite(e.mean) && e.variance > 0 && Number.isFinite(e.variance)).toBe(true);
-        }
-        h.converge(1e-9, 50);
-        for (const id of h.playerIds()) expect(Number.isFinite(h.estimate(id)!.mean)).toBe(true);
-      }),
-      { numRuns: 100 },
-    );
-  });
+  it('no NaN over random logs: teams, draws, several teams, both links, incremental and converged', () => expectNoNaN('map'));
 });
 
 describe('whr as a RatingSystem', () => {
@@ -513,35 +516,7 @@ describe('whr: expectation propagation (inference: ep)', () => {
     }
   });
 
-  it('no NaN over random logs: teams, draws, several teams, both links', () => {
-    const matchArb = fc.record({
-      gap: fc.integer({ min: 0, max: 40 }),
-      teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), { minLength: 2, maxLength: 3 }),
-    });
-    fc.assert(
-      fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
-        let day = 0;
-        const h = new WhrHistory({ inference: 'ep', link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
-        for (const r of raw) {
-          day += r.gap;
-          const match: Match = { at: day * DAY, teams: r.teams.map((t) => ({ players: t.players.map((p) => ({ id: `p${p}` })), rank: t.rank })) };
-          if (match.teams.length === 2) {
-            const p = h.predictMatch(match);
-            expect(p).toBeGreaterThan(0);
-            expect(p).toBeLessThan(1);
-          }
-          h.addMatch(match);
-        }
-        for (const id of h.playerIds()) {
-          const e = h.estimate(id)!;
-          expect(Number.isFinite(e.mean) && e.variance > 0 && Number.isFinite(e.variance)).toBe(true);
-        }
-        h.converge(1e-9, 50);
-        for (const id of h.playerIds()) expect(Number.isFinite(h.estimate(id)!.mean) && h.estimate(id)!.variance > 0).toBe(true);
-      }),
-      { numRuns: 100 },
-    );
-  });
+  it('no NaN over random logs: teams, draws, several teams, both links', () => expectNoNaN('ep'));
 });
 
 /** Inverse of a small matrix by Gauss–Jordan elimination (tests only). */
