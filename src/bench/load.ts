@@ -40,6 +40,8 @@ export interface LoadOptions {
 
 export type Workload = 'writes' | 'mixed';
 export type Shape = '1v1' | '6v6' | 'whr';
+/** The rating system of each shape's ladder. */
+const SYSTEM_OF_SHAPE: Record<Shape, string> = { '1v1': 'glicko2', '6v6': 'teamrank', whr: 'whr' };
 
 /** One kind of request of a mixed run. */
 export interface KindResult {
@@ -206,7 +208,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
       const ladder = {
         id: 'bench',
-        system: shape === '1v1' ? 'glicko2' : shape === 'whr' ? 'whr' : 'teamrank',
+        system: SYSTEM_OF_SHAPE[shape],
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };

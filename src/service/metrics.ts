@@ -131,7 +131,7 @@ export function serviceMetrics() {
     rebuilds: registry.add(new Counter('ladder_matchmaking_rebuilds_total', 'Matchmakers rebuilt from the shared queue, by queue and reason ("claim": this instance took the lock; "check": the matchmaker disagreed with the queue counters or events were lost).')),
     lockHeld: registry.add(new Gauge('ladder_matchmaking_lock_held', "1 for each queue whose matchmaking lock this instance holds.", () => locksHeld().map((queue) => [{ queue }, 1]))),
     eventLoopDelay: registry.add(
-      new Gauge('ladder_event_loop_delay_seconds', 'How late the event loop ran a 10 ms timer since the process started, by quantile (0.5, 0.99, 1 = the longest): the time requests wait behind synchronous work.', () => {
+      new Gauge('ladder_event_loop_delay_seconds', 'How late the event loop ran a timer sampled every 20 ms, since the service listened, by quantile (0.5, 0.99, 1 = the longest): the time requests wait behind synchronous work.', () => {
         if (loopDelay === undefined || loopDelay.count === 0) return [];
         return [0.5, 0.99, 1].map((q): [Labels, number] => [{ quantile: String(q) }, (q === 1 ? loopDelay!.max : loopDelay!.percentile(q * 100)) / 1e9]);
       }),
@@ -144,7 +144,7 @@ export function serviceMetrics() {
     },
     /** Starts measuring the event loop's delay (`ladder_event_loop_delay_seconds`); returns the stop. */
     watchEventLoop(): () => void {
-      const histogram = monitorEventLoopDelay({ resolution: 10 });
+      const histogram = monitorEventLoopDelay({ resolution: 20 });
       histogram.enable();
       loopDelay = histogram;
       return () => histogram.disable();
