@@ -51,8 +51,10 @@ async function main(): Promise<void> {
     // The seeded demo of `npm start`, in a throwaway data folder.
     const { startService } = await import('../service/index.js');
     const { seedDemo } = await import('../service/demo.js');
+    const { registerWeb } = await import('./index.js');
     const dataDir = mkdtempSync(join(tmpdir(), 'ladder-screenshots-'));
-    const service = await startService({ port: 0, dataDir, matchmakingIntervalMs: 3_600_000, onAdminKey: () => {} });
+    // The dashboard is registered by whoever builds the app, as `ladder serve` does.
+    const service = await startService({ port: 0, dataDir, matchmakingIntervalMs: 3_600_000, onAdminKey: () => {}, plugins: [(app) => registerWeb(app, {})] });
     await seedDemo(service);
     url = service.url;
     stop = async () => {
