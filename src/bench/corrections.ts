@@ -17,10 +17,10 @@ import type { PlayerState } from '../core/systems.js';
 import { mulberry32 } from '../core/wvw.js';
 import { correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
-import { appendChange } from '../service/rating.js';
+import { matchChanges } from '../service/rating.js';
 import { dropSchema, openDatabase } from '../store/database.js';
 import { advanceLadder } from '../store/ladders.js';
-import { emptyChangeRows, emptyMatchRows, insertChanges, insertMatches } from '../store/matches.js';
+import { emptyMatchRows, insertMatches } from '../store/matches.js';
 import { migrate } from '../store/migrations.js';
 import { upsertPlayers } from '../store/players.js';
 
@@ -52,12 +52,12 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
     const system = ladder.rating;
     const random = mulberry32(7);
     const states = new Map<string, PlayerState>();
+    const lastSeqs = new Map<string, number>();
     const start = Date.now() - total * 1000;
     const loadStarted = performance.now();
     const chunk = 20_000;
     for (let first = 0; first < total; first += chunk) {
       const matchRows = emptyMatchRows();
-      const changeRows = emptyChangeRows();
       for (let i = first; i < Math.min(total, first + chunk); i++) {
         const a = Math.floor(random() * players);
         const b = (a + 1 + Math.floor(random() * (players - 1))) % players;
@@ -73,17 +73,17 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
         matchRows.round.push(null);
         matchRows.body.push(JSON.stringify(match));
         matchRows.winProbability.push(JSON.stringify(probabilities));
+        matchRows.changes.push(matchChanges(rating.players, (id) => lastSeqs.get(id) ?? null));
         for (const change of rating.players) {
-          appendChange(changeRows, seq, change);
           states.set(change.id, change.after);
+          lastSeqs.set(change.id, seq);
         }
       }
       await db.transaction(async (tx) => {
         await insertMatches(tx, ladder.id, matchRows);
-        await insertChanges(tx, ladder.id, changeRows);
       });
     }
-    const finals = [...states].map(([id, state]) => ({ id, state }));
+    const finals = [...states].map(([id, state]) => ({ id, state, lastSeq: lastSeqs.get(id) ?? null }));
     for (let i = 0; i < finals.length; i += chunk) await db.transaction((tx) => upsertPlayers(tx, ladder.id, finals.slice(i, i + chunk)));
     await db.transaction((tx) => advanceLadder(tx, ladder.id, { nextSeq: total + 1, matchesAdded: total, playersAdded: states.size, roundCount: 0, version: 1 }));
     await db.exec('ANALYZE');

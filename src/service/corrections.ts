@@ -1,7 +1,7 @@
 /**
  * Voiding and correcting a stored match. Matches are the source of truth, so
  * a correction is a partial replay: starting from each affected player's
- * state just before the match (one history row each), every later match that
+ * state just before the match (one history entry each), every later match that
  * involves a player whose state changed is rated again, in sequence order;
  * a player whose new state equals the stored one drops out of the replay.
  * Matches that involve no changed player are not touched. The result equals a
@@ -16,7 +16,7 @@
  * A whole-history ladder (Whole-History Rating) has no state just before a
  * match to start from: a correction derives the ladder's whole history again
  * from the corrected log, as `ladder rebuild` would, rewrites the history
- * rows and win probabilities of the corrected match and of every counted
+ * and win probabilities of the corrected match and of every counted
  * match after it, and writes every player whose state changed. It moves the
  * ladder's log epoch, so every writer derives its history again.
  */
@@ -29,7 +29,6 @@ import {
   changesFrom,
   matchesAfter,
   countingMatchesAfter,
-  emptyChangeRows,
   findMatch,
   lastChangesBefore,
   type MatchRecord,
@@ -43,7 +42,7 @@ import { rowToState } from '../store/rows.js';
 import { listSeasons } from '../store/seasons.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
-import { appendChange, publicState, rateUnit } from './rating.js';
+import { matchChanges, publicState, rateUnit } from './rating.js';
 import { resetAt } from './seasons.js';
 import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 import type { LadderHead } from '../store/ladders.js';
@@ -124,11 +123,13 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   const stored = new Map((await findPlayers(tx, ladder.id, touched)).map((row) => [row.id, rowToState(row)]));
 
   const history = await changesFrom(tx, ladder.id, target.seq);
-  const rows = emptyChangeRows();
+  // The new history of each match rated again, linked into the players' chains by replaceChanges.
+  const rows: { seq: number[]; changes: string[] } = { seq: [], changes: [] };
   const reratedSeqs: number[] = [];
   const winProbabilities: string[] = [];
   const record = (seq: number, rating: MatchRating) => {
-    for (const change of rating.players) appendChange(rows, seq, change);
+    rows.seq.push(seq);
+    rows.changes.push(matchChanges(rating.players));
   };
   const rate = (match: Match, states: Map<string, PlayerState>) => {
     const probabilities = system.predict(match.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())));
@@ -187,8 +188,7 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   // Moved states carried past the last season boundary.
   for (const [id, state] of current) if (state) current.set(id, resetAt(system, seasons, lastSeen, head.nextSeq, state));
 
-  const rewritten = replacement ? [target.seq, ...reratedSeqs] : reratedSeqs;
-  await replaceChanges(tx, ladder.id, rewritten, rows);
+  const lastSeqs = await replaceChanges(tx, ladder.id, rows.seq, rows.changes);
   await updateWinProbabilities(tx, ladder.id, reratedSeqs, winProbabilities);
 
   const finals: CommittedPlayer[] = [];
@@ -201,7 +201,7 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
     const before = stored.get(id) ?? storedFinal.get(id);
     if (sameState(after, before)) continue;
     players.push({ id, before: before ? publicState(before) : null, after: after ? publicState(after) : null });
-    if (after) finals.push({ id, state: after, seq: head.nextSeq - 1 });
+    if (after) finals.push({ id, state: after, seq: head.nextSeq - 1, lastSeq: lastSeqs.get(id) });
     else removed.push(id);
   }
   const added = finals.filter((p) => !stored.has(p.id) && !storedFinal.has(p.id)).length;
@@ -225,7 +225,7 @@ async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHe
   }
   const logEpoch = newVersion();
   const history = new LadderHistory(ladder.system, ladder.options, logEpoch);
-  const rows = emptyChangeRows();
+  const changes: string[] = [];
   const seqs: number[] = [];
   const winProbabilities: string[] = [];
   for (let after = 0; ; ) {
@@ -233,20 +233,20 @@ async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHe
     for (const row of page) {
       const voided = row.voided_at !== null;
       if (voided || row.seq < target.seq) {
-        // Before the corrected match, history rows and probabilities stay as they are: the same steps give the same states.
+        // Before the corrected match, history and probabilities stay as they are: the same steps give the same states.
         history.add(row.seq, row.body, voided);
         continue;
       }
       const probabilities = history.predict(row.body);
       const step = history.add(row.seq, row.body)!;
-      for (const change of step.rating.players) appendChange(rows, row.seq, change);
+      changes.push(matchChanges(step.rating.players));
       seqs.push(row.seq);
       winProbabilities.push(JSON.stringify(probabilities));
     }
     if (page.length < PAGE) break;
     after = page[page.length - 1]!.seq;
   }
-  await replaceChanges(tx, ladder.id, seqs, rows);
+  const lastSeqs = await replaceChanges(tx, ladder.id, seqs, changes);
   await updateWinProbabilities(tx, ladder.id, seqs, winProbabilities);
 
   const stored = new Map((await allPlayers(tx, ladder.id)).map((row) => [row.id, rowToState(row)]));
@@ -257,7 +257,7 @@ async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHe
     const before = stored.get(id);
     if (sameState(after, before)) continue;
     players.push({ id, before: before ? publicState(before) : null, after: publicState(after) });
-    finals.push({ id, state: after, seq: head.nextSeq - 1 });
+    finals.push({ id, state: after, seq: head.nextSeq - 1, lastSeq: lastSeqs.get(id) });
   }
   for (const [id, before] of stored) {
     if (history.states.has(id)) continue;

@@ -254,7 +254,7 @@ export class RedisRankings implements Rankings {
     const [synced, last] = await Promise.all([redisCall(this.redis.get(keys[3])), lastSeq(this.db, ladder.id)]);
     const from = synced === null ? 0 : Number(synced);
     if (synced !== null && from >= last) return;
-    // A whole-history ladder's match also moves players outside it, who have no history row of it: reload them all.
+    // A whole-history ladder's match also moves players outside it, who have no history entry in it: reload them all.
     const rows = synced === null || keepsWholeHistory(ladder.system) ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
     await this.apply(
       ladder,

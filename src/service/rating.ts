@@ -16,7 +16,6 @@
 import type { Match } from '../core/match.js';
 import type { MatchRating, PlayerChange, PlayerState, RatingSystem } from '../core/systems.js';
 import { InvalidInputError } from '../core/errors.js';
-import type { ChangeRows } from '../store/matches.js';
 import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 
 export interface StoredMatch {
@@ -68,22 +67,21 @@ export function publicStateJson(state: PlayerState): string {
 }
 
 /**
- * Appends one player's change to the history rows of match `seq`, and
- * returns the JSON texts written, so an answer can reuse them byte for byte.
+ * One player's change as an entry of its match's history (`ChangeEntry`,
+ * JSON text), with the JSON texts of its parts, so an answer can reuse them
+ * byte for byte. `prev`: the sequence number of the player's previous entry.
  */
-export function appendChange(rows: ChangeRows, seq: number, change: PlayerChange): { before: string; after: string; terms: string } {
+export function changeEntry(change: PlayerChange, prev: number | null): { entry: string; before: string; after: string; terms: string } {
   const before = publicStateJson(change.before);
   const after = publicStateJson(change.after);
   const terms = JSON.stringify(change.terms);
-  rows.player.push(change.id);
-  rows.seq.push(seq);
-  rows.team.push(change.team);
-  rows.before.push(before);
-  rows.after.push(after);
-  rows.terms.push(terms);
-  rows.lastAtBefore.push(change.before.lastAt ?? null);
-  rows.lastAtAfter.push(change.after.lastAt ?? null);
-  return { before, after, terms };
+  const entry = `{"player":${JSON.stringify(change.id)},"team":${change.team},"before":${before},"after":${after},"terms":${terms},"lastAtBefore":${change.before.lastAt ?? null},"lastAtAfter":${change.after.lastAt ?? null},"prev":${prev}}`;
+  return { entry, before, after, terms };
+}
+
+/** The history of one match (its `changes` JSON array); `prev` gives the chain link of each player. */
+export function matchChanges(changes: readonly PlayerChange[], prev: (id: string) => number | null = () => null): string {
+  return `[${changes.map((change) => changeEntry(change, prev(change.id)).entry).join(',')}]`;
 }
 
 /**

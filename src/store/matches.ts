@@ -1,13 +1,19 @@
 /**
  * SQL of the matches aggregate: the match log (the source of truth, in
- * sequence order per ladder) and each player's history rows.
+ * sequence order per ladder) with each match's history: the change of
+ * every player it rated, one JSON array in the match's own row, chained per
+ * player (`ChangeEntry.prev`, `players.last_seq`).
  */
 import type { Match } from '../core/match.js';
 import type { Queryable } from './database.js';
 import { numberArray, type PlayerStateRecord, stateColumns, textArray } from './rows.js';
 import type { IdempotencyRows } from './idempotency.js';
 
-/** Matches to append, as columns (one entry per match). `body` and `winProbability` are JSON text. */
+/**
+ * Matches to append, as columns (one entry per match). `body`,
+ * `winProbability` and `changes` are JSON text; `changes` is the match's
+ * history: an array of `ChangeEntry`, one per player it rated.
+ */
 export interface MatchRows {
   seq: number[];
   id: string[];
@@ -16,27 +22,36 @@ export interface MatchRows {
   round: (string | null)[];
   body: string[];
   winProbability: string[];
+  changes: string[];
 }
 
-/** History rows to append, as columns (one entry per player per match); values are JSON text. */
-export interface ChangeRows {
-  player: string[];
-  seq: number[];
-  team: number[];
-  before: string[];
-  after: string[];
-  terms: string[];
+/** A player's rating values as a history entry holds them. */
+export interface EntryState {
+  rating: number;
+  rd?: number;
+  volatility?: number;
+  matches: number;
+}
+
+/**
+ * One player's change in a match, as stored in the match's `changes` array.
+ * `prev` chains a player's entries: the sequence number of the player's
+ * previous entry (null: none), newest first from `players.last_seq`.
+ */
+export interface ChangeEntry {
+  player: string;
+  team: number;
+  before: EntryState;
+  after: EntryState;
+  terms: unknown;
   /** The player's last match time before and after this match (null: none). */
-  lastAtBefore: (number | null)[];
-  lastAtAfter: (number | null)[];
+  lastAtBefore: number | null;
+  lastAtAfter: number | null;
+  prev: number | null;
 }
 
 export function emptyMatchRows(): MatchRows {
-  return { seq: [], id: [], at: [], receivedAt: [], round: [], body: [], winProbability: [] };
-}
-
-export function emptyChangeRows(): ChangeRows {
-  return { player: [], seq: [], team: [], before: [], after: [], terms: [], lastAtBefore: [], lastAtAfter: [] };
+  return { seq: [], id: [], at: [], receivedAt: [], round: [], body: [], winProbability: [], changes: [] };
 }
 
 export interface StoredMatchRow {
@@ -72,11 +87,26 @@ export async function matchesAfter(db: Queryable, ladder: string, afterSeq: numb
   return db.query<StoredMatchRow>('SELECT seq, id, at, round, body, win_probability, voided_at, void_reason FROM matches WHERE ladder = $1 AND seq > $2 ORDER BY seq LIMIT $3', [ladder, afterSeq, limit]);
 }
 
-/** A player's history, newest first, with the match of each row. */
+/**
+ * A player's history, newest first, with the match of each entry: a walk
+ * back along the player's chain of entries from `players.last_seq`, one
+ * primary-key lookup per entry, `offset + limit` of them.
+ */
 export async function historyOf(db: Queryable, ladder: string, player: string, limit: number, offset: number): Promise<HistoryRow[]> {
   return db.query<HistoryRow>(
-    `SELECT c.seq, c.team, c.before, c.after, c.terms, m.id, m.at, m.body, m.voided_at FROM rating_changes c JOIN matches m ON m.ladder = c.ladder AND m.seq = c.seq
-     WHERE c.ladder = $1 AND c.player = $2 ORDER BY c.seq DESC LIMIT $3 OFFSET $4`,
+    `WITH RECURSIVE walk(seq, n) AS (
+       SELECT last_seq, 1 FROM players WHERE ladder = $1 AND id = $2 AND last_seq IS NOT NULL
+       UNION ALL
+       SELECT (x->>'prev')::int8, w.n + 1 FROM walk w
+       JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+       CROSS JOIN LATERAL json_array_elements(m.changes) x
+       WHERE w.n < $3::int4 + $4::int4 AND x->>'player' = $2 AND x->>'prev' IS NOT NULL
+     )
+     SELECT m.seq, (x->>'team')::int4 AS team, x->'before' AS before, x->'after' AS after, x->'terms' AS terms, m.id, m.at, m.body, m.voided_at
+     FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+     CROSS JOIN LATERAL json_array_elements(m.changes) x
+     WHERE w.n > $4::int4 AND x->>'player' = $2
+     ORDER BY w.n`,
     [ladder, player, limit, offset],
   );
 }
@@ -91,18 +121,9 @@ export async function takenMatchIds(db: Queryable, ladder: string, ids: readonly
 export async function insertMatches(tx: Queryable, ladder: string, rows: MatchRows): Promise<void> {
   if (rows.seq.length === 0) return;
   await tx.query(
-    `INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
-     SELECT $1, s, i, a, r, rd, b::json, w::jsonb FROM unnest($2::int8[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[]) AS u(s, i, a, r, rd, b, w)`,
-    [ladder, rows.seq, rows.id, rows.at, rows.receivedAt, rows.round, rows.body, rows.winProbability],
-  );
-}
-
-export async function insertChanges(tx: Queryable, ladder: string, rows: ChangeRows): Promise<void> {
-  if (rows.player.length === 0) return;
-  await tx.query(
-    `INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms, last_at_before, last_at_after)
-     SELECT $1, p, s, t, b::json, a::json, x::json, lb, la FROM unnest($2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::text[], $8::int8[], $9::int8[]) AS u(p, s, t, b, a, x, lb, la)`,
-    [ladder, rows.player, rows.seq, rows.team, rows.before, rows.after, rows.terms, rows.lastAtBefore, rows.lastAtAfter],
+    `INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability, changes)
+     SELECT $1, s, i, a, r, rd, b::json, w::jsonb, c::json FROM unnest($2::int8[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[], $9::text[]) AS u(s, i, a, r, rd, b, w, c)`,
+    [ladder, rows.seq, rows.id, rows.at, rows.receivedAt, rows.round, rows.body, rows.winProbability, rows.changes],
   );
 }
 
@@ -122,7 +143,6 @@ export interface GuardedBatch {
   matchIds: readonly string[];
   matches: MatchRows;
   players: readonly PlayerStateRecord[];
-  changes: ChangeRows;
   idempotency: IdempotencyRows;
   now: number;
 }
@@ -137,7 +157,7 @@ export interface GuardedBatch {
  */
 export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Promise<boolean> {
   const players = stateColumns(batch.players);
-  const { matches, changes, idempotency } = batch;
+  const { matches, idempotency } = batch;
   const rows = await db.query<{ applied: number }>(
     `WITH fresh AS (
        SELECT NOT EXISTS (SELECT 1 FROM idempotency WHERE ladder = $1 AND key = ANY($7::text[]))
@@ -147,28 +167,25 @@ export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Pro
        -- predates the commit of the batch sent before this one. SET expressions are evaluated on the
        -- newest row version once its lock is ours (READ COMMITTED re-check), so the test goes there.
        UPDATE ladders SET
-         version = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $32 ELSE version END,
+         version = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $28 ELSE version END,
          next_seq = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $4 ELSE next_seq END,
          match_count = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN match_count + $5 ELSE match_count END,
          player_count = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN player_count + $6 ELSE player_count END
        FROM fresh WHERE id = $1
-       RETURNING version = $32 AS applied
+       RETURNING version = $28 AS applied
      ), m AS (
-       INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability)
-       SELECT $1, s, i, a, r, NULL, b::json, w::jsonb FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[]) AS u(s, i, a, r, b, w)
+       INSERT INTO matches (ladder, seq, id, at, received_at, round, body, win_probability, changes)
+       SELECT $1, s, i, a, r, NULL, b::json, w::jsonb, c::json FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[]) AS u(s, i, a, r, b, w, c)
        WHERE EXISTS (SELECT 1 FROM l WHERE applied)
      ), p AS (
-       INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
-       SELECT $1, i, r, d, v, n, t FROM unnest($15::text[], $16::float8[], $17::float8[], $18::float8[], $19::int4[], $20::int8[]) AS u(i, r, d, v, n, t)
+       INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at, last_seq)
+       SELECT $1, i, r, d, v, n, t, q FROM unnest($16::text[], $17::float8[], $18::float8[], $19::float8[], $20::int4[], $21::int8[], $22::int8[]) AS u(i, r, d, v, n, t, q)
        WHERE EXISTS (SELECT 1 FROM l WHERE applied)
-       ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at
-     ), c AS (
-       INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms, last_at_before, last_at_after)
-       SELECT $1, p, s, t, b::json, a::json, x::json, lb, la FROM unnest($21::text[], $22::int8[], $23::int4[], $24::text[], $25::text[], $26::text[], $33::int8[], $34::int8[]) AS u(p, s, t, b, a, x, lb, la)
-       WHERE EXISTS (SELECT 1 FROM l WHERE applied)
+       ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at,
+         last_seq = COALESCE(excluded.last_seq, players.last_seq)
      ), k AS (
        INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
-       SELECT $1, k, h, s, r, $31 FROM unnest($27::text[], $28::text[], $29::int4[], $30::text[]) AS u(k, h, s, r)
+       SELECT $1, k, h, s, r, $27 FROM unnest($23::text[], $24::text[], $25::int4[], $26::text[]) AS u(k, h, s, r)
        WHERE EXISTS (SELECT 1 FROM l WHERE applied)
      )
      SELECT count(*)::int4 AS applied FROM l WHERE applied`,
@@ -187,26 +204,20 @@ export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Pro
       numberArray(matches.receivedAt),
       textArray(matches.body),
       textArray(matches.winProbability),
+      textArray(matches.changes),
       textArray(players.id),
       numberArray(players.rating),
       numberArray(players.rd),
       numberArray(players.volatility),
       numberArray(players.matches),
       numberArray(players.lastAt),
-      textArray(changes.player),
-      numberArray(changes.seq),
-      numberArray(changes.team),
-      textArray(changes.before),
-      textArray(changes.after),
-      textArray(changes.terms),
+      numberArray(players.lastSeq),
       textArray(idempotency.key),
       textArray(idempotency.hash),
       numberArray(idempotency.status),
       textArray(idempotency.response),
       batch.now,
       batch.newVersion,
-      numberArray(changes.lastAtBefore),
-      numberArray(changes.lastAtAfter),
     ],
     // Not a prepared statement on purpose: a generic plan cannot see that `ladder = $1 AND key = ANY(...)`
     // picks a handful of rows and may scan whole tables; a custom plan per batch costs less than that.
@@ -243,64 +254,42 @@ export async function countingMatchesAfter(db: Queryable, ladder: string, seq: n
   return rows.map((row) => ({ ...row, voidedAt: null }));
 }
 
-/** A history row as corrections read and rewrite it. */
-export interface ChangeRecord {
-  player: string;
+/** A history entry with the sequence number of its match, as corrections read it. */
+export interface ChangeRecord extends ChangeEntry {
   seq: number;
-  team: number;
-  before: { rating: number; rd?: number; volatility?: number; matches: number };
-  after: { rating: number; rd?: number; volatility?: number; matches: number };
-  lastAtBefore: number | null;
-  lastAtAfter: number | null;
 }
 
-/** History rows of the matches from `seq` on, grouped by sequence number. */
+/** The history entries of the matches from `seq` on, by sequence number. */
 export async function changesFrom(db: Queryable, ladder: string, seq: number): Promise<Map<number, ChangeRecord[]>> {
-  const rows = await db.query<{ player: string; seq: number; team: number; before: ChangeRecord['before']; after: ChangeRecord['after']; last_at_before: number | null; last_at_after: number | null }>(
-    'SELECT player, seq, team, before, after, last_at_before, last_at_after FROM rating_changes WHERE ladder = $1 AND seq >= $2',
-    [ladder, seq],
-  );
-  const bySeq = new Map<number, ChangeRecord[]>();
-  for (const row of rows) {
-    let list = bySeq.get(row.seq);
-    if (!list) bySeq.set(row.seq, (list = []));
-    list.push({ player: row.player, seq: row.seq, team: row.team, before: row.before, after: row.after, lastAtBefore: row.last_at_before, lastAtAfter: row.last_at_after });
-  }
-  return bySeq;
+  const rows = await db.query<{ seq: number; changes: ChangeEntry[] }>('SELECT seq, changes FROM matches WHERE ladder = $1 AND seq >= $2 AND changes IS NOT NULL', [ladder, seq]);
+  return new Map(rows.map((row) => [row.seq, row.changes.map((entry) => ({ ...entry, seq: row.seq }))]));
 }
 
 /**
- * Each player's last counted history row before `seq` (the state after it),
- * with that row's sequence number; players with none are absent. Rows written
- * before migration 4 carry no times; their `lastAtAfter` is recomputed from
- * the player's counted matches.
+ * Each player's last counted history entry before `seq` (the state after
+ * it), with that entry's sequence number; players with none are absent. A
+ * walk back along each player's chain from `players.last_seq`, past the
+ * entries from `seq` on and those of voided matches.
  */
-export async function lastChangesBefore(db: Queryable, ladder: string, players: readonly string[], seq: number): Promise<Map<string, { seq: number; after: ChangeRecord['after']; lastAtAfter: number | null }>> {
-  const found = new Map<string, { seq: number; after: ChangeRecord['after']; lastAtAfter: number | null }>();
+export async function lastChangesBefore(db: Queryable, ladder: string, players: readonly string[], seq: number): Promise<Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>> {
+  const found = new Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>();
   if (players.length === 0) return found;
-  const rows = await db.query<{ id: string; seq: number; after: ChangeRecord['after']; last_at_after: number | null; has_times: boolean }>(
-    `SELECT p.id, c.seq, c.after, c.last_at_after, c.has_times FROM unnest($2::text[]) AS p(id)
-     JOIN LATERAL (
-       SELECT c.seq, c.after, c.last_at_after, c.last_at_before IS NOT NULL OR c.last_at_after IS NOT NULL AS has_times
-       FROM rating_changes c JOIN matches m ON m.ladder = c.ladder AND m.seq = c.seq
-       WHERE c.ladder = $1 AND c.player = p.id AND c.seq < $3 AND m.voided_at IS NULL
-       ORDER BY c.seq DESC LIMIT 1
-     ) c ON true`,
+  const rows = await db.query<{ id: string; seq: number; after: EntryState; last_at_after: number | null }>(
+    `WITH RECURSIVE walk(id, seq) AS (
+       SELECT id, last_seq FROM players WHERE ladder = $1 AND id = ANY($2::text[]) AND last_seq IS NOT NULL
+       UNION ALL
+       SELECT w.id, (x->>'prev')::int8 FROM walk w
+       JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+       CROSS JOIN LATERAL json_array_elements(m.changes) x
+       WHERE (m.seq >= $3 OR m.voided_at IS NOT NULL) AND x->>'player' = w.id AND x->>'prev' IS NOT NULL
+     )
+     SELECT w.id, m.seq, x->'after' AS after, (x->>'lastAtAfter')::int8 AS last_at_after
+     FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+     CROSS JOIN LATERAL json_array_elements(m.changes) x
+     WHERE m.seq < $3 AND m.voided_at IS NULL AND x->>'player' = w.id`,
     [ladder, players, seq],
   );
-  const untimed: string[] = [];
-  for (const row of rows) {
-    found.set(row.id, { seq: row.seq, after: row.after, lastAtAfter: row.last_at_after });
-    if (!row.has_times) untimed.push(row.id);
-  }
-  if (untimed.length > 0) {
-    const times = await db.query<{ id: string; last_at: number | null }>(
-      `SELECT c.player AS id, max(m.at) AS last_at FROM rating_changes c JOIN matches m ON m.ladder = c.ladder AND m.seq = c.seq
-       WHERE c.ladder = $1 AND c.player = ANY($2::text[]) AND c.seq < $3 AND m.voided_at IS NULL GROUP BY c.player`,
-      [ladder, untimed, seq],
-    );
-    for (const row of times) found.get(row.id)!.lastAtAfter = row.last_at;
-  }
+  for (const row of rows) found.set(row.id, { seq: row.seq, after: row.after, lastAtAfter: row.last_at_after });
   return found;
 }
 
@@ -321,11 +310,54 @@ export async function updateWinProbabilities(tx: Queryable, ladder: string, seqs
   );
 }
 
-/** Replaces the history rows of the given matches (a correction re-rated them). */
-export async function replaceChanges(tx: Queryable, ladder: string, seqs: readonly number[], rows: ChangeRows): Promise<void> {
-  if (seqs.length === 0) return;
-  await tx.query('DELETE FROM rating_changes WHERE ladder = $1 AND seq = ANY($2::int8[])', [ladder, seqs]);
-  await insertChanges(tx, ladder, rows);
+/**
+ * Replaces the history of the given matches (a correction re-rated them;
+ * `changes` are their new JSON arrays, `prev` not yet set) and links every
+ * player's chain again from the first of them on: a correction can take a
+ * player out of a match or put one in. Resolves to the last entry of each
+ * player whose chain it walked (null: none left), also written to
+ * `players.last_seq` of the rows that exist; a player row written after this
+ * must carry it.
+ */
+export async function replaceChanges(tx: Queryable, ladder: string, seqs: readonly number[], changes: readonly string[]): Promise<Map<string, number | null>> {
+  if (seqs.length === 0) return new Map();
+  const from = Math.min(...seqs);
+  const stored = await tx.query<{ seq: number; changes: ChangeEntry[] }>('SELECT seq, changes FROM matches WHERE ladder = $1 AND seq >= $2 AND changes IS NOT NULL', [ladder, from]);
+  // Each player's last entry before `from`: the link of its first stored entry from `from` on ...
+  const last = new Map<string, number | null>();
+  stored.sort((a, b) => a.seq - b.seq);
+  for (const row of stored) for (const entry of row.changes) if (!last.has(entry.player)) last.set(entry.player, entry.prev);
+  const bySeq = new Map(stored.map((row) => [row.seq, row.changes]));
+  const replaced = new Set(seqs);
+  seqs.forEach((seq, i) => bySeq.set(seq, JSON.parse(changes[i]!) as ChangeEntry[]));
+  // ... or, for a player with none from there on, its newest entry, which is before `from`.
+  const newcomers = [...new Set([...replaced].flatMap((seq) => bySeq.get(seq)!.map((entry) => entry.player)))].filter((id) => !last.has(id));
+  if (newcomers.length > 0) {
+    const rows = await tx.query<{ id: string; last_seq: number | null }>('SELECT id, last_seq FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder, newcomers]);
+    const known = new Map(rows.map((row) => [row.id, row.last_seq]));
+    for (const id of newcomers) last.set(id, known.get(id) ?? null);
+  }
+  const written: { seq: number[]; changes: string[] } = { seq: [], changes: [] };
+  for (const seq of [...bySeq.keys()].sort((a, b) => a - b)) {
+    const entries = bySeq.get(seq)!;
+    let changed = replaced.has(seq);
+    for (const entry of entries) {
+      const prev = last.get(entry.player) ?? null;
+      if (entry.prev !== prev) {
+        entry.prev = prev;
+        changed = true;
+      }
+      last.set(entry.player, seq);
+    }
+    if (changed) {
+      written.seq.push(seq);
+      written.changes.push(JSON.stringify(entries));
+    }
+  }
+  await tx.query('UPDATE matches SET changes = u.c::json FROM unnest($2::int8[], $3::text[]) AS u(s, c) WHERE matches.ladder = $1 AND matches.seq = u.s', [ladder, written.seq, written.changes]);
+  const ids = [...last.keys()];
+  await tx.query('UPDATE players SET last_seq = u.q FROM unnest($2::text[], $3::int8[]) AS u(i, q) WHERE players.ladder = $1 AND players.id = u.i', [ladder, ids, ids.map((id) => last.get(id) ?? null)]);
+  return last;
 }
 
 /** The last `limit` counting (not voided) matches of a ladder, oldest first. */

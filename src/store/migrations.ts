@@ -177,6 +177,43 @@ CREATE INDEX season_standings_order ON season_standings (ladder, season, positio
 -- created anew under the same id give it a new random value.
 ALTER TABLE ladders ADD COLUMN log_epoch int8 NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 6,
+    name: 'history in the match row: one JSON array of the players\' changes per match, chained per player through players.last_seq',
+    sql: `
+-- A 6v6 match wrote twelve history rows, each with its own index entry: a
+-- third of PostgreSQL's work per match. The history now lives in the match's
+-- own row (matches.changes, one JSON array entry per rated player), and each
+-- entry names the player's previous entry ("prev", a sequence number), so a
+-- player's history is a walk back from players.last_seq, one primary-key
+-- lookup per entry, with no index of its own to maintain.
+ALTER TABLE matches ADD COLUMN changes json;
+ALTER TABLE players ADD COLUMN last_seq int8;
+-- Rows written before migration 4 carry no times: they are filled in here
+-- (the last counted match time before and after each row), so every entry has them.
+WITH timed AS (
+  SELECT c.ladder, c.player, c.seq,
+    max(CASE WHEN m.voided_at IS NULL THEN m.at END) OVER (PARTITION BY c.ladder, c.player ORDER BY c.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_at,
+    max(CASE WHEN m.voided_at IS NULL THEN m.at END) OVER (PARTITION BY c.ladder, c.player ORDER BY c.seq ROWS UNBOUNDED PRECEDING) AS after_at
+  FROM rating_changes c JOIN matches m ON m.ladder = c.ladder AND m.seq = c.seq
+)
+UPDATE rating_changes c SET last_at_before = t.before_at, last_at_after = t.after_at
+FROM timed t WHERE c.ladder = t.ladder AND c.player = t.player AND c.seq = t.seq AND c.last_at_before IS NULL AND c.last_at_after IS NULL;
+WITH linked AS (
+  SELECT ladder, seq, team, ctid AS row_id, json_build_object(
+    'player', player, 'team', team, 'before', before, 'after', after, 'terms', terms,
+    'lastAtBefore', last_at_before, 'lastAtAfter', last_at_after,
+    'prev', lag(seq) OVER (PARTITION BY ladder, player ORDER BY seq)) AS entry
+  FROM rating_changes
+)
+UPDATE matches m SET changes = g.changes
+FROM (SELECT ladder, seq, json_agg(entry ORDER BY team, row_id) AS changes FROM linked GROUP BY ladder, seq) g
+WHERE m.ladder = g.ladder AND m.seq = g.seq;
+UPDATE players p SET last_seq = l.seq
+FROM (SELECT ladder, player, max(seq) AS seq FROM rating_changes GROUP BY ladder, player) l
+WHERE p.ladder = l.ladder AND p.id = l.player;
+DROP TABLE rating_changes;`,
+  },
 ];
 
 /** Arbitrary constant naming Ladder's migration lock among advisory locks. */

@@ -37,11 +37,12 @@ export async function upsertPlayers(tx: Queryable, ladder: string, players: read
   if (players.length === 0) return 0;
   const c = stateColumns(players);
   const rows = await tx.query<{ inserted: boolean }>(
-    `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at)
-     SELECT $1, i, r, d, v, m, l FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::int4[], $7::int8[]) AS u(i, r, d, v, m, l)
-     ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at
+    `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at, last_seq)
+     SELECT $1, i, r, d, v, m, l, q FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::int4[], $7::int8[], $8::int8[]) AS u(i, r, d, v, m, l, q)
+     ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at,
+       last_seq = COALESCE(excluded.last_seq, players.last_seq)
      RETURNING (xmax = 0) AS inserted`,
-    [ladder, c.id, c.rating, c.rd, c.volatility, c.matches, c.lastAt],
+    [ladder, c.id, c.rating, c.rd, c.volatility, c.matches, c.lastAt, c.lastSeq],
   );
   return rows.filter((row) => row.inserted).length;
 }
@@ -53,7 +54,12 @@ export async function deletePlayers(tx: Queryable, ladder: string, ids: readonly
 
 /** Players whose state changed after sequence number `seq` (a leaderboard catching up). */
 export async function playersChangedSince(db: Queryable, ladder: string, seq: number): Promise<PlayerRow[]> {
-  return db.query<PlayerRow>(`SELECT ${PLAYER_COLUMNS} FROM players WHERE ladder = $1 AND id IN (SELECT player FROM rating_changes WHERE ladder = $1 AND seq > $2)`, [ladder, seq]);
+  return db.query<PlayerRow>(
+    `SELECT ${PLAYER_COLUMNS} FROM players WHERE ladder = $1 AND id IN (
+       SELECT x->>'player' FROM matches m CROSS JOIN LATERAL json_array_elements(m.changes) x WHERE m.ladder = $1 AND m.seq > $2
+     )`,
+    [ladder, seq],
+  );
 }
 
 /**
@@ -63,7 +69,7 @@ export async function playersChangedSince(db: Queryable, ladder: string, seq: nu
  */
 export async function readHeadAndPlayers(db: Queryable, ladder: string, ids: readonly string[]): Promise<{ head: Omit<LadderHead, 'logEpoch'>; players: PlayerRow[] } | undefined> {
   const rows = await db.query<PlayerRow & { version: number; next_seq: number; round_count: number }>(
-    `SELECT l.version, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at
+    `SELECT l.version, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at, p.last_seq
      FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,
     [ladder, ids],
   );

@@ -13,10 +13,12 @@ export interface PlayerRow {
   volatility: number | null;
   matches: number;
   last_at: number | null;
+  /** The sequence number of the player's newest history entry (null: none). */
+  last_seq: number | null;
 }
 
 /** The select list that yields a PlayerRow. */
-export const PLAYER_COLUMNS = 'id, rating, rd, volatility, matches, last_at';
+export const PLAYER_COLUMNS = 'id, rating, rd, volatility, matches, last_at, last_seq';
 
 export function rowToState(row: PlayerRow): PlayerState {
   const state: PlayerState = { rating: row.rating, matches: row.matches };
@@ -30,6 +32,8 @@ export function rowToState(row: PlayerRow): PlayerState {
 export interface PlayerStateRecord {
   id: string;
   state: PlayerState;
+  /** The sequence number of its newest history entry; absent or null keeps the stored one. */
+  lastSeq?: number | null;
 }
 
 /** Column arrays of player states, the parameters of an unnest() insert. */
@@ -41,6 +45,7 @@ export function stateColumns(players: readonly PlayerStateRecord[]) {
     volatility: players.map((p) => p.state.volatility ?? null),
     matches: players.map((p) => p.state.matches),
     lastAt: players.map((p) => p.state.lastAt ?? null),
+    lastSeq: players.map((p) => p.lastSeq ?? null),
   };
 }
 

@@ -131,6 +131,67 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     );
   });
 
+  it('property: after voids and corrections that change who played, each player\'s history lists exactly the stored matches with them, newest first', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.integer({ min: 3, max: 12 }),
+        fc.array(fc.record({ pick: fc.nat(), kind: fc.constantFrom('void', 'swap', 'newcomer'), who: fc.nat() }), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom('elo', 'whr'),
+        async (seed, count, corrections, system) => {
+          const ladder = `chain-${backend === 'pglite' ? 'a' : 'b'}-${n++}`;
+          await api.post('/v1/ladders', { id: ladder, system });
+          const bodies = log(count, seed, 5);
+          await post(ladder, bodies);
+          const current = new Map(bodies.map((b) => [b.id, b]));
+          // A player whose every match is void leaves the ladder, and their history with them.
+          const left = new Set<string>();
+          const note = (players: Array<{ id: string; after: unknown }>) => {
+            for (const p of players) if (p.after === null) left.add(p.id);
+          };
+          for (const c of corrections) {
+            const target = bodies[c.pick % count]!;
+            if (c.kind === 'void') {
+              note((await api.post(`/v1/ladders/${ladder}/matches/${target.id}/void`, { reason: 'test' })).body.players);
+              continue;
+            }
+            const stored = current.get(target.id)!;
+            const others = stored.teams[1]!.players[0]!;
+            // Someone else in the first seat: another player of the ladder, or one never seen before.
+            const replacement = c.kind === 'newcomer' ? `new${c.who % 3}` : `p${c.who % 5}`;
+            if (replacement === others) continue;
+            const teams = [{ players: [replacement], rank: stored.teams[0]!.rank }, stored.teams[1]!];
+            const reply = await api.put(`/v1/ladders/${ladder}/matches/${target.id}`, { at: stored.at, teams });
+            if (reply.status === 200) {
+              current.set(target.id, { ...stored, teams });
+              note(reply.body.players);
+            }
+          }
+          const listed = (await api.get(`/v1/ladders/${ladder}/matches?limit=50`)).body.matches as Array<{ id: string; teams: Array<{ players: string[] }> }>;
+          const everyone = new Set(listed.flatMap((m) => m.teams.flatMap((t) => t.players)));
+          for (const player of everyone) {
+            if (left.has(player)) {
+              if ((await api.get(`/v1/ladders/${ladder}/players/${player}`)).status === 404) continue;
+              // Back in the ladder through a correction: the history starts again there, and holds the match that brought them back.
+              const history = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=50`)).body.history as Array<{ matchId: string }>;
+              expect(history.length).toBeGreaterThan(0);
+              continue;
+            }
+            const expected = listed.filter((m) => m.teams.some((t) => t.players.includes(player))).map((m) => m.id);
+            const history = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=50`)).body.history as Array<{ matchId: string }>;
+            expect(history.map((h) => h.matchId), `${ladder} ${player}`).toEqual(expected);
+            // Paging walks the same chain.
+            const second = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=2&offset=1`)).body.history as Array<{ matchId: string }>;
+            expect(second.map((h) => h.matchId)).toEqual(expected.slice(1, 3));
+          }
+          expect((await rebuildLadder(server.db, await server.ladders.get(ladder))).differences).toEqual([]);
+        },
+      ),
+      { numRuns: 10, seed: 11 },
+    );
+  });
+
   it('submissions arriving during corrections are rated on the corrected states', async () => {
     await api.post('/v1/ladders', { id: 'race-v', system: 'glicko2' });
     const bodies = log(30, 3);

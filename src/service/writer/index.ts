@@ -47,7 +47,7 @@ import { DatabaseRejectedError } from '../../store/database-errors.js';
 import type { Database, Queryable } from '../../store/database.js';
 import { findAnswers, insertAnswers } from '../../store/idempotency.js';
 import { advanceLadder, lockLadder } from '../../store/ladders.js';
-import { insertChanges, insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/matches.js';
+import { insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/matches.js';
 import { allPlayers, findPlayers, readHeadAndPlayers, upsertPlayers } from '../../store/players.js';
 import { takenRoundNames, insertRounds } from '../../store/rounds.js';
 import { rowToState } from '../../store/rows.js';
@@ -89,6 +89,8 @@ interface LadderCache {
   nextSeq: number;
   roundCount: number;
   players: Map<string, PlayerState | null>;
+  /** The sequence number of each cached player's newest history entry (absent: none). */
+  lastSeqs: Map<string, number>;
 }
 
 interface BatchResult {
@@ -382,24 +384,30 @@ export class MatchWriter {
         continue;
       }
       if (!cache) {
-        cache = { version: head.version, chain: [head.version], nextSeq: head.nextSeq, roundCount: head.roundCount, players: new Map() };
+        cache = { version: head.version, chain: [head.version], nextSeq: head.nextSeq, roundCount: head.roundCount, players: new Map(), lastSeqs: new Map() };
         this.caches.set(ladder.id, cache);
       }
       // Players this process's batches in flight did not touch (those are cached): same at every version of our chain.
       for (const id of missing) cache.players.set(id, null);
-      for (const row of read.players) cache.players.set(row.id, rowToState(row));
+      for (const row of read.players) {
+        cache.players.set(row.id, rowToState(row));
+        if (row.last_seq !== null) cache.lastSeqs.set(row.id, row.last_seq);
+      }
     }
     const known = cache!;
     const working = new Map<string, PlayerState>();
+    const lastSeqs = new Map<string, number>();
     for (const id of playerIds) {
       const state = known.players.get(id);
       if (state) working.set(id, state);
+      const lastSeq = known.lastSeqs.get(id);
+      if (lastSeq !== undefined) lastSeqs.set(id, lastSeq);
     }
-    const planned = planBatch(ladder, batch, { nextSeq: known.nextSeq, roundCount: known.roundCount, stored: new Map(), takenIds: new Set(), takenRounds: new Set(), working });
+    const planned = planBatch(ladder, batch, { nextSeq: known.nextSeq, roundCount: known.roundCount, stored: new Map(), takenIds: new Set(), takenRounds: new Set(), working, lastSeqs });
     if (planned.rated === 0) return null;
     const finals = [...planned.changed.values()];
     const newPlayers = finals.filter((p) => known.players.get(p.id) === null).length;
-    const { matchRows, changeRows, idemRows } = planned;
+    const { matchRows, idemRows } = planned;
     const expectedVersion = known.version;
     const expectedSeq = known.nextSeq;
     const token = newVersion();
@@ -409,6 +417,7 @@ export class MatchWriter {
     if (known.chain.length > this.pipelineDepth + 2) known.chain.shift();
     known.nextSeq = planned.nextSeq;
     for (const player of finals) known.players.set(player.id, player.state);
+    for (const [id, lastSeq] of lastSeqs) known.lastSeqs.set(id, lastSeq);
     if (known.players.size > this.maxCachedPlayers) this.caches.delete(ladder.id);
     for (const key of idemRows.key) sending.keys.add(key);
     for (const id of matchRows.id) sending.ids.add(id);
@@ -433,7 +442,6 @@ export class MatchWriter {
       matchIds: givenIds,
       matches: matchRows,
       players: finals,
-      changes: changeRows,
       idempotency: idemRows,
       now: Date.now(),
     });
@@ -478,22 +486,26 @@ export class MatchWriter {
     const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];
     // A round needs every world for the next round's groups; other writes only their players.
     const rows = hasRound ? await allPlayers(tx, ladder.id) : await findPlayers(tx, ladder.id, playerIds);
-    const cache: LadderCache = { version, chain: [version], nextSeq, roundCount, players: new Map() };
+    const cache: LadderCache = { version, chain: [version], nextSeq, roundCount, players: new Map(), lastSeqs: new Map() };
+    const lastSeqs = new Map<string, number>();
     for (const id of playerIds) cache.players.set(id, null);
     for (const row of rows) {
       const state = rowToState(row);
       working.set(row.id, state);
       cache.players.set(row.id, state);
+      if (row.last_seq !== null) {
+        lastSeqs.set(row.id, row.last_seq);
+        cache.lastSeqs.set(row.id, row.last_seq);
+      }
     }
 
-    const planned = planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working, ...(history ? { history } : {}) });
-    const { matchRows, changeRows, idemRows, roundRows, changed, rated } = planned;
+    const planned = planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working, lastSeqs, ...(history ? { history } : {}) });
+    const { matchRows, idemRows, roundRows, changed, rated } = planned;
     const now = Date.now();
     let newPlayers = 0;
     if (rated > 0) {
       await insertMatches(tx, ladder.id, matchRows);
       newPlayers = await upsertPlayers(tx, ladder.id, [...changed.values()]);
-      await insertChanges(tx, ladder.id, changeRows);
     }
     await insertAnswers(tx, ladder.id, idemRows, now);
     await insertRounds(tx, ladder.id, roundRows);
@@ -505,6 +517,7 @@ export class MatchWriter {
       cache.nextSeq = planned.nextSeq;
       cache.roundCount = planned.roundCount;
       for (const player of changed.values()) cache.players.set(player.id, player.state);
+      for (const [id, lastSeq] of lastSeqs) cache.lastSeqs.set(id, lastSeq);
     }
     return { path: 'locked' as const, outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache, ...(history ? { history } : {}) };
   }

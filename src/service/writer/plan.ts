@@ -11,11 +11,11 @@ import type { Match } from '../../core/match.js';
 import type { MatchRating, PlayerState } from '../../core/systems.js';
 import { wvwGroups } from '../../core/wvw.js';
 import { emptyIdempotencyRows, type IdempotencyRows } from '../../store/idempotency.js';
-import { type ChangeRows, emptyChangeRows, emptyMatchRows, type MatchRows } from '../../store/matches.js';
+import { emptyMatchRows, type MatchRows } from '../../store/matches.js';
 import type { RoundRow } from '../../store/rounds.js';
 import { ConflictError } from '../errors/index.js';
 import type { Ladder } from '../ladders.js';
-import { appendChange, publicState, rateUnit } from '../rating.js';
+import { changeEntry, publicState, rateUnit } from '../rating.js';
 import type { HistoryStep, LadderHistory } from '../whole-history.js';
 
 /** An answer: `body` is an object, or the exact JSON text stored for an idempotent repeat. */
@@ -40,6 +40,8 @@ export interface CommittedPlayer {
   id: string;
   state: PlayerState;
   seq: number;
+  /** The sequence number of its newest history entry (null or absent: unchanged by this write). */
+  lastSeq?: number | null;
 }
 
 /** What the plan starts from. */
@@ -52,6 +54,8 @@ export interface BatchStart {
   takenRounds: Set<string>;
   /** States of the batch's players that exist (others start from the system's initial state); updated as the batch is rated. */
   working: Map<string, PlayerState>;
+  /** The sequence number of the newest history entry of the batch's players that have one; updated as the batch is rated. */
+  lastSeqs: Map<string, number>;
   /**
    * A whole-history ladder's history, up to date with the log (its last
    * match is `nextSeq - 1`): each match is added to it and rated from it,
@@ -63,8 +67,8 @@ export interface BatchStart {
 export interface BatchPlan {
   /** Per submission: its answer, or the error it gets (the others are written regardless). */
   outcomes: Array<Outcome | Error>;
+  /** The matches, each with its history (`changes`). */
   matchRows: MatchRows;
-  changeRows: ChangeRows;
   idemRows: IdempotencyRows;
   roundRows: RoundRow[];
   changed: Map<string, CommittedPlayer>;
@@ -79,11 +83,10 @@ function iso(ms: number): string {
 
 export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchStart): BatchPlan {
   const system = ladder.rating;
-  const { stored, takenIds, takenRounds, working, history } = start;
+  const { stored, takenIds, takenRounds, working, lastSeqs, history } = start;
   let nextSeq = start.nextSeq;
   let roundCount = start.roundCount;
   const matchRows = emptyMatchRows();
-  const changeRows = emptyChangeRows();
   const idemRows = emptyIdempotencyRows();
   const roundRows: RoundRow[] = [];
   const changed = new Map<string, CommittedPlayer>();
@@ -151,11 +154,15 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
       matchRows.winProbability.push(JSON.stringify(winProbabilities[m]));
       matchesOut.push({ id, seq, at: iso(at) });
       rated++;
+      const entries: string[] = [];
       for (const change of ratings[m]!.players) {
-        // Serialised once: the same text goes into the history row and the answer.
-        const { before, after, terms } = appendChange(changeRows, seq, change);
+        // Serialised once: the same text goes into the history entry and the answer.
+        const { entry, before, after, terms } = changeEntry(change, lastSeqs.get(change.id) ?? null);
+        lastSeqs.set(change.id, seq);
+        entries.push(entry);
         players.push(`{"id":${JSON.stringify(change.id)},"team":${change.team},"before":${before},"after":${after},"terms":${terms}}`);
       }
+      matchRows.changes.push(`[${entries.join(',')}]`);
     });
     // States move only after the whole unit is rated (a round rates from the states before it).
     job.matches.forEach((_, m) => {
@@ -205,5 +212,6 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
     }
     return outcome;
   });
-  return { outcomes, matchRows, changeRows, idemRows, roundRows, changed, rated, nextSeq, roundCount };
+  for (const player of changed.values()) player.lastSeq = lastSeqs.get(player.id) ?? null;
+  return { outcomes, matchRows, idemRows, roundRows, changed, rated, nextSeq, roundCount };
 }
