@@ -94,18 +94,22 @@ export async function matchesAfter(db: Queryable, ladder: string, afterSeq: numb
  */
 export async function historyOf(db: Queryable, ladder: string, player: string, limit: number, offset: number): Promise<HistoryRow[]> {
   return db.query<HistoryRow>(
-    `WITH RECURSIVE walk(seq, n) AS (
-       SELECT last_seq, 1 FROM players WHERE ladder = $1 AND id = $2 AND last_seq IS NOT NULL
-       UNION ALL
-       SELECT (x->>'prev')::int8, w.n + 1 FROM walk w
-       JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+    // Each step finds the player's entry in the match it reached (parsing that match's history once)
+    // and carries it, with the link to the next step.
+    `WITH RECURSIVE walk(seq, n, entry) AS (
+       SELECT m.seq, 1, x FROM players p
+       JOIN matches m ON m.ladder = $1 AND m.seq = p.last_seq
        CROSS JOIN LATERAL json_array_elements(m.changes) x
-       WHERE w.n < $3::int4 + $4::int4 AND x->>'player' = $2 AND x->>'prev' IS NOT NULL
+       WHERE p.ladder = $1 AND p.id = $2 AND x->>'player' = $2
+       UNION ALL
+       SELECT m.seq, w.n + 1, x FROM walk w
+       JOIN matches m ON m.ladder = $1 AND m.seq = (w.entry->>'prev')::int8
+       CROSS JOIN LATERAL json_array_elements(m.changes) x
+       WHERE w.n < $3::int4 + $4::int4 AND x->>'player' = $2
      )
-     SELECT m.seq, (x->>'team')::int4 AS team, x->'before' AS before, x->'after' AS after, x->'terms' AS terms, m.id, m.at, m.body, m.voided_at
+     SELECT m.seq, (w.entry->>'team')::int4 AS team, w.entry->'before' AS before, w.entry->'after' AS after, w.entry->'terms' AS terms, m.id, m.at, m.body, m.voided_at
      FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
-     CROSS JOIN LATERAL json_array_elements(m.changes) x
-     WHERE w.n > $4::int4 AND x->>'player' = $2
+     WHERE w.n > $4::int4
      ORDER BY w.n`,
     [ladder, player, limit, offset],
   );
