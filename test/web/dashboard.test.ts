@@ -106,7 +106,8 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
       // Search by keyboard: type into the labelled field and press Enter.
       await page.getByLabel('Search players').fill('duelist-1');
       await page.getByLabel('Search players').press('Enter');
-      await page.waitForFunction(() => location.hash.includes('search=duelist-1') && document.querySelector('#leaderboard'));
+      // The status line is written with the searched page's rows: until it names the search, the old rows may still be shown.
+      await page.waitForFunction(() => location.hash.includes('search=duelist-1') && document.querySelector('main:not([aria-busy]) #leaderboard-status')?.textContent?.includes('matching'));
       const searched = await api.get('/v1/ladders/duel/leaderboard?limit=25&search=duelist-1');
       expect(searched.entries.length).toBeGreaterThan(0);
       await checkRows(searched);
