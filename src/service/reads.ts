@@ -57,8 +57,8 @@ export async function playerView(ctx: ReadContext, ladder: Ladder, id: string) {
   };
 }
 
-export async function historyView(ctx: ReadContext, ladder: Ladder, player: string, limit: number, offset: number) {
-  const rows = await historyOf(ctx.db, ladder.id, player, limit, offset);
+export async function historyView(ctx: ReadContext, ladder: Ladder, player: string, limit: number, offset: number, before?: number) {
+  const rows = await historyOf(ctx.db, ladder.id, player, limit, offset, before);
   if (rows.length === 0 && offset === 0 && !(await findPlayer(ctx.db, ladder.id, player))) throw playerNotFound(ladder, player);
   return {
     player,

@@ -198,6 +198,16 @@ export const pageQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).max(1e9).optional(),
 });
 
+export const historyQuerySchema = pageQuerySchema.extend({
+  before: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe('Only entries of matches before this sequence number: pass the `seq` of the last entry of a page to get the next one (as cheap as the first page, where a deep `offset` walks every entry it skips).'),
+});
+
 export const leaderboardQuerySchema = pageQuerySchema.extend({
   around: id.optional(),
   search: id.optional().describe('Only players whose id starts with this; `total` counts all of them.'),

@@ -90,19 +90,31 @@ export async function matchesAfter(db: Queryable, ladder: string, afterSeq: numb
 /**
  * A player's history, newest first, with the match of each entry: a walk
  * back along the player's chain of entries from `players.last_seq`, one
- * primary-key lookup per entry, `offset + limit` of them.
+ * primary-key lookup per entry, `offset + limit` of them. With `before`,
+ * only entries of matches before that sequence number: when the player has
+ * an entry in match `before` (the last one of the previous page), the walk
+ * starts from its link; otherwise it starts at the newest entry and passes
+ * over the entries from `before` on without counting them.
  */
-export async function historyOf(db: Queryable, ladder: string, player: string, limit: number, offset: number): Promise<HistoryRow[]> {
+export async function historyOf(db: Queryable, ladder: string, player: string, limit: number, offset: number, before?: number): Promise<HistoryRow[]> {
   return db.query<HistoryRow>(
     // Each step finds the player's entry in the match it reached (parsing that match's history once)
-    // and carries it, with the link to the next step.
-    `WITH RECURSIVE walk(seq, n, entry) AS (
-       SELECT m.seq, 1, x FROM players p
-       JOIN matches m ON m.ladder = $1 AND m.seq = p.last_seq
+    // and carries it, with the link to the next step; n counts the entries before `before` only.
+    `WITH RECURSIVE origin AS (
+       SELECT CASE WHEN at.found THEN at.prev ELSE p.last_seq END AS seq
+       FROM players p
+       LEFT JOIN LATERAL (
+         SELECT true AS found, (x->>'prev')::int8 AS prev FROM matches m CROSS JOIN LATERAL json_array_elements(m.changes) x
+         WHERE m.ladder = $1 AND m.seq = $5::int8 AND x->>'player' = $2 LIMIT 1
+       ) at ON true
+       WHERE p.ladder = $1 AND p.id = $2
+     ), walk(seq, n, entry) AS (
+       SELECT m.seq, CASE WHEN m.seq < $5::int8 THEN 1 ELSE 0 END, x FROM origin o
+       JOIN matches m ON m.ladder = $1 AND m.seq = o.seq
        CROSS JOIN LATERAL json_array_elements(m.changes) x
-       WHERE p.ladder = $1 AND p.id = $2 AND x->>'player' = $2
+       WHERE x->>'player' = $2
        UNION ALL
-       SELECT m.seq, w.n + 1, x FROM walk w
+       SELECT m.seq, CASE WHEN m.seq < $5::int8 THEN w.n + 1 ELSE 0 END, x FROM walk w
        JOIN matches m ON m.ladder = $1 AND m.seq = (w.entry->>'prev')::int8
        CROSS JOIN LATERAL json_array_elements(m.changes) x
        WHERE w.n < $3::int4 + $4::int4 AND x->>'player' = $2
@@ -111,7 +123,7 @@ export async function historyOf(db: Queryable, ladder: string, player: string, l
      FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
      WHERE w.n > $4::int4
      ORDER BY w.n`,
-    [ladder, player, limit, offset],
+    [ladder, player, limit, offset, before ?? Number.MAX_SAFE_INTEGER],
   );
 }
 

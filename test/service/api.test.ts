@@ -126,6 +126,14 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     const history = await anon.get('/v1/ladders/duel/players/ann/history');
     expect(history.body.history).toHaveLength(1);
     expect(history.body.history[0]).toMatchObject({ matchId: 'm1', result: 'win', teams: [['ann'], ['bob']] });
+    // The `before` cursor: entries of matches before it; a cursor that is no positive integer is a 400 naming it.
+    expect((await anon.get(`/v1/ladders/duel/players/ann/history?before=${history.body.history[0].seq}`)).body.history).toEqual([]);
+    expect((await anon.get(`/v1/ladders/duel/players/ann/history?before=${history.body.history[0].seq + 1}`)).body.history).toHaveLength(1);
+    for (const bad of ['0', '-1', '1.5', 'x', '1e300']) {
+      const reply = await anon.get(`/v1/ladders/duel/players/ann/history?before=${bad}`);
+      expect(reply.status, bad).toBe(400);
+      expect(JSON.stringify(reply.body), bad).toContain('before');
+    }
     const board = await anon.get('/v1/ladders/duel/leaderboard?limit=2');
     expect(board.body.total).toBe(4);
     expect(board.body.entries.map((e: { id: string }) => e.id)).toEqual(['ann', 'cat']);

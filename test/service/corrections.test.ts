@@ -168,7 +168,7 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
               note(reply.body.players);
             }
           }
-          const listed = (await api.get(`/v1/ladders/${ladder}/matches?limit=50`)).body.matches as Array<{ id: string; teams: Array<{ players: string[] }> }>;
+          const listed = (await api.get(`/v1/ladders/${ladder}/matches?limit=50`)).body.matches as Array<{ id: string; seq: number; teams: Array<{ players: string[] }> }>;
           const everyone = new Set(listed.flatMap((m) => m.teams.flatMap((t) => t.players)));
           for (const player of everyone) {
             if (left.has(player)) {
@@ -181,9 +181,22 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
             const expected = listed.filter((m) => m.teams.some((t) => t.players.includes(player))).map((m) => m.id);
             const history = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=50`)).body.history as Array<{ matchId: string }>;
             expect(history.map((h) => h.matchId), `${ladder} ${player}`).toEqual(expected);
-            // Paging walks the same chain.
+            // Paging walks the same chain: by offset, and by the `before` cursor (the seq of a page's last entry).
             const second = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=2&offset=1`)).body.history as Array<{ matchId: string }>;
             expect(second.map((h) => h.matchId)).toEqual(expected.slice(1, 3));
+            const paged: string[] = [];
+            let cursor = '';
+            for (let page = 0; page <= expected.length; page++) {
+              const entries = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=2${cursor}`)).body.history as Array<{ matchId: string; seq: number }>;
+              if (entries.length === 0) break;
+              paged.push(...entries.map((h) => h.matchId));
+              cursor = `&before=${entries[entries.length - 1]!.seq}`;
+            }
+            expect(paged).toEqual(expected);
+            // A cursor that is no entry of the player's: the entries of the matches before it.
+            const middle = listed[Math.floor(listed.length / 2)]!;
+            const older = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=50&before=${middle.seq}`)).body.history as Array<{ matchId: string }>;
+            expect(older.map((h) => h.matchId)).toEqual(listed.filter((m) => m.seq < middle.seq && m.teams.some((t) => t.players.includes(player))).map((m) => m.id));
           }
           expect((await rebuildLadder(server.db, await server.ladders.get(ladder))).differences).toEqual([]);
         },

@@ -1,7 +1,7 @@
 /** Players, their history, and the leaderboard. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 import { historyView, leaderboardView, playerView } from '../../reads.js';
-import { ladderParams, leaderboardQuerySchema, pageQuerySchema, playerParams } from '../../schemas.js';
+import { historyQuerySchema, ladderParams, leaderboardQuerySchema, playerParams } from '../../schemas.js';
 import { readableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
@@ -12,9 +12,9 @@ export const playerRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     return playerView(ctx, ladder, request.params.player);
   });
-  app.get('/v1/ladders/:ladder/players/:player/history', { schema: { params: playerParams, querystring: pageQuerySchema }, config: { operation: { operationId: 'getPlayerHistory', tags: ['players'], summary: "A player's rating changes, newest first", auth: 'public ladder or read', responses: { 200: historyResponse } } } }, async (request) => {
+  app.get('/v1/ladders/:ladder/players/:player/history', { schema: { params: playerParams, querystring: historyQuerySchema }, config: { operation: { operationId: 'getPlayerHistory', tags: ['players'], summary: "A player's rating changes, newest first", auth: 'public ladder or read', responses: { 200: historyResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-    return historyView(ctx, ladder, request.params.player, request.query.limit ?? 50, request.query.offset ?? 0);
+    return historyView(ctx, ladder, request.params.player, request.query.limit ?? 50, request.query.offset ?? 0, request.query.before);
   });
   app.get('/v1/ladders/:ladder/leaderboard', { schema: { params: ladderParams, querystring: leaderboardQuerySchema }, config: { operation: { operationId: 'getLeaderboard', tags: ['players'], summary: 'Ranked players, best first; `around` centres the page on a player, `search` filters by id prefix (and `total` counts every match)', auth: 'public ladder or read', responses: { 200: leaderboardResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
