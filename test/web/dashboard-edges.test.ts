@@ -426,4 +426,22 @@ describe.skipIf(!hasChromium)('dashboard edge cases in chromium', () => {
       });
     });
   });
+
+  it('a player page with more history than one request holds fetches all of it, page by page, oldest match last', async () => {
+    await api.post('/v1/ladders', { id: 'marathon', system: 'elo', public: true });
+    const count = 230;
+    for (let i = 0; i < count; i++) {
+      await api.post('/v1/ladders/marathon/matches', { id: `run${i}`, teams: [{ players: ['runner'], rank: i % 3 === 0 ? 2 : 1 }, { players: [`rival${i % 7}`], rank: i % 3 === 0 ? 1 : 2 }] });
+    }
+    await withPage('player-long-history', async (page) => {
+      // 20 matches a page: the dashboard fetched all 230 entries (three requests of up to 100, each before the last one's entry).
+      await open(page, '/ladders/marathon/players/runner?page=12');
+      expect(await page.locator('.pager').getByText(/^Page \d+ of \d+$/).innerText()).toBe('Page 12 of 12');
+      const rows = await page.locator('#match-list tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.match));
+      expect(rows).toEqual(Array.from({ length: 10 }, (_, i) => `run${9 - i}`));
+      await open(page, '/ladders/marathon/players/runner?page=6');
+      const middle = await page.locator('#match-list tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.match));
+      expect(middle).toEqual(Array.from({ length: 20 }, (_, i) => `run${count - 101 - i}`));
+    });
+  });
 });

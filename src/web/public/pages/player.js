@@ -10,11 +10,17 @@ const HISTORY_PAGE = 100;
 /** Enough for a season's chart without stalling a phone. */
 const HISTORY_CAP = 2000;
 
-/** Whole history, newest first, fetched page by page up to HISTORY_CAP. */
+/**
+ * Whole history, newest first, fetched page by page up to HISTORY_CAP. Each
+ * page starts before the last entry of the one before (the `before` cursor):
+ * the service walks a player's history entry by entry, so an offset would
+ * walk again every entry it skips.
+ */
 async function fetchHistory(ladderId, playerId, signal) {
   const all = [];
-  for (let offset = 0; offset < HISTORY_CAP; offset += HISTORY_PAGE) {
-    const { history } = await api.history(ladderId, playerId, { limit: HISTORY_PAGE, offset }, { signal });
+  while (all.length < HISTORY_CAP) {
+    const query = { limit: HISTORY_PAGE, ...(all.length > 0 ? { before: all[all.length - 1].seq } : {}) };
+    const { history } = await api.history(ladderId, playerId, query, { signal });
     all.push(...history);
     if (history.length < HISTORY_PAGE) break;
   }
