@@ -188,7 +188,7 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   // Moved states carried past the last season boundary.
   for (const [id, state] of current) if (state) current.set(id, resetAt(system, seasons, lastSeen, head.nextSeq, state));
 
-  const lastSeqs = await replaceChanges(tx, ladder.id, rows.seq, rows.changes);
+  const lastSeqs = await replaceChanges(tx, ladder.id, rows.seq, rows.changes, history);
   await updateWinProbabilities(tx, ladder.id, reratedSeqs, winProbabilities);
 
   const finals: CommittedPlayer[] = [];

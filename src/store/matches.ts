@@ -335,10 +335,19 @@ export async function updateWinProbabilities(tx: Queryable, ladder: string, seqs
  * `players.last_seq` of the rows that exist; a player row written after this
  * must carry it.
  */
-export async function replaceChanges(tx: Queryable, ladder: string, seqs: readonly number[], changes: readonly string[]): Promise<Map<string, number | null>> {
+export async function replaceChanges(
+  tx: Queryable,
+  ladder: string,
+  seqs: readonly number[],
+  changes: readonly string[],
+  /** The stored history from the first of `seqs` on or earlier, when the caller has read it already (`changesFrom`). */
+  known?: ReadonlyMap<number, readonly ChangeRecord[]>,
+): Promise<Map<string, number | null>> {
   if (seqs.length === 0) return new Map();
   const from = Math.min(...seqs);
-  const stored = await tx.query<{ seq: number; changes: ChangeEntry[] }>('SELECT seq, changes FROM matches WHERE ladder = $1 AND seq >= $2 AND changes IS NOT NULL', [ladder, from]);
+  const stored = known
+    ? [...known].filter(([seq]) => seq >= from).map(([seq, records]) => ({ seq, changes: records.map(({ seq: _seq, ...entry }) => entry) }))
+    : await tx.query<{ seq: number; changes: ChangeEntry[] }>('SELECT seq, changes FROM matches WHERE ladder = $1 AND seq >= $2 AND changes IS NOT NULL', [ladder, from]);
   // Each player's last entry before `from`: the link of its first stored entry from `from` on ...
   const last = new Map<string, number | null>();
   stored.sort((a, b) => a.seq - b.seq);
