@@ -421,12 +421,13 @@ function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): s
   if (mixed.length > 0) {
     if (lines.length > 0) lines.push('');
     lines.push('Mixed: 80 % match writes, 10 % leaderboard pages (limit 50), 10 % player pages, one ladder.', '');
-    lines.push('| backend | match | concurrency | kind | requests/s | p50 ms | p99 ms | errors | CPU server / client / postgres |', '|---|---|---|---|---|---|---|---|---|');
+    lines.push('| backend | match | concurrency | kind | requests/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|---|');
     for (const r of mixed) {
       const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
+      const batches = `${r.batches.fast} / ${r.batches.locked}, ${r.batches.meanSize.toFixed(1)}`;
       for (const name of ['writes', 'leaderboard', 'player', 'overall'] as const) {
         const k = r.kinds![name];
-        lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${name} | ${k.perSecond.toFixed(0)} | ${k.p50ms.toFixed(1)} | ${k.p99ms.toFixed(1)} | ${k.errors} | ${name === 'overall' ? cpu : ''} |`);
+        lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${name} | ${k.perSecond.toFixed(0)} | ${k.p50ms.toFixed(1)} | ${k.p99ms.toFixed(1)} | ${k.errors} | ${name === 'overall' ? cpu : ''} | ${name === 'overall' ? batches : ''} |`);
       }
     }
   }
