@@ -408,23 +408,31 @@ export async function runServiceLoadBenchmarks(
   return { loads, memory };
 }
 
+/** A run's CPU cell: cores used by the server, the client and PostgreSQL. */
+function cpuCell(r: LoadResult): string {
+  return `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
+}
+
+/** A run's batches cell: fast and locked write batches, and their mean size. */
+function batchesCell(r: LoadResult): string {
+  return `${r.batches.fast} / ${r.batches.locked}, ${r.batches.meanSize.toFixed(1)}`;
+}
+
 function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): string {
   const lines: string[] = [];
   const writes = result.loads.filter((r) => r.workload === 'writes');
   const mixed = result.loads.filter((r) => r.workload === 'mixed');
   if (writes.length > 0) lines.push('| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|');
   for (const r of writes) {
-    const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
-    const batches = `${r.batches.fast} / ${r.batches.locked}, ${r.batches.meanSize.toFixed(1)}`;
-    lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpu} | ${batches} |`);
+    lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpuCell(r)} | ${batchesCell(r)} |`);
   }
   if (mixed.length > 0) {
     if (lines.length > 0) lines.push('');
     lines.push('Mixed: 80 % match writes, 10 % leaderboard pages (limit 50), 10 % player pages, one ladder.', '');
     lines.push('| backend | match | concurrency | kind | requests/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|---|');
     for (const r of mixed) {
-      const cpu = `${r.cpu.server.toFixed(2)} / ${r.cpu.client.toFixed(2)} / ${r.cpu.postgres.toFixed(2)}`;
-      const batches = `${r.batches.fast} / ${r.batches.locked}, ${r.batches.meanSize.toFixed(1)}`;
+      const cpu = cpuCell(r);
+      const batches = batchesCell(r);
       for (const name of ['writes', 'leaderboard', 'player', 'overall'] as const) {
         const k = r.kinds![name];
         lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${name} | ${k.perSecond.toFixed(0)} | ${k.p50ms.toFixed(1)} | ${k.p99ms.toFixed(1)} | ${k.errors} | ${name === 'overall' ? cpu : ''} | ${name === 'overall' ? batches : ''} |`);

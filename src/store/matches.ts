@@ -8,6 +8,7 @@ import type { Match } from '../core/match.js';
 import type { Queryable } from './database.js';
 import { numberArray, type PlayerStateRecord, stateColumns, textArray } from './rows.js';
 import type { IdempotencyRows } from './idempotency.js';
+import { findPlayers } from './players.js';
 
 /**
  * Matches to append, as columns (one entry per match). `body`,
@@ -358,8 +359,7 @@ export async function replaceChanges(
   // ... or, for a player with none from there on, its newest entry, which is before `from`.
   const newcomers = [...new Set([...replaced].flatMap((seq) => bySeq.get(seq)!.map((entry) => entry.player)))].filter((id) => !last.has(id));
   if (newcomers.length > 0) {
-    const rows = await tx.query<{ id: string; last_seq: number | null }>('SELECT id, last_seq FROM players WHERE ladder = $1 AND id = ANY($2::text[])', [ladder, newcomers]);
-    const known = new Map(rows.map((row) => [row.id, row.last_seq]));
+    const known = new Map((await findPlayers(tx, ladder, newcomers)).map((row) => [row.id, row.last_seq]));
     for (const id of newcomers) last.set(id, known.get(id) ?? null);
   }
   const written: { seq: number[]; changes: string[] } = { seq: [], changes: [] };
