@@ -115,7 +115,7 @@ export function cliEntry(): { args: string[] } {
   return { args: ['--import', 'tsx', fileURLToPath(new URL('../cli/main.ts', import.meta.url))] };
 }
 
-async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
+export async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
   // LADDER_BENCH_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra], {

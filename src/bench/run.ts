@@ -13,6 +13,7 @@ import { benchBalance } from './balance.js';
 import { benchIntegrity } from './integrity.js';
 import { benchServiceMatchmaking } from './service-matchmaking.js';
 import { benchWhr } from './whr.js';
+import { benchAvailability } from './availability.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -26,6 +27,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   integrity: () => benchIntegrity(),
   'service-matchmaking': () => benchServiceMatchmaking(),
   whr: () => benchWhr(),
+  availability: () => benchAvailability(),
 };
 
 const wanted = process.argv.slice(2);
@@ -35,8 +37,9 @@ for (const name of wanted) {
     process.exit(2);
   }
 }
-// `service-matchmaking` takes several minutes and a Redis: run it by name.
-for (const name of wanted.length > 0 ? wanted : Object.keys(benchmarks).filter((n) => n !== 'service-matchmaking')) {
+// `service-matchmaking` and `availability` take several minutes each: run them by name.
+const byNameOnly = new Set(['service-matchmaking', 'availability']);
+for (const name of wanted.length > 0 ? wanted : Object.keys(benchmarks).filter((n) => !byNameOnly.has(n))) {
   console.log(`\n## ${name}`);
   await benchmarks[name]!();
 }

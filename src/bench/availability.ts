@@ -1,0 +1,403 @@
+/**
+ * Availability benchmark: the service's promise under attack. Each attack
+ * runs against one `ladder serve` child process while a steady writer posts
+ * one-on-one matches to another ladder of the same instance; the benchmark
+ * prints the writer's p50/p99, the instance's longest event-loop stall
+ * (`ladder_event_loop_delay_seconds{quantile="1"}`, measured since the
+ * server listened, and the server is started after its data is loaded, so
+ * the figure covers the attack), the server's memory growth, and the
+ * attacker's own latency and statuses.
+ *
+ *   node --expose-gc dist/bench/availability.js [--backend pglite|postgres|both] [--attack NAME,...] [--matches 100000] [--seconds 15]
+ *
+ * Attacks (the promise in docs/SERVICE.md, "Availability"):
+ * - `deep-pages`: 40 anonymous clients read a `matches`-long history and
+ *   match list at deep offsets and through the cursors, each request
+ *   abandoned after 100 ms;
+ * - `balance`: 4 anonymous clients in a loop, 64 players into 8 teams;
+ * - `whr-teams`: a write key posts the largest many-team matches the
+ *   whole-history system accepts (its limits from `GET /v1/systems`);
+ * - `whr-restart`: a whole-history ladder of many-team matches is derived
+ *   after a restart while the writer runs;
+ * - `void`: an admin key voids match 1 of the `matches`-long ladder and
+ *   restores it, again and again.
+ *
+ * PostgreSQL runs use DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
+ * in a fresh schema that is dropped afterwards; PGlite runs a fresh
+ * temporary data directory that is removed afterwards.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Match } from '../core/match.js';
+import type { PlayerState } from '../core/systems.js';
+import { mulberry32 } from '../core/wvw.js';
+import { Ladders } from '../service/ladders.js';
+import { matchChanges } from '../service/rating.js';
+import { type Database, dropSchema, openDatabase } from '../store/database.js';
+import { advanceLadder } from '../store/ladders.js';
+import { emptyMatchRows, insertMatches } from '../store/matches.js';
+import { migrate } from '../store/migrations.js';
+import { upsertPlayers } from '../store/players.js';
+import { startServer, stop } from './load.js';
+
+export type Attack = 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'void';
+export const ATTACKS: Attack[] = ['deep-pages', 'balance', 'whr-teams', 'whr-restart', 'void'];
+export type Backend = 'pglite' | 'postgres';
+
+export interface AvailabilityOptions {
+  backends?: Backend[];
+  attacks?: Attack[];
+  /** Matches of the attacked ladder (deep pages, void). @default 100000 */
+  matches?: number;
+  /** Seconds each attack runs. @default 15 */
+  seconds?: number;
+  databaseUrl?: string;
+}
+
+export interface Latency {
+  requests: number;
+  p50ms: number;
+  p99ms: number;
+  maxms: number;
+  /** Answers by HTTP status ("abandoned" for requests the client gave up on, "error" for failed connections). */
+  statuses: Record<string, number>;
+}
+
+export interface AvailabilityResult {
+  backend: Backend;
+  attack: Attack;
+  writer: Latency;
+  attacker: Latency;
+  /** The server's longest event-loop delay since it listened, in ms. */
+  eventLoopMaxMs: number;
+  /** Growth of the server's resident memory over the attack (peak minus start), in MB. */
+  rssGrowthMb: number;
+  held: boolean;
+}
+
+const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
+const STEADY = 'steady';
+const TARGET = 'target';
+/** The player in every match of the attacked ladder: their history is as long as the ladder. */
+const STAR = 'star';
+
+function summarize(samples: number[], statuses: Record<string, number>): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!);
+  return { requests: samples.length, p50ms: at(0.5), p99ms: at(0.99), maxms: sorted.length === 0 ? NaN : sorted[sorted.length - 1]!, statuses };
+}
+
+interface Call {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  body?: unknown;
+  key?: string;
+  /** Abandon the request after this many ms (the socket is destroyed). */
+  abandonAfterMs?: number;
+}
+
+/** One request; resolves its status (or "abandoned"/"error"), its latency and its body. */
+function call(agent: Agent, base: URL, c: Call): Promise<{ status: string; ms: number; body: string }> {
+  const started = performance.now();
+  const text = c.body === undefined ? undefined : JSON.stringify(c.body);
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (status: string, body = '') => {
+      if (settled) return;
+      settled = true;
+      resolve({ status, ms: performance.now() - started, body });
+    };
+    const headers: Record<string, string | number> = {};
+    if (text !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(text);
+    }
+    if (c.key) headers.authorization = `Bearer ${c.key}`;
+    const req = request({ agent, host: base.hostname, port: base.port, path: c.path, method: c.method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => done(String(res.statusCode ?? 0), Buffer.concat(chunks).toString('utf8')));
+      res.on('error', () => done('error'));
+    });
+    req.on('error', () => done(settled ? 'error' : c.abandonAfterMs !== undefined ? 'abandoned' : 'error'));
+    if (c.abandonAfterMs !== undefined) {
+      setTimeout(() => {
+        if (!settled) {
+          done('abandoned');
+          req.destroy();
+        }
+      }, c.abandonAfterMs).unref();
+    }
+    req.end(text);
+  });
+}
+
+/** Loads `total` Elo one-on-one matches, each between STAR and one of `players` others, straight through the store. */
+async function loadLadder(db: Database, id: string, total: number, players: number): Promise<void> {
+  const ladders = new Ladders(db);
+  const ladder = await ladders.create({ id, system: 'elo', public: true });
+  const system = ladder.rating;
+  const random = mulberry32(11);
+  const states = new Map<string, PlayerState>();
+  const lastSeqs = new Map<string, number>();
+  const start = Date.now() - total * 1000;
+  const chunk = 10_000;
+  for (let first = 0; first < total; first += chunk) {
+    const rows = emptyMatchRows();
+    for (let i = first; i < Math.min(total, first + chunk); i++) {
+      const other = `p${Math.floor(random() * players)}`;
+      const win = random() < 0.5;
+      const match: Match = { id: `m${i + 1}`, at: start + i * 1000, teams: [{ players: [{ id: STAR }], rank: win ? 1 : 2 }, { players: [{ id: other }], rank: win ? 2 : 1 }] };
+      const probabilities = system.predict(match.teams.map((t) => t.players.map((p) => states.get(p.id) ?? system.initial())));
+      const rating = system.rateMatch(match, states, { timeIdle: true });
+      const seq = i + 1;
+      rows.seq.push(seq);
+      rows.id.push(match.id!);
+      rows.at.push(match.at!);
+      rows.receivedAt.push(match.at!);
+      rows.round.push(null);
+      rows.body.push(JSON.stringify(match));
+      rows.winProbability.push(JSON.stringify(probabilities));
+      rows.changes.push(matchChanges(rating.players, (p) => lastSeqs.get(p) ?? null));
+      for (const change of rating.players) {
+        states.set(change.id, change.after);
+        lastSeqs.set(change.id, seq);
+      }
+    }
+    await db.transaction((tx) => insertMatches(tx, id, rows));
+  }
+  const finals = [...states].map(([player, state]) => ({ id: player, state, lastSeq: lastSeqs.get(player) ?? null }));
+  for (let i = 0; i < finals.length; i += chunk) await db.transaction((tx) => upsertPlayers(tx, id, finals.slice(i, i + chunk)));
+  await db.transaction((tx) => advanceLadder(tx, id, { nextSeq: total + 1, matchesAdded: total, playersAdded: states.size, roundCount: 0, version: 1 }));
+}
+
+/** A database prepared for one attack, and the server arguments that open it. */
+interface Prepared {
+  env: Record<string, string>;
+  extra: string[];
+  cleanup(): Promise<void>;
+}
+
+async function prepare(backend: Backend, databaseUrl: string, fill: (db: Database) => Promise<void>): Promise<Prepared> {
+  if (backend === 'pglite') {
+    const dir = mkdtempSync(join(tmpdir(), 'ladder-bench-'));
+    const db = await openDatabase({ dataDir: dir });
+    try {
+      await migrate(db);
+      await fill(db);
+    } finally {
+      await db.close();
+    }
+    return { env: { DATABASE_URL: '', REDIS_URL: '' }, extra: ['--data', dir], cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `ladder_bench_${randomBytes(4).toString('hex')}`;
+  const db = await openDatabase({ databaseUrl, schema, poolSize: 2 });
+  try {
+    await migrate(db);
+    await fill(db);
+    await db.exec('ANALYZE');
+  } finally {
+    await db.close();
+  }
+  return { env: { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '' }, extra: [], cleanup: () => dropSchema(databaseUrl, schema) };
+}
+
+function rssMb(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+async function eventLoopMaxMs(agent: Agent, base: URL): Promise<number> {
+  const { body } = await call(agent, base, { method: 'GET', path: '/metrics', key: ADMIN_KEY });
+  const match = /^ladder_event_loop_delay_seconds\{quantile="1"\} (\S+)$/m.exec(body);
+  return match ? Number(match[1]) * 1000 : NaN;
+}
+
+/** Runs `body` in a loop on `workers` concurrent clients until `until`; collects latency and statuses. */
+async function loop(workers: number, until: () => boolean, body: (worker: number, n: number) => Promise<{ status: string; ms: number }>, pauseMs = 0): Promise<Latency> {
+  const samples: number[] = [];
+  const statuses: Record<string, number> = {};
+  await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      for (let n = 0; !until(); n++) {
+        const { status, ms } = await body(worker, n);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status !== 'abandoned' && status !== 'error') samples.push(ms);
+        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    }),
+  );
+  return summarize(samples, statuses);
+}
+
+/** The whole-history system's largest accepted match, from `GET /v1/systems` (64 teams of 64 players where it states none). */
+async function whrShape(agent: Agent, base: URL): Promise<{ teams: number; players: number }> {
+  const { body } = await call(agent, base, { method: 'GET', path: '/v1/systems' });
+  try {
+    const parsed = JSON.parse(body) as { systems?: Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }> } | Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }>;
+    const list = Array.isArray(parsed) ? parsed : (parsed.systems ?? []);
+    const whr = list.find((s) => s.name === 'whr' || s.id === 'whr');
+    const teams = Math.min(64, whr?.limits?.teams ?? 64);
+    const players = Math.min(4096, whr?.limits?.players ?? 4096);
+    const perTeam = Math.max(1, Math.min(whr?.limits?.playersPerTeam ?? 64, Math.floor(players / teams)));
+    return { teams, players: perTeam };
+  } catch {
+    return { teams: 64, players: 64 };
+  }
+}
+
+function manyTeamMatch(teams: number, perTeam: number, tag: string): unknown {
+  return { teams: Array.from({ length: teams }, (_, t) => ({ players: Array.from({ length: perTeam }, (_, p) => `${tag}t${t}p${p}`), rank: t + 1 })) };
+}
+
+export async function runAttack(backend: Backend, attack: Attack, options: { matches: number; seconds: number; databaseUrl: string }): Promise<AvailabilityResult> {
+  const { matches, seconds, databaseUrl } = options;
+  const prepared = await prepare(backend, databaseUrl, async (db) => {
+    if (attack === 'deep-pages' || attack === 'void') await loadLadder(db, TARGET, matches, 1000);
+  });
+  let server: { child: ChildProcess; url: string } | undefined;
+  try {
+    server = await startServer({ ...prepared.env, LADDER_ADMIN_KEY: ADMIN_KEY }, prepared.extra);
+    let base = new URL(server.url);
+    const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+    const admin = (c: Omit<Call, 'key'>) => call(agent, base, { ...c, key: ADMIN_KEY });
+    await admin({ method: 'POST', path: '/v1/ladders', body: { id: STEADY, system: 'glicko2' } });
+    if (attack === 'balance') {
+      await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: 'glicko2', public: true } });
+      for (let i = 0; i < 64; i += 2) await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: { teams: [{ players: [`b${i}`], rank: 1 }, { players: [`b${i + 1}`], rank: 2 }] } });
+    }
+    if (attack === 'whr-teams' || attack === 'whr-restart') await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: 'whr', public: true } });
+    if (attack === 'whr-restart') {
+      // A history of many-team matches, then a restart: the attack is the derivation that follows.
+      const shape = await whrShape(agent, base);
+      for (let i = 0; i < 40; i++) await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: manyTeamMatch(shape.teams, Math.min(shape.players, 8), `r${i % 5}`) });
+      await stop(server.child);
+      server = await startServer({ ...prepared.env, LADDER_ADMIN_KEY: ADMIN_KEY }, prepared.extra);
+      base = new URL(server.url);
+    }
+    const pid = server.child.pid!;
+    const rssStart = rssMb(pid);
+    let rssPeak = rssStart;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb(pid))), 100);
+    const random = mulberry32(5);
+    const deadline = performance.now() + seconds * 1000;
+    const until = () => performance.now() >= deadline;
+    let writes = 0;
+    // The steady writer: 4 clients, each a match every 20 ms or so, to another ladder.
+    const writer = loop(4, until, (w) => {
+      const n = writes++;
+      return admin({ method: 'POST', path: `/v1/ladders/${STEADY}/matches`, body: { teams: [{ players: [`s${w}-${n % 50}`], rank: 1 }, { players: [`s${w}-${(n + 7) % 50}`], rank: 2 }] } });
+    }, 20);
+    let attacker: Promise<Latency>;
+    switch (attack) {
+      case 'deep-pages': {
+        // Deep offsets (the 400 that names the cursor, or today's walk) and deep cursor pages, each abandoned after 100 ms.
+        attacker = loop(40, until, (_, n) => {
+          const deep = Math.floor(random() * matches);
+          const paths = [
+            `/v1/ladders/${TARGET}/players/${STAR}/history?limit=50&offset=${deep}`,
+            `/v1/ladders/${TARGET}/matches?limit=50&offset=${deep}`,
+            `/v1/ladders/${TARGET}/players/${STAR}/history?limit=50&before=${Math.max(2, deep)}`,
+            `/v1/ladders/${TARGET}/matches?limit=50&before=${Math.max(2, deep)}`,
+          ];
+          return call(agent, base, { method: 'GET', path: paths[n % paths.length]!, abandonAfterMs: 100 });
+        });
+        break;
+      }
+      case 'balance':
+        attacker = loop(4, until, () => call(agent, base, { method: 'POST', path: `/v1/ladders/${TARGET}/balance`, body: { players: Array.from({ length: 64 }, (_, i) => `b${i}`), teams: 8 } }));
+        break;
+      case 'whr-teams': {
+        const shape = await whrShape(agent, base);
+        attacker = loop(1, until, (_, n) => admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: manyTeamMatch(shape.teams, shape.players, `w${n % 3}`) }));
+        break;
+      }
+      case 'whr-restart':
+        // The first write after the restart derives the ladder; later ones rate one match each.
+        attacker = loop(1, until, (_, n) => admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: { teams: [{ players: [`r0t0p${n % 8}`], rank: 1 }, { players: [`r1t1p${n % 8}`], rank: 2 }] } }), 50);
+        break;
+      case 'void':
+        attacker = loop(1, until, (_, n) =>
+          n % 2 === 0
+            ? admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches/m1/void`, body: { reason: 'availability benchmark' } })
+            : admin({ method: 'PUT', path: `/v1/ladders/${TARGET}/matches/m1`, body: { teams: [{ players: [STAR], rank: 1 }, { players: ['p0'], rank: 2 }] } }),
+        );
+        break;
+    }
+    const [writerLatency, attackerLatency] = await Promise.all([writer, attacker]);
+    clearInterval(sampler);
+    const eventLoopMax = await eventLoopMaxMs(agent, base);
+    agent.destroy();
+    const result: AvailabilityResult = {
+      backend,
+      attack,
+      writer: writerLatency,
+      attacker: attackerLatency,
+      eventLoopMaxMs: eventLoopMax,
+      rssGrowthMb: rssPeak - rssStart,
+      held: writerLatency.p99ms < 100 && eventLoopMax <= 100 && (writerLatency.statuses['201'] ?? 0) === writerLatency.requests,
+    };
+    return result;
+  } finally {
+    if (server) await stop(server.child);
+    await prepared.cleanup();
+  }
+}
+
+function format(r: AvailabilityResult): string {
+  const statuses = (l: Latency) => Object.entries(l.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
+  return [
+    r.backend.padEnd(8),
+    r.attack.padEnd(12),
+    `writer ${r.writer.requests} p50 ${r.writer.p50ms.toFixed(1)} p99 ${r.writer.p99ms.toFixed(1)} max ${r.writer.maxms.toFixed(0)} ms`,
+    `loop max ${r.eventLoopMaxMs.toFixed(0)} ms`,
+    `rss +${r.rssGrowthMb.toFixed(0)} MB`,
+    `attacker p50 ${r.attacker.p50ms.toFixed(0)} p99 ${r.attacker.p99ms.toFixed(0)} ms [${statuses(r.attacker)}]`,
+    r.held ? 'held' : 'NOT HELD',
+  ].join(' | ');
+}
+
+export async function benchAvailability(options: AvailabilityOptions = {}): Promise<AvailabilityResult[]> {
+  const databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const results: AvailabilityResult[] = [];
+  for (const backend of options.backends ?? ['pglite', 'postgres']) {
+    for (const attack of options.attacks ?? ATTACKS) {
+      const result = await runAttack(backend, attack, { matches: options.matches ?? 100_000, seconds: options.seconds ?? 15, databaseUrl });
+      console.log(format(result));
+      results.push(result);
+    }
+  }
+  return results;
+}
+
+function flag(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index < 0 ? undefined : process.argv[index + 1];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const backend = flag('backend') ?? 'both';
+  const attacks = (flag('attack') ?? 'all') === 'all' ? ATTACKS : (flag('attack')!.split(',') as Attack[]);
+  for (const a of attacks) {
+    if (!ATTACKS.includes(a)) {
+      console.error(`unknown attack ${JSON.stringify(a)}; choose from ${ATTACKS.join(', ')}`);
+      process.exit(2);
+    }
+  }
+  const results = await benchAvailability({
+    backends: backend === 'both' ? ['pglite', 'postgres'] : [backend as Backend],
+    attacks,
+    matches: Number(flag('matches') ?? 100_000),
+    seconds: Number(flag('seconds') ?? 15),
+  });
+  process.exitCode = results.every((r) => r.held) ? 0 : 1;
+}
