@@ -4,6 +4,7 @@
  * predicted from the current ratings, scored, then learnt. `--dataset`
  * runs one of the built-in evaluation data sets with its published protocol.
  */
+import { loadPeers, PEER_PACKAGES, peersAvailable } from '../eval/load-peers.js';
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
@@ -88,7 +89,7 @@ export function checkSystem(name: string | undefined): (typeof EVALUATION_SYSTEM
 export async function contenderOf(name: (typeof EVALUATION_SYSTEMS)[number], systemOptions: Record<string, number | string>, contenderOptions: CoreContenderOptions): Promise<Contender> {
   if (name === 'elo-538') return fiveThirtyEightEloContender(systemOptions as Record<string, number>);
   if (name === 'openskill' || name === 'trueskill') {
-    const peers = await import('../eval/peers.js');
+    const peers = await loadPeers();
     return name === 'openskill' ? peers.openSkillContender(systemOptions as Record<string, number>) : peers.trueSkillContender(systemOptions as Record<string, number>);
   }
   return systemContender(name as SystemName, systemOptions, contenderOptions);
@@ -196,7 +197,13 @@ export async function runEvaluate(
     const preset = findPreset(options.dataset);
     if (!preset) throw new InvalidInputError(`unknown data set ${JSON.stringify(options.dataset)}; expected one of ${PRESETS.map((p) => p.name).join(', ')}`, { field: 'dataset' });
     if (source !== undefined) throw new InvalidInputError('give either --dataset or a match log, not both', { field: 'dataset' });
-    const { rows } = await runPreset(preset, { peers: options.peers ?? true, ...(options.row ? { rows: options.row } : {}), onLog: (m) => writeStderr(`${m}\n`) });
+    // A data set's rows include the peers by default; an installed Ladder has no peers, so they are left out with a warning unless asked for.
+    let peers = options.peers ?? true;
+    if (options.peers === undefined && !(await peersAvailable())) {
+      writeStderr(`ladder: the peer rows (${PEER_PACKAGES.join(', ')}) are left out: those packages are not installed (npm install ${PEER_PACKAGES.join(' ')})\n`);
+      peers = false;
+    }
+    const { rows } = await runPreset(preset, { peers, ...(options.row ? { rows: options.row } : {}), onLog: (m) => writeStderr(`${m}\n`) });
     return rows.map((row: PresetRow) => ({ ...row, label: `${row.row}. ${row.label}` }));
   }
   if (source === undefined) throw new InvalidInputError('a match log (file or -) is required, or --dataset', { field: 'matches' });
@@ -215,7 +222,7 @@ export async function runEvaluate(
   const protocol = protocolOptions(options, splitAtDate(splitAt));
   const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol, progress)];
   if (options.peers) {
-    const peers = await import('../eval/peers.js');
+    const peers = await loadPeers();
     for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol, progress));
   }
   return results;
@@ -247,6 +254,7 @@ export function register(program: Command): void {
     .option('--skip-invalid', 'skip invalid lines (reported on stderr) instead of stopping at the first')
     .option('--plot <file.svg>', 'write a reliability plot')
     .option('--peers', 'also run the npm peers openskill and ts-trueskill (development dependencies) on the same protocol')
+    .option('--no-peers', 'leave the peers out of a --dataset run (it includes them when they are installed)')
     .option('--dataset <name>', `a built-in evaluation data set with its protocol: ${PRESETS.map((p) => p.name).join(', ')}`)
     .option('--row <n...>', 'with --dataset: only these rows of its table', (value: string, previous: number[] = []) => [...previous, numberOption('row')(value)])
     .option('--json', 'print JSON instead of text')

@@ -57,3 +57,23 @@ export class UnboundedRatingError extends LadderError {
     this.direction = direction;
   }
 }
+
+/**
+ * A system name that is not registered (`createSystem('glicko')`): an
+ * InvalidInputError naming the field, which also carries the name asked for
+ * and the names that exist, so a caller with a name read at run time can
+ * offer the choices.
+ */
+export class UnknownSystemError extends InvalidInputError {
+  override name = 'UnknownSystemError';
+  /** The name that was asked for. */
+  readonly system: string;
+  /** Every registered system name. */
+  readonly known: readonly string[];
+
+  constructor(system: string, known: readonly string[], field = 'system') {
+    super(`unknown system ${JSON.stringify(system)}; expected one of ${known.join(', ')}`, { field });
+    this.system = system;
+    this.known = known;
+  }
+}

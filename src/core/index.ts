@@ -1,7 +1,7 @@
 /**
  * Ladder's rating core: pure functions on plain records, no I/O.
  */
-export { ConvergenceError, InvalidInputError, LadderError, UnboundedRatingError } from './errors.js';
+export { ConvergenceError, InvalidInputError, LadderError, UnboundedRatingError, UnknownSystemError } from './errors.js';
 export { type Match, type MatchInput, type MatchPlayer, type MatchTeam, pairScore, parseMatch, parseTime, teamPlacements } from './match.js';
 export {
   GLICKO2,
@@ -126,7 +126,7 @@ export {
   type ResolvedOptionsOf,
 } from './options.js';
 export { emptyRatings, latest, mean, predictFromPairs, stateOf } from './rating-system.js';
-export { type PlayerStates, rate } from './rate.js';
+export { type PlayerStates, predict, type RateOptions, rate } from './rate.js';
 export {
   createWhrSystem,
   normalCdf,

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { invalidField } from '../../test/support/invalid-field.js';
 import { conservativeRating, DISPLAY_DIGITS, roundForDisplay } from './display.js';
 import { glicko2Update } from './glicko2.js';
-import { rate } from './rate.js';
+import { UnknownSystemError } from './errors.js';
+import { predict, rate } from './rate.js';
 import { createSystem, type SystemName } from './systems.js';
 import { teamRankMatch } from './teamrank.js';
 
@@ -30,6 +31,22 @@ describe('createSystem options, typed per system', () => {
     expect(createSystem(definition.system, definition.options).options).toMatchObject({ tau: 0.3 });
     expect(() => createSystem(definition.system, { tua: 0.3 })).toThrow(/unknown option for glicko2; known: rating, rd, volatility, tau/);
     expect(createSystem('teamrank', { quitterModifier: 'headcount', stakeDivisor: 10 }).options).toMatchObject({ quitterModifier: 'headcount', stakeDivisor: 10 });
+  });
+
+  it('takes a name typed as a plain string, and refuses an unknown one with a typed error that lists the names', () => {
+    const fromConfig: string = JSON.parse('"elo"') as string;
+    expect(createSystem(fromConfig).name).toBe('elo');
+    const misspelt: string = 'glicko';
+    let caught: unknown;
+    try {
+      createSystem(misspelt);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(UnknownSystemError);
+    expect(caught).toMatchObject({ system: 'glicko', field: 'system', known: expect.arrayContaining(['glicko2', 'elo', 'whr']) });
+    // @ts-expect-error a misspelt literal does not compile
+    expect(() => createSystem('glicko')).toThrow(UnknownSystemError);
   });
 });
 
@@ -60,6 +77,38 @@ describe('rate: one match in, every player\'s new state out', () => {
     const byHand = teamRankMatch([[{ id: 'a', rank: 21.84 }, { id: 'b', rank: 19.71 }], [{ id: 'c', rank: 22.87 }, { id: 'd', rank: 17.04 }]], 'win');
     for (const change of byHand) expect(after.get(change.id)!.rating).toBe(change.after);
     expect(invalidField(() => rate(createSystem('elo'), { teams: [{ players: ['a'], rank: 1 }] }))).toBe('teams');
+  });
+});
+
+describe('rate with { all: true }: the whole updated map', () => {
+  it('returns every player of the states given, the match\'s players updated, and leaves the input unchanged', () => {
+    const system = createSystem('elo');
+    const states = new Map([['ann', { rating: 1500, matches: 3 }], ['cy', { rating: 1620, matches: 9 }]]);
+    const all = rate(system, { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] }, states, { all: true });
+    const only = rate(system, { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] }, states);
+    expect([...all.keys()].sort()).toEqual(['ann', 'bob', 'cy']);
+    expect(all.get('cy')).toEqual({ rating: 1620, matches: 9 });
+    expect(all.get('ann')).toEqual(only.get('ann'));
+    expect(all.get('bob')).toEqual(only.get('bob'));
+    expect(states.get('ann')!.rating).toBe(1500);
+    expect(states.has('bob')).toBe(false);
+  });
+});
+
+describe('predict: player ids and a state map in, each team\'s chance out', () => {
+  it('equals the system\'s predict over the states, unknown players at the starting state', () => {
+    const system = createSystem('glicko2');
+    const states = { ann: { rating: 1700, rd: 60, volatility: 0.06, matches: 40 } };
+    const byIds = predict(system, [['ann'], ['newcomer']], states);
+    expect(byIds).toEqual(system.predict([[states.ann], [system.initial()]]));
+    expect(byIds[0]).toBeGreaterThan(0.5);
+    expect(byIds[0]! + byIds[1]!).toBeCloseTo(1, 12);
+  });
+
+  it('refuses a player on two teams, naming the field', () => {
+    expect(invalidField(() => predict(createSystem('elo'), [['a', 'b'], ['c', 'a']]))).toBe('teams[1][1]');
+    expect(invalidField(() => predict(createSystem('elo'), [['a']]))).toBe('teams');
+    expect(invalidField(() => predict(createSystem('elo'), [['a'], []]))).toBe('teams[1]');
   });
 });
 

@@ -8,7 +8,7 @@
  */
 import type { AnySystemDescriptor } from './descriptor.js';
 import { ELO } from './elo.js';
-import { InvalidInputError } from './errors.js';
+import { UnknownSystemError } from './errors.js';
 import { GLICKO2 } from './glicko2.js';
 import { TEAM_RANK } from './teamrank.js';
 import { WHR } from './whr.js';
@@ -49,7 +49,7 @@ export function describeSystem<Name extends SystemName>(name: Name, field?: stri
 export function describeSystem(name: string, field?: string): RegisteredDescriptor;
 export function describeSystem(name: string, field = 'system'): RegisteredDescriptor {
   const descriptor = BY_NAME.get(name);
-  if (!descriptor) throw new InvalidInputError(`unknown system ${JSON.stringify(name)}; expected one of ${SYSTEM_NAMES.join(', ')}`, { field });
+  if (!descriptor) throw new UnknownSystemError(name, SYSTEM_NAMES, field);
   return descriptor;
 }
 

@@ -34,6 +34,12 @@ export type SystemFor<Name extends SystemName> = IsUnion<Name> extends true ? Ra
  * unknown name is one naming `system`.
  */
 export function createSystem<Name extends SystemName>(name: Name, options?: OptionsFor<Name>): SystemFor<Name>;
+/**
+ * A name typed only as `string` (configuration, JSON): checked at run time,
+ * an unknown one is an UnknownSystemError. A misspelt literal still fails to
+ * compile (this overload takes no literal).
+ */
+export function createSystem<Name extends string>(name: string extends Name ? Name : never, options?: Readonly<Record<string, unknown>>): RatingSystem;
 export function createSystem(name: string, options: object = {}): RatingSystem {
   const descriptor = describeSystem(name);
   // What the types refuse at compile time, refused at run time for callers without them (JSON, JavaScript).

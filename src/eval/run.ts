@@ -3,6 +3,7 @@
  * parameters on the training part first where the preset says so) and the
  * peers, all under the same protocol, on the same matches.
  */
+import { loadPeers } from './load-peers.js';
 import type { Contender, EvalMatch } from './contenders.js';
 import { requireDataRoot } from './datasets.js';
 import { evaluate, type EvaluationOptions, type EvaluationResult } from './engine.js';
@@ -43,7 +44,7 @@ export function protocolOf(preset: DatasetPreset): EvaluationOptions {
 }
 
 async function peerContenders(configs: readonly PeerConfig[], training: readonly EvalMatch[]): Promise<Contender[]> {
-  const { openSkillContender, trueSkillContender } = await import('./peers.js');
+  const { openSkillContender, trueSkillContender } = await loadPeers();
   const contenders: Contender[] = [];
   for (const config of configs) {
     if (config.openskill) contenders.push(openSkillContender(config.openskill));

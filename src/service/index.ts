@@ -76,7 +76,7 @@ export interface ServiceOptions {
   metricsAccess?: 'public' | 'key';
   /** Cross-origin browser access by a list of origins; off when absent. */
   cors?: CorsOptions;
-  /** Fastify plugins registered on the app before it listens (the dashboard: `registerWeb`). */
+  /** Fastify plugins registered on the app before it listens (the dashboard: `registerWeb` from `ladder/web`). */
   plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
   /** Called once the server listens, with what happened to the first admin key. */
   onAdminKey?: (event: AdminKeyEvent) => void;
