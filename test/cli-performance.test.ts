@@ -17,7 +17,7 @@ function file(name: string, text: string): string {
 }
 
 const line = (opponent: number, result: string, weight?: number) => JSON.stringify({ opponent, result, ...(weight !== undefined && { weight }) });
-// The seed's run: three wins then three losses, all against 1500.
+// The performance-rating post's run: three wins then three losses, all against 1500.
 const seedText = [line(1500, 'win'), line(1500, 'win'), line(1500, 'win'), line(1500, 'loss'), line(1500, 'loss'), line(1500, 'loss')].join('\n') + '\n';
 const seedFile = file('seed.jsonl', seedText);
 
@@ -43,7 +43,7 @@ function ladder(args: string[], stdin?: string) {
 }
 
 describe('computePerformance', () => {
-  it("rates the seed's run with every method", () => {
+  it("rates the performance-rating post's run with every method", () => {
     expect(computePerformance(seedFile, { method: 'algo400' }).rating).toBe(1500);
     expect(computePerformance(seedFile, { method: 'ml' }).rating).toBeCloseTo(1500, 9);
     expect(computePerformance(seedFile, { method: 'netzero-unordered' }).rating).toBeCloseTo(1500, 9);

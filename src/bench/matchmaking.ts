@@ -1,7 +1,7 @@
 /**
  * Benchmark: one matchmaking pass over 10k, 100k and 1M waiting 6v6 tickets
  * (parties, four regions, 20 % strict filters, arrivals over 5 minutes, pass
- * at the 5-minute mark). Targets from issue 4: < 100 ms at 100k, < 1 s at 1M.
+ * at the 5-minute mark). Targets: < 100 ms at 100k, < 1 s at 1M.
  *
  * A service keeps one matchmaker for its life and runs a pass every few
  * seconds, so the figure that matters is a pass of a matchmaker that has run

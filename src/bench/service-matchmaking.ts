@@ -1,5 +1,5 @@
 /**
- * Matchmaking in the service (issue 12): `ladder serve` child processes on
+ * Matchmaking in the service: `ladder serve` child processes on
  * PostgreSQL and Redis, driven over loopback HTTP by this process.
  *
  *   npm run build && npm run bench -- service-matchmaking

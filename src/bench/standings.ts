@@ -1,7 +1,7 @@
 /**
  * Benchmark: leaderboard at one million players — build time, update time,
  * and per-query latency of rank + percentile (p50 / p99) for random players.
- * Target from issue 4: p99 under 10 µs.
+ * Target: p99 under 10 µs.
  */
 import { loadavg } from 'node:os';
 import { Leaderboard } from '../standings/leaderboard.js';

@@ -290,7 +290,7 @@ export function register(program: Command): void {
     .option('--players <file>', 'JSON array of starting states {"id","rating","rd"?,"volatility"?}')
     .option('--format <format>', 'jsonl or csv (default: from the file name)')
     .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_id,loser=loser_id,at=tourney_date')
-    .option('--group-rule <rule>', 'wvw grouping: sorted (the seed) or randomized (ArenaNet\'s later rule)', 'sorted')
+    .option('--group-rule <rule>', 'wvw grouping: sorted (as in ArenaNet\'s World-vs-World ratings post) or randomized (ArenaNet\'s later rule)', 'sorted')
     .option('--seed <n>', 'seed of the randomized wvw grouping', numberOption('seed'))
     .option('--window <days>', 'percentiles count players active within this many days of the last match', numberOption('window'), 30)
     .option('--placement <n>', 'matches before a player gets a percentile', numberOption('placement'), 10)

@@ -1,7 +1,7 @@
 /**
  * Ratings shown as a tier and a percentage through it, the way Prismata shows
  * ratings to players below its top tier ("translated to Tier/% values for
- * players that haven't hit Tier X yet"). The seed gives no thresholds, so the
+ * players that haven't hit Tier X yet"). The performance-rating post gives no thresholds, so the
  * default table is Ladder's own (docs/PERFORMANCE.md).
  */
 import { InvalidInputError } from './errors.js';
@@ -33,7 +33,7 @@ export interface TierDisplay {
 }
 
 /**
- * Ladder's default table (not Prismata's, whose numbers the seed does not
+ * Ladder's default table (not Prismata's, whose numbers the performance-rating post does not
  * give): Tier 1 from 1000, ten tiers of 100 points each, and the open-ended
  * Tier X from 2000. A new 1500 player shows as 'Tier 6 · 0%'.
  */

@@ -36,7 +36,7 @@ export const GLICKO2_OPTIONS = {
   /** Convergence tolerance of the volatility iteration. @default 1e-6 */
   epsilon: numberOption({ default: 1e-6, min: 0, exclusiveMin: true, description: 'convergence tolerance of the volatility iteration' }),
   /**
-   * Multiplier on the rating step (the World-vs-World seed's "k"); 1 is
+   * Multiplier on the rating step (the World-vs-World ratings post's "k"); 1 is
    * standard Glicko-2. @default 1
    */
   k: numberOption({ default: 1, min: 0, description: 'multiplier on the rating step; 1 is standard Glicko-2' }),

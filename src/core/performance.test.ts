@@ -19,10 +19,10 @@ import {
 
 const record = (results: GameResult[], opponent = 1500): PerformanceGame[] => results.map((result) => ({ opponent, result }));
 
-// The seed's example: start at 1500, beat three 1500 players, then lose to three.
+// The performance-rating post's example: start at 1500, beat three 1500 players, then lose to three.
 const seedRun = record(['win', 'win', 'win', 'loss', 'loss', 'loss']);
 
-describe("the seed's example (three wins then three losses against 1500)", () => {
+describe("the performance-rating post's example (three wins then three losses against 1500)", () => {
   it('rates algo400, maximum likelihood and unordered netzero at exactly 1500', () => {
     // algo400: (6 * 1500 + 400 * (3 - 3)) / 6 = 1500.
     expect(algo400(seedRun)).toBe(1500);
@@ -31,7 +31,7 @@ describe("the seed's example (three wins then three losses against 1500)", () =>
     expect(netzeroUnordered(seedRun)).toBeCloseTo(1500, 9);
   });
 
-  it('ends below 1500 when replayed from 1500 with Elo K = 32, as the seed claims', () => {
+  it('ends below 1500 when replayed from 1500 with Elo K = 32, as the performance-rating post claims', () => {
     // Hand/independent computation (mpmath, 40 digits): 1500 -> 1516 (E = 1/2, +16)
     // -> 1531.26369321 -> 1545.82782033 -> 1527.72952612 -> 1510.45523882 -> 1493.97390256.
     const expected = [1516, 1531.26369321, 1545.82782033, 1527.72952612, 1510.45523882, 1493.97390256];
@@ -262,7 +262,7 @@ describe('properties', () => {
     );
   });
 
-  it('netzero is above any start whose replay gains points and below any that loses (the seed)', () => {
+  it('netzero is above any start whose replay gains points and below any that loses (the performance-rating post)', () => {
     // Only for records with a finite netzero: an all-wins record gains from every start,
     // which no finite stand-in can be above.
     const twoSided = recordArb.filter((games) => !games.every((g) => g.result === 'win') && !games.every((g) => g.result === 'loss'));

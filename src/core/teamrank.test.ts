@@ -12,20 +12,20 @@ const teamA: TeamRankPlayer[] = [21.84, 19.71, 19.94, 20.87, 18.43, 24.05].map((
 }));
 const teamB: TeamRankPlayer[] = [22.87, 17.04, 23.39, 21.4, 20.11, 22.37].map((rank, i) => ({ id: `b${i}`, rank, seconds: 801 }));
 
-describe('team rank: the seed\'s in-depth example', () => {
+describe('team rank: the team-rank write-up\'s in-depth example', () => {
   const changes = teamRankMatch([teamA, teamB], 'win');
   const me = changes[0]!;
 
-  it('uses the seed\'s averages and times', () => {
-    // YA = 124.84/6, OA = 127.18/6, YT = 4614/6 = 769, OT = 4806/6 = 801 (the seed).
+  it('uses the team-rank write-up\'s averages and times', () => {
+    // YA = 124.84/6, OA = 127.18/6, YT = 4614/6 = 769, OT = 4806/6 = 801 (the team-rank write-up).
     expect(me.averageModifier).toBeCloseTo(127.18 / 124.84, 12);
     expect(me.quitterModifier).toBeCloseTo(801 / 769, 12);
   });
 
-  it('follows the formula (23.00), not the seed\'s arithmetic (23.10)', () => {
+  it('follows the formula (23.00), not the team-rank write-up\'s arithmetic (23.10)', () => {
     // Formula: 21.84 + 21.84/20 * (21.19667/20.80667) * (801/769)
     //        = 21.84 + 1.092 * 1.018744 * 1.041612 = 21.84 + 1.158760 = 22.99876 -> 23.00.
-    // The seed writes 21.20/20.81 as 1.10 (it is 1.0187) and rounds each factor:
+    // The team-rank write-up writes 21.20/20.81 as 1.10 (it is 1.0187) and rounds each factor:
     // 21.84 + 1.10 * 1.10 * 1.04 = 23.0984 -> 23.10. The formula wins.
     const byHand = 21.84 + (21.84 / 20) * (127.18 / 6 / (124.84 / 6)) * (801 / 769);
     expect(byHand).toBeCloseTo(22.99876, 5);
@@ -108,7 +108,7 @@ describe('the booster scenario (team-rank-system.txt, Specific considerations)',
     // Time: OT/YT = 801 / ((801 + 3 * 780) / 4) = 801 / 785.25 = 1.02006.
     expect(byTime.quitterModifier).toBeCloseTo(801 / 785.25, 12);
     expect(byTime.quitterModifier).toBeLessThan(1.03);
-    // Head count: 4 players against 1 left: 4/1 = 4, the seed's exploit.
+    // Head count: 4 players against 1 left: 4/1 = 4, the team-rank write-up's exploit.
     expect(byHead.quitterModifier).toBe(4);
     expect(byTime.after).toBe(10.51); // 10 + 0.5 * 1.02006 = 10.51003
     expect(byHead.after).toBe(12);

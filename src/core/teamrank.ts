@@ -10,7 +10,7 @@
  * quit, each player who stayed gets R0 + R0/20 (modifiers of 1).
  *
  * YA and OA are the teams' average ranks before the match (not rounded); YT
- * and OT are each team's average seconds in game per player, as in the seed's
+ * and OT are each team's average seconds in game per player, as in the team-rank write-up's
  * worked example. New ranks are rounded to the cent, half up.
  */
 import { defineSystem } from './descriptor.js';
@@ -22,22 +22,22 @@ import { latest, type PlayerState, type RatingSystem, stateOf } from './rating-s
 
 /** Team rank's options: what each means, its default and range. */
 export const TEAM_RANK_OPTIONS = {
-  /** Rank of a new player: the seed's "starting value". @default 1 */
-  initialRank: numberOption({ default: 1, min: 0, exclusiveMin: true, description: 'rank of a new player (the seed\'s "starting value"); at least the floor' }),
+  /** Rank of a new player: the team-rank write-up's "starting value". @default 1 */
+  initialRank: numberOption({ default: 1, min: 0, exclusiveMin: true, description: 'rank of a new player (the team-rank write-up\'s "starting value"); at least the floor' }),
   /** The share of the rank at stake is 1/stakeDivisor. @default 20 */
   stakeDivisor: numberOption({ default: 20, min: 0, exclusiveMin: true, description: 'the share of the rank at stake is 1/stakeDivisor' }),
   /** Lowest possible rank. @default 1 */
   floor: numberOption({ default: 1, min: 0, exclusiveMin: true, description: 'lowest possible rank' }),
   /**
-   * How the quitter modifier measures a team's presence. `'time'` is the
-   * seed's design (seconds in game); `'headcount'` counts the players still
-   * in at the end, the exploitable variant the seed warns against, kept for
+   * How the quitter modifier measures a team's presence. `'time'` is the team-rank
+   * write-up's design (seconds in game); `'headcount'` counts the players still
+   * in at the end, the exploitable variant the team-rank write-up warns against, kept for
    * comparison. @default 'time'
    */
   quitterModifier: choiceOption(['time', 'headcount'], 'time', 'how the quitter modifier measures a team\'s presence: seconds in game, or players still in at the end'),
   /**
-   * YT and OT as the average seconds per player (the seed's worked example)
-   * or the team's total seconds (the seed's definitions). They differ only for
+   * YT and OT as the average seconds per player (the team-rank write-up's worked example)
+   * or the team's total seconds (the team-rank write-up's definitions). They differ only for
    * teams of unequal size. @default 'average'
    */
   timeBasis: choiceOption(['average', 'total'], 'average', 'YT and OT as the average seconds per player or the team\'s total seconds'),
@@ -214,9 +214,9 @@ function rateTeams(teams: readonly [readonly TeamRankPlayer[], readonly TeamRank
 }
 
 /**
- * Probability that team A beats team B. The seed defines none; Ladder reads
+ * Probability that team A beats team B. The team-rank write-up defines none; Ladder reads
  * the average-rank modifier as odds, P(A) = YA / (YA + OA) (Bradley–Terry on
- * average ranks), which matches the seed's "Team B is theoretically more
+ * average ranks), which matches the team-rank write-up's "Team B is theoretically more
  * likely to win" when OA > YA and is 1/2 for equal averages.
  */
 export function teamRankWinProbability(teamA: readonly number[], teamB: readonly number[]): number {

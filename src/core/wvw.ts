@@ -25,19 +25,19 @@ import { defaultsOf, numberOption, type OptionsOf, resolveOptions } from './opti
 import type { RatingSystem } from './rating-system.js';
 
 /**
- * Glicko-2 options with the seed's values as defaults.
+ * Glicko-2 options with the World-vs-World ratings post's values as defaults.
  *
- * The seed says "a k of 1.0" without defining k. Ladder reads it as a
+ * The World-vs-World ratings post says "a k of 1.0" without defining k. Ladder reads it as a
  * multiplier on the rating step (mu' = mu + k * phi'^2 * sum g (s - E)): at
- * 1.0 that is standard Glicko-2, which is why the seed can name it in passing
+ * 1.0 that is standard Glicko-2, which is why the World-vs-World ratings post can name it in passing
  * without changing the algorithm. Other values damp (< 1) or amplify (> 1)
  * rating movement without touching RD or volatility.
  */
 export const WVW_OPTIONS = {
   ...GLICKO2_OPTIONS,
-  /** System constant tau. @default 0.6 (the seed) */
+  /** System constant tau. @default 0.6 (the World-vs-World ratings post) */
   tau: numberOption({ ...GLICKO2_OPTIONS.tau, default: 0.6 }),
-  /** Multiplier on the rating step. @default 1 (the seed) */
+  /** Multiplier on the rating step. @default 1 (the World-vs-World ratings post) */
   k: numberOption({ ...GLICKO2_OPTIONS.k, default: 1 }),
 };
 
@@ -50,7 +50,7 @@ export function resolveWvwOptions(options: WvwOptions = {}): ResolvedGlicko2Opti
 }
 
 /**
- * The seed's score transform. `0 + 0` (neither world scored) is taken as a
+ * The World-vs-World ratings post's score transform. `0 + 0` (neither world scored) is taken as a
  * draw, 0.5: p is undefined there, and no evidence favours either world.
  */
 export function wvwGlickoScore(scoreA: number, scoreB: number): number {
@@ -103,7 +103,7 @@ export interface WvwWorld {
 
 export interface WvwGroupOptions {
   /**
-   * `'sorted'`: the seed's rule, by rating. `'randomized'`: ArenaNet's later
+   * `'sorted'`: the World-vs-World ratings post's rule, by rating. `'randomized'`: ArenaNet's later
    * published rule, each world placed by rating + U(-1, 1) * min(0.45 * RD + 10, 100).
    * @default 'sorted'
    */

@@ -78,8 +78,8 @@ function checkSplit(result: ReturnType<typeof balance>, list: BalancePlayer<Play
 }
 
 describe('balance: exact search', () => {
-  it('finds the most even split of the team rank seed example (12 players, 462 splits)', () => {
-    // The seed's IN-DEPTH EXAMPLE ranks; the seed's own split has OA/YA = 21.20/20.81.
+  it('finds the most even split of the team-rank write-up example (12 players, 462 splits)', () => {
+    // The team-rank write-up's IN-DEPTH EXAMPLE ranks; the team-rank write-up's own split has OA/YA = 21.20/20.81.
     const ranks = [21.84, 19.71, 19.94, 20.87, 18.43, 24.05, 22.87, 17.04, 23.39, 21.4, 20.11, 22.37];
     const result = balance({ players: players(ranks) }, teamrank.predict);
     expect(result.exact).toBe(true);

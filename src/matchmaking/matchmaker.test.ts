@@ -184,7 +184,7 @@ describe('parties and regions', () => {
 });
 
 describe('team balance', () => {
-  it('splits the seed in-depth example at least as evenly as the seed did', () => {
+  it('splits the in-depth example of the team-rank write-up at least as evenly as the write-up did', () => {
     // Team rank seed, IN-DEPTH EXAMPLE: YA = 20.81, OA = 21.20, OA/YA ≈ 1.0187.
     const ranks = [21.84, 19.71, 19.94, 20.87, 18.43, 24.05, 22.87, 17.04, 23.39, 21.4, 20.11, 22.37];
     const tickets = ranks.map((rating, i) => solo(`t${i}`, i, 50, { rating }));

@@ -1,7 +1,7 @@
 /**
  * The matchmaker: forms two-team matches from waiting tickets.
  *
- * Rules (team rank seed, MATCHMAKING; issue 4):
+ * Rules (the team-rank write-up; docs/MATCHMAKING.md):
  * - A ticket's range runs from its lowest-reaching player's `percentile −
  *   within` to its highest-reaching player's `percentile + within` (loose
  *   filters widen with waiting, strict ones never do).
@@ -11,7 +11,7 @@
  *   same as: every player of the match lies inside every ticket's range.
  * - A match goes to one region where every player's ping ≤ their maxPing.
  * - Two teams of `teamSize`; a party stays on one team; team rank sums are
- *   balanced (the seed's OA/YA modifier as close to 1 as the chosen tickets
+ *   balanced (the team-rank write-up's OA/YA modifier as close to 1 as the chosen tickets
  *   allow).
  * - Oldest tickets are served first: each pass walks the queue oldest-first
  *   and lets each unmatched ticket anchor a match, filling it with the
@@ -63,7 +63,7 @@ export interface FormedMatch {
 export interface MatchQuality {
   /** Average rank (rating, or percentile when no rating) of each team. */
   averages: [number, number];
-  /** Larger team average ÷ smaller (the seed's OA/YA, folded to ≥ 1). */
+  /** Larger team average ÷ smaller (the team-rank write-up's OA/YA, folded to ≥ 1). */
   balance: number;
   /** Highest minus lowest percentile among the players. */
   percentileSpread: number;
@@ -1147,7 +1147,7 @@ function newBalanceScratch(tickets: number): BalanceScratch {
 /**
  * Splits tickets (party sizes, rank sums) into two teams of exactly
  * `teamSize` players, minimising the difference of rank sums — equal sizes,
- * so that is the seed's OA/YA closest to 1. Greedy largest-first, then
+ * so that is the team-rank write-up's OA/YA closest to 1. Greedy largest-first, then
  * improving swaps (one-for-one and one-for-two of equal player counts) until
  * none helps. `fallback` is a valid split used when the greedy one cannot
  * fill both teams exactly. Returns each ticket's team (0 or 1).

@@ -23,7 +23,7 @@ export interface TicketPlayer {
   /** Standing percentile, 1–100 (the filter works on it). */
   percentile: number;
   /**
-   * Hidden rating used to balance teams (the seed's OA/YA); the percentile
+   * Hidden rating used to balance teams (the team-rank write-up's OA/YA); the percentile
    * stands in when absent.
    */
   rating?: number;

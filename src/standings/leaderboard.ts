@@ -27,7 +27,7 @@ export interface LeaderboardOptions {
   placementMatches?: number;
   /**
    * Whether players still in placement count in everyone else's percentile.
-   * Off by default: their ratings are still moving fast (the seed's
+   * Off by default: their ratings are still moving fast (the team-rank write-up's
    * "first team to win jumps from 1 to 100"), and under team rank they sit at
    * the 1.00 floor in bulk, which would inflate every placed player's number.
    * @default false

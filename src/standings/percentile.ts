@@ -1,6 +1,6 @@
 /**
  * Percentiles, rank scales and named divisions — the public face of a hidden
- * rating (team rank seed, VISIBILITY section).
+ * rating (the team-rank write-up, VISIBILITY section).
  *
  * Formula (one number per active player, ties share it):
  *
@@ -14,7 +14,7 @@
  * `ceil` (not `floor`) makes every percentile from 2 to 100 hold about 1 % of
  * the players; `floor` would leave 100 to the top tie group alone. When every
  * active player has the same rating (a fresh season, where everyone starts at
- * the seed's 1.00) they all read 1: no one has beaten anyone yet.
+ * the team-rank write-up's 1.00) they all read 1: no one has beaten anyone yet.
  */
 import { InvalidInputError } from '../core/errors.js';
 
@@ -59,7 +59,7 @@ export function percentiles(ratings: readonly number[]): number[] {
 /**
  * Maps a percentile (1–100) onto a scale of `levels` steps (1–levels):
  * `ceil(percentile · levels / 100)`. levels 100 is the identity; levels 50 gives
- * the seed's "1–50" scale (percentiles 1–2 → 1, 99–100 → 50). Monotone.
+ * the team-rank write-up's "1–50" scale (percentiles 1–2 → 1, 99–100 → 50). Monotone.
  */
 export function scalePercentile(percentile: number, levels: number): number {
   checkPercentile(percentile);

@@ -1,4 +1,4 @@
-// Thin client for the Ladder JSON API (see docs/API or /docs on the server).
+// Thin client for the Ladder JSON API (every operation is described at /docs on the server, and in docs/SERVICE.md).
 const base = document.querySelector('meta[name="ladder-api-base"]')?.content ?? '';
 const KEY_STORAGE = 'ladder.apiKey';
 
