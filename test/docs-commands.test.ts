@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, ladderProgram } from '../src/cli/program.js';
 import { ROOT, runLadder } from './support/cli.js';
-import { type DocumentedCommand, documentedCommands, projectDocs } from './support/markdown.js';
+import { codeBlocks, type DocumentedCommand, documentedCommands, projectDocs, SHELL_BLOCKS } from './support/markdown.js';
 
 const commands = projectDocs().flatMap(([file, text]) => documentedCommands(file, text));
 const label = (c: DocumentedCommand) => `${c.file}:${c.line} ladder ${c.args.join(' ')}`;
@@ -35,6 +35,15 @@ async function parse(args: readonly string[]): Promise<string[]> {
   await program.parseAsync(['node', 'ladder', ...args]);
   return operands;
 }
+
+describe('shell blocks paste into a shell', () => {
+  // A synopsis in a shell block runs `a|b|c` as a pipeline (exit 127) and `[--json]` as a glob: synopses go in ```synopsis blocks.
+  const shell = projectDocs().flatMap(([file, text]) => codeBlocks(file, text)).filter((block) => SHELL_BLOCKS.has(block.language));
+  it.each(shell.map((block) => [`${block.file}:${block.line}`, block] as const))('%s holds no synopsis', (_, block) => {
+    const synopsisLines = block.text.split('\n').filter((line) => !/^\s*#/.test(line) && (/\[--|\[[A-Z]/.test(line) || /\b[a-z0-9-]+\|[a-z0-9-]+\|/.test(line) || /\s\.\.\.(\s|$)/.test(line)));
+    expect(synopsisLines).toEqual([]);
+  });
+});
 
 describe('documented ladder commands', () => {
   it('finds the commands of README.md and docs/*.md', () => {

@@ -1,15 +1,17 @@
 /**
  * Regenerates the evaluation results: `node dist/eval/report.js [dataset…]
- * [--no-peers]`. For each data set it runs the preset (our systems and the
- * peers), writes docs/eval/<dataset>.json and docs/eval/<dataset>-reliability.svg,
- * and rewrites that data set's table in docs/EVALUATION.md between the
- * markers `<!-- table:<dataset> -->` and `<!-- /table:<dataset> -->`.
+ * [--no-peers] [--out DIR]`. For each data set it runs the preset (our
+ * systems and the peers), writes DIR/eval/<dataset>.json and
+ * DIR/eval/<dataset>-reliability.svg, and rewrites that data set's table in
+ * DIR/EVALUATION.md between the markers `<!-- table:<dataset> -->` and
+ * `<!-- /table:<dataset> -->`. DIR defaults to `./eval-report`, so a run
+ * never rewrites the tracked docs by accident; `--out docs` regenerates them.
  * `--keep` takes the rows already in docs/eval/<dataset>.json as they are
  * (matched by label) and runs only the rows not there, such as a system
  * just added to a preset.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { LadderError } from '../core/errors.js';
 import { reliabilitySvg } from './plot.js';
 import { type DatasetPreset, PRESETS } from './presets.js';
@@ -52,7 +54,7 @@ export function tableOf(preset: DatasetPreset, rows: readonly PresetRow[]): stri
   return lines.join('\n');
 }
 
-function replaceBetweenMarkers(document: string, name: string, content: string): string {
+export function replaceBetweenMarkers(document: string, name: string, content: string): string {
   const open = `<!-- table:${name} -->`;
   const close = `<!-- /table:${name} -->`;
   const start = document.indexOf(open);
@@ -64,16 +66,22 @@ function replaceBetweenMarkers(document: string, name: string, content: string):
 async function main(argv: string[]): Promise<void> {
   const peers = !argv.includes('--no-peers');
   const keep = argv.includes('--keep');
-  const names = argv.filter((a) => !a.startsWith('--'));
+  const outAt = argv.indexOf('--out');
+  const out = outAt >= 0 ? argv[outAt + 1] : 'eval-report';
+  if (out === undefined || out.startsWith('--')) throw new LadderError('--out takes a directory');
+  const names = argv.filter((a, i) => !a.startsWith('--') && i !== outAt + 1);
   const chosen = names.length ? PRESETS.filter((p) => names.includes(p.name)) : PRESETS;
   const unknown = names.filter((n) => !PRESETS.some((p) => p.name === n));
   if (unknown.length) throw new Error(`unknown data set(s): ${unknown.join(', ')}; expected ${PRESETS.map((p) => p.name).join(', ')}`);
-  const docs = join(process.cwd(), 'docs');
+  const docs = resolve(out);
   mkdirSync(join(docs, 'eval'), { recursive: true });
   const documentPath = join(docs, 'EVALUATION.md');
+  process.stderr.write(`writing the report to ${documentPath} and ${join(docs, 'eval')}\n`);
   for (const preset of chosen) {
     const jsonPath = join(docs, 'eval', `${preset.name}.json`);
-    const kept = keep && existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows: PresetRow[] }).rows : [];
+    // --keep reuses rows of the report being written, else of the tracked docs.
+    const keptPath = existsSync(jsonPath) ? jsonPath : join(process.cwd(), 'docs', 'eval', `${preset.name}.json`);
+    const kept = keep && existsSync(keptPath) ? (JSON.parse(readFileSync(keptPath, 'utf8')) as { rows: PresetRow[] }).rows : [];
     const { matches, rows } = await runPreset(preset, {
       peers,
       reuse: (kind, label) => kept.find((row) => row.kind === kind && row.label === label),
@@ -85,7 +93,8 @@ async function main(argv: string[]): Promise<void> {
       join(docs, 'eval', `${preset.name}-reliability.svg`),
       reliabilitySvg(preset.title, rows.map((r) => ({ label: `${r.row}. ${r.label}`, bins: r.calibration }))),
     );
-    const document = existsSync(documentPath) ? readFileSync(documentPath, 'utf8') : '# Evaluation\n';
+    const tracked = join(process.cwd(), 'docs', 'EVALUATION.md');
+    const document = existsSync(documentPath) ? readFileSync(documentPath, 'utf8') : existsSync(tracked) ? readFileSync(tracked, 'utf8') : '# Evaluation\n';
     writeFileSync(documentPath, replaceBetweenMarkers(document, preset.name, tableOf(preset, rows)));
   }
 }

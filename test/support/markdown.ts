@@ -44,7 +44,9 @@ export interface DocumentedCommand {
 }
 
 /** Code blocks that hold commands; others (`text`, `json`, `ts`) hold output, data or code. */
-const SHELL_BLOCKS = new Set(['', 'sh', 'bash', 'shell', 'console']);
+export const SHELL_BLOCKS = new Set(['', 'sh', 'bash', 'shell', 'console']);
+/** Blocks of synopses (`a|b`, `[--json]`, FILE): commands to read, never to paste into a shell. */
+export const SYNOPSIS_BLOCKS = new Set(['synopsis']);
 
 /** Splits a command line into words the way a shell would for the simple quoting docs use. */
 function words(text: string): string[] {
@@ -74,14 +76,15 @@ function ladderArgs(line: string): string[] | undefined {
 export function documentedCommands(file: string, markdown: string): DocumentedCommand[] {
   const commands: DocumentedCommand[] = [];
   for (const block of codeBlocks(file, markdown)) {
-    if (!SHELL_BLOCKS.has(block.language)) continue;
+    const synopsis = SYNOPSIS_BLOCKS.has(block.language);
+    if (!SHELL_BLOCKS.has(block.language) && !synopsis) continue;
     const lines = block.text.replace(/\n$/, '').split('\n');
     for (let i = 0; i < lines.length; i++) {
       let text = lines[i]!;
       const first = i;
       if (ladderArgs(text) === undefined) continue;
       while (i + 1 < lines.length && (text.endsWith('\\') || /^\s+\[--/.test(lines[i + 1]!))) text = `${text.replace(/\\$/, '')} ${lines[++i]!}`;
-      const command: DocumentedCommand = { file, line: block.line + 1 + first, args: ladderArgs(text)!, inBlock: true };
+      const command: DocumentedCommand = { file, line: block.line + 1 + first, args: ladderArgs(text)!, inBlock: !synopsis };
       if (/^\s*\$\s/.test(text)) {
         const output: string[] = [];
         while (i + 1 < lines.length && !/^\s*\$\s/.test(lines[i + 1]!)) output.push(lines[++i]!);
