@@ -19,7 +19,7 @@ import { type PresetRow, runPreset } from '../eval/run.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog } from '../io/matches.js';
 import { readInputText } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
-import { noProgress, type ProgressStarter, reportSkipped, startProgress, warnIfEmpty, writeStderr } from './stderr.js';
+import { noProgress, type ProgressStarter, report, reportSkipped, startProgress, warnIfEmpty, writeStderr } from './stderr.js';
 
 /** Systems `--system` accepts: Ladder's, FiveThirtyEight-style Elo, and the two peers. */
 export const EVALUATION_SYSTEMS = [...SYSTEM_NAMES, 'elo-538', 'openskill', 'trueskill'] as const;
@@ -221,6 +221,8 @@ export async function runEvaluate(
   warnIfEmpty(matches.length, source, 'matches');
   const protocol = protocolOptions(options, splitAtDate(splitAt));
   const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol, progress)];
+  // An empty test part scores nothing: every figure would be NaN, so say why instead of printing them silently.
+  if (matches.length > 0 && results[0]!.test.n === 0) report(`warning: no test match was scored: the test part (from --split ${options.split ?? ''}) is empty or every match in it was left unscored; the figures are empty`);
   if (options.peers) {
     const peers = await loadPeers();
     for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol, progress));

@@ -76,6 +76,14 @@ describe('ladder evaluate', () => {
     await expect(runEvaluate(fourMatches, { system: 'wvw', split: '2020-01-03' })).rejects.toThrow(/line 1, field teams\[0\]\.score/);
   });
 
+  it('warns when the test part is empty instead of printing empty figures silently', () => {
+    const run = runLadder(['evaluate', '--system', 'elo', '--split', '2030-01-01', fourMatches]);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toMatch(/^ladder: warning: no test match was scored: the test part \(from --split 2030-01-01\) is empty/m);
+    const scored = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', fourMatches]);
+    expect(scored.stderr).not.toMatch(/no test match was scored/);
+  });
+
   it('requires a split and a known system', async () => {
     await expect(runEvaluate(fourMatches, { system: 'elo' })).rejects.toThrow(InvalidInputError);
     await expect(runEvaluate(fourMatches, { system: 'nope', split: '2020-01-03' })).rejects.toThrow(/unknown system/);
