@@ -42,6 +42,8 @@ export interface FitOutput {
   fitted: Record<string, number>;
   training: { n: number; scored: number; logLoss: number; burnIn: number };
   evaluations: number;
+  /** Points the search visited (the progress bar's count); revisits reuse a run. */
+  steps: number;
 }
 
 /** Runs `ladder fit`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
@@ -78,7 +80,7 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
   const protocol = protocolOptions(options, isTest);
   let bar: ProgressBar | undefined;
   const onProgress = (done: number, planned: number) => {
-    bar ??= progress(`fit ${name}`, planned, 'runs');
+    bar ??= progress(`fit ${name}`, planned, 'steps');
     bar?.update(done);
   };
   const fit = fitParameters(
@@ -97,6 +99,7 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
     fitted: fit.parameters,
     training: { n: training.length, scored: fit.scoredMatches, logLoss: fit.trainingLogLoss, burnIn },
     evaluations: fit.evaluations,
+    steps: fit.steps,
   };
   let test;
   if (options.evaluate) {
@@ -143,7 +146,7 @@ export function register(program: Command): void {
         }
         const shown = Object.entries(output.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`).join(', ');
         process.stdout.write(
-          `${output.system}: fitted ${shown}\n  training part: ${output.training.n} matches, the last ${output.training.scored} scored after a ${Math.round(output.training.burnIn * 100)}% burn-in; log-loss ${output.training.logLoss.toFixed(4)} (${output.evaluations} runs)\n`,
+          `${output.system}: fitted ${shown}\n  training part: ${output.training.n} matches, the last ${output.training.scored} scored after a ${Math.round(output.training.burnIn * 100)}% burn-in; log-loss ${output.training.logLoss.toFixed(4)} (${output.evaluations} runs over ${output.steps} search steps; a step that revisits a point reuses its run)\n`,
         );
         if (test) process.stdout.write(`\ntest part with the fitted parameters:\n${formatResult(test)}`);
       }),

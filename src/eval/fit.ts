@@ -65,7 +65,10 @@ export interface FitResult {
   parameters: Record<string, number>;
   /** Log-loss of the scored tail of the training part at the chosen parameters. */
   trainingLogLoss: number;
+  /** Runs over the training part (a point the search visits again is answered from a cache, not run). */
   evaluations: number;
+  /** Points the search visited, the progress bar's count: `evaluations` plus the ones answered from the cache. */
+  steps: number;
   /** Matches the objective scored (the training part after the burn-in). */
   scoredMatches: number;
 }
@@ -148,7 +151,8 @@ export function fitParameters(
       current[spec.name] = toValue(f1 <= f2 ? x1 : x2);
     }
   }
-  return { parameters: { ...current }, trainingLogLoss: objective(current), evaluations, scoredMatches };
+  const trainingLogLoss = objective(current);
+  return { parameters: { ...current }, trainingLogLoss, evaluations, steps, scoredMatches };
 }
 
 /** The training part of a protocol: the matches before the first test match. */
