@@ -83,7 +83,7 @@ export async function historyView(ctx: ReadContext, ladder: Ladder, player: stri
   if (!known) throw playerNotFound(ladder, player);
   if (tooFarBack) {
     throw new InvalidInputError(
-      `more than ${HISTORY_MAX_OFFSET} of this player's entries are from match ${page.before} on, and it is not one of their matches; pass the \`seq\` of one of their entries (an answer's \`next\`)`,
+      `more than ${HISTORY_MAX_OFFSET} of this player's entries are from sequence number ${page.before} on, and it is none of theirs; pass the \`seq\` of one of their entries (an answer's \`next\`)`,
       { field: 'before' },
     );
   }
