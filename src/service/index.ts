@@ -68,6 +68,13 @@ export interface ServiceOptions {
   /** PostgreSQL pool size. @default 10 */
   poolSize?: number;
   /**
+   * Statement timeout of public reads on PostgreSQL, in milliseconds: a read
+   * that runs longer is stopped and answered 503. @default LADDER_READ_TIMEOUT_MS, else 5000
+   */
+  readTimeoutMs?: number;
+  /** PostgreSQL connections public reads may hold at once, besides `poolSize`. @default 4 */
+  readPoolSize?: number;
+  /**
    * Match writer tuning (see WriterOptions). Unset fields fall back to the
    * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
    */
@@ -159,7 +166,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const warn = throttled(options.onWarning ?? ((message) => process.stderr.write(`ladder: ${message}\n`)));
   let db: Database;
   try {
-    db = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, schema: options.databaseSchema, poolSize: options.poolSize });
+    db = await openDatabase({
+      databaseUrl: options.databaseUrl,
+      dataDir: options.dataDir,
+      schema: options.databaseSchema,
+      poolSize: options.poolSize,
+      readTimeoutMs: options.readTimeoutMs ?? positiveEnv('LADDER_READ_TIMEOUT_MS'),
+      readPoolSize: options.readPoolSize,
+    });
   } catch (error) {
     if (error instanceof DataDirectoryLockedError) throw new ServiceStartError('data-directory', error.message, { cause: error });
     if (options.databaseUrl === undefined) {

@@ -3,19 +3,35 @@
  * and the match list, composed from the store (states, matches) and the
  * rankings (order, percentiles). Plain records out; the HTTP layer only
  * passes them through.
+ *
+ * Every read anyone may ask for is bounded: its statements run through
+ * `Database.read` (a statement timeout and cancellation when the client
+ * goes away, on PostgreSQL), offsets are capped where each skipped row costs
+ * work (schemas.ts), and the lists page on through keyset cursors (`before`,
+ * answered as `next`) whose every page costs what the first does.
  */
+import { InvalidInputError } from '../core/errors.js';
 import { type Match, teamPlacements } from '../core/match.js';
-import type { Database } from '../store/database.js';
+import type { Database, ReadOptions } from '../store/database.js';
 import { historyOf, listMatches } from '../store/matches.js';
 import { findPlayer, findPlayers, searchPlayers } from '../store/players.js';
 import type { PlayerRow } from '../store/rows.js';
 import { NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { Rankings } from './rankings.js';
+import { HISTORY_MAX_OFFSET, SEARCH_MAX_OFFSET } from './schemas.js';
 
 export interface ReadContext {
   db: Database;
   rankings: Rankings;
+}
+
+/** A page of a list with a keyset cursor. */
+export interface CursorPage {
+  limit: number;
+  offset: number;
+  /** Only items of matches before this sequence number. */
+  before?: number;
 }
 
 function iso(ms: number | null | undefined): string | null {
@@ -42,8 +58,8 @@ function playerNotFound(ladder: Ladder, id: string): NotFoundError {
   return new NotFoundError(`no player ${JSON.stringify(id.slice(0, 80))} in ladder ${ladder.id}`, 'player');
 }
 
-export async function playerView(ctx: ReadContext, ladder: Ladder, id: string) {
-  const row = await findPlayer(ctx.db, ladder.id, id);
+export async function playerView(ctx: ReadContext, ladder: Ladder, id: string, options: ReadOptions = {}) {
+  const row = await ctx.db.read((db) => findPlayer(db, ladder.id, id), options);
   if (!row) throw playerNotFound(ladder, id);
   const standing = await ctx.rankings.standing(ladder, { id: row.id, rating: row.rating, matches: row.matches, lastAt: row.last_at });
   return {
@@ -57,12 +73,24 @@ export async function playerView(ctx: ReadContext, ladder: Ladder, id: string) {
   };
 }
 
-export async function historyView(ctx: ReadContext, ladder: Ladder, player: string, limit: number, offset: number, before?: number) {
-  const rows = await historyOf(ctx.db, ladder.id, player, limit, offset, before);
-  if (rows.length === 0 && offset === 0 && !(await findPlayer(ctx.db, ladder.id, player))) throw playerNotFound(ladder, player);
+export async function historyView(ctx: ReadContext, ladder: Ladder, player: string, page: CursorPage, options: ReadOptions = {}) {
+  const { rows, tooFarBack, known } = await ctx.db.read(async (db) => {
+    // One entry more than the page: whether another page follows, for `next`.
+    const found = await historyOf(db, ladder.id, player, { limit: page.limit + 1, offset: page.offset, before: page.before, maxSkipped: HISTORY_MAX_OFFSET });
+    const known = found.rows.length > 0 || found.tooFarBack || page.offset > 0 || (await findPlayer(db, ladder.id, player)) !== undefined;
+    return { ...found, known };
+  }, options);
+  if (!known) throw playerNotFound(ladder, player);
+  if (tooFarBack) {
+    throw new InvalidInputError(
+      `more than ${HISTORY_MAX_OFFSET} of this player's entries are from sequence number ${page.before} on, and it is none of theirs; pass the \`seq\` of one of their entries (an answer's \`next\`)`,
+      { field: 'before' },
+    );
+  }
+  const shown = rows.slice(0, page.limit);
   return {
     player,
-    history: rows.map((row) => ({
+    history: shown.map((row) => ({
       matchId: row.id,
       seq: row.seq,
       at: iso(row.at),
@@ -74,13 +102,17 @@ export async function historyView(ctx: ReadContext, ladder: Ladder, player: stri
       teams: row.body.teams.map((t) => t.players.map((p) => p.id)),
       ...(row.voided_at !== null ? { void: true } : {}),
     })),
+    next: rows.length > page.limit ? shown[shown.length - 1]!.seq : null,
   };
 }
 
-export async function matchesView(ctx: ReadContext, ladder: Ladder, limit: number, offset: number) {
-  const rows = await listMatches(ctx.db, ladder.id, limit, offset);
+export async function matchesView(ctx: ReadContext, ladder: Ladder, page: CursorPage, options: ReadOptions = {}) {
+  // One match more than the page: whether another page follows, for `next`.
+  const rows = await ctx.db.read((db) => listMatches(db, ladder.id, { limit: page.limit + 1, offset: page.offset, before: page.before }), options);
+  const shown = rows.slice(0, page.limit);
   return {
-    matches: rows.map((row) => ({
+    next: rows.length > page.limit ? shown[shown.length - 1]!.seq : null,
+    matches: shown.map((row) => ({
       id: row.id,
       seq: row.seq,
       at: iso(row.at),
@@ -106,14 +138,17 @@ export interface LeaderboardQuery {
   search?: string;
 }
 
-export async function leaderboardView(ctx: ReadContext, ladder: Ladder, query: LeaderboardQuery) {
+export async function leaderboardView(ctx: ReadContext, ladder: Ladder, query: LeaderboardQuery, options: ReadOptions = {}) {
   const { limit } = query;
   let offset = query.offset;
   let total: number;
   let entries: Array<{ id: string; rating: number; rank: number | null; percentile: number | null; division?: string | null }>;
   const details = new Map<string, PlayerRow>();
   if (query.search !== undefined) {
-    const found = await searchPlayers(ctx.db, ladder.id, query.search, limit, offset);
+    // The rankings page at any depth for the cost of a first page; a search is an SQL page that reads every row it skips.
+    if (offset > SEARCH_MAX_OFFSET) throw new InvalidInputError(`offset is capped at ${SEARCH_MAX_OFFSET} with \`search\`; narrow the search with a longer prefix`, { field: 'offset' });
+    const search = query.search;
+    const found = await ctx.db.read((db) => searchPlayers(db, ladder.id, search, limit, offset), options);
     total = found.total;
     entries = [];
     for (const row of found.rows) {
@@ -130,7 +165,8 @@ export async function leaderboardView(ctx: ReadContext, ladder: Ladder, query: L
     const page = await ctx.rankings.page(ladder, offset, limit);
     total = page.total;
     entries = page.entries;
-    for (const row of await findPlayers(ctx.db, ladder.id, entries.map((e) => e.id))) details.set(row.id, row);
+    const ids = entries.map((e) => e.id);
+    for (const row of await ctx.db.read((db) => findPlayers(db, ladder.id, ids), options)) details.set(row.id, row);
   }
   const placement = ladder.resolvedStandings.placementMatches;
   return {

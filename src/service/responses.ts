@@ -43,7 +43,12 @@ export const ratedMatchResponse = z
   .object({ match: z.object({ id: z.string(), seq: z.number().int(), at: isoTime }), winProbability: z.array(z.number()), players: z.array(ratingChange) })
   ;
 
+/** The keyset cursor of the next page, or null on the last page. */
+const nextCursor = (items: string) =>
+  z.number().int().nullable().describe(`The \`seq\` of this page's last ${items}: send it as \`before\` for the next page (which costs what the first does); null when no ${items} follows.`);
+
 export const matchListResponse = z.object({
+  next: nextCursor('match'),
   matches: z.array(
     z.object({
       id: z.string(),
@@ -84,6 +89,7 @@ export const historyResponse = z.object({
       void: z.boolean().optional().describe('True when the match was voided: this change no longer counts.'),
     }),
   ),
+  next: nextCursor('entry'),
 });
 
 export const leaderboardResponse = z

@@ -198,19 +198,56 @@ export const pageQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).max(1e9).optional(),
 });
 
-export const historyQuerySchema = pageQuerySchema.extend({
-  before: z.coerce
+/**
+ * Deepest `offset` of a ladder's match list: the rows it skips are still
+ * read (measured, 20,000 matches, limit 50, a loaded 2-core machine: offset
+ * 5,000 about 40 ms on PostgreSQL and 100 ms on PGlite, holding its event
+ * loop, against 5–10 ms for a first page), so past this the cursor `before`
+ * pages on at the cost of a first page.
+ */
+export const MATCH_LIST_MAX_OFFSET = 5_000;
+/**
+ * Deepest `offset` of a player's history: every entry it skips is one step
+ * of the walk (a primary-key lookup and a parse of that match's history;
+ * measured as above, offset 1,000 about 50 ms on PostgreSQL and 130 ms on
+ * PGlite against 18 and 55 ms for a first page, offset 10,000 300 and 600 ms),
+ * so the cap is lower than the match list's; `before` pages on.
+ */
+export const HISTORY_MAX_OFFSET = 1_000;
+/** Deepest `offset` of a leaderboard `search` (an SQL page of the players whose id has the prefix). */
+export const SEARCH_MAX_OFFSET = 10_000;
+
+const cursor = z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+export const matchListQuerySchema = z.object({
+  limit: pageQuerySchema.shape.limit,
+  offset: z.coerce
     .number()
     .int()
-    .min(1)
-    .max(Number.MAX_SAFE_INTEGER)
+    .min(0)
+    .max(MATCH_LIST_MAX_OFFSET, `offset is capped at ${MATCH_LIST_MAX_OFFSET}; page with \`before\`=<seq of the last match of a page> (each answer gives it as \`next\`)`)
+    .optional(),
+  before: cursor
     .optional()
-    .describe('Only entries of matches before this sequence number: pass the `seq` of the last entry of a page to get the next one (as cheap as the first page, where a deep `offset` walks every entry it skips).'),
+    .describe('Only matches before this sequence number: pass the `next` of an answer (the `seq` of its last match) to get the next page, which costs what the first does.'),
+});
+
+export const historyQuerySchema = z.object({
+  limit: pageQuerySchema.shape.limit,
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(HISTORY_MAX_OFFSET, `offset is capped at ${HISTORY_MAX_OFFSET}; page with \`before\`=<seq of the last entry of a page> (each answer gives it as \`next\`)`)
+    .optional(),
+  before: cursor
+    .optional()
+    .describe('Only entries of matches before this sequence number: pass the `next` of an answer (the `seq` of its last entry) to get the next page, which costs what the first does.'),
 });
 
 export const leaderboardQuerySchema = pageQuerySchema.extend({
   around: id.optional(),
-  search: id.optional().describe('Only players whose id starts with this; `total` counts all of them.'),
+  search: id.optional().describe(`Only players whose id starts with this; \`total\` counts all of them. With it, \`offset\` is at most ${SEARCH_MAX_OFFSET}.`),
 });
 
 export const ladderParams = z.object({ ladder: id });
@@ -256,7 +293,16 @@ export const balanceSchema = z
     parties: z.array(z.array(id).min(1).max(16)).max(32).optional().describe('Players who must play on one team.'),
     teams: z.number().int().min(2).max(8).optional().describe('Number of teams. Default 2.'),
   })
-  .strict();
+  .strict()
+  .superRefine((body, ctx) => {
+    // Named here as the body holds them (`players[3]`): the balancer's own check names its input's `players[3].id`.
+    const first = new Map<string, number>();
+    body.players.forEach((player, i) => {
+      const seen = first.get(player);
+      if (seen !== undefined) ctx.addIssue({ code: 'custom', path: ['players', i], message: `player ${JSON.stringify(player.slice(0, 80))} appears twice (first at players[${seen}])` });
+      else first.set(player, i);
+    });
+  });
 
 export const integrityQuerySchema = z.object({
   matches: z.coerce.number().int().min(1).max(200_000).optional().describe('Most recent matches examined. Default 20,000.'),
@@ -267,7 +313,18 @@ export const predictSchema = z
   .object({
     teams: z.array(z.object({ players: z.array(id).min(1).max(64) }).strict()).min(2).max(16),
   })
-  .strict();
+  .strict()
+  .superRefine((body, ctx) => {
+    // A player plays once in a match: on two teams (or twice on one) the prediction would mean nothing.
+    const first = new Map<string, string>();
+    body.teams.forEach((team, t) =>
+      team.players.forEach((player, i) => {
+        const seen = first.get(player);
+        if (seen !== undefined) ctx.addIssue({ code: 'custom', path: ['teams', t, 'players', i], message: `player ${JSON.stringify(player.slice(0, 80))} is already in ${seen}` });
+        else first.set(player, `teams[${t}].players[${i}]`);
+      }),
+    );
+  });
 export const playerParams = z.object({ ladder: id, player: id });
 export const idParams = z.object({ id });
 

@@ -29,6 +29,26 @@ export class DatabaseUnavailableError extends LadderError {
   }
 }
 
+/**
+ * A read was stopped before it finished: it ran past the read statement
+ * timeout (`timeout`, after `timeoutMs`), or the client that asked for it went
+ * away and it was cancelled (`cancelled`). Nothing was written; the same read
+ * may succeed later, or as a smaller page.
+ */
+export class DatabaseReadStoppedError extends LadderError {
+  override name = 'DatabaseReadStoppedError';
+  constructor(
+    readonly reason: 'timeout' | 'cancelled',
+    readonly timeoutMs: number | undefined,
+    options: { cause?: unknown } = {},
+  ) {
+    super(reason === 'timeout' ? `the read ran longer than ${timeoutMs} ms and was stopped` : 'the read was cancelled: its client went away', options);
+  }
+}
+
+/** SQLSTATE 57014 query_canceled: a statement timeout or a cancel request stopped the statement. */
+export const QUERY_CANCELED = '57014';
+
 /** Classifies a driver error; Ladder's own errors (thrown inside a transaction) pass through. */
 export function classifyDatabaseError(error: unknown): unknown {
   if (error instanceof LadderError) return error;

@@ -6,7 +6,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LadderError } from '../core/errors.js';
-import { classifyDatabaseError } from './database-errors.js';
+import { classifyDatabaseError, DatabaseReadStoppedError, QUERY_CANCELED } from './database-errors.js';
 
 /** Something that runs one statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -48,8 +48,41 @@ export async function ping(db: Queryable): Promise<void> {
   await db.query('SELECT 1');
 }
 
+/** How one read is run (`Database.read`). */
+export interface ReadOptions {
+  /**
+   * Aborted when whoever asked for the read no longer wants it (the HTTP
+   * client went away): a statement not yet sent is not sent, and one running
+   * on PostgreSQL is cancelled. Either way the read rejects with
+   * DatabaseReadStoppedError ('cancelled').
+   */
+  signal?: AbortSignal;
+}
+
+/** The default statement timeout of reads on PostgreSQL, in milliseconds. */
+export const DEFAULT_READ_TIMEOUT_MS = 5_000;
+/** The default number of PostgreSQL connections reads may hold at once. */
+export const DEFAULT_READ_POOL_SIZE = 4;
+
+/** The read was given up on before its next statement: that statement is not sent. */
+function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new DatabaseReadStoppedError('cancelled', undefined);
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * Runs the statements of one read that anyone may ask for (lists, pages,
+   * lookups of the public API), never a write. On PostgreSQL they run on
+   * connections of their own (at most `readPoolSize`, each with the read
+   * statement timeout), so reads can neither hold the connections writes
+   * need nor run longer than the timeout (DatabaseReadStoppedError
+   * 'timeout'); `options.signal` cancels them. PGlite runs every statement
+   * on the process's one thread and has no timeout: its reads are bounded by
+   * what they may ask for (capped offsets, keyset cursors), and a given-up
+   * read sends no further statement.
+   */
+  read<T>(work: (db: Queryable) => Promise<T>, options?: ReadOptions): Promise<T>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
@@ -150,6 +183,23 @@ export async function openPglite(dataDir: string): Promise<Database> {
       query: base.query,
       exec: base.exec,
       ordered: base,
+      // No statement timeout: PostgreSQL's runs on a timer signal that PGlite's single thread never takes
+      // while a statement runs (measured: SET statement_timeout = 100 stops nothing, and the event loop
+      // waits for the statement). What bounds a read here is what it may ask for.
+      read: (work, options = {}) => {
+        const { signal } = options;
+        throwIfCancelled(signal);
+        return work({
+          query: <Row>(sql: string, params?: readonly unknown[], queryOptions?: QueryOptions) => {
+            throwIfCancelled(signal);
+            return base.query<Row>(sql, params, queryOptions);
+          },
+          exec: (sql: string) => {
+            throwIfCancelled(signal);
+            return base.exec(sql);
+          },
+        });
+      },
       transaction: (work) =>
         pg.transaction((tx) => work(classified(wrap(tx as unknown as Tx)))).catch((error: unknown) => {
           throw classifyDatabaseError(error);
@@ -180,6 +230,10 @@ export interface PostgresOptions {
   schema?: string;
   /** Pool size. @default 10 */
   max?: number;
+  /** Statement timeout of reads (`Database.read`), in milliseconds. @default DEFAULT_READ_TIMEOUT_MS */
+  readTimeoutMs?: number;
+  /** Connections reads may hold at once, besides `max`. @default DEFAULT_READ_POOL_SIZE */
+  readPoolSize?: number;
 }
 
 /** Opens a pool on a real PostgreSQL server. */
@@ -209,6 +263,20 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
+  const readTimeoutMs = options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
+  if (!Number.isInteger(readTimeoutMs) || readTimeoutMs < 1) throw new LadderError(`readTimeoutMs must be a positive whole number of milliseconds, got ${readTimeoutMs}`);
+  // Reads get a pool of their own: however many readers there are, they wait for these connections and
+  // never for the ones writes, corrections and /healthz use. Its connections start with the read statement
+  // timeout as a session setting (a startup parameter: no extra round trip per read, and no transaction
+  // around a read), so a write never runs under it.
+  const readPool = new Pool({
+    connectionString: options.url,
+    max: options.readPoolSize ?? DEFAULT_READ_POOL_SIZE,
+    types: parsers as never,
+    statement_timeout: readTimeoutMs,
+    ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  readPool.on('error', () => {});
   type Client = { query: (config: { text: string; values: unknown[]; name?: string }) => Promise<{ rows: unknown[] }> } & { query: (sql: string) => Promise<unknown> };
   const onClient = (client: Client): Queryable => ({
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
@@ -254,11 +322,73 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
       await pool.query(sql);
     },
   });
+  /** A driver error of a read: a cancelled statement is the timeout's doing unless the read was given up on. */
+  const readError = (error: unknown, signal: AbortSignal | undefined): unknown => {
+    if ((error as { code?: unknown } | null)?.code === QUERY_CANCELED) {
+      return new DatabaseReadStoppedError(signal?.aborted ? 'cancelled' : 'timeout', signal?.aborted ? undefined : readTimeoutMs, { cause: error });
+    }
+    return classifyDatabaseError(error);
+  };
+  const read = async <T>(work: (db: Queryable) => Promise<T>, readOptions: ReadOptions = {}): Promise<T> => {
+    const { signal } = readOptions;
+    throwIfCancelled(signal);
+    let client: import('pg').PoolClient;
+    try {
+      client = await readPool.connect();
+    } catch (error) {
+      throw classifyDatabaseError(error);
+    }
+    let running = 0;
+    let cancelling: Promise<unknown> | undefined;
+    // The backend running our statement is told to stop it (from a connection of the main pool, which
+    // readers never hold). Until that has been sent the connection is not given back, and then it is
+    // closed rather than reused, so the cancel can only ever reach a statement of this read.
+    const onAbort = () => {
+      if (running === 0 || cancelling !== undefined) return;
+      const pid = (client as unknown as { processID: number | null }).processID;
+      if (pid !== null) cancelling = pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      throwIfCancelled(signal);
+      return await work({
+        query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+          throwIfCancelled(signal);
+          running++;
+          try {
+            return (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
+          } catch (error) {
+            throw readError(error, signal);
+          } finally {
+            running--;
+          }
+        },
+        exec: async (sql: string) => {
+          throwIfCancelled(signal);
+          running++;
+          try {
+            await client.query(sql);
+          } catch (error) {
+            throw readError(error, signal);
+          } finally {
+            running--;
+          }
+        },
+      });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (cancelling !== undefined) {
+        await cancelling;
+        client.release(true);
+      } else client.release();
+    }
+  };
   return {
     kind: 'postgres',
     ordered,
     query: pooled.query,
     exec: pooled.exec,
+    read,
     transaction: async (work) => {
       let client: import('pg').PoolClient;
       try {
@@ -293,7 +423,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
           // Never connected: nothing to release.
         }
       }
-      await pool.end();
+      await Promise.all([pool.end(), readPool.end()]);
     },
   };
 }
@@ -321,9 +451,15 @@ export interface OpenDatabaseOptions {
   schema?: string;
   /** Pool size for PostgreSQL. @default 10 */
   poolSize?: number;
+  /** Statement timeout of reads on PostgreSQL (see PostgresOptions.readTimeoutMs). */
+  readTimeoutMs?: number;
+  /** Connections reads may hold on PostgreSQL (see PostgresOptions.readPoolSize). */
+  readPoolSize?: number;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres({ url: options.databaseUrl, schema: options.schema, max: options.poolSize });
+  if (options.databaseUrl) {
+    return openPostgres({ url: options.databaseUrl, schema: options.schema, max: options.poolSize, readTimeoutMs: options.readTimeoutMs, readPoolSize: options.readPoolSize });
+  }
   return openPglite(options.dataDir ?? './ladder-data');
 }

@@ -78,14 +78,41 @@ export interface HistoryRow {
   body: Match;
 }
 
-/** Newest first. */
-export async function listMatches(db: Queryable, ladder: string, limit: number, offset: number): Promise<StoredMatchRow[]> {
-  return db.query<StoredMatchRow>('SELECT seq, id, at, round, body, win_probability, voided_at, void_reason FROM matches WHERE ladder = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3', [ladder, limit, offset]);
+/** A page of a ladder's match list. */
+export interface MatchPage {
+  limit: number;
+  /** Matches skipped (after `before`): each costs an index entry and a row visit, so callers cap it. */
+  offset: number;
+  /** Only matches with a sequence number below this: the keyset cursor, an index range on (ladder, seq). */
+  before?: number;
+}
+
+/** Newest first: a backward range scan of the primary key (ladder, seq), from `before` when given. */
+export async function listMatches(db: Queryable, ladder: string, page: MatchPage): Promise<StoredMatchRow[]> {
+  return db.query<StoredMatchRow>(
+    'SELECT seq, id, at, round, body, win_probability, voided_at, void_reason FROM matches WHERE ladder = $1 AND seq < $4::int8 ORDER BY seq DESC LIMIT $2 OFFSET $3',
+    [ladder, page.limit, page.offset, page.before ?? Number.MAX_SAFE_INTEGER],
+  );
 }
 
 /** Matches in sequence order after `afterSeq`, at most `limit` (replays page through the log). */
 export async function matchesAfter(db: Queryable, ladder: string, afterSeq: number, limit: number): Promise<StoredMatchRow[]> {
   return db.query<StoredMatchRow>('SELECT seq, id, at, round, body, win_probability, voided_at, void_reason FROM matches WHERE ladder = $1 AND seq > $2 ORDER BY seq LIMIT $3', [ladder, afterSeq, limit]);
+}
+
+/** A page of a player's history. */
+export interface HistoryPage {
+  limit: number;
+  /** Entries skipped (after `before`): one step of the walk each. */
+  offset: number;
+  /** Only entries of matches before this sequence number (the keyset cursor). */
+  before?: number;
+  /**
+   * Most entries from `before` on the walk passes over when `before` is not
+   * one of the player's entries (it then starts at the newest): past that,
+   * the page is not read and `tooFarBack` is set.
+   */
+  maxSkipped: number;
 }
 
 /**
@@ -94,13 +121,18 @@ export async function matchesAfter(db: Queryable, ladder: string, afterSeq: numb
  * primary-key lookup per entry, `offset + limit` of them. With `before`,
  * only entries of matches before that sequence number: when the player has
  * an entry in match `before` (the last one of the previous page), the walk
- * starts from its link; otherwise it starts at the newest entry and passes
- * over the entries from `before` on without counting them.
+ * starts from its link, so the page costs what the first does; otherwise it
+ * starts at the newest entry and passes over the entries from `before` on
+ * without counting them, at most `maxSkipped` of them (`tooFarBack` when
+ * there are more: no rows are read then).
  */
-export async function historyOf(db: Queryable, ladder: string, player: string, limit: number, offset: number, before?: number): Promise<HistoryRow[]> {
-  return db.query<HistoryRow>(
+export async function historyOf(db: Queryable, ladder: string, player: string, page: HistoryPage): Promise<{ rows: HistoryRow[]; tooFarBack: boolean }> {
+  const rows = await db.query<HistoryRow & { skipped: number; n: number | null }>(
     // Each step finds the player's entry in the match it reached (parsing that match's history once)
-    // and carries it, with the link to the next step; n counts the entries before `before` only.
+    // and carries it, with the link to the next step; n counts the entries before `before` only,
+    // skipped the ones from `before` on (the walk stops once it has passed more than $6 of them).
+    // The one summary row of the walk is joined to the page's rows, so the answer says how far the
+    // walk skipped even when the page is empty.
     `WITH RECURSIVE origin AS (
        SELECT CASE WHEN at.found THEN at.prev ELSE p.last_seq END AS seq
        FROM players p
@@ -109,23 +141,28 @@ export async function historyOf(db: Queryable, ladder: string, player: string, l
          WHERE m.ladder = $1 AND m.seq = $5::int8 AND x->>'player' = $2 LIMIT 1
        ) at ON true
        WHERE p.ladder = $1 AND p.id = $2
-     ), walk(seq, n, entry) AS (
-       SELECT m.seq, CASE WHEN m.seq < $5::int8 THEN 1 ELSE 0 END, x FROM origin o
+     ), walk(seq, n, skipped, entry) AS (
+       SELECT m.seq, CASE WHEN m.seq < $5::int8 THEN 1 ELSE 0 END, CASE WHEN m.seq < $5::int8 THEN 0 ELSE 1 END, x FROM origin o
        JOIN matches m ON m.ladder = $1 AND m.seq = o.seq
        CROSS JOIN LATERAL json_array_elements(m.changes) x
        WHERE x->>'player' = $2
        UNION ALL
-       SELECT m.seq, CASE WHEN m.seq < $5::int8 THEN w.n + 1 ELSE 0 END, x FROM walk w
+       SELECT m.seq, CASE WHEN m.seq < $5::int8 THEN w.n + 1 ELSE 0 END, CASE WHEN m.seq < $5::int8 THEN w.skipped ELSE w.skipped + 1 END, x FROM walk w
        JOIN matches m ON m.ladder = $1 AND m.seq = (w.entry->>'prev')::int8
        CROSS JOIN LATERAL json_array_elements(m.changes) x
-       WHERE w.n < $3::int4 + $4::int4 AND x->>'player' = $2
+       WHERE w.n < $3::int4 + $4::int4 AND w.skipped <= $6::int4 AND x->>'player' = $2
      )
-     SELECT m.seq, (w.entry->>'team')::int4 AS team, w.entry->'before' AS before, w.entry->'after' AS after, w.entry->'terms' AS terms, m.id, m.at, m.body, m.voided_at
-     FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
-     WHERE w.n > $4::int4
-     ORDER BY w.n`,
-    [ladder, player, limit, offset, before ?? Number.MAX_SAFE_INTEGER],
+     SELECT s.skipped, r.* FROM (SELECT coalesce(max(skipped), 0)::int4 AS skipped FROM walk) s
+     LEFT JOIN (
+       SELECT w.n, m.seq, (w.entry->>'team')::int4 AS team, w.entry->'before' AS before, w.entry->'after' AS after, w.entry->'terms' AS terms, m.id, m.at, m.body, m.voided_at
+       FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+       WHERE w.n > $4::int4
+     ) r ON true
+     ORDER BY r.n`,
+    [ladder, player, page.limit, page.offset, page.before ?? Number.MAX_SAFE_INTEGER, page.maxSkipped],
   );
+  const tooFarBack = (rows[0]?.skipped ?? 0) > page.maxSkipped;
+  return { rows: tooFarBack ? [] : rows.filter((row) => row.n !== null).map(({ skipped: _skipped, n: _n, ...row }) => row), tooFarBack };
 }
 
 /** The ids among `ids` already taken by a stored match. */

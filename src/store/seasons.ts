@@ -65,16 +65,21 @@ export async function insertStandings(tx: Queryable, ladder: string, season: num
   }
 }
 
-/** One page of a closed season's standings in their frozen order, and how many there are. */
+/**
+ * One page of a closed season's standings in their frozen order, and how
+ * many there are. Positions run 1..N, so the page is a range of the index on
+ * (ladder, season, position) and the count its last position: every page,
+ * however deep, costs what the first does.
+ */
 export async function standingsPage(db: Queryable, ladder: string, season: number, limit: number, offset: number): Promise<{ total: number; rows: FrozenStanding[] }> {
   const [rows, counted] = await Promise.all([
-    db.query<FrozenStanding>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 ORDER BY position LIMIT $3 OFFSET $4', [
+    db.query<FrozenStanding>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND position > $4 ORDER BY position LIMIT $3', [
       ladder,
       season,
       limit,
       offset,
     ]),
-    db.query<{ n: number }>('SELECT count(*)::int4 AS n FROM season_standings WHERE ladder = $1 AND season = $2', [ladder, season]),
+    db.query<{ n: number | null }>('SELECT max(position) AS n FROM season_standings WHERE ladder = $1 AND season = $2', [ladder, season]),
   ]);
   return { total: counted[0]?.n ?? 0, rows };
 }

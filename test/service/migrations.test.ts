@@ -49,7 +49,7 @@ it('keeps matches, history and players across migrations 3 to 6', async () => {
   expect(third!.changes.map((e) => [e.lastAtBefore, e.lastAtAfter, e.prev])).toEqual([[9, 9, 2], [9, 9, 2]]);
   const lastSeqs = await db.query<{ id: string; last_seq: number | null }>(`SELECT id, last_seq::int4 FROM players WHERE ladder = 'l' ORDER BY id`);
   expect(lastSeqs).toEqual([{ id: 'ann', last_seq: 3 }, { id: 'anna', last_seq: null }, { id: 'bob', last_seq: 3 }]);
-  const history = await historyOf(db, 'l', 'ann', 2, 1);
+  const history = (await historyOf(db, 'l', 'ann', { limit: 2, offset: 1, maxSkipped: 1000 })).rows;
   expect(history.map((row) => [Number(row.seq), row.id, row.after])).toEqual([[2, 'm2', { rating: 1700 }], [1, 'm1', { rating: 1662.31 }]]);
   const before = await lastChangesBefore(db, 'l', ['ann', 'bob', 'anna'], 3);
   expect([...before].map(([id, last]) => [id, Number(last.seq), last.after.rating, Number(last.lastAtAfter)]).sort()).toEqual([['ann', 2, 1700, 9], ['bob', 2, 1300, 9]]);

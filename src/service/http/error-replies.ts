@@ -7,7 +7,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
-import { DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
+import { DatabaseReadStoppedError, DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
 import { BackfillClosedError, ConflictError, ForbiddenError, NotFoundError, PlayerBusyError, RateLimitedError, UnauthorizedError, UnavailableError } from '../errors/index.js';
 
@@ -36,6 +36,14 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
   if (error instanceof ForbiddenError) return { status: 403, code: 'forbidden', message: error.message };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof UnavailableError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof DatabaseReadStoppedError) {
+    // A read past its statement timeout; a cancelled one's client is gone and never sees this.
+    const message =
+      error.reason === 'timeout'
+        ? `the read ran longer than ${error.timeoutMs} ms and was stopped; retry, or ask for less (a lower limit, or the next page through its cursor)`
+        : 'the read was cancelled: the client went away';
+    return { status: 503, code: 'unavailable', message, retryAfterSeconds: 1 };
+  }
   if (error instanceof DatabaseUnavailableError || error instanceof DataDirectoryLockedError) {
     return { status: 503, code: 'unavailable', message: 'the database is unavailable; retry shortly', retryAfterSeconds: 1 };
   }

@@ -5,11 +5,12 @@ import { matchesView } from '../../reads.js';
 import { correctMatch, type CorrectionResult } from '../../corrections.js';
 import type { Ladder } from '../../ladders.js';
 import { correctionResponse } from '../../responses.js';
-import { ladderParams, matchParams, matchSchema, pageQuerySchema, voidSchema } from '../../schemas.js';
+import { ladderParams, matchListQuerySchema, matchParams, matchSchema, voidSchema } from '../../schemas.js';
 import type { AppContext } from '../context.js';
 import { matchSubmission } from '../../submissions.js';
 import { requestHash, type Outcome } from '../../writer/index.js';
 import { readableLadder, writableLadder } from '../access.js';
+import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 import { matchListResponse, ratedMatchResponse } from '../../responses.js';
@@ -108,8 +109,9 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
       return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'replace', match }));
     },
   );
-  app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: pageQuerySchema }, config: { operation: { operationId: 'listMatches', tags: ['matches'], summary: 'Matches, newest first, with the win probability predicted before rating', auth: 'public ladder or read', responses: { 200: matchListResponse } } } }, async (request) => {
+  app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: matchListQuerySchema }, config: { operation: { operationId: 'listMatches', tags: ['matches'], summary: 'Matches, newest first, with the win probability predicted before rating; `next` is the cursor (`before`) of the next page', auth: 'public ladder or read', responses: { 200: matchListResponse } } } }, async (request, reply) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-    return matchesView(ctx, ladder, request.query.limit ?? 50, request.query.offset ?? 0);
+    const q = request.query;
+    return matchesView(ctx, ladder, { limit: q.limit ?? 50, offset: q.offset ?? 0, ...(q.before !== undefined ? { before: q.before } : {}) }, { signal: clientGone(request, reply) });
   });
 };

@@ -7,6 +7,7 @@ import { ladderParams, roundSchema } from '../../schemas.js';
 import { roundSubmission } from '../../submissions.js';
 import { requestHash } from '../../writer/index.js';
 import { readableLadder, writableLadder } from '../access.js';
+import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 import { idempotencyKey, sendOutcome } from './matches.js';
@@ -24,8 +25,8 @@ export const roundRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     const { at, matches } = roundSubmission(request.body, { now: Date.now(), maxFutureMs });
     return sendOutcome(reply, await ctx.writer.submitRound(ladder, request.body.round, at, matches, key, requestHash('round', request.body)));
   });
-  app.get('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams }, config: { operation: { operationId: 'listRounds', tags: ['rounds'], summary: 'Rounds, oldest first, with groups, score shares and ratings after each', auth: 'public ladder or read', responses: { 200: roundListResponse } } } }, async (request) => {
+  app.get('/v1/ladders/:ladder/rounds', { schema: { params: ladderParams }, config: { operation: { operationId: 'listRounds', tags: ['rounds'], summary: 'Rounds, oldest first, with groups, score shares and ratings after each', auth: 'public ladder or read', responses: { 200: roundListResponse } } } }, async (request, reply) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-    return { rounds: await listRoundSummaries(ctx.db, ladder.id) };
+    return { rounds: await ctx.db.read((db) => listRoundSummaries(db, ladder.id), { signal: clientGone(request, reply) }) };
   });
 };

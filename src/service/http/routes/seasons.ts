@@ -7,6 +7,7 @@ import { ladderParams, pageQuerySchema, seasonParams, seasonPlayerParams, season
 import { findSeason, openSeason, seasonJson, seasonsOf } from '../../seasons.js';
 import { standingOf, standingsPage } from '../../../store/seasons.js';
 import { readableLadder, requireScope } from '../access.js';
+import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 
@@ -53,13 +54,14 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
       schema: { params: seasonParams, querystring: pageQuerySchema },
       config: { operation: { operationId: 'getSeasonLeaderboard', tags: ['seasons'], summary: "A season's standings: frozen final standings of a closed season, the live ones of the current season", auth: 'public ladder or read', responses: { 200: seasonLeaderboardResponse } } },
     },
-    async (request) => {
+    async (request, reply) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
       const season = await findSeason(ctx.db, ladder, request.params.season);
       const limit = request.query.limit ?? 50;
       const offset = request.query.offset ?? 0;
+      const signal = clientGone(request, reply);
       if (season.closedAt === null) {
-        const live = await leaderboardView(ctx, ladder, { limit, offset });
+        const live = await leaderboardView(ctx, ladder, { limit, offset }, { signal });
         return {
           season: season.name,
           total: live.total,
@@ -68,7 +70,7 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
           entries: live.entries.map((e, i) => ({ position: live.offset + i + 1, id: e.id, rank: e.rank, rating: e.rating, rd: e.rd ?? null, percentile: e.percentile, division: e.division, matches: e.matches })),
         };
       }
-      const page = await standingsPage(ctx.db, ladder.id, season.number, limit, offset);
+      const page = await ctx.db.read((db) => standingsPage(db, ladder.id, season.number, limit, offset), { signal });
       return { season: season.name, total: page.total, offset, limit, entries: page.rows };
     },
   );

@@ -84,43 +84,19 @@ export function voidLabel(details) {
 /**
  * The `{ at, reason }` of each voided entry of a player's history, by match id.
  * History entries say only `void: true`; the reason is on the match in the
- * ladder's match list (newest first by sequence number), so each voided match
- * is looked up there: it sits at most (newest seq − its seq) places down the
- * list, fewer when sequence numbers were skipped, so a page ending at that
- * offset holds it, or one a little further up. Voids are rare: usually one
- * request for the newest seq and one page.
+ * ladder's match list, which the cursor `before` reaches directly: the one
+ * match before (the entry's seq + 1) is the entry's own. Voids are rare:
+ * usually one small request.
  */
 export async function voidDetails(ladderId, entries, signal) {
   const found = new Map();
   for (const entry of entries) {
     if (entry.void && typeof entry.void === 'object') found.set(entry.matchId, entry.void);
   }
-  const wanted = entries.filter((entry) => entry.void && !found.has(entry.matchId));
-  if (wanted.length === 0) return found;
-  const PAGE = 100;
-  const pages = new Map();
-  const page = async (offset) => {
-    if (!pages.has(offset)) pages.set(offset, (await api.matches(ladderId, { limit: PAGE, offset }, { signal })).matches);
-    return pages.get(offset);
-  };
-  const newest = (await page(0))[0]?.seq ?? 0;
-  for (const entry of wanted) {
-    let offset = Math.max(0, newest - entry.seq - PAGE + 1);
-    for (let step = 0; step < 20; step += 1) {
-      const matches = await page(offset);
-      const match = matches.find((candidate) => candidate.id === entry.matchId);
-      if (match) {
-        found.set(entry.matchId, match.void ?? true);
-        break;
-      }
-      if (matches.length === 0 || matches[0].seq < entry.seq) {
-        // Too far down the list (skipped sequence numbers): go up.
-        if (offset === 0) break;
-        offset = Math.max(0, offset - PAGE);
-      } else if (matches.length < PAGE) break;
-      // Matches arrived since: it moved down.
-      else offset += PAGE;
-    }
+  for (const entry of entries) {
+    if (!entry.void || found.has(entry.matchId)) continue;
+    const [match] = (await api.matches(ladderId, { limit: 1, before: entry.seq + 1 }, { signal })).matches;
+    if (match && match.id === entry.matchId) found.set(entry.matchId, match.void ?? true);
   }
   return found;
 }

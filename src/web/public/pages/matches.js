@@ -10,19 +10,20 @@ const PAGE = 25;
 export async function render(main, { params, query, signal }) {
   const ladder = await api.ladder(params.ladder, { signal });
   main.append(...ladderHeader(ladder, 'matches', `${ladder.id}: matches`));
-  const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
+  // Paged by the service's cursor: each page asks for the matches before the last one shown (`next`), so
+  // a page deep in a long log costs what the first does (an offset would read every match it skips).
+  const before = Number.parseInt(query.before ?? '', 10);
+  const cursor = Number.isInteger(before) && before > 0 ? before : undefined;
   const path = `/ladders/${enc(ladder.id)}/matches`;
-  // One more than a page: whether an older page exists, without a count.
-  const { matches: fetched } = await api.matches(ladder.id, { limit: PAGE + 1, offset }, { signal });
-  const matches = fetched.slice(0, PAGE);
-  const hasOlder = fetched.length > PAGE;
+  const { matches, next } = await api.matches(ladder.id, { limit: PAGE, ...(cursor !== undefined ? { before: cursor } : {}) }, { signal });
   const voided = matches.filter((match) => match.void).length;
 
   const status = h('p', { id: 'matches-status', 'aria-live': 'polite' });
   if (matches.length === 0) {
-    status.append(offset === 0 ? 'No rated matches yet.' : 'No matches this far down the list, ', offset === 0 ? '' : h('a', { href: hashLink(path), id: 'back-to-list' }, 'back to the newest'), offset === 0 ? '' : '.');
+    status.append(cursor === undefined ? 'No rated matches yet.' : 'No matches this far down the list, ', cursor === undefined ? '' : h('a', { href: hashLink(path), id: 'back-to-list' }, 'back to the newest'), cursor === undefined ? '' : '.');
   } else {
-    status.append(`Matches ${offset + 1}–${offset + matches.length}, newest first${voided ? `; ${voided} voided (struck through, never counted)` : ''}.`);
+    const where = cursor === undefined ? 'the newest' : `from #${matches[0].seq} on down`;
+    status.append(`${matches.length} ${matches.length === 1 ? 'match' : 'matches'}, ${where}, newest first${voided ? `; ${voided} voided (struck through, never counted)` : ''}.`);
   }
   main.append(status);
   if (matches.length === 0) return;
@@ -50,11 +51,9 @@ export async function render(main, { params, query, signal }) {
     h(
       'nav',
       { class: 'pager', 'aria-label': 'Match list pages' },
-      offset > 0
-        ? h('a', { href: hashLink(path, { offset: Math.max(0, offset - PAGE) || '' }), rel: 'prev', id: 'newer-page' }, '← Newer')
-        : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newer'),
-      h('span', { id: 'page-number' }, `Page ${Math.floor(offset / PAGE) + 1}`),
-      hasOlder ? h('a', { href: hashLink(path, { offset: offset + PAGE }), rel: 'next', id: 'older-page' }, 'Older →') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
+      cursor !== undefined ? h('a', { href: hashLink(path), rel: 'first', id: 'newer-page' }, '← Newest') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newest'),
+      h('span', { id: 'page-number' }, cursor === undefined ? 'Newest matches' : `Matches before #${cursor}`),
+      next !== null ? h('a', { href: hashLink(path, { before: next }), rel: 'next', id: 'older-page' }, 'Older →') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
     ),
   );
 }
