@@ -2,7 +2,9 @@
  * The demo ladders `npm start` seeds on first start, so the dashboard has
  * something to show: a team rank 6v6 ladder with quitters, a Glicko-2 1v1
  * ladder, a World-vs-World ladder with weeks of rounds and a few waiting
- * tickets. Generated from a fixed seed; skipped when the ladders exist.
+ * tickets. Generated from a fixed seed; skipped when the ladders exist,
+ * except the waiting tickets: the in-process queue starts empty at every
+ * start, so they are added again whenever the 6v6 queue is empty.
  */
 import { eloExpected } from '../core/elo.js';
 import { mulberry32 } from '../core/wvw.js';
@@ -23,6 +25,7 @@ export async function seedDemo(service: Service): Promise<boolean> {
   const tickets: TicketStore = service.tickets;
   try {
     await service.ladders.get('ranked-6v6');
+    await seedDemoTickets(tickets, mulberry32(2025), Date.now());
     return false;
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
@@ -86,25 +89,28 @@ export async function seedDemo(service: Service): Promise<boolean> {
     groups = (JSON.parse(outcome.body as string) as { groups: string[][] }).groups;
   }
 
-  // A few waiting tickets (fewer than one match's worth, so they stay waiting).
-  {
-    const regions = ['eu', 'na', 'asia'];
-    for (let i = 0; i < 7; i++) {
-      const region = regions[i % 3]!;
-      const id = `demo-ticket-${i + 1}`;
-      const at = now - Math.round(random() * 90_000);
-      await tickets.add({
-        id,
-        ladder: 'ranked-6v6',
-        status: 'waiting',
-        createdAt: at,
-        ticket: {
-          id,
-          at: at / 1000,
-          players: [{ id: `p${i * 7 + 1}`, percentile: 10 + i * 12, pings: { [region]: 30 + i * 5, eu: region === 'eu' ? 30 : 140 }, filter: { within: 5, strict: true, maxPing: 80 } }],
-        },
-      });
-    }
-  }
+  await seedDemoTickets(tickets, random, now);
   return true;
+}
+
+/** A few waiting tickets in the 6v6 queue (fewer than one match's worth, so they stay waiting), unless it has some. */
+async function seedDemoTickets(tickets: TicketStore, random: () => number, now: number): Promise<void> {
+  if ((await tickets.summary('ranked-6v6')).figures.waiting > 0) return;
+  const regions = ['eu', 'na', 'asia'];
+  for (let i = 0; i < 7; i++) {
+    const region = regions[i % 3]!;
+    const id = `demo-ticket-${i + 1}-${now.toString(36)}`;
+    const at = now - Math.round(random() * 90_000);
+    await tickets.add({
+      id,
+      ladder: 'ranked-6v6',
+      status: 'waiting',
+      createdAt: at,
+      ticket: {
+        id,
+        at: at / 1000,
+        players: [{ id: `p${i * 7 + 1}`, percentile: 10 + i * 12, pings: { [region]: 30 + i * 5, eu: region === 'eu' ? 30 : 140 }, filter: { within: 5, strict: true, maxPing: 80 } }],
+      },
+    });
+  }
 }

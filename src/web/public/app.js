@@ -125,6 +125,8 @@ function setupApiKeyForm() {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     setApiKey(input.value.trim());
+    // The key is in use: fold the form away, as a menu closes after a choice.
+    form.closest('details').open = false;
     showKeyProblem();
     render();
   });
