@@ -62,6 +62,13 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * Arbitrary constant naming Ladder's migration lock among PostgreSQL's advisory
+ * locks (one per database, whatever the schema): whoever creates a schema,
+ * the migrations table or runs a migration holds it.
+ */
+export const MIGRATION_LOCK = 715_120_501;
+
 /** The data directory is held by another live process. */
 export class DataDirectoryLockedError extends LadderError {
   override name = 'DataDirectoryLockedError';
@@ -193,12 +200,19 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? parseInt8 : types.getTypeParser(oid, format as 'text')),
   };
   if (options.schema !== undefined) {
-    // The name is checked above; identifiers cannot be parameters.
-    const setup = new Pool({ connectionString: options.url, max: 1 });
+    // The name is checked above; identifiers cannot be parameters. Under the migration lock: two instances
+    // running CREATE SCHEMA IF NOT EXISTS at once can both miss the schema and one fails (23505).
+    const setup = new pg.default.Client({ connectionString: options.url });
     try {
+      await setup.connect();
+      await setup.query('BEGIN');
+      await setup.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
       await setup.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
+      await setup.query('COMMIT');
+    } catch (error) {
+      throw classifyDatabaseError(error);
     } finally {
-      await setup.end();
+      await setup.end().catch(() => {});
     }
   }
   const pool = new Pool({
