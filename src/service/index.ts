@@ -204,6 +204,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       redis.on('error', (error: unknown) => warn('redis', `Redis at ${redisAddress(options.redisUrl!)} is unavailable (${describeCause(error)}); ratings are still written, leaderboards and tickets answer 503 until it returns`));
       const prefix = options.redisPrefix ?? 'ladder:';
       rankings = new RedisRankings(redis, db, prefix);
+      metrics.useRedis();
       const store = new RedisTicketStore(redis, prefix, { lockMs: options.matchmakingLockMs });
       await store.start();
       tickets = store;
