@@ -229,6 +229,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           metrics.batchSize.observe({}, size);
           metrics.writeBatches.inc({ path });
         },
+        // A ladder created anew by another instance: the writer rates under the new definition, and this instance serves it.
+        reloadLadder: (id, tx) => ladders.reload(id, tx),
       },
       {
         maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),

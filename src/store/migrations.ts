@@ -217,6 +217,17 @@ FROM (SELECT ladder, player, max(seq) AS seq FROM rating_changes GROUP BY ladder
 WHERE p.ladder = l.ladder AND p.id = l.player;
 DROP TABLE rating_changes;`,
   },
+  {
+    version: 7,
+    name: 'ladders.incarnation: a number no earlier row of any id had, so a ladder created anew under an old id is told apart',
+    sql: `
+-- A ladder deleted and created again under the same id is another ladder. An
+-- instance that still has the old definition cached must not rate the new
+-- one's matches with it: every write compares the incarnation of the
+-- definition it rates under with the row's, and reloads on a difference.
+CREATE SEQUENCE ladder_incarnations;
+ALTER TABLE ladders ADD COLUMN incarnation int8 NOT NULL DEFAULT nextval('ladder_incarnations');`,
+  },
 ];
 
 /** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */
