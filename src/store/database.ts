@@ -55,8 +55,9 @@ export interface Database extends Queryable {
   /**
    * Statements run one after another, in the order issued, on one connection
    * kept for this purpose (autocommit: never BEGIN on it). Statements issued
-   * before the previous one answered wait in the driver's queue and go out the
-   * moment it answers. PGlite has one connection anyway.
+   * before the previous one answered wait in Ladder's own queue (never the
+   * driver's, which pg deprecates) and go out the moment it answers. PGlite
+   * has one connection anyway.
    */
   readonly ordered: Queryable;
   close(): Promise<void>;
@@ -252,14 +253,23 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     }
     return pinned;
   };
+  // The order is kept here, not in pg's client: a statement is handed to the connection only once the
+  // one before it has answered. pg 8 would queue a second query itself, but that is deprecated ("Calling
+  // client.query() when the client is already executing a query") and pg 9 removes it. The next statement
+  // still leaves the moment the previous answer is read: the same timing as pg's own queue.
+  let tail: Promise<unknown> = Promise.resolve();
+  const inOrder = <T>(run: (client: import('pg').PoolClient) => Promise<T>): Promise<T> => {
+    const next = tail.then(async () => run(await pinnedClient()));
+    tail = next.catch(() => {});
+    return next;
+  };
   const ordered: Queryable = classified({
-    query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
-      const client = await pinnedClient();
-      return (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
-    },
-    exec: async (sql: string) => {
-      await (await pinnedClient()).query(sql);
-    },
+    query: <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
+      inOrder(async (client) => (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[]),
+    exec: (sql: string) =>
+      inOrder(async (client) => {
+        await client.query(sql);
+      }),
   });
   const pooled = classified({
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
