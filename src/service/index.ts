@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { DataDirectoryLockedError, type Database, openDatabase } from '../store/database.js';
-import { DatabaseUnavailableError } from '../store/database-errors.js';
-import { migrate } from '../store/migrations.js';
+import { isDatabaseUnreachable } from '../store/database-errors.js';
+import { MigrationFailedError, migrate } from '../store/migrations.js';
 import { type AppContext, buildApp } from './http/app.js';
 import type { CorsOptions } from './http/security.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
@@ -179,6 +179,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     if (options.databaseUrl === undefined) {
       throw new ServiceStartError('data-directory', `cannot open the data directory ${options.dataDir ?? './ladder-data'} (${describeCause(error)}); check that it is writable or choose another with --data`, { cause: error });
     }
+    if (isDatabaseUnreachable(error)) throw new ServiceStartError('database-unreachable', `PostgreSQL at ${redisAddress(options.databaseUrl)} is unreachable (${describeCause((error as Error).cause)})`, { cause: error });
     throw error;
   }
   const cleanups: Array<() => Promise<void> | void> = [() => db.close()];
@@ -195,8 +196,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     try {
       await migrate(db);
     } catch (error) {
-      if (error instanceof DatabaseUnavailableError && options.databaseUrl !== undefined) {
-        throw new ServiceStartError('database-unreachable', `PostgreSQL at ${redisAddress(options.databaseUrl)} is unreachable or refused the migrations (${error.sqlState ?? describeCause(error.cause)})`, { cause: error });
+      if (error instanceof MigrationFailedError && options.databaseUrl !== undefined) {
+        const where = `PostgreSQL at ${redisAddress(options.databaseUrl)}`;
+        // Only a connection failure is called one: a statement the server ran and refused (42P07: a table already there) is named as such.
+        if (isDatabaseUnreachable(error.cause)) {
+          throw new ServiceStartError('database-unreachable', `${where} is unreachable (${error.sqlState ?? describeCause((error.cause as Error).cause)})`, { cause: error });
+        }
+        const what = error.version === 0 ? 'the migrations table' : `migration ${error.version}`;
+        throw new ServiceStartError('database-migration', `${where} refused ${what} (SQLSTATE ${error.sqlState ?? 'unknown'}); check that the schema ${options.databaseSchema ?? 'in use'} holds only Ladder's tables`, { cause: error });
       }
       throw error;
     }
@@ -211,6 +218,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       redis.on('error', (error: unknown) => warn('redis', `Redis at ${redisAddress(options.redisUrl!)} is unavailable (${describeCause(error)}); ratings are still written, leaderboards and tickets answer 503 until it returns`));
       const prefix = options.redisPrefix ?? 'ladder:';
       rankings = new RedisRankings(redis, db, prefix);
+      metrics.useRedis();
       const store = new RedisTicketStore(redis, prefix, { lockMs: options.matchmakingLockMs });
       await store.start();
       tickets = store;
@@ -235,6 +243,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           metrics.batchSize.observe({}, size);
           metrics.writeBatches.inc({ path });
         },
+        // A ladder created anew by another instance: the writer rates under the new definition, and this instance serves it.
+        reloadLadder: (id, tx) => ladders.reload(id, tx),
       },
       {
         maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),

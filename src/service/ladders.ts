@@ -79,6 +79,8 @@ export interface Ladder {
   options: Record<string, unknown>;
   public: boolean;
   createdAt: number;
+  /** Which ladder of this id (ladders.incarnation): a ladder created anew under the id has a greater one. 0 before it is stored. */
+  incarnation: number;
   standings: LeaderboardOptions;
   matchmaking: MatchmakingSettings;
   /** Name of the first season. @default '1' */
@@ -105,7 +107,8 @@ export interface CreateLadderInput {
 /** How long an instance trusts a cached definition. */
 const CACHE_MS = 5000;
 
-function build(row: LadderRow): Ladder {
+/** The definition a stored row holds. */
+export function ladderFromRow(row: LadderRow): Ladder {
   const settings = row.settings as { standings?: LeaderboardOptions; matchmaking?: MatchmakingInput; season?: string; currentSeason?: { startedAt: number } };
   const standings = settings.standings ?? {};
   const system = row.system as SystemName;
@@ -115,6 +118,7 @@ function build(row: LadderRow): Ladder {
     options: row.options,
     public: row.public,
     createdAt: row.created_at,
+    incarnation: row.incarnation,
     standings,
     // Stored complete since the widening, filter and candidate settings exist; older rows hold team size and teams only.
     matchmaking: resolveMatchmaking(system, settings.matchmaking),
@@ -147,13 +151,14 @@ export function checkLadder(input: CreateLadderInput): Ladder {
     throw error;
   }
   const matchmaking = resolveMatchmaking(input.system, input.matchmaking);
-  return build({
+  return ladderFromRow({
     id: input.id,
     system: input.system,
     options,
     settings: { standings: input.standings ?? {}, matchmaking, ...(input.season !== undefined ? { season: input.season } : {}) },
     public: input.public ?? false,
     created_at: Date.now(),
+    incarnation: 0,
   });
 }
 
@@ -163,7 +168,7 @@ export class Ladders {
 
   async create(input: CreateLadderInput): Promise<Ladder> {
     const ladder = checkLadder(input);
-    const inserted = await insertLadder(this.db, {
+    const incarnation = await insertLadder(this.db, {
       id: ladder.id,
       system: ladder.system,
       options: ladder.options,
@@ -171,9 +176,10 @@ export class Ladders {
       public: ladder.public,
       created_at: ladder.createdAt,
     });
-    if (!inserted) throw new ConflictError(`ladder ${JSON.stringify(ladder.id)} already exists`, 'id');
-    this.remember(ladder);
-    return ladder;
+    if (incarnation === undefined) throw new ConflictError(`ladder ${JSON.stringify(ladder.id)} already exists`, 'id');
+    const created = { ...ladder, incarnation };
+    this.remember(created);
+    return created;
   }
 
   private remember(ladder: Ladder): void {
@@ -195,7 +201,7 @@ export class Ladders {
     const updated = await this.db.transaction(async (tx) => {
       const head = await lockLadder(tx, id);
       if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
-      const current = build((await findLadder(tx, id))!);
+      const current = ladderFromRow((await findLadder(tx, id))!);
       if (change.options !== undefined && head.nextSeq > 1) {
         throw new ConflictError(`ladder ${id} has rated matches; its rating options can change only while it has none (create a new ladder instead)`, 'options');
       }
@@ -210,7 +216,7 @@ export class Ladders {
       });
       const settings = { ...current.settings, standings: next.standings, matchmaking: next.matchmaking };
       await updateLadder(tx, id, { options: next.options, settings, public: next.public });
-      return build({ id, system: current.system, options: next.options, settings, public: next.public, created_at: current.createdAt });
+      return ladderFromRow({ id, system: current.system, options: next.options, settings, public: next.public, created_at: current.createdAt, incarnation: current.incarnation });
     });
     this.remember(updated);
     return updated;
@@ -229,13 +235,28 @@ export class Ladders {
     if (cached && cached.until > Date.now()) return cached.ladder;
     const row = await findLadder(db, id);
     if (!row) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');
-    const ladder = build(row);
+    const ladder = ladderFromRow(row);
+    this.remember(ladder);
+    return ladder;
+  }
+
+  /**
+   * The definition as stored now, read through `db` (a transaction holding the ladder's lock), and
+   * cached: a writer found the one it had was of an earlier incarnation. Undefined when there is none.
+   */
+  async reload(id: string, db: Queryable): Promise<Ladder | undefined> {
+    const row = await findLadder(db, id);
+    if (!row) {
+      this.cache.delete(id);
+      return undefined;
+    }
+    const ladder = ladderFromRow(row);
     this.remember(ladder);
     return ladder;
   }
 
   async list(): Promise<Array<Ladder & LadderCounts>> {
-    return (await listLadders(this.db)).map(({ counts, ...row }) => ({ ...build(row), ...counts }));
+    return (await listLadders(this.db)).map(({ counts, ...row }) => ({ ...ladderFromRow(row), ...counts }));
   }
 
   async counts(id: string): Promise<LadderCounts> {

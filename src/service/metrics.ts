@@ -1,5 +1,6 @@
 /** A small Prometheus text-format registry: counters, gauges and histograms with labels. */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { UnavailableError } from './errors/unavailable-error.js';
 
 type Labels = Record<string, string>;
 
@@ -107,6 +108,8 @@ export class Registry {
 export function serviceMetrics() {
   const registry = new Registry();
   let waiting: Array<[Labels, number]> = [];
+  /** Whether Redis answered the last scrape; undefined when shared state is in process. */
+  let redisUp: 0 | 1 | undefined;
   let locksHeld: () => string[] = () => [];
   let loopDelay: IntervalHistogram | undefined;
   return {
@@ -136,8 +139,28 @@ export function serviceMetrics() {
         return [0.5, 0.99, 1].map((q): [Labels, number] => [{ quantile: String(q) }, (q === 1 ? loopDelay!.max : loopDelay!.percentile(q * 100)) / 1e9]);
       }),
     ),
-    setWaiting(values: Array<[Labels, number]>) {
-      waiting = values;
+    redisUp: registry.add(
+      new Gauge('ladder_redis_up', '1 when shared state (Redis) answered this scrape, 0 when it did not: the series read from it (ladder_tickets_waiting) are then left out, not reported as zero. Absent when shared state is in process.', () =>
+        redisUp === undefined ? [] : [[{}, redisUp]],
+      ),
+    ),
+    /** Shared state lives in Redis: `ladder_redis_up` is reported. */
+    useRedis() {
+      redisUp = 1;
+    },
+    /**
+     * Reads, for one scrape, the gauges kept in shared state. With Redis away the scrape still
+     * serves what this instance knows: those series are left out and `ladder_redis_up` says 0.
+     */
+    async scrapeShared(waitingByQueue: () => Promise<Array<[string, number]>>): Promise<void> {
+      try {
+        waiting = (await waitingByQueue()).map(([queue, count]) => [{ queue }, count]);
+        if (redisUp !== undefined) redisUp = 1;
+      } catch (error) {
+        if (!(error instanceof UnavailableError && error.dependency === 'redis')) throw error;
+        waiting = [];
+        redisUp = 0;
+      }
     },
     setLocksHeld(source: () => string[]) {
       locksHeld = source;

@@ -22,6 +22,8 @@ export interface OperationDoc {
   headers?: string[];
   /** An example request body. */
   example?: unknown;
+  /** Error statuses beyond those its auth and input imply. */
+  errors?: number[];
 }
 
 declare module 'fastify' {
@@ -36,6 +38,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The key lacks the scope',
   404: 'Not found (a private ladder answers so to a caller who may not read it)',
   409: 'Conflicts with what is stored',
+  410: 'Gone: lost with the queue\'s shared state (`reason: "queue-lost"`)',
   413: 'Body too large',
   429: 'Rate limited; see Retry-After',
   503: 'A dependency (database, Redis) is unavailable; retry after Retry-After',
@@ -57,6 +60,7 @@ function errorStatuses(doc: OperationDoc, hasInput: boolean): number[] {
   if (doc.auth === 'read' || doc.auth === 'write' || doc.auth === 'admin') statuses.push(401, 403);
   if (doc.auth === 'write' || doc.auth === 'admin') statuses.push(409);
   if (hasInput) statuses.push(413);
+  statuses.push(...(doc.errors ?? []));
   return [...new Set(statuses)].sort();
 }
 

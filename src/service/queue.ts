@@ -69,7 +69,7 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
     if (rating !== undefined && rating !== null) player.rating = rating;
     return player;
   });
-  const id = raw.id ?? randomUUID();
+  const id = raw.id ?? ctx.tickets.newTicketId?.() ?? randomUUID();
   const ticket: Ticket = { id, at: now / 1000, players };
   const stored: StoredTicket = { id, ladder: ladder.id, status: 'waiting', createdAt: now, ...(raw.mode !== undefined ? { mode: raw.mode } : {}), ticket };
   const outcome = await ctx.tickets.add(stored);

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { CAPABILITY_MEANINGS } from '../core/descriptor.js';
 
 export const errorResponse = z
-  .object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) })
+  .object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional(), reason: z.string().optional() }) })
   ;
 
 const isoTime = z.string().describe('ISO 8601 time');

@@ -18,6 +18,11 @@
  *   a TTL once finished), `queue:L:backfills` (sorted set: open backfill ids
  *   by creation ms), `queue:L:playing` (hash: player → the open backfill whose
  *   match they are in).
+ * - `epoch`: a random token written on first use of an empty Redis, and
+ *   `epoch:lost` (the time an instance that knew an earlier token noticed it
+ *   gone, kept an hour): Redis lost its data in between (restarted without
+ *   persistence, or flushed). Ticket ids Ladder issues end with the token,
+ *   so a lost one answers "lost with the queue" rather than "unknown".
  *
  * Intake, cancellation and assignment are each one Lua script that changes
  * the queue, the players set, the counters and the event stream together;
@@ -25,11 +30,11 @@
  * of tickets and assignment a chunk of matches per script, each ticket or
  * match as if alone and in order.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { BackfillInput, Ticket } from '../matchmaking/index.js';
-import { UnavailableError } from './errors/index.js';
+import { TicketLostError, UnavailableError } from './errors/index.js';
 import { redisCall } from './rankings.js';
 import {
   type AddOutcome,
@@ -411,6 +416,7 @@ interface Scripts {
   ladderRelease: Script;
   ladderForget: Script;
   ladderWaiting: Script;
+  ladderEpoch: Script;
 }
 
 export interface RedisTicketOptions {
@@ -419,6 +425,23 @@ export interface RedisTicketOptions {
   /** Events kept in a ladder's stream at most (about), when no lock holder trims it. @default 1000000 */
   eventsCap?: number;
 }
+
+/**
+ * Returns the epoch, writing `ARGV[1]` first when there is none (an empty Redis); when the caller
+ * knew another (`ARGV[2]`, '' for none), the data were lost since: `epoch:lost` is set to `ARGV[3]`
+ * (ms) unless another instance noticed first, for `ARGV[4]` ms. KEYS: epoch, epoch:lost.
+ */
+const EPOCH = `
+local current = redis.call('GET', KEYS[1])
+if not current then
+  current = ARGV[1]
+  redis.call('SET', KEYS[1], current)
+end
+if ARGV[2] ~= '' and ARGV[2] ~= current then redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4], 'NX') end
+return current`;
+
+/** A ticket id Ladder issued: a UUID, a dot, the epoch it was issued under (12 hex digits). */
+const ISSUED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.([0-9a-f]{12})$/;
 
 /** The stream id just after `id` (MINID keeps ids ≥ it). */
 function nextId(id: string): string {
@@ -450,6 +473,8 @@ export class RedisTicketStore implements TicketStore {
    * Emptied with the lock; at most OWN_EVENTS per ladder (the oldest go: their events are decoded).
    */
   private readonly ownEvents = new Map<string, Map<string, Ticket>>();
+  /** The epoch of the shared state this instance last saw (see EPOCH); undefined before start. */
+  private epoch: string | undefined;
   /** The last decoded recent list of each ladder (see parseRecent). */
   private readonly recentCache = new Map<string, { head: string | undefined; length: number; parsed: RecentMatch[] }>();
 
@@ -473,8 +498,24 @@ export class RedisTicketStore implements TicketStore {
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
     redis.defineCommand('ladderForget', { numberOfKeys: 9, lua: FORGET });
     redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
+    redis.defineCommand('ladderEpoch', { numberOfKeys: 2, lua: EPOCH });
     this.scripts = redis as unknown as Scripts;
-    redis.on('ready', () => void this.learnClientId());
+    redis.on('ready', () => {
+      void this.learnClientId();
+      // After a reconnect: a Redis that came back empty gets a new epoch, and the loss is recorded.
+      if (this.epoch !== undefined) void this.checkEpoch().catch(() => {});
+    });
+  }
+
+  /** Reads the shared epoch (writing one into an empty Redis) and remembers it. */
+  private async checkEpoch(): Promise<string> {
+    const current = String(await this.scripts.ladderEpoch(this.key('epoch'), this.key('epoch:lost'), randomBytes(6).toString('hex'), this.epoch ?? '', Date.now(), FINISHED_TTL_MS));
+    this.epoch = current;
+    return current;
+  }
+
+  newTicketId(): string {
+    return this.epoch === undefined ? randomUUID() : `${randomUUID()}.${this.epoch}`;
   }
 
   private async learnClientId(): Promise<void> {
@@ -488,6 +529,7 @@ export class RedisTicketStore implements TicketStore {
   /** Starts relaying assignments published by any instance. */
   async start(): Promise<void> {
     await this.learnClientId();
+    await this.checkEpoch();
     this.subscriber = this.redis.duplicate();
     this.subscriber.on('error', () => {});
     // The duplicate inherits lazyConnect and no offline queue: connect before subscribing. It
@@ -633,8 +675,19 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async get(id: string) {
-    const raw = await redisCall(this.redis.get(this.ticketKey(id)));
-    return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
+    const [raw, epoch, lostAt] = await redisCall(this.redis.mget(this.ticketKey(id), this.key('epoch'), this.key('epoch:lost')));
+    if (raw !== null) return JSON.parse(raw) as StoredTicket;
+    if (this.epoch === undefined) return undefined;
+    // No epoch at all: Redis is empty since this instance last looked, and nobody has noticed yet.
+    const current = epoch ?? (await redisCall(this.checkEpoch()));
+    const noticed = epoch === null ? Date.now() : lostAt !== null ? Number(lostAt) : undefined;
+    const issuedUnder = ISSUED_ID.exec(id)?.[1];
+    if (issuedUnder !== undefined) {
+      if (issuedUnder !== current) throw new TicketLostError(id, true, noticed);
+    } else if (noticed !== undefined) {
+      throw new TicketLostError(id, false, noticed);
+    }
+    return undefined;
   }
 
   async getMany(ids: readonly string[]) {

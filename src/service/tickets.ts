@@ -210,6 +210,9 @@ export type Claim = 'acquired' | 'held' | 'busy';
 export interface TicketStore {
   /** Queues a waiting ticket (the store fills in `figures`). */
   add(ticket: StoredTicket): Promise<AddOutcome>;
+  /** An id for a ticket the client did not name (a random UUID when absent; Redis adds its epoch). */
+  newTicketId?(): string;
+  /** The ticket; undefined when unknown (Redis: TicketLostError when it was lost with the queue's state). */
   get(id: string): Promise<StoredTicket | undefined>;
   getMany(ids: readonly string[]): Promise<Array<StoredTicket | undefined>>;
   /** Cancels a waiting ticket; returns it with its final status, or undefined when unknown. */

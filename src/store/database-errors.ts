@@ -49,6 +49,18 @@ export class DatabaseReadStoppedError extends LadderError {
 /** SQLSTATE 57014 query_canceled: a statement timeout or a cancel request stopped the statement. */
 export const QUERY_CANCELED = '57014';
 
+/**
+ * Whether an error means the server could not be reached or would not serve
+ * (no SQLSTATE: a network error; class 08 connection exception; 53300 too
+ * many connections; 57P01–57P03 shutting down or starting), as opposed to a
+ * statement the server ran and refused.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  if (!(error instanceof DatabaseUnavailableError)) return false;
+  const state = error.sqlState;
+  return state === undefined || state.startsWith('08') || state === '53300' || state === '57P01' || state === '57P02' || state === '57P03';
+}
+
 /** Classifies a driver error; Ladder's own errors (thrown inside a transaction) pass through. */
 export function classifyDatabaseError(error: unknown): unknown {
   if (error instanceof LadderError) return error;

@@ -88,12 +88,20 @@ export interface Database extends Queryable {
   /**
    * Statements run one after another, in the order issued, on one connection
    * kept for this purpose (autocommit: never BEGIN on it). Statements issued
-   * before the previous one answered wait in the driver's queue and go out the
-   * moment it answers. PGlite has one connection anyway.
+   * before the previous one answered wait in Ladder's own queue (never the
+   * driver's, which pg deprecates) and go out the moment it answers. PGlite
+   * has one connection anyway.
    */
   readonly ordered: Queryable;
   close(): Promise<void>;
 }
+
+/**
+ * Arbitrary constant naming Ladder's migration lock among PostgreSQL's advisory
+ * locks (one per database, whatever the schema): whoever creates a schema,
+ * the migrations table or runs a migration holds it.
+ */
+export const MIGRATION_LOCK = 715_120_501;
 
 /** The data directory is held by another live process. */
 export class DataDirectoryLockedError extends LadderError {
@@ -247,12 +255,19 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? parseInt8 : types.getTypeParser(oid, format as 'text')),
   };
   if (options.schema !== undefined) {
-    // The name is checked above; identifiers cannot be parameters.
-    const setup = new Pool({ connectionString: options.url, max: 1 });
+    // The name is checked above; identifiers cannot be parameters. Under the migration lock: two instances
+    // running CREATE SCHEMA IF NOT EXISTS at once can both miss the schema and one fails (23505).
+    const setup = new pg.default.Client({ connectionString: options.url });
     try {
+      await setup.connect();
+      await setup.query('BEGIN');
+      await setup.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
       await setup.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
+      await setup.query('COMMIT');
+    } catch (error) {
+      throw classifyDatabaseError(error);
     } finally {
-      await setup.end();
+      await setup.end().catch(() => {});
     }
   }
   const pool = new Pool({
@@ -306,14 +321,23 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     }
     return pinned;
   };
+  // The order is kept here, not in pg's client: a statement is handed to the connection only once the
+  // one before it has answered. pg 8 would queue a second query itself, but that is deprecated ("Calling
+  // client.query() when the client is already executing a query") and pg 9 removes it. The next statement
+  // still leaves the moment the previous answer is read: the same timing as pg's own queue.
+  let tail: Promise<unknown> = Promise.resolve();
+  const inOrder = <T>(run: (client: import('pg').PoolClient) => Promise<T>): Promise<T> => {
+    const next = tail.then(async () => run(await pinnedClient()));
+    tail = next.catch(() => {});
+    return next;
+  };
   const ordered: Queryable = classified({
-    query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
-      const client = await pinnedClient();
-      return (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[];
-    },
-    exec: async (sql: string) => {
-      await (await pinnedClient()).query(sql);
-    },
+    query: <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
+      inOrder(async (client) => (await client.query({ text: sql, values: [...params], ...(queryOptions.name !== undefined ? { name: queryOptions.name } : {}) })).rows as Row[]),
+    exec: (sql: string) =>
+      inOrder(async (client) => {
+        await client.query(sql);
+      }),
   });
   const pooled = classified({
     query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>

@@ -8,6 +8,8 @@ export interface LadderRow {
   settings: Record<string, unknown>;
   public: boolean;
   created_at: number;
+  /** Set by the database on insert (migration 7); a ladder created anew under the same id gets a greater one. */
+  incarnation: number;
 }
 
 export interface LadderCounts {
@@ -19,22 +21,24 @@ export interface LadderCounts {
 /** What a writer needs to know of a ladder before it appends: the next sequence number and the version token. */
 export interface LadderHead {
   version: number;
+  /** Which ladder of this id the row is (see LadderRow.incarnation). */
+  incarnation: number;
   nextSeq: number;
   roundCount: number;
   /** Changes when the log is rewritten before its end (a void, a correction) or the ladder is created anew. */
   logEpoch: number;
 }
 
-const COLUMNS = 'id, system, options, settings, public, created_at';
+const COLUMNS = 'id, system, options, settings, public, created_at, incarnation';
 
-/** Inserts a ladder; false when the id is taken. */
-export async function insertLadder(db: Queryable, row: LadderRow): Promise<boolean> {
-  const rows = await db.query(
+/** Inserts a ladder; its incarnation, or undefined when the id is taken. */
+export async function insertLadder(db: Queryable, row: Omit<LadderRow, 'incarnation'>): Promise<number | undefined> {
+  const rows = await db.query<{ incarnation: number }>(
     `INSERT INTO ladders (id, system, options, settings, public, created_at, log_epoch) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6, floor(random() * 281474976710655)::int8)
-     ON CONFLICT (id) DO NOTHING RETURNING id`,
+     ON CONFLICT (id) DO NOTHING RETURNING incarnation`,
     [row.id, row.system, JSON.stringify(row.options), JSON.stringify(row.settings), row.public, row.created_at],
   );
-  return rows.length > 0;
+  return rows[0]?.incarnation;
 }
 
 export async function findLadder(db: Queryable, id: string): Promise<LadderRow | undefined> {
@@ -57,9 +61,12 @@ export async function ladderCounts(db: Queryable, id: string): Promise<LadderCou
 
 /** The ladder's head, locking the row until the transaction ends (serialises writers across instances). */
 export async function lockLadder(tx: Queryable, id: string): Promise<LadderHead | undefined> {
-  const rows = await tx.query<{ next_seq: number; round_count: number; version: number; log_epoch: number }>('SELECT next_seq, round_count, version, log_epoch FROM ladders WHERE id = $1 FOR UPDATE', [id]);
+  const rows = await tx.query<{ next_seq: number; round_count: number; version: number; log_epoch: number; incarnation: number }>(
+    'SELECT next_seq, round_count, version, log_epoch, incarnation FROM ladders WHERE id = $1 FOR UPDATE',
+    [id],
+  );
   const row = rows[0];
-  return row && { version: row.version, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch };
+  return row && { version: row.version, incarnation: row.incarnation, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch };
 }
 
 /** The last sequence number written (0 for none). */

@@ -184,8 +184,9 @@ export async function insertMatches(tx: Queryable, ladder: string, rows: MatchRo
 /** A batch of plain matches for the one-statement write. */
 export interface GuardedBatch {
   ladder: string;
-  /** The version and next sequence number the batch was rated on. */
+  /** The version and next sequence number the batch was rated on, and the incarnation of the definition it was rated under. */
   expectedVersion: number;
+  expectedIncarnation: number;
   expectedSeq: number;
   /** Written when the guard holds. */
   newVersion: number;
@@ -204,7 +205,8 @@ export interface GuardedBatch {
 /**
  * Writes a batch of plain matches in ONE autocommit statement (one round
  * trip carries the commit too). Its first part sets the ladder's `version`
- * to `newVersion` only if it still holds `expectedVersion` and none of the
+ * to `newVersion` only if it still holds `expectedVersion` and
+ * `expectedIncarnation` (not a ladder created anew under the id) and none of the
  * batch's Idempotency-Keys or match ids is stored; every insert depends on
  * that update, so either all of it is written or none. Resolves to whether
  * it was written.
@@ -221,10 +223,10 @@ export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Pro
        -- predates the commit of the batch sent before this one. SET expressions are evaluated on the
        -- newest row version once its lock is ours (READ COMMITTED re-check), so the test goes there.
        UPDATE ladders SET
-         version = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $28 ELSE version END,
-         next_seq = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN $4 ELSE next_seq END,
-         match_count = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN match_count + $5 ELSE match_count END,
-         player_count = CASE WHEN version = $2 AND next_seq = $3 AND fresh.ok THEN player_count + $6 ELSE player_count END
+         version = CASE WHEN version = $2 AND next_seq = $3 AND incarnation = $29 AND fresh.ok THEN $28 ELSE version END,
+         next_seq = CASE WHEN version = $2 AND next_seq = $3 AND incarnation = $29 AND fresh.ok THEN $4 ELSE next_seq END,
+         match_count = CASE WHEN version = $2 AND next_seq = $3 AND incarnation = $29 AND fresh.ok THEN match_count + $5 ELSE match_count END,
+         player_count = CASE WHEN version = $2 AND next_seq = $3 AND incarnation = $29 AND fresh.ok THEN player_count + $6 ELSE player_count END
        FROM fresh WHERE id = $1
        RETURNING version = $28 AS applied
      ), m AS (
@@ -272,6 +274,7 @@ export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Pro
       textArray(idempotency.response),
       batch.now,
       batch.newVersion,
+      batch.expectedIncarnation,
     ],
     // Not a prepared statement on purpose: a generic plan cannot see that `ladder = $1 AND key = ANY(...)`
     // picks a handful of rows and may scan whole tables; a custom plan per batch costs less than that.

@@ -1,10 +1,13 @@
 /**
  * Versioned schema migrations, applied in order on start. Each runs once, in
- * its own transaction, recorded in `schema_migrations`; an advisory lock
- * keeps two instances starting together from racing. Never edit a shipped
+ * its own transaction, recorded in `schema_migrations`; an advisory lock,
+ * taken before anything is created (the schema, in database.ts, and the
+ * migrations table), keeps two instances starting together from racing. Never edit a shipped
  * migration: add the next number.
  */
-import type { Database } from './database.js';
+import { LadderError } from '../core/errors.js';
+import { type Database, MIGRATION_LOCK } from './database.js';
+import { DatabaseRejectedError, DatabaseUnavailableError } from './database-errors.js';
 
 export interface Migration {
   version: number;
@@ -214,24 +217,61 @@ FROM (SELECT ladder, player, max(seq) AS seq FROM rating_changes GROUP BY ladder
 WHERE p.ladder = l.ladder AND p.id = l.player;
 DROP TABLE rating_changes;`,
   },
+  {
+    version: 7,
+    name: 'ladders.incarnation: a number no earlier row of any id had, so a ladder created anew under an old id is told apart',
+    sql: `
+-- A ladder deleted and created again under the same id is another ladder. An
+-- instance that still has the old definition cached must not rate the new
+-- one's matches with it: every write compares the incarnation of the
+-- definition it rates under with the row's, and reloads on a difference.
+CREATE SEQUENCE ladder_incarnations;
+ALTER TABLE ladders ADD COLUMN incarnation int8 NOT NULL DEFAULT nextval('ladder_incarnations');`,
+  },
 ];
 
-/** Arbitrary constant naming Ladder's migration lock among advisory locks. */
-const MIGRATION_LOCK = 715_120_501;
+/** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */
+export class MigrationFailedError extends LadderError {
+  override name = 'MigrationFailedError';
+  constructor(
+    readonly version: number,
+    readonly sqlState: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(`${version === 0 ? 'creating the migrations table' : `migration ${version}`} failed${sqlState ? ` (SQLSTATE ${sqlState})` : ''}`, options);
+  }
+}
+
+async function step<T>(version: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const sqlState = error instanceof DatabaseRejectedError || error instanceof DatabaseUnavailableError ? error.sqlState : undefined;
+    throw new MigrationFailedError(version, sqlState, { cause: error });
+  }
+}
 
 /** Applies every migration not yet recorded; returns the versions applied now. */
 export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version int4 PRIMARY KEY, name text NOT NULL, applied_at int8 NOT NULL)`);
+  // The lock comes first, even before the table: concurrent CREATE TABLE IF NOT EXISTS is not safe in PostgreSQL (23505 or 42P07).
+  await step(0, () =>
+    db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version int4 PRIMARY KEY, name text NOT NULL, applied_at int8 NOT NULL)`);
+    }),
+  );
   const applied: number[] = [];
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-    const done = await db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      const rows = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
-      if (rows.length > 0) return false;
-      await tx.exec(migration.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
-      return true;
-    });
+    const done = await step(migration.version, () =>
+      db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+        const rows = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
+        if (rows.length > 0) return false;
+        await tx.exec(migration.sql);
+        await tx.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
+        return true;
+      }),
+    );
     if (done) applied.push(migration.version);
   }
   return applied;

@@ -5,5 +5,6 @@ export { ForbiddenError } from './forbidden-error.js';
 export { NotFoundError } from './not-found-error.js';
 export { PlayerBusyError } from './player-busy-error.js';
 export { RateLimitedError } from './rate-limited-error.js';
+export { TicketLostError } from './ticket-lost-error.js';
 export { UnauthorizedError } from './unauthorized-error.js';
 export { UnavailableError } from './unavailable-error.js';

@@ -9,25 +9,29 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
 import { DatabaseReadStoppedError, DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
-import { BackfillClosedError, ConflictError, ForbiddenError, NotFoundError, PlayerBusyError, RateLimitedError, UnauthorizedError, UnavailableError } from '../errors/index.js';
+import { BackfillClosedError, ConflictError, ForbiddenError, NotFoundError, PlayerBusyError, RateLimitedError, TicketLostError, UnauthorizedError, UnavailableError } from '../errors/index.js';
 
-export type ErrorCode = 'invalid_input' | 'not_found' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
+export type ErrorCode = 'invalid_input' | 'not_found' | 'gone' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
 
 export interface ErrorReply {
   status: number;
   code: ErrorCode;
   message: string;
   field?: string;
+  /** Why, when a code alone does not say it (`queue-lost`). */
+  reason?: string;
   retryAfterSeconds?: number;
 }
 
-export function errorBody(code: ErrorCode, message: string, field?: string) {
-  return { error: { code, message, ...(field !== undefined ? { field } : {}) } };
+export function errorBody(code: ErrorCode, message: string, field?: string, reason?: string) {
+  return { error: { code, message, ...(field !== undefined ? { field } : {}), ...(reason !== undefined ? { reason } : {}) } };
 }
 
 /** The reply for an error, or undefined for one that is not understood (a bug: 500). */
 export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefined {
   if (error instanceof InvalidInputError) return { status: 400, code: 'invalid_input', message: error.detail, ...(error.field !== undefined ? { field: error.field } : {}) };
+  // Known gone: 410; an id the client chose, which may never have been queued: 404. Both say why.
+  if (error instanceof TicketLostError) return { status: error.certain ? 410 : 404, code: error.certain ? 'gone' : 'not_found', message: error.message, field: 'ticket', reason: error.reason };
   if (error instanceof NotFoundError) return { status: 404, code: 'not_found', message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) };
   if (error instanceof ConflictError) return { status: 409, code: 'conflict', message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) };
   if (error instanceof PlayerBusyError) return { status: 409, code: 'conflict', message: error.message, field: error.field };
@@ -68,5 +72,5 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   }
   if (mapped.status >= 500) request.log.warn(error);
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', Math.max(1, Math.ceil(mapped.retryAfterSeconds)));
-  return reply.code(mapped.status).send(errorBody(mapped.code, mapped.message, mapped.field));
+  return reply.code(mapped.status).send(errorBody(mapped.code, mapped.message, mapped.field, mapped.reason));
 }

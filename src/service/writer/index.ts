@@ -46,14 +46,14 @@ import type { PlayerState } from '../../core/systems.js';
 import { DatabaseRejectedError } from '../../store/database-errors.js';
 import type { Database, Queryable } from '../../store/database.js';
 import { findAnswers, insertAnswers } from '../../store/idempotency.js';
-import { advanceLadder, lockLadder } from '../../store/ladders.js';
+import { advanceLadder, findLadder, lockLadder } from '../../store/ladders.js';
 import { insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/matches.js';
 import { allPlayers, findPlayers, readHeadAndPlayers, upsertPlayers } from '../../store/players.js';
 import { takenRoundNames, insertRounds } from '../../store/rounds.js';
 import { rowToState } from '../../store/rows.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
-import type { Ladder } from '../ladders.js';
+import { type Ladder, ladderFromRow } from '../ladders.js';
 import { keepsWholeHistory, LadderHistory } from '../whole-history.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Job, type Outcome, planBatch } from './plan.js';
@@ -65,6 +65,12 @@ export interface WriterHooks {
   onCommit?: (ladder: Ladder, players: CommittedPlayer[], matchesRated: number, lastSeq: number) => Promise<void> | void;
   /** How many submissions one transaction carried (metrics). */
   onBatch?: (ladder: Ladder, size: number, seconds: number, path: 'fast' | 'locked') => void;
+  /**
+   * The ladder's definition as stored, read in `tx` (which holds the ladder's lock), when the one a
+   * batch came with is of an earlier incarnation (the ladder was deleted and created anew). Default:
+   * read the row.
+   */
+  reloadLadder?: (id: string, tx: Queryable) => Promise<Ladder | undefined>;
 }
 
 export interface WriterOptions {
@@ -95,6 +101,8 @@ interface LadderCache {
 
 interface BatchResult {
   path: 'fast' | 'locked';
+  /** The definition the batch was rated under, when it is not the one it came with (a newer incarnation). */
+  ladder?: Ladder;
   outcomes: Array<Outcome | Error>;
   committed: CommittedPlayer[];
   rated: number;
@@ -105,6 +113,12 @@ interface BatchResult {
 export function requestHash(kind: string, body: unknown): string {
   // One-shot hash: same digest as update(kind).update('\0').update(json), without a Hash object per request.
   return hash('sha256', `${kind}\0${JSON.stringify(body)}`);
+}
+
+/** The definition a ladder's row holds now (when no `reloadLadder` hook is given). */
+async function readDefinition(id: string, tx: Queryable): Promise<Ladder | undefined> {
+  const row = await findLadder(tx, id);
+  return row && ladderFromRow(row);
 }
 
 /**
@@ -124,6 +138,8 @@ export class MatchWriter {
   private readonly pipelineDepth: number;
   private readonly caches = new Map<string, LadderCache>();
   private readonly inFlight = new Map<string, { keys: Set<string>; ids: Set<string> }>();
+  /** The newest definition of each ladder this writer has been given or has read: batches are rated under it. */
+  private readonly definitions = new Map<string, Ladder>();
   /** Whole-history ladders' histories, each up to date with the log as of the last batch this process wrote. */
   private readonly histories = new Map<string, LadderHistory>();
   private closed = false;
@@ -156,8 +172,15 @@ export class MatchWriter {
     while (this.running.size > 0) await new Promise((r) => setTimeout(r, 10));
   }
 
+  /** Keeps `ladder` as the definition to rate under unless one of a later incarnation is known. */
+  private learn(ladder: Ladder): void {
+    const known = this.definitions.get(ladder.id);
+    if (known === undefined || ladder.incarnation >= known.incarnation) this.definitions.set(ladder.id, ladder);
+  }
+
   private enqueue(ladder: Ladder, job: Omit<Job, 'resolve' | 'reject'>): Promise<Outcome> {
     if (this.closed) return Promise.reject(new UnavailableError('server', 'the server is shutting down; retry on another instance or shortly'));
+    this.learn(ladder);
     return new Promise<Outcome>((resolve, reject) => {
       let queue = this.queues.get(ladder.id);
       if (!queue) this.queues.set(ladder.id, (queue = []));
@@ -172,7 +195,8 @@ export class MatchWriter {
     });
   }
 
-  private async drain(ladder: Ladder): Promise<void> {
+  private async drain(given: Ladder): Promise<void> {
+    let ladder = given;
     this.running.add(ladder.id);
     const inflight = new Set<Promise<void>>();
     // A whole history takes in one batch at a time: the next is rated on what the one before committed.
@@ -190,6 +214,8 @@ export class MatchWriter {
         }
         // Let the requests already received join this batch (PGlite blocks the thread while it runs).
         if (queue.length < this.maxBatch) await new Promise((resolve) => setImmediate(resolve));
+        // The newest definition known (a PATCH, or a later incarnation a batch before this one met).
+        ladder = this.definitions.get(ladder.id) ?? ladder;
         const batch = queue.splice(0, this.maxBatch);
         const started = performance.now();
         let sent: { result: Promise<BatchResult | null> } | null;
@@ -249,6 +275,7 @@ export class MatchWriter {
     const history = this.histories.get(ladder.id);
     this.histories.delete(ladder.id);
     const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch, history));
+    if (locked.ladder) this.learn(locked.ladder);
     // Only once committed does what the transaction saw and wrote become the cache.
     this.caches.set(ladder.id, locked.cache);
     if (locked.history) this.histories.set(ladder.id, locked.history);
@@ -281,9 +308,11 @@ export class MatchWriter {
     const committed = new Map<string, CommittedPlayer>();
     let rated = 0;
     let lastSeq = 0;
+    let fresh: Ladder | undefined;
     for (const job of batch) {
       try {
-        const result = await this.writeLockedAndCache(ladder, [job]);
+        const result = await this.writeLockedAndCache(fresh ?? ladder, [job]);
+        fresh = result.ladder ?? fresh;
         outcomes.push(result.outcomes[0]!);
         for (const player of result.committed) committed.set(player.id, player);
         rated += result.rated;
@@ -293,7 +322,7 @@ export class MatchWriter {
         outcomes.push(new InvalidInputError('the database refused this submission; check its ids and names for characters it cannot store', { field: 'body' }));
       }
     }
-    return { path: 'locked', outcomes, committed: [...committed.values()], rated, lastSeq };
+    return { path: 'locked', outcomes, committed: [...committed.values()], rated, lastSeq, ...(fresh ? { ladder: fresh } : {}) };
   }
 
   private async answer(ladder: Ladder, batch: Job[], started: number, result: BatchResult | undefined, failure: unknown): Promise<void> {
@@ -307,6 +336,7 @@ export class MatchWriter {
       return;
     }
     const { outcomes, committed, rated, lastSeq } = result;
+    ladder = result.ladder ?? ladder;
     this.hooks.onBatch?.(ladder, batch.length, (performance.now() - started) / 1000, result.path);
     if (committed.length > 0 && this.hooks.onCommit) {
       try {
@@ -372,6 +402,8 @@ export class MatchWriter {
       const read = await readHeadAndPlayers(this.db.ordered, ladder.id, missing);
       if (!read) return null;
       const { head } = read;
+      // A ladder created anew under this id since the definition was read: the locked path rates under the new one.
+      if (head.incarnation !== ladder.incarnation) return null;
       if (cache && this.caches.get(ladder.id) !== cache) {
         // Replaced while we read (a locked transaction finished): use the newer one.
         cache = this.caches.get(ladder.id);
@@ -433,6 +465,7 @@ export class MatchWriter {
     const statement = writeGuardedBatch(this.db.ordered, {
       ladder: ladder.id,
       expectedVersion,
+      expectedIncarnation: ladder.incarnation,
       expectedSeq,
       newVersion: token,
       nextSeq: planned.nextSeq,
@@ -469,9 +502,17 @@ export class MatchWriter {
    * transaction holding the ladder lock, reading what it needs, then writing.
    * Afterwards the cache holds exactly what this transaction saw and wrote.
    */
-  private async writeLocked(tx: Queryable, ladder: Ladder, batch: Job[], kept?: LadderHistory): Promise<BatchResult & { cache: LadderCache; history?: LadderHistory }> {
+  private async writeLocked(tx: Queryable, given: Ladder, batch: Job[], kept?: LadderHistory): Promise<BatchResult & { cache: LadderCache; history?: LadderHistory }> {
+    let ladder = given;
     const head = await lockLadder(tx, ladder.id);
     if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+    if (head.incarnation !== ladder.incarnation) {
+      // The ladder was deleted and created anew (by another instance): rate under the definition stored
+      // now, read under the lock that keeps it so until this transaction ends.
+      const fresh = await (this.hooks.reloadLadder ?? readDefinition)(ladder.id, tx);
+      if (!fresh) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+      ladder = fresh;
+    }
     const { nextSeq, roundCount, version } = head;
     const history = keepsWholeHistory(ladder.system) ? await this.historyAt(tx, ladder, head, kept) : undefined;
 
@@ -519,6 +560,15 @@ export class MatchWriter {
       for (const player of changed.values()) cache.players.set(player.id, player.state);
       for (const [id, lastSeq] of lastSeqs) cache.lastSeqs.set(id, lastSeq);
     }
-    return { path: 'locked' as const, outcomes: planned.outcomes, committed: [...changed.values()], rated, lastSeq: planned.nextSeq - 1, cache, ...(history ? { history } : {}) };
+    return {
+      path: 'locked' as const,
+      outcomes: planned.outcomes,
+      committed: [...changed.values()],
+      rated,
+      lastSeq: planned.nextSeq - 1,
+      cache,
+      ...(history ? { history } : {}),
+      ...(ladder !== given ? { ladder } : {}),
+    };
   }
 }

@@ -32,7 +32,7 @@ export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodT
   );
   app.get('/metrics', { config: { operation: { operationId: 'metrics', tags: ['meta'], summary: 'Prometheus metrics: request latency, matches rated, tickets waiting, wait times and pass failures per queue (private ladders only with a read key)', auth: 'none', responses: { 200: 'text/plain' } } } }, async (request, reply) => {
     if (ctx.metricsAccess === 'key') requireScope(request, 'read');
-    ctx.metrics.setWaiting((await ctx.tickets.waitingByQueue()).map(([queue, waiting]) => [{ queue }, waiting]));
+    await ctx.metrics.scrapeShared(() => ctx.tickets.waitingByQueue());
     let hidden: ReadonlySet<string> = new Set();
     if (!mayRead(request)) hidden = new Set((await ctx.ladders.list()).filter((l) => !l.public).map((l) => l.id));
     return reply.type('text/plain; version=0.0.4').send(ctx.metrics.registry.render((labels) => hidden.has(labels.ladder ?? '') || hidden.has(labels.queue ?? '')));

@@ -28,8 +28,8 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     }
     return ticket;
   };
-  app.get('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'getTicket', tags: ['matchmaking'], summary: 'A ticket: waiting, or the match and team it was placed in', auth: 'public ladder or read', responses: { 200: ticketResponse } } } }, async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')));
-  app.delete('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'cancelTicket', tags: ['matchmaking'], summary: 'Leave the queue', auth: 'write', responses: { 200: cancelledTicketResponse } } } }, async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')));
+  app.get('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'getTicket', tags: ['matchmaking'], summary: 'A ticket: waiting, or the match and team it was placed in', auth: 'public ladder or read', responses: { 200: ticketResponse }, errors: [410] } } }, async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')));
+  app.delete('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'cancelTicket', tags: ['matchmaking'], summary: 'Leave the queue', auth: 'write', responses: { 200: cancelledTicketResponse }, errors: [410] } } }, async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')));
   app.get('/v1/ladders/:ladder/queue', { schema: { params: ladderParams }, config: { operation: { operationId: 'getQueue', tags: ['matchmaking'], summary: 'Queue summary: waiting tickets by region and band, recent matches', auth: 'public ladder or read', responses: { 200: queueResponse } } } }, async (request) => {
     const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
     return queueView(ctx, ladder);

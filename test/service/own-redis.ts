@@ -1,0 +1,57 @@
+/**
+ * A redis-server of a test's own: a child process on a free port that
+ * persists nothing (no RDB, no AOF), so stopping and starting it again
+ * gives an empty Redis on the same address.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** Starts `redis-server` on `port` in the foreground and resolves once it accepts connections. */
+export function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code}: ${output}`));
+    });
+  });
+}
+
+/** SIGKILLs a redis-server started by startRedis and resolves once it is gone. */
+export function stopRedis(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** Calls `attempt` every 200 ms until it returns a value, failing after `seconds`. */
+export async function poll<T>(what: string, seconds: number, attempt: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + seconds * 1000;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await attempt();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > until) throw new Error(`${what}: not within ${seconds} s${last ? ` (last: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
