@@ -15,7 +15,14 @@ const isoTime = z.string().describe('ISO 8601 time');
 
 export const healthResponse = z.object({ ok: z.literal(true) });
 
-export const apiKeyResponse = z.object({ id: z.string(), name: z.string(), scopes: z.array(z.enum(['admin', 'write', 'read'])), createdAt: isoTime, revokedAt: isoTime.nullable() });
+export const apiKeyResponse = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(['admin', 'write', 'read'])),
+  ladders: z.array(z.string()).nullable().describe('The ladders the key may act on; null: every ladder.'),
+  createdAt: isoTime,
+  revokedAt: isoTime.nullable(),
+});
 export const createdKeyResponse = apiKeyResponse.extend({ key: z.string().describe('The key itself, shown only in this answer.') });
 export const keyListResponse = z.object({ keys: z.array(apiKeyResponse) });
 
@@ -130,7 +137,7 @@ export const ticketResponse = z
   .object({
     id: z.string(),
     ladder: z.string(),
-    status: z.enum(['waiting', 'matched', 'cancelled']),
+    status: z.enum(['waiting', 'matched', 'cancelled', 'expired']),
     mode: z.string().optional(),
     players: z.array(z.string()),
     createdAt: isoTime,
@@ -149,12 +156,12 @@ export const ticketResponse = z
   })
   ;
 export const createdTicketResponse = z.object({ ticket: ticketResponse });
-export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled']) });
+export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled', 'expired']) });
 
 export const backfillResponse = z.object({
   id: z.string(),
   ladder: z.string(),
-  status: z.enum(['waiting', 'filled', 'cancelled']),
+  status: z.enum(['waiting', 'filled', 'cancelled', 'expired']),
   match: z.string(),
   region: z.string(),
   teams: z.array(z.array(z.string())).describe("The match's players per team now: those it was opened with, then the newcomers."),
@@ -163,7 +170,7 @@ export const backfillResponse = z.object({
   createdAt: isoTime,
   endedAt: isoTime.optional().describe('When it was filled or cancelled.'),
 });
-export const cancelledBackfillResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'filled', 'cancelled']) });
+export const cancelledBackfillResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'filled', 'cancelled', 'expired']) });
 
 export const queueResponse = z.object({
   waiting: z.number().int(),

@@ -65,6 +65,16 @@ const ladderFields = {
         .optional()
         .describe('Filter values for players whose ticket sends none.'),
       maxCandidates: z.number().int().min(1).max(100_000).optional().describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
+      ticketTtlSeconds: z.number().min(1).max(86_400).optional().describe('Seconds a ticket may wait before it expires (status `expired`). Default 600.'),
+      backfillTtlSeconds: z.number().min(1).max(86_400).optional().describe('Seconds a backfill may stay open before it expires. Default 600.'),
+      maxWaiting: z.number().int().min(1).max(10_000_000).optional().describe('Waiting tickets in the queue at most (past it: 429). Default 1,000,000.'),
+      maxWaitingPerKey: z.number().int().min(1).max(10_000_000).optional().describe('Waiting tickets one API key may hold in the queue at most (past it: 429). Default 100,000.'),
+      regions: z
+        .array(identifier.pipe(z.string().max(40)))
+        .min(1)
+        .max(31)
+        .optional()
+        .describe('The regions the queue accepts: a ticket pinging another is refused (400). Absent: any region, at most 31 named by the waiting tickets at once.'),
     })
     .strict()
     .optional()
@@ -190,6 +200,12 @@ export const createKeySchema = z
   .object({
     name: identifier.pipe(z.string().max(100)),
     scopes: z.array(z.enum(['admin', 'write', 'read'])).min(1).max(3),
+    ladders: z
+      .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a ladder id'))
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Limit the key to these ladders (403 on any other); absent: every ladder.'),
   })
   .strict();
 

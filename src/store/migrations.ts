@@ -214,6 +214,13 @@ FROM (SELECT ladder, player, max(seq) AS seq FROM rating_changes GROUP BY ladder
 WHERE p.ladder = l.ladder AND p.id = l.player;
 DROP TABLE rating_changes;`,
   },
+  {
+    version: 7,
+    name: 'api keys limited to named ladders',
+    sql: `
+-- NULL: the key may act on every ladder; else only on the ladders listed.
+ALTER TABLE api_keys ADD COLUMN ladders text[];`,
+  },
 ];
 
 /** Arbitrary constant naming Ladder's migration lock among advisory locks. */

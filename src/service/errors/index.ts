@@ -7,3 +7,6 @@ export { PlayerBusyError } from './player-busy-error.js';
 export { RateLimitedError } from './rate-limited-error.js';
 export { UnauthorizedError } from './unauthorized-error.js';
 export { UnavailableError } from './unavailable-error.js';
+export { LadderNotAllowedError } from './ladder-not-allowed-error.js';
+export { QuotaExceededError } from './quota-exceeded-error.js';
+export { StreamsFullError } from './streams-full-error.js';
