@@ -163,12 +163,13 @@ export const backfillResponse = z.object({
   ladder: z.string(),
   status: z.enum(['waiting', 'filled', 'cancelled', 'expired']),
   match: z.string(),
+  declared: z.boolean().describe('The game server formed the match itself (else the ladder\'s matchmaker formed it).'),
   region: z.string(),
   teams: z.array(z.array(z.string())).describe("The match's players per team now: those it was opened with, then the newcomers."),
   open: z.array(z.number().int()).describe('Slots still open per team.'),
   added: z.array(z.object({ ticket: z.string(), team: z.number().int(), players: z.array(z.string()), at: isoTime })).describe('Tickets added, in the order they joined, each with its team index.'),
   createdAt: isoTime,
-  endedAt: isoTime.optional().describe('When it was filled or cancelled.'),
+  endedAt: isoTime.optional().describe('When it was filled, cancelled or expired.'),
 });
 export const cancelledBackfillResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'filled', 'cancelled', 'expired']) });
 

@@ -161,7 +161,8 @@ const playerFilterShape = {
 export const backfillSchema = z
   .object({
     id: id.optional().describe('A random UUID when absent.'),
-    match: id.describe("The game server's id of the match in progress."),
+    match: id.describe("The match in progress: the `matchId` of a match the ladder's matchmaker formed, or with `declared` the game server's own id."),
+    declared: z.boolean().optional().describe("true: `match` is a match the game server formed itself (not the matchmaker), with the players in `teams`. Default false: `match` must be a match this ladder's matchmaker formed (404 otherwise)."),
     region: identifier.pipe(z.string().max(40)).describe('Region the match is hosted in: newcomers must be able to play there.'),
     teams: z.array(z.array(id).max(16)).min(2).max(8).describe('Player ids per team, as the match stands now (a team may be empty).'),
     teamSize: z.number().int().min(1).max(16).optional().describe("Players each team should have. Default: the ladder's team size."),

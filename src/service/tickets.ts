@@ -110,8 +110,10 @@ export interface StoredBackfill {
   createdAt: number;
   /** Epoch ms it was filled or cancelled. */
   endedAt?: number;
-  /** The game server's match id. */
+  /** The match's id: one the ladder's matchmaker formed, or (`declared`) the game server's own. */
   match: string;
+  /** The game server formed the match itself. */
+  declared?: boolean;
   region: string;
   /** Fills placed so far (the store places a fill only if this is still what the caller saw). */
   fills: number;
