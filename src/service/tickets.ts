@@ -713,7 +713,8 @@ export class MemoryTicketStore implements TicketStore {
     if (!queue) return { tickets: [], backfills: [], oldestTicket: null, oldestBackfill: null };
     const tickets: string[] = [];
     // In arrival order the expired ones come first; out of order (an arrival older than the newest), a scan.
-    for (const ticket of [...queue.waiting.values()]) {
+    // (Deleting the current entry of a Map while iterating it is safe, so no copy of the queue is made.)
+    for (const ticket of queue.waiting.values()) {
       if (ticket.createdAt > cutoffs.tickets) {
         if (queue.ordered) break;
         continue;
