@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { type BackfillInput, type BackfillPlayerInput } from '../matchmaking/index.js';
 import { parseBackfill } from '../matchmaking/backfill.js';
+import { InvalidInputError } from '../core/errors.js';
 import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { QueueContext } from './queue.js';
@@ -24,6 +25,7 @@ export function backfillJson(b: StoredBackfill) {
     ladder: b.ladder,
     status: b.status,
     match: b.match,
+    declared: b.declared === true,
     region: b.region,
     teams: b.request.teams,
     open: b.open,
@@ -71,8 +73,17 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
   };
   // The library's rules (a team larger than teamSize, no open slot, a player twice, a player on no team), named by field.
   parseBackfill(request, ladder.matchmaking.teamSize, ladder.matchmaking.filterDefaults, () => undefined);
+  // A backfill names a match the ladder's matchmaker formed (known as long as its tickets stay readable),
+  // or says the game server formed it: an id nobody formed would otherwise hold players out of the queue.
+  if (raw.declared !== true) {
+    const formed = await ctx.tickets.formedMatch(raw.match);
+    if (formed === undefined || formed.ladder !== ladder.id) {
+      throw new NotFoundError(`no match ${JSON.stringify(raw.match.slice(0, 80))} formed by ladder ${ladder.id}'s matchmaker in the last hour; for a match the game server formed itself, send "declared": true`, 'match');
+    }
+    if (formed.teams !== raw.teams.length) throw new InvalidInputError(`match ${JSON.stringify(raw.match.slice(0, 80))} has ${formed.teams} teams, not ${raw.teams.length}`, { field: 'teams' });
+  }
   const open = raw.teams.map((team) => request.teamSize! - team.length);
-  const stored: StoredBackfill = { id, ladder: ladder.id, status: 'waiting', createdAt: now, match: raw.match, region: raw.region, fills: 0, request, added: [], open };
+  const stored: StoredBackfill = { id, ladder: ladder.id, status: 'waiting', createdAt: now, match: raw.match, ...(raw.declared === true ? { declared: true } : {}), region: raw.region, fills: 0, request, added: [], open };
   const outcome = await ctx.tickets.addBackfill(stored);
   if (!outcome.ok) {
     if (outcome.reason === 'id') throw new ConflictError(`backfill ${JSON.stringify(id)} already exists`, 'id');

@@ -10,6 +10,7 @@ import { isDatabaseUnreachable } from '../store/database-errors.js';
 import { MigrationFailedError, migrate } from '../store/migrations.js';
 import { type AppContext, buildApp } from './http/app.js';
 import type { CorsOptions } from './http/security.js';
+import type { StreamLimits } from './http/stream-slots.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
 import { type MatchmakingLoop, startMatchmakingLoop } from './matchmaking-pass.js';
@@ -83,6 +84,10 @@ export interface ServiceOptions {
   metricsAccess?: 'public' | 'key';
   /** Cross-origin browser access by a list of origins; off when absent. */
   cors?: CorsOptions;
+  /** Caps on open server-sent-event streams: per client address (default 16) and per instance (default 10,000). */
+  streams?: StreamLimits;
+  /** The clock tickets and backfills expire by (epoch ms; tests advance it). @default Date.now */
+  clock?: () => number;
   /** Fastify plugins registered on the app before it listens (the dashboard: `registerWeb` from `ladder/web`). */
   plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
   /** Called once the server listens, with what happened to the first admin key. */
@@ -268,6 +273,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       logger: options.logger,
       metricsAccess: options.metricsAccess,
       cors: options.cors,
+      streams: options.streams,
+      clock: options.clock,
     };
     const app = await buildApp(context);
     for (const plugin of options.plugins ?? []) await plugin(app);
@@ -281,6 +288,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       onError: (error) => warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),
       // One JSON line per ladder turn on standard error (benchmarks, diagnosis).
       onPass: trace ? (report) => process.stderr.write(`${JSON.stringify({ matchmakingPass: report })}\n`) : undefined,
+      now: options.clock,
     });
     cleanups.push(() => loop.stop());
 

@@ -18,12 +18,19 @@ export interface ApiKey {
   scopes: Scope[];
   createdAt: number;
   revokedAt: number | null;
+  /** The ladders the key may act on; null: every ladder. */
+  ladders: string[] | null;
 }
 
 const RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
 
 export function allows(scopes: readonly Scope[], needed: Scope): boolean {
   return scopes.some((scope) => RANK[scope] >= RANK[needed]);
+}
+
+/** Whether a key may act on a ladder (a key without a list may act on every one). */
+export function allowsLadder(key: ApiKey, ladder: string): boolean {
+  return key.ladders === null || key.ladders.includes(ladder);
 }
 
 function sha256(text: string): string {
@@ -42,7 +49,7 @@ export function newKeyText(): { id: string; key: string } {
 }
 
 function keyOf(row: KeyRow): ApiKey {
-  return { id: row.id, name: row.name, scopes: row.scopes as Scope[], createdAt: row.created_at, revokedAt: row.revoked_at };
+  return { id: row.id, name: row.name, scopes: row.scopes as Scope[], createdAt: row.created_at, revokedAt: row.revoked_at, ladders: row.ladders ?? null };
 }
 
 export interface KeyStoreOptions {
@@ -65,10 +72,11 @@ export class KeyStore {
     this.cacheMs = options.cacheMs ?? 5000;
   }
 
-  async create(name: string, scopes: Scope[], text = newKeyText()): Promise<{ key: string; apiKey: ApiKey }> {
+  /** A new key; `ladders` limits it to those ladders (absent or null: every ladder). */
+  async create(name: string, scopes: Scope[], text = newKeyText(), ladders: string[] | null = null): Promise<{ key: string; apiKey: ApiKey }> {
     const createdAt = Date.now();
-    await insertKey(this.db, { id: text.id, hash: sha256(text.key), name, scopes, created_at: createdAt });
-    return { key: text.key, apiKey: { id: text.id, name, scopes, createdAt, revokedAt: null } };
+    await insertKey(this.db, { id: text.id, hash: sha256(text.key), name, scopes, created_at: createdAt, ladders });
+    return { key: text.key, apiKey: { id: text.id, name, scopes, createdAt, revokedAt: null, ladders } };
   }
 
   /**

@@ -26,6 +26,16 @@ export interface MatchmakingSettings {
   filterDefaults: PlayerFilter;
   /** Candidate tickets a pass examines per anchor and region. @default 256 */
   maxCandidates: number;
+  /** Seconds a ticket may wait before it expires (status `expired`). @default 600 */
+  ticketTtlSeconds: number;
+  /** Seconds a backfill may stay open before it expires. @default 600 */
+  backfillTtlSeconds: number;
+  /** Waiting tickets in the ladder's queue at most (past it: 429). @default 1000000 */
+  maxWaiting: number;
+  /** Waiting tickets one API key may hold in the ladder's queue at most (past it: 429). @default 100000 */
+  maxWaitingPerKey: number;
+  /** The regions the queue accepts (a ping naming another is refused); absent: any, at most 31 named by waiting tickets at once. */
+  regions?: string[];
 }
 
 /** Matchmaking settings as a ladder definition gives them (any field may be left out). */
@@ -35,9 +45,21 @@ export interface MatchmakingInput {
   widening?: WideningOptions;
   filterDefaults?: FilterDefaults;
   maxCandidates?: number;
+  ticketTtlSeconds?: number;
+  backfillTtlSeconds?: number;
+  maxWaiting?: number;
+  maxWaitingPerKey?: number;
+  regions?: string[];
 }
 
 const MAX_CANDIDATES_DEFAULT = 256;
+/** Time-to-live of tickets and backfills: the default, and the longest allowed (a day). */
+export const TTL_DEFAULT_SECONDS = 600;
+/** Regions a queue may declare: the matchmaker's limit. */
+const MAX_DECLARED_REGIONS = 31;
+export const TTL_MAX_SECONDS = 86_400;
+export const MAX_WAITING_DEFAULT = 1_000_000;
+export const MAX_WAITING_PER_KEY_DEFAULT = 100_000;
 
 /**
  * Complete settings from what a definition gives (or a row stored before
@@ -51,9 +73,24 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
     widening: { steps: [], everySeconds: 0 },
     filterDefaults: resolveFilterDefaults(input.filterDefaults),
     maxCandidates: input.maxCandidates ?? MAX_CANDIDATES_DEFAULT,
+    // Rows stored before these settings existed get the defaults.
+    ticketTtlSeconds: input.ticketTtlSeconds ?? TTL_DEFAULT_SECONDS,
+    backfillTtlSeconds: input.backfillTtlSeconds ?? TTL_DEFAULT_SECONDS,
+    maxWaiting: input.maxWaiting ?? MAX_WAITING_DEFAULT,
+    maxWaitingPerKey: input.maxWaitingPerKey ?? MAX_WAITING_PER_KEY_DEFAULT,
+    ...(input.regions !== undefined ? { regions: [...input.regions] } : {}),
   };
-  for (const field of ['teamSize', 'maxCandidates'] as const) {
+  for (const field of ['teamSize', 'maxCandidates', 'maxWaiting', 'maxWaitingPerKey'] as const) {
     if (!Number.isInteger(settings[field]) || settings[field] < 1) throw new InvalidInputError(`must be a positive integer, got ${settings[field]}`, { field: `matchmaking.${field}` });
+  }
+  for (const field of ['ticketTtlSeconds', 'backfillTtlSeconds'] as const) {
+    if (!(settings[field] >= 1 && settings[field] <= TTL_MAX_SECONDS)) throw new InvalidInputError(`must be between 1 and ${TTL_MAX_SECONDS} seconds, got ${settings[field]}`, { field: `matchmaking.${field}` });
+  }
+  if (settings.regions !== undefined) {
+    if (settings.regions.length < 1 || settings.regions.length > MAX_DECLARED_REGIONS) throw new InvalidInputError(`must list 1 to ${MAX_DECLARED_REGIONS} regions`, { field: 'matchmaking.regions' });
+    settings.regions.forEach((region, i) => {
+      if (settings.regions!.indexOf(region) !== i) throw new InvalidInputError(`region ${JSON.stringify(region)} is listed twice`, { field: `matchmaking.regions[${i}]` });
+    });
   }
   try {
     settings.widening = resolveWidening(input.widening);

@@ -11,6 +11,11 @@
  * and its other tickets go back into the matchmaker). A failed turn is
  * counted and logged, never thrown out of the timer.
  *
+ * Expiry rides along too: each turn, once the oldest ticket or backfill is
+ * due, the holder asks the store to end what is past the ladder's
+ * time-to-live (no timer per ticket); the store's cancel events take them
+ * out of the matchmaker in the same turn.
+ *
  * Backfills ride along: the queue's events open and cancel them in the
  * matchmaker, a rebuild reads the open ones (as they stand, newcomers
  * included) before the tickets, and the pass's fills are placed before its
@@ -69,6 +74,8 @@ export interface MatchmakingOptions {
   onPass?: (report: PassReport) => void;
   /** Events read per round trip (the event loop serves requests between them). @default 250 */
   eventBatch?: number;
+  /** The clock tickets and backfills expire by (epoch ms). @default Date.now */
+  now?: () => number;
 }
 
 interface LadderState {
@@ -91,6 +98,10 @@ interface LadderState {
   checkQuietUntil: number;
   /** Epoch ms the lock was last claimed or renewed. */
   claimedAt: number;
+  /** Epoch ms (on the expiry clock) before which nothing can expire: the oldest ticket's or backfill's deadline at the last sweep. */
+  nextExpiryAt: number;
+  /** The matchmaker refused a ticket for its regions (it keeps every region it has seen): a rebuild learns only those the waiting tickets name. */
+  regionsFull: boolean;
   labels: { queue: string };
 }
 
@@ -139,12 +150,14 @@ function waitFigures(waits: number[]): { p50: number; max: number } {
 export class MatchmakingEngine {
   private readonly states = new Map<string, LadderState>();
   private readonly eventBatch: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly ctx: MatchmakingContext,
     private readonly options: MatchmakingOptions,
   ) {
     this.eventBatch = options.eventBatch ?? 250;
+    this.now = options.now ?? Date.now;
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 
@@ -230,6 +243,7 @@ export class MatchmakingEngine {
       if (!(error instanceof InvalidInputError)) throw error;
       // Already queued: a rebuild's snapshot and the events after its position overlap.
       if (error.field === 'id' && error.detail.includes('already queued')) return;
+      if (error.field === 'players[].pings') state.regionsFull = true;
       state.refused.add(ticket.id);
       return;
     }
@@ -275,6 +289,8 @@ export class MatchmakingEngine {
       widenUntil: 0,
       checkQuietUntil: 0,
       claimedAt: Date.now(),
+      nextExpiryAt: -Infinity,
+      regionsFull: false,
       labels: { queue: id },
     };
     this.states.delete(id);
@@ -322,10 +338,26 @@ export class MatchmakingEngine {
       state.cursor = batch.cursor;
       await this.keepLock(state, id);
       if (batch.complete) {
+        if (state.regionsFull) return { events: applied, consistent: false };
         const consistent = matchmaker.size + state.refused.size === batch.waiting && matchmaker.backfillCount + state.refusedBackfills.size === batch.backfills;
         return { events: applied, consistent };
       }
     }
+  }
+
+  /** Ends the ladder's tickets and backfills past their time-to-live, once the oldest is due. */
+  private async expire(state: LadderState, id: string): Promise<void> {
+    const now = this.now();
+    if (now < state.nextExpiryAt) return;
+    const ticketTtl = state.ladder.matchmaking.ticketTtlSeconds * 1000;
+    const backfillTtl = state.ladder.matchmaking.backfillTtlSeconds * 1000;
+    const swept = await this.ctx.tickets.expire(id, { tickets: now - ticketTtl, backfills: now - backfillTtl }, now);
+    if (swept.tickets.length > 0) this.ctx.metrics.ticketsExpired.inc(state.labels, swept.tickets.length);
+    if (swept.backfills.length > 0) this.ctx.metrics.backfillsExpired.inc(state.labels, swept.backfills.length);
+    // Later arrivals expire later: nothing is due before the oldest one left is. (A rebuild starts over.)
+    state.nextExpiryAt = Math.min(swept.oldestTicket === null ? Infinity : swept.oldestTicket + ticketTtl, swept.oldestBackfill === null ? Infinity : swept.oldestBackfill + backfillTtl);
+    // Nothing left to expire: what arrives from now on is due a time-to-live from now at the earliest.
+    if (state.nextExpiryAt === Infinity) state.nextExpiryAt = now + Math.min(ticketTtl, backfillTtl);
   }
 
   private async ladderTurn(id: string): Promise<number> {
@@ -342,6 +374,7 @@ export class MatchmakingEngine {
       rebuilt = true;
     }
     state.claimedAt = Date.now();
+    await this.expire(state, id);
     const claimed = performance.now();
     let followed = await this.follow(state, id);
     if (!followed.consistent && Date.now() >= state.checkQuietUntil) {

@@ -121,6 +121,8 @@ export function serviceMetrics() {
     ticketWaitSeconds: registry.add(new Histogram('ladder_ticket_wait_seconds', 'Seconds a ticket waited before it was placed in a match, by queue.', [1, 5, 10, 30, 60, 120, 300, 600])),
     matchesFormed: registry.add(new Counter('ladder_matchmaking_matches_total', 'Matches formed by the matchmaker, by queue.')),
     backfillsFilled: registry.add(new Counter('ladder_matchmaking_backfill_fills_total', 'Backfill fills placed by the matchmaker (tickets added to a running match), by queue.')),
+    ticketsExpired: registry.add(new Counter('ladder_matchmaking_tickets_expired_total', "Tickets that waited past their ladder's time-to-live and expired, by queue.")),
+    backfillsExpired: registry.add(new Counter('ladder_matchmaking_backfills_expired_total', "Backfills that stayed open past their ladder's time-to-live and expired, by queue.")),
     passFailures: registry.add(new Counter('ladder_matchmaking_pass_failures_total', 'Matchmaking passes that failed (Redis or the database unavailable), by queue; an empty queue label is a failure to list the queues.')),
     ticketsWaiting: registry.add(new Gauge('ladder_tickets_waiting', 'Tickets waiting, by queue.', () => waiting)),
     passSeconds: registry.add(

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
 import { parseMode, type Ticket, type TicketPlayer } from '../matchmaking/index.js';
-import { ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
+import { ConflictError, NotFoundError, PlayerBusyError, QuotaExceededError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
@@ -47,10 +47,17 @@ function checkTicket(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
   raw.players.forEach((player, index) => {
     for (let k = 0; k < index; k++) if (raw.players[k]!.id === player.id) throw new InvalidInputError(`player "${player.id}" appears twice in the ticket`, { field: `players[${index}].id` });
     if (Object.keys(player.pings).length === 0) throw new InvalidInputError('must name at least one region', { field: `players[${index}].pings` });
+    const declared = ladder.matchmaking.regions;
+    if (declared !== undefined) {
+      for (const region of Object.keys(player.pings)) {
+        if (!declared.includes(region)) throw new InvalidInputError(`ladder ${ladder.id}'s queue has the regions ${declared.join(', ')}, not ${JSON.stringify(region)}`, { field: `players[${index}].pings.${region}` });
+      }
+    }
   });
 }
 
-export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof ticketSchema>): Promise<StoredTicket> {
+/** Queues a ticket; `owner` is the id of the API key that sends it (counted against the ladder's per-key cap). */
+export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof ticketSchema>, owner?: string): Promise<StoredTicket> {
   checkTicket(ladder, raw);
   const unknown = raw.players.filter((p) => p.percentile === undefined || p.rating === undefined).map((p) => p.id);
   const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
@@ -71,8 +78,9 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
   });
   const id = raw.id ?? ctx.tickets.newTicketId?.() ?? randomUUID();
   const ticket: Ticket = { id, at: now / 1000, players };
-  const stored: StoredTicket = { id, ladder: ladder.id, status: 'waiting', createdAt: now, ...(raw.mode !== undefined ? { mode: raw.mode } : {}), ticket };
-  const outcome = await ctx.tickets.add(stored);
+  const stored: StoredTicket = { id, ladder: ladder.id, status: 'waiting', createdAt: now, ...(raw.mode !== undefined ? { mode: raw.mode } : {}), ...(owner !== undefined ? { owner } : {}), ticket };
+  const { maxWaiting, maxWaitingPerKey } = ladder.matchmaking;
+  const outcome = await ctx.tickets.add(stored, { maxWaiting, maxWaitingPerKey });
   if (!outcome.ok) {
     if (outcome.reason === 'id') throw new ConflictError(`ticket ${JSON.stringify(id)} already exists`, 'id');
     if (outcome.reason === 'player') {
@@ -80,9 +88,19 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
       throw new ConflictError(`player ${JSON.stringify(player)} already has a waiting ticket in ladder ${ladder.id}`, `players[${outcome.index}].id`);
     }
     if (outcome.reason === 'playing') throw new PlayerBusyError(players[outcome.index]!.id, `players[${outcome.index}].id`, { kind: 'playing', backfill: outcome.backfill });
-    throw new InvalidInputError(`the ladder's queue knows at most ${MAX_QUEUE_REGIONS} regions; use one of those it has seen`, { field: 'players[].pings' });
+    if (outcome.reason === 'cap') {
+      if (outcome.cap === 'key') throw new QuotaExceededError('matchmaking.maxWaitingPerKey', maxWaitingPerKey, `this key already has ${maxWaitingPerKey} waiting tickets in ladder ${ladder.id} (matchmaking.maxWaitingPerKey); retry once some are matched, cancelled or expired`);
+      throw new QuotaExceededError('matchmaking.maxWaiting', maxWaiting, `ladder ${ladder.id}'s queue already holds ${maxWaiting} waiting tickets (matchmaking.maxWaiting); retry once some are matched, cancelled or expired`);
+    }
+    throw new InvalidInputError(`the ladder's waiting tickets name ${MAX_QUEUE_REGIONS} regions already (the most a queue holds at once); use one of those, or wait until no waiting ticket names some of them`, { field: 'players[].pings' });
   }
   return stored;
+}
+
+/** Ends the ladder's tickets and backfills past their time-to-live now (the matchmaking turn does the same each time one is due). */
+export async function expireDue(ctx: QueueContext, ladder: Ladder, now: number): Promise<void> {
+  const { ticketTtlSeconds, backfillTtlSeconds } = ladder.matchmaking;
+  await ctx.tickets.expire(ladder.id, { tickets: now - ticketTtlSeconds * 1000, backfills: now - backfillTtlSeconds * 1000 }, now);
 }
 
 export async function cancelTicket(ctx: QueueContext, ticket: StoredTicket): Promise<{ id: string; status: StoredTicket['status'] }> {

@@ -15,7 +15,14 @@ const isoTime = z.string().describe('ISO 8601 time');
 
 export const healthResponse = z.object({ ok: z.literal(true) });
 
-export const apiKeyResponse = z.object({ id: z.string(), name: z.string(), scopes: z.array(z.enum(['admin', 'write', 'read'])), createdAt: isoTime, revokedAt: isoTime.nullable() });
+export const apiKeyResponse = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(['admin', 'write', 'read'])),
+  ladders: z.array(z.string()).nullable().describe('The ladders the key may act on; null: every ladder.'),
+  createdAt: isoTime,
+  revokedAt: isoTime.nullable(),
+});
 export const createdKeyResponse = apiKeyResponse.extend({ key: z.string().describe('The key itself, shown only in this answer.') });
 export const keyListResponse = z.object({ keys: z.array(apiKeyResponse) });
 
@@ -136,7 +143,7 @@ export const ticketResponse = z
   .object({
     id: z.string(),
     ladder: z.string(),
-    status: z.enum(['waiting', 'matched', 'cancelled']),
+    status: z.enum(['waiting', 'matched', 'cancelled', 'expired']),
     mode: z.string().optional(),
     players: z.array(z.string()),
     createdAt: isoTime,
@@ -155,21 +162,22 @@ export const ticketResponse = z
   })
   ;
 export const createdTicketResponse = z.object({ ticket: ticketResponse });
-export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled']) });
+export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled', 'expired']) });
 
 export const backfillResponse = z.object({
   id: z.string(),
   ladder: z.string(),
-  status: z.enum(['waiting', 'filled', 'cancelled']),
+  status: z.enum(['waiting', 'filled', 'cancelled', 'expired']),
   match: z.string(),
+  declared: z.boolean().describe('The game server formed the match itself (else the ladder\'s matchmaker formed it).'),
   region: z.string(),
   teams: z.array(z.array(z.string())).describe("The match's players per team now: those it was opened with, then the newcomers."),
   open: z.array(z.number().int()).describe('Slots still open per team.'),
   added: z.array(z.object({ ticket: z.string(), team: z.number().int(), players: z.array(z.string()), at: isoTime })).describe('Tickets added, in the order they joined, each with its team index.'),
   createdAt: isoTime,
-  endedAt: isoTime.optional().describe('When it was filled or cancelled.'),
+  endedAt: isoTime.optional().describe('When it was filled, cancelled or expired.'),
 });
-export const cancelledBackfillResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'filled', 'cancelled']) });
+export const cancelledBackfillResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'filled', 'cancelled', 'expired']) });
 
 export const queueResponse = z.object({
   waiting: z.number().int(),

@@ -65,6 +65,16 @@ const ladderFields = {
         .optional()
         .describe('Filter values for players whose ticket sends none.'),
       maxCandidates: z.number().int().min(1).max(100_000).optional().describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
+      ticketTtlSeconds: z.number().min(1).max(86_400).optional().describe('Seconds a ticket may wait before it expires (status `expired`). Default 600.'),
+      backfillTtlSeconds: z.number().min(1).max(86_400).optional().describe('Seconds a backfill may stay open before it expires. Default 600.'),
+      maxWaiting: z.number().int().min(1).max(10_000_000).optional().describe('Waiting tickets in the queue at most (past it: 429). Default 1,000,000.'),
+      maxWaitingPerKey: z.number().int().min(1).max(10_000_000).optional().describe('Waiting tickets one API key may hold in the queue at most (past it: 429). Default 100,000.'),
+      regions: z
+        .array(identifier.pipe(z.string().max(40)))
+        .min(1)
+        .max(31)
+        .optional()
+        .describe('The regions the queue accepts: a ticket pinging another is refused (400). Absent: any region, at most 31 named by the waiting tickets at once.'),
     })
     .strict()
     .optional()
@@ -151,7 +161,8 @@ const playerFilterShape = {
 export const backfillSchema = z
   .object({
     id: id.optional().describe('A random UUID when absent.'),
-    match: id.describe("The game server's id of the match in progress."),
+    match: id.describe("The match in progress: the `matchId` of a match the ladder's matchmaker formed, or with `declared` the game server's own id."),
+    declared: z.boolean().optional().describe("true: `match` is a match the game server formed itself (not the matchmaker), with the players in `teams`. Default false: `match` must be a match this ladder's matchmaker formed (404 otherwise)."),
     region: identifier.pipe(z.string().max(40)).describe('Region the match is hosted in: newcomers must be able to play there.'),
     teams: z.array(z.array(id).max(16)).min(2).max(8).describe('Player ids per team, as the match stands now (a team may be empty).'),
     teamSize: z.number().int().min(1).max(16).optional().describe("Players each team should have. Default: the ladder's team size."),
@@ -190,6 +201,12 @@ export const createKeySchema = z
   .object({
     name: identifier.pipe(z.string().max(100)),
     scopes: z.array(z.enum(['admin', 'write', 'read'])).min(1).max(3),
+    ladders: z
+      .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a ladder id'))
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Limit the key to these ladders (403 on any other); absent: every ladder.'),
   })
   .strict();
 

@@ -7,12 +7,16 @@
  *   start (no re-encoding of the rest) and gives the key a TTL.
  * - `queue:L` (sorted set: waiting ticket ids by arrival ms),
  *   `queue:L:players` (set: players with a waiting ticket),
- *   `queue:L:regions` (set: every region the queue has seen, at most 31),
+ *   `queue:L:regioncount` (hash: region → waiting tickets naming it, at most
+ *   31 regions; a region none names leaves), `queue:L:owners` (hash: key id →
+ *   its waiting tickets),
  *   `queue:L:figures` (hash: `n` tickets, `age` sum of arrival − epoch,
  *   `r:<region>` tickets, `b:<band>` players),
  *   `queue:L:events` (stream: `a` <the matcher's ticket JSON> on intake, `c` <id> on
  *   cancel, `b` <the backfill request JSON> when a backfill opens, `u` <id> when
- *   one is cancelled), `recent:L` (list), `mmlock:L` (the matchmaking lock).
+ *   one is cancelled), `recent:L` (list), `mmlock:L` (the matchmaking lock),
+ *   `formed:<match id>` (a match the matchmaker formed, for backfills to name;
+ *   as long as finished tickets).
  * - Backfills: `backfill:<id>` (hash: `status`, `fills`, `json` the rest of the
  *   record, `players` a JSON array of the match's players now, `endedAt`;
  *   a TTL once finished), `queue:L:backfills` (sorted set: open backfill ids
@@ -44,7 +48,11 @@ import {
   backfillPlayers,
   type Claim,
   type EventBatch,
+  type ExpiredEvent,
+  type ExpiryCutoffs,
   FIGURES_EPOCH,
+  type FormedMatchRecord,
+  type IntakeLimits,
   figuresOf,
   FINISHED_TTL_MS,
   MAX_QUEUE_REGIONS,
@@ -74,15 +82,19 @@ const LEAVE = `
 local function drop(key, field, by)
   if redis.call('HINCRBY', key, field, -by) <= 0 then redis.call('HDEL', key, field) end
 end
-local function leave(playersKey, figuresKey, raws, created, epoch)
+local function leave(playersKey, figuresKey, regionsKey, ownersKey, raws, created, epoch)
   if #raws == 0 then return end
-  local players, regions, bands, age = {}, {}, {}, 0
+  local players, regions, bands, named, owners, age = {}, {}, {}, {}, {}, 0
   for i, raw in ipairs(raws) do
     local close = string.find(raw, '},"id":', ${FIGURES_PREFIX.length + 1}, true)
     local f = cjson.decode(string.sub(raw, ${FIGURES_PREFIX.length + 1}, close))
     for _, p in ipairs(f.players) do players[#players + 1] = p end
     regions[f.region] = (regions[f.region] or 0) + 1
     for _, b in ipairs(f.bands) do bands[b] = (bands[b] or 0) + 1 end
+    if type(f.regions) == 'table' then
+      for _, r in ipairs(f.regions) do named[r] = (named[r] or 0) + 1 end
+    end
+    if type(f.owner) == 'string' then owners[f.owner] = (owners[f.owner] or 0) + 1 end
     age = age + (tonumber(created[i]) - epoch)
   end
   for i = 1, #players, 1000 do redis.call('SREM', playersKey, unpack(players, i, math.min(i + 999, #players))) end
@@ -90,25 +102,31 @@ local function leave(playersKey, figuresKey, raws, created, epoch)
   redis.call('HINCRBY', figuresKey, 'age', -age)
   for r, c in pairs(regions) do drop(figuresKey, 'r:' .. r, c) end
   for b, c in pairs(bands) do drop(figuresKey, 'b:' .. b, c) end
+  for r, c in pairs(named) do drop(regionsKey, r, c) end
+  for o, c in pairs(owners) do drop(ownersKey, o, c) end
 end`;
 
 /**
  * Queues a batch of tickets of one ladder, each as if alone and in order (a later ticket of the batch
  * sees the earlier ones' ids and players); the counters and the set of queues are written once for
- * the batch. KEYS: queue, players, figures, regions, events, queues, playing, then each ticket's key.
- * ARGV: ladder, events cap, epoch, then per ticket: id, createdAt, stored JSON, player count n, n player
+ * the batch. KEYS: queue, players, figures, regions (counts), events, queues, playing, owners, then each
+ * ticket's key. ARGV: ladder, events cap, epoch, the ladder's cap on waiting tickets (-1: none), then per
+ * ticket: id, createdAt, stored JSON, owner ('' none), the owner's cap (-1: none), player count n, n player
  * ids, region count m, m region names, counted region, band count k, k (band, players) pairs, and where
  * in the stored JSON the matcher's ticket starts (it runs to the last character but one): the event
- * carries only that. Returns per ticket 'ok', 'id', 'player:<index>', 'playing:<index>:<backfill>' or
- * 'regions'.
+ * carries only that. Returns per ticket 'ok', 'id', 'player:<index>', 'playing:<index>:<backfill>',
+ * 'cap:ladder', 'cap:key' or 'regions'.
  */
 const INTAKE = `
 local out = {}
 local queued, age, byRegion, byBand = 0, 0, {}, {}
 local cap, epoch = ARGV[2], tonumber(ARGV[3])
-local a = 4
-for t = 1, #KEYS - 7 do
-  local id, created, stored = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+local ladderCap = tonumber(ARGV[4])
+local waitingBefore = tonumber(redis.call('HGET', KEYS[3], 'n') or '0')
+local a = 5
+for t = 1, #KEYS - 8 do
+  local id, created, stored, owner, ownerCap = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], tonumber(ARGV[a + 4])
+  a = a + 2
   local n = tonumber(ARGV[a + 3])
   local players = {unpack(ARGV, a + 4, a + 3 + n)}
   local at = a + 4 + n
@@ -117,7 +135,7 @@ for t = 1, #KEYS - 7 do
   local k = tonumber(ARGV[at + m + 2])
   local eventAt = at + m + 3 + 2 * k
   local outcome = 'ok'
-  if redis.call('EXISTS', KEYS[7 + t]) == 1 then
+  if redis.call('EXISTS', KEYS[8 + t]) == 1 then
     outcome = 'id'
   else
     local waiting = redis.call('SMISMEMBER', KEYS[2], unpack(players))
@@ -137,23 +155,24 @@ for t = 1, #KEYS - 7 do
       end
     end
   end
+  if outcome == 'ok' and ladderCap >= 0 and waitingBefore + queued >= ladderCap then outcome = 'cap:ladder' end
+  if outcome == 'ok' and owner ~= '' and ownerCap >= 0 and tonumber(redis.call('HGET', KEYS[8], owner) or '0') >= ownerCap then outcome = 'cap:key' end
   if outcome == 'ok' then
     local regions = {unpack(ARGV, at + 1, at + m)}
-    local known = redis.call('SMISMEMBER', KEYS[4], unpack(regions))
+    local known = redis.call('HMGET', KEYS[4], unpack(regions))
     local fresh = 0
     for i = 1, m do
-      if known[i] == 0 then fresh = fresh + 1 end
+      if not known[i] then fresh = fresh + 1 end
     end
-    if fresh > 0 then
-      if redis.call('SCARD', KEYS[4]) + fresh > ${MAX_QUEUE_REGIONS} then
-        outcome = 'regions'
-      else
-        redis.call('SADD', KEYS[4], unpack(regions))
-      end
+    if fresh > 0 and redis.call('HLEN', KEYS[4]) + fresh > ${MAX_QUEUE_REGIONS} then
+      outcome = 'regions'
+    else
+      for i = 1, m do redis.call('HINCRBY', KEYS[4], regions[i], 1) end
     end
   end
   if outcome == 'ok' then
-    redis.call('SET', KEYS[7 + t], stored)
+    if owner ~= '' then redis.call('HINCRBY', KEYS[8], owner, 1) end
+    redis.call('SET', KEYS[8 + t], stored)
     redis.call('ZADD', KEYS[1], created, id)
     redis.call('SADD', KEYS[2], unpack(players))
     queued = queued + 1
@@ -177,7 +196,7 @@ if queued > 0 then
 end
 return out`;
 
-/** KEYS: ticket, queue, players, figures, events. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. */
+/** KEYS: ticket, queue, players, figures, events, regions, owners. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. */
 const CANCEL = `${LEAVE}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return false end
@@ -185,7 +204,7 @@ if string.sub(raw, 1, ${WAITING_PREFIX.length}) ~= '${WAITING_PREFIX}' then retu
 local created = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not created then return raw end
 redis.call('ZREM', KEYS[2], ARGV[1])
-leave(KEYS[3], KEYS[4], {raw}, {created}, tonumber(ARGV[5]))
+leave(KEYS[3], KEYS[4], KEYS[6], KEYS[7], {raw}, {created}, tonumber(ARGV[5]))
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'c', ARGV[1])
 local out = '{"status":"cancelled","endedAt":' .. ARGV[2] .. ',' .. string.sub(raw, ${WAITING_PREFIX.length + 1})
 redis.call('SET', KEYS[1], out, 'PX', ARGV[3])
@@ -199,7 +218,7 @@ return out`;
  * `body` (JSON members without braces) and its team.
  */
 const PLACE = `${LEAVE}
-local function place(queueKey, playersKey, figuresKey, prefix, ttl, now, body, epoch, from)
+local function place(queueKey, playersKey, figuresKey, regionsKey, ownersKey, prefix, ttl, now, body, epoch, from)
   local ids, teams, keys = {}, {}, {}
   for i = from, #ARGV, 2 do
     ids[#ids + 1] = ARGV[i]
@@ -221,7 +240,7 @@ local function place(queueKey, playersKey, figuresKey, prefix, ttl, now, body, e
       redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. now .. ',"match":{"team":' .. teams[i] .. ',' .. body .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ttl)
     end
   end
-  leave(playersKey, figuresKey, leaving, leavingCreated, epoch)
+  leave(playersKey, figuresKey, regionsKey, ownersKey, leaving, leavingCreated, epoch)
   return true
 end`;
 
@@ -229,19 +248,21 @@ end`;
  * Places a chunk of matches, each as if alone and in order: a match is placed only if every one of
  * its tickets still waits; the counters and the players set are written once for the chunk, the
  * placed matches pushed to the recent list and published in one message.
- * KEYS: queue, players, figures, lock, recent.
+ * Each placed match is recorded as formed (`formed:<match id>`, for backfills to name).
+ * KEYS: queue, players, figures, lock, recent, regions, owners.
  * ARGV: lock value, ticket key prefix, ttl, now, epoch, recent list length, channel, ladder (as JSON),
- * then per match: its body (JSON members without braces), its recent entry (JSON), ticket count c,
- * c (ticket id, team) pairs. Returns -1 when the lock is not ours (nothing placed), else per match
- * 1 placed or 0 a ticket had left.
+ * formed-match key prefix, then per match: its body (JSON members without braces), its recent entry
+ * (JSON), its id, its team count, ticket count c, c (ticket id, team) pairs. Returns -1 when the lock is
+ * not ours (nothing placed), else per match 1 placed or 0 a ticket had left.
  */
 const ASSIGN = `${LEAVE}
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
 local out, placed = {}, {}
 local leaving, leavingCreated = {}, {}
-local a = 9
+local a = 10
 while a <= #ARGV do
-  local body, recent, c = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  local body, recent, matchId, teamCount, c = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], tonumber(ARGV[a + 4])
+  a = a + 2
   local ids, teams, keys = {}, {}, {}
   for i = 1, c do
     local at = a + 1 + 2 * i
@@ -269,13 +290,14 @@ while a <= #ARGV do
         redis.call('SET', keys[i], '{"status":"matched","endedAt":' .. ARGV[4] .. ',"match":{"team":' .. teams[i] .. ',' .. body .. '},' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[3])
       end
     end
+    redis.call('SET', ARGV[9] .. matchId, '{"ladder":' .. ARGV[8] .. ',"teams":' .. teamCount .. '}', 'PX', ARGV[3])
     placed[#placed + 1] = recent
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
   end
 end
-leave(KEYS[2], KEYS[3], leaving, leavingCreated, tonumber(ARGV[5]))
+leave(KEYS[2], KEYS[3], KEYS[6], KEYS[7], leaving, leavingCreated, tonumber(ARGV[5]))
 if #placed > 0 then
   local keep = tonumber(ARGV[6])
   local from = math.max(1, #placed - keep + 1)
@@ -347,7 +369,7 @@ end
 return redis.call('HMGET', KEYS[1], 'status', 'fills', 'json', 'endedAt')`;
 
 /**
- * KEYS: queue, players, figures, lock, backfill, backfills, playing.
+ * KEYS: queue, players, figures, lock, backfill, backfills, playing, regions, owners.
  * ARGV: lock value, ticket key prefix, ttl, now, match body, epoch, backfill id, fills seen, record JSON
  * after, players JSON after, filled (1 or 0), newcomer count m, m newcomer ids, then (ticket id, team)
  * pairs. Returns 1 placed, 0 a ticket left or the backfill is closed or changed, -1 the lock is not ours.
@@ -358,7 +380,7 @@ if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
 local state = redis.call('HMGET', KEYS[5], 'status', 'fills')
 if state[1] ~= 'waiting' or state[2] ~= ARGV[8] then return 0 end
 local m = tonumber(ARGV[12])
-if not place(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), 13 + m) then return 0 end
+if not place(KEYS[1], KEYS[2], KEYS[3], KEYS[8], KEYS[9], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), 13 + m) then return 0 end
 redis.call('HSET', KEYS[5], 'fills', tonumber(state[2]) + 1, 'json', ARGV[9], 'players', ARGV[10])
 if ARGV[11] == '1' then
   close(KEYS[5], KEYS[6], KEYS[7], ARGV[7], 'filled', ARGV[4], ARGV[3], ARGV[10])
@@ -382,13 +404,58 @@ return out`;
 /**
  * Forgets a ladder's queue once nothing waits in it: nothing is lost if a ticket arrived meanwhile
  * (returns 0, and the caller cancels again). KEYS: queue, backfills, players, figures, regions,
- * events, playing, recent, queues. ARGV: ladder. Returns 1 when forgotten.
+ * events, playing, recent, queues, owners, the set of regions of earlier versions. ARGV: ladder.
+ * Returns 1 when forgotten.
  */
 const FORGET = `
 if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[10], KEYS[11])
 redis.call('SREM', KEYS[9], ARGV[1])
 return 1`;
+
+/**
+ * Ends what is past its time-to-live (at most ARGV[9] tickets and as many backfills per call), each
+ * as its cancellation would, with the status 'expired'; announces them on the expiry channel.
+ * KEYS: queue, players, figures, regions, owners, events, backfills, playing.
+ * ARGV: ticket key prefix, backfill key prefix, ticket cutoff, backfill cutoff, now, ttl, events cap,
+ * epoch, limit, channel, ladder (as JSON). Returns [expired ticket ids, expired backfill ids, the
+ * oldest waiting ticket's arrival or '', the oldest open backfill's creation or ''].
+ */
+const EXPIRE = `${LEAVE}
+${CLOSE}
+local flat = redis.call('ZRANGE', KEYS[1], '-inf', ARGV[3], 'BYSCORE', 'LIMIT', 0, ARGV[9], 'WITHSCORES')
+local tickets, leaving, leavingCreated = {}, {}, {}
+for i = 1, #flat, 2 do
+  local id = flat[i]
+  local key = ARGV[1] .. id
+  local raw = redis.call('GET', key)
+  redis.call('ZREM', KEYS[1], id)
+  if raw and string.sub(raw, 1, ${WAITING_PREFIX.length}) == '${WAITING_PREFIX}' then
+    leaving[#leaving + 1] = raw
+    leavingCreated[#leavingCreated + 1] = flat[i + 1]
+    redis.call('SET', key, '{"status":"expired","endedAt":' .. ARGV[5] .. ',' .. string.sub(raw, ${WAITING_PREFIX.length + 1}), 'PX', ARGV[6])
+    redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'c', id)
+    tickets[#tickets + 1] = id
+  end
+end
+leave(KEYS[2], KEYS[3], KEYS[4], KEYS[5], leaving, leavingCreated, tonumber(ARGV[8]))
+local backfills = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[7], '-inf', ARGV[4], 'BYSCORE', 'LIMIT', 0, ARGV[9])) do
+  local key = ARGV[2] .. id
+  if redis.call('HGET', key, 'status') == 'waiting' then
+    close(key, KEYS[7], KEYS[8], id, 'expired', ARGV[5], ARGV[6], redis.call('HGET', key, 'players'))
+    redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'u', id)
+    backfills[#backfills + 1] = id
+  else
+    redis.call('ZREM', KEYS[7], id)
+  end
+end
+if #tickets > 0 or #backfills > 0 then
+  redis.call('PUBLISH', ARGV[10], cjson.encode({ladder = cjson.decode(ARGV[11]), tickets = tickets, backfills = backfills}))
+end
+local oldestTicket = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or ''
+local oldestBackfill = redis.call('ZRANGE', KEYS[7], 0, 0, 'WITHSCORES')[2] or ''
+return {tickets, backfills, oldestTicket, oldestBackfill}`;
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -396,6 +463,7 @@ type Script = (...args: Array<string | number>) => Promise<unknown>;
 
 interface PendingAdd {
   ticket: StoredTicket;
+  limits: IntakeLimits | undefined;
   resolve: (outcome: AddOutcome) => void;
   reject: (error: unknown) => void;
 }
@@ -417,6 +485,7 @@ interface Scripts {
   ladderForget: Script;
   ladderWaiting: Script;
   ladderEpoch: Script;
+  ladderExpire: Script;
 }
 
 export interface RedisTicketOptions {
@@ -488,17 +557,18 @@ export class RedisTicketStore implements TicketStore {
     this.eventsCap = options.eventsCap ?? 1_000_000;
     // The number of keys goes first: one key per ticket of the batch.
     redis.defineCommand('ladderIntake', { lua: INTAKE });
-    redis.defineCommand('ladderCancel', { numberOfKeys: 5, lua: CANCEL });
-    redis.defineCommand('ladderAssign', { numberOfKeys: 5, lua: ASSIGN });
+    redis.defineCommand('ladderCancel', { numberOfKeys: 7, lua: CANCEL });
+    redis.defineCommand('ladderAssign', { numberOfKeys: 7, lua: ASSIGN });
     redis.defineCommand('ladderBackfillIntake', { numberOfKeys: 6, lua: BACKFILL_INTAKE });
     redis.defineCommand('ladderBackfillCancel', { numberOfKeys: 4, lua: BACKFILL_CANCEL });
-    redis.defineCommand('ladderFill', { numberOfKeys: 7, lua: FILL });
+    redis.defineCommand('ladderFill', { numberOfKeys: 9, lua: FILL });
     redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
     redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
-    redis.defineCommand('ladderForget', { numberOfKeys: 9, lua: FORGET });
+    redis.defineCommand('ladderForget', { numberOfKeys: 11, lua: FORGET });
     redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
     redis.defineCommand('ladderEpoch', { numberOfKeys: 2, lua: EPOCH });
+    redis.defineCommand('ladderExpire', { numberOfKeys: 8, lua: EXPIRE });
     this.scripts = redis as unknown as Scripts;
     redis.on('ready', () => {
       void this.learnClientId();
@@ -535,8 +605,21 @@ export class RedisTicketStore implements TicketStore {
     // The duplicate inherits lazyConnect and no offline queue: connect before subscribing. It
     // reconnects and subscribes again on its own after an outage.
     await this.subscriber.connect();
-    await this.subscriber.subscribe(this.key('assignments'));
-    this.subscriber.on('message', (_channel: string, message: string) => {
+    await this.subscriber.subscribe(this.key('assignments'), this.key('expirations'));
+    const expirations = this.key('expirations');
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel === expirations) {
+        if (this.events.listenerCount('expired') === 0) return;
+        try {
+          const published = JSON.parse(message) as { ladder: string; tickets?: unknown; backfills?: unknown };
+          // Lua's cjson writes an empty list as {}.
+          const list = (value: unknown) => (Array.isArray(value) ? (value as string[]) : []);
+          this.events.emit('expired', { ladder: published.ladder, tickets: list(published.tickets), backfills: list(published.backfills) } satisfies ExpiredEvent);
+        } catch {
+          // Not ours.
+        }
+        return;
+      }
       // Nobody streams assignments from this instance: nothing to decode them for.
       if (this.events.listenerCount('assignment') === 0) return;
       try {
@@ -562,7 +645,10 @@ export class RedisTicketStore implements TicketStore {
       queue,
       players: `${queue}:players`,
       figures: `${queue}:figures`,
-      regions: `${queue}:regions`,
+      regions: `${queue}:regioncount`,
+      /** The set of every region seen, of earlier versions (deleted with the queue). */
+      regionSet: `${queue}:regions`,
+      owners: `${queue}:owners`,
       events: `${queue}:events`,
       backfills: `${queue}:backfills`,
       playing: `${queue}:playing`,
@@ -574,11 +660,11 @@ export class RedisTicketStore implements TicketStore {
     return `${this.prefix}backfill:${id}`;
   }
 
-  add(ticket: StoredTicket): Promise<AddOutcome> {
+  add(ticket: StoredTicket, limits?: IntakeLimits): Promise<AddOutcome> {
     return new Promise((resolve, reject) => {
       // Tickets created in the same event-loop turn go to Redis in one pipeline.
       if (this.pendingAdds.length === 0) setImmediate(() => void this.flushAdds());
-      this.pendingAdds.push({ ticket, resolve, reject });
+      this.pendingAdds.push({ ticket, limits, resolve, reject });
     });
   }
 
@@ -586,15 +672,17 @@ export class RedisTicketStore implements TicketStore {
     const batch = this.pendingAdds;
     this.pendingAdds = [];
     // One intake script per ladder (and per INTAKE_CHUNK tickets) for the whole batch, all in one round trip.
+    // Grouped by ladder and ladder cap (one script carries one cap; tickets of a ladder normally share it).
     const byLadder = new Map<string, PendingAdd[]>();
     for (const p of batch) {
-      const group = byLadder.get(p.ticket.ladder);
+      const group = byLadder.get(`${p.limits?.maxWaiting ?? -1} ${p.ticket.ladder}`);
       if (group) group.push(p);
-      else byLadder.set(p.ticket.ladder, [p]);
+      else byLadder.set(`${p.limits?.maxWaiting ?? -1} ${p.ticket.ladder}`, [p]);
     }
     const pipeline = this.redis.pipeline() as ChainableCommander & Record<string, (...args: Array<string | number>) => unknown>;
     const chunks: Array<{ ladder: string; adds: PendingAdd[]; events: string[] }> = [];
-    for (const [ladder, adds] of byLadder) {
+    for (const adds of byLadder.values()) {
+      const ladder = adds[0]!.ticket.ladder;
       for (let i = 0; i < adds.length; i += INTAKE_CHUNK) {
         const chunk = { ladder, adds: adds.slice(i, i + INTAKE_CHUNK), events: [] as string[] };
         chunks.push(chunk);
@@ -625,6 +713,7 @@ export class RedisTicketStore implements TicketStore {
           p.resolve({ ok: true });
         } else if (outcome === 'id') p.resolve({ ok: false, reason: 'id' });
         else if (outcome === 'regions') p.resolve({ ok: false, reason: 'regions' });
+        else if (outcome === 'cap:ladder' || outcome === 'cap:key') p.resolve({ ok: false, reason: 'cap', cap: outcome === 'cap:key' ? 'key' : 'ladder' });
         else if (outcome.startsWith('playing:')) {
           const rest = outcome.slice('playing:'.length);
           const colon = rest.indexOf(':');
@@ -649,18 +738,19 @@ export class RedisTicketStore implements TicketStore {
   /** The intake script's keys and arguments for tickets of one ladder; each ticket's event text goes to `events`. */
   private intakeArgs(ladder: string, adds: readonly PendingAdd[], events: string[]): Array<string | number> {
     const k = this.queueKeys(ladder);
-    const keys: string[] = [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing];
-    const args: Array<string | number> = [ladder, this.eventsCap, FIGURES_EPOCH];
-    for (const { ticket } of adds) {
+    const keys: string[] = [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing, k.owners];
+    const args: Array<string | number> = [ladder, this.eventsCap, FIGURES_EPOCH, adds[0]?.limits?.maxWaiting ?? -1];
+    for (const { ticket, limits } of adds) {
       keys.push(this.ticketKey(ticket.id));
       const figures = figuresOf(ticket.ticket);
+      if (ticket.owner !== undefined) figures.owner = ticket.owner;
       // The text starts with the waiting status, which placement and cancellation rewrite in place.
-      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''},"ticket":`;
+      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''}${ticket.owner !== undefined ? `,"owner":${JSON.stringify(ticket.owner)}` : ''},"ticket":`;
       const event = JSON.stringify(ticket.ticket);
       events.push(event);
-      args.push(ticket.id, ticket.createdAt, `${head}${event}}`, ticket.ticket.players.length);
+      args.push(ticket.id, ticket.createdAt, `${head}${event}}`, ticket.owner ?? '', limits?.maxWaitingPerKey ?? -1, ticket.ticket.players.length);
       for (const p of ticket.ticket.players) args.push(p.id);
-      const regions = regionsOf(ticket.ticket);
+      const regions = figures.regions ?? regionsOf(ticket.ticket);
       args.push(regions.length);
       for (const r of regions) args.push(r);
       args.push(figures.region);
@@ -698,7 +788,7 @@ export class RedisTicketStore implements TicketStore {
 
   async cancel(ticket: StoredTicket) {
     const k = this.queueKeys(ticket.ladder);
-    const raw = (await redisCall(this.scripts.ladderCancel(this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.events, ticket.id, Date.now(), FINISHED_TTL_MS, this.eventsCap, FIGURES_EPOCH))) as string | null;
+    const raw = (await redisCall(this.scripts.ladderCancel(this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.events, k.regions, k.owners, ticket.id, Date.now(), FINISHED_TTL_MS, this.eventsCap, FIGURES_EPOCH))) as string | null;
     return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
   }
 
@@ -918,12 +1008,12 @@ export class RedisTicketStore implements TicketStore {
     const held = this.locks.get(ladder);
     if (held === undefined) return placements.map(() => 'lost');
     const k = this.queueKeys(ladder);
-    const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, Date.now(), FIGURES_EPOCH, RECENT, this.key('assignments'), JSON.stringify(ladder)];
+    const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, Date.now(), FIGURES_EPOCH, RECENT, this.key('assignments'), JSON.stringify(ladder), this.key('formed:')];
     for (const { match, recent, tickets } of placements) {
-      args.push(JSON.stringify(match).slice(1, -1), JSON.stringify(recent), tickets.length);
+      args.push(JSON.stringify(match).slice(1, -1), JSON.stringify(recent), match.id, match.teams.length, tickets.length);
       for (const t of tickets) args.push(t.id, t.team);
     }
-    const reply = (await redisCall(this.scripts.ladderAssign(k.queue, k.players, k.figures, k.lock, k.recent, ...args))) as number | number[];
+    const reply = (await redisCall(this.scripts.ladderAssign(k.queue, k.players, k.figures, k.lock, k.recent, k.regions, k.owners, ...args))) as number | number[];
     if (reply === -1) {
       this.dropLock(ladder);
       return placements.map(() => 'lost');
@@ -1012,7 +1102,7 @@ export class RedisTicketStore implements TicketStore {
     for (;;) {
       backfills += await cancelAll(k.backfills, (id) => this.cancelBackfill({ id, ladder } as StoredBackfill));
       tickets += await cancelAll(k.queue, (id) => this.cancel({ id, ladder } as StoredTicket));
-      const forgotten = await redisCall(this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), ladder));
+      const forgotten = await redisCall(this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), k.owners, k.regionSet, ladder));
       if (forgotten === 1) break;
     }
     this.recentCache.delete(ladder);
@@ -1034,7 +1124,7 @@ export class RedisTicketStore implements TicketStore {
         placement.newcomers.length, ...placement.newcomers,
       ];
       for (const t of placement.tickets) args.push(t.id, t.team);
-      pipeline.ladderFill!(k.queue, k.players, k.figures, k.lock, this.backfillKey(placement.backfill), k.backfills, k.playing, ...args);
+      pipeline.ladderFill!(k.queue, k.players, k.figures, k.lock, this.backfillKey(placement.backfill), k.backfills, k.playing, k.regions, k.owners, ...args);
     }
     const results = ((await redisCall(pipeline.exec())) ?? []) as Array<[Error | null, unknown]>;
     const outcomes = placements.map((_, i): PlacementOutcome => {
@@ -1048,6 +1138,27 @@ export class RedisTicketStore implements TicketStore {
     });
     await this.announce(ladder, placements.filter((_, i) => outcomes[i] === 'placed').map((p) => p.recent));
     return outcomes;
+  }
+
+  async expire(ladder: string, cutoffs: ExpiryCutoffs, now: number) {
+    const k = this.queueKeys(ladder);
+    const tickets: string[] = [];
+    const backfills: string[] = [];
+    const limit = 1000;
+    // A thousand of each per script, so one script never holds Redis long however many expire at once.
+    for (;;) {
+      const reply = (await redisCall(
+        this.scripts.ladderExpire(k.queue, k.players, k.figures, k.regions, k.owners, k.events, k.backfills, k.playing, this.key('ticket:'), this.key('backfill:'), cutoffs.tickets, cutoffs.backfills, now, FINISHED_TTL_MS, this.eventsCap, FIGURES_EPOCH, limit, this.key('expirations'), JSON.stringify(ladder)),
+      )) as [string[], string[], string, string];
+      tickets.push(...reply[0]);
+      backfills.push(...reply[1]);
+      if (reply[0].length < limit && reply[1].length < limit) return { tickets, backfills, oldestTicket: reply[2] === '' ? null : Number(reply[2]), oldestBackfill: reply[3] === '' ? null : Number(reply[3]) };
+    }
+  }
+
+  async formedMatch(id: string): Promise<FormedMatchRecord | undefined> {
+    const raw = await redisCall(this.redis.get(this.key(`formed:${id}`)));
+    return raw === null ? undefined : (JSON.parse(raw) as FormedMatchRecord);
   }
 
   async close() {

@@ -52,17 +52,23 @@ export interface TicketFigures {
   bands: number[];
   /** The players' ids (they leave the queue's set of waiting players with the ticket). */
   players: string[];
+  /** Every region the ticket's pings name (each counted once per waiting ticket; a region none names leaves the queue's set). */
+  regions?: string[];
+  /** The key that queued it (its waiting tickets are counted against the per-key cap). */
+  owner?: string;
 }
 
 export interface StoredTicket {
   id: string;
   ladder: string;
-  status: 'waiting' | 'matched' | 'cancelled';
+  status: 'waiting' | 'matched' | 'cancelled' | 'expired';
   /** Epoch ms of entry. */
   createdAt: number;
   /** Epoch ms the ticket left the queue. */
   endedAt?: number;
   mode?: string;
+  /** Id of the API key that queued it (counted against the ladder's per-key cap while it waits). */
+  owner?: string;
   /** The matcher's form (its `at` is in seconds). */
   ticket: Ticket;
   match?: TicketAssignment;
@@ -99,13 +105,15 @@ export interface BackfillAddition {
 export interface StoredBackfill {
   id: string;
   ladder: string;
-  status: 'waiting' | 'filled' | 'cancelled';
+  status: 'waiting' | 'filled' | 'cancelled' | 'expired';
   /** Epoch ms the request was made. */
   createdAt: number;
   /** Epoch ms it was filled or cancelled. */
   endedAt?: number;
-  /** The game server's match id. */
+  /** The match's id: one the ladder's matchmaker formed, or (`declared`) the game server's own. */
   match: string;
+  /** The game server formed the match itself. */
+  declared?: boolean;
   region: string;
   /** Fills placed so far (the store places a fill only if this is still what the caller saw). */
   fills: number;
@@ -142,7 +150,37 @@ export type AddOutcome =
   /** Player `index` of the ticket is in a match that an open backfill of the ladder is filling. */
   | { ok: false; reason: 'playing'; index: number; backfill: string }
   /** The ladder's queue would know more than MAX_QUEUE_REGIONS regions. */
-  | { ok: false; reason: 'regions' };
+  | { ok: false; reason: 'regions' }
+  /** The ladder's queue (`ladder`) or the key's tickets in it (`key`) are at their cap. */
+  | { ok: false; reason: 'cap'; cap: 'ladder' | 'key' };
+
+/** Caps the store enforces on a ticket's intake (absent: none). */
+export interface IntakeLimits {
+  /** Waiting tickets in the ladder's queue at most. */
+  maxWaiting: number;
+  /** Waiting tickets of one key (the ticket's `owner`) in the ladder's queue at most. */
+  maxWaitingPerKey: number;
+}
+
+/** What is past its time-to-live: waiting tickets and open backfills created at or before these (epoch ms). */
+export interface ExpiryCutoffs {
+  tickets: number;
+  backfills: number;
+}
+
+/** What one expiry sweep ended. */
+export interface ExpiredEvent {
+  ladder: string;
+  tickets: string[];
+  backfills: string[];
+}
+
+/** A match the ladder's matchmaker formed (kept as long as finished tickets), which a backfill may name. */
+export interface FormedMatchRecord {
+  ladder: string;
+  /** Teams of the match. */
+  teams: number;
+}
 
 /** The queue's figures, kept as counters. */
 export interface QueueFigures {
@@ -208,8 +246,19 @@ export type PlacementOutcome = 'placed' | 'gone' | 'lost';
 export type Claim = 'acquired' | 'held' | 'busy';
 
 export interface TicketStore {
-  /** Queues a waiting ticket (the store fills in `figures`). */
-  add(ticket: StoredTicket): Promise<AddOutcome>;
+  /** Queues a waiting ticket (the store fills in `figures`), within `limits` when given. */
+  add(ticket: StoredTicket, limits?: IntakeLimits): Promise<AddOutcome>;
+  /**
+   * Ends every waiting ticket and open backfill of the ladder created at or
+   * before its cutoff (status `expired`), as its cancellation would (out of
+   * the queue and its figures, its players freed, a cancel event in the
+   * log), and announces them ('expired' on `events`). Resolves to what it
+   * ended and the creation times of the oldest ticket and backfill left
+   * (null when none), so a caller knows when the next one is due.
+   */
+  expire(ladder: string, cutoffs: ExpiryCutoffs, now: number): Promise<{ tickets: string[]; backfills: string[]; oldestTicket: number | null; oldestBackfill: number | null }>;
+  /** A match this ladder's matchmaker formed, while its tickets stay readable. */
+  formedMatch(id: string): Promise<FormedMatchRecord | undefined>;
   /** An id for a ticket the client did not name (a random UUID when absent; Redis adds its epoch). */
   newTicketId?(): string;
   /** The ticket; undefined when unknown (Redis: TicketLostError when it was lost with the queue's state). */
@@ -265,7 +314,11 @@ export interface TicketStore {
    */
   closeQueue(ladder: string): Promise<{ tickets: number; backfills: number }>;
 
-  /** Emits 'assignment' (AssignmentEvent) for every match placed by any instance, and 'queued' (the ladder's id) when tickets were queued through this instance. */
+  /**
+   * Emits 'assignment' (AssignmentEvent) for every match placed by any instance, 'expired'
+   * (ExpiredEvent) for every expiry sweep that ended something, and 'queued' (the ladder's id)
+   * when tickets were queued through this instance.
+   */
   readonly events: EventEmitter;
   close(): Promise<void>;
 }
@@ -294,7 +347,7 @@ export function figuresOf(ticket: Ticket): TicketFigures {
       region = name;
     }
   }
-  return { region, bands: ticket.players.map((p) => bandOf(p.percentile)), players: ticket.players.map((p) => p.id) };
+  return { region, bands: ticket.players.map((p) => bandOf(p.percentile)), players: ticket.players.map((p) => p.id), regions: regionsOf(ticket) };
 }
 
 /** Every region named in a ticket's pings, once. */
@@ -315,7 +368,10 @@ interface MemoryQueue {
   ordered: boolean;
   newest: number;
   players: Set<string>;
-  regions: Set<string>;
+  /** Region → waiting tickets naming it (a region leaves when none does). */
+  regions: Map<string, number>;
+  /** Key id → its waiting tickets. */
+  owners: Map<string, number>;
   figures: QueueFigures;
   /** events[i] is at position base + i. */
   events: QueueEvent[];
@@ -341,6 +397,10 @@ export class MemoryTicketStore implements TicketStore {
   private readonly finished: Array<{ id: string; endedAt: number; backfill?: true }> = [];
   private finishedHead = 0;
   private readonly backfills = new Map<string, StoredBackfill>();
+  /** Matches formed, by id, while their tickets stay readable. */
+  private readonly formed = new Map<string, FormedMatchRecord & { at: number }>();
+  private readonly formedOrder: Array<{ id: string; at: number }> = [];
+  private formedHead = 0;
   readonly events = new EventEmitter();
 
   constructor() {
@@ -350,7 +410,7 @@ export class MemoryTicketStore implements TicketStore {
   private queue(ladder: string): MemoryQueue {
     let queue = this.queuesByLadder.get(ladder);
     if (!queue) {
-      queue = { waiting: new Map(), ordered: true, newest: -Infinity, players: new Set(), regions: new Set(), figures: emptyFigures(), events: [], base: 0, recent: [], held: false, backfills: new Map(), playing: new Map() };
+      queue = { waiting: new Map(), ordered: true, newest: -Infinity, players: new Set(), regions: new Map(), owners: new Map(), figures: emptyFigures(), events: [], base: 0, recent: [], held: false, backfills: new Map(), playing: new Map() };
       this.queuesByLadder.set(ladder, queue);
     }
     return queue;
@@ -368,6 +428,14 @@ export class MemoryTicketStore implements TicketStore {
       this.finished.splice(0, this.finishedHead);
       this.finishedHead = 0;
     }
+    while (this.formedHead < this.formedOrder.length && this.formedOrder[this.formedHead]!.at < cutoff) {
+      const { id, at } = this.formedOrder[this.formedHead++]!;
+      if (this.formed.get(id)?.at === at) this.formed.delete(id);
+    }
+    if (this.formedHead > 4096 && this.formedHead * 2 > this.formedOrder.length) {
+      this.formedOrder.splice(0, this.formedHead);
+      this.formedHead = 0;
+    }
   }
 
   private leave(queue: MemoryQueue, ticket: StoredTicket): void {
@@ -381,6 +449,16 @@ export class MemoryTicketStore implements TicketStore {
     if (left > 0) f.byRegion.set(counted.region, left);
     else f.byRegion.delete(counted.region);
     for (const band of counted.bands) f.byBand[band]!--;
+    for (const region of counted.regions ?? []) {
+      const naming = (queue.regions.get(region) ?? 0) - 1;
+      if (naming > 0) queue.regions.set(region, naming);
+      else queue.regions.delete(region);
+    }
+    if (counted.owner !== undefined) {
+      const owned = (queue.owners.get(counted.owner) ?? 0) - 1;
+      if (owned > 0) queue.owners.set(counted.owner, owned);
+      else queue.owners.delete(counted.owner);
+    }
     if (queue.waiting.size === 0) {
       queue.ordered = true;
       queue.newest = -Infinity;
@@ -391,7 +469,7 @@ export class MemoryTicketStore implements TicketStore {
     this.finished.push({ id: ticket.id, endedAt: ticket.endedAt! });
   }
 
-  async add(input: StoredTicket): Promise<AddOutcome> {
+  async add(input: StoredTicket, limits?: IntakeLimits): Promise<AddOutcome> {
     this.expireFinished(Date.now());
     if (this.tickets.has(input.id)) return { ok: false, reason: 'id' };
     const queue = this.queue(input.ladder);
@@ -401,11 +479,20 @@ export class MemoryTicketStore implements TicketStore {
       const backfill = queue.playing.get(players[i]!.id);
       if (backfill !== undefined) return { ok: false, reason: 'playing', index: i, backfill };
     }
-    const regions = regionsOf(input.ticket);
+    if (limits !== undefined) {
+      if (queue.figures.waiting >= limits.maxWaiting) return { ok: false, reason: 'cap', cap: 'ladder' };
+      if (input.owner !== undefined && (queue.owners.get(input.owner) ?? 0) >= limits.maxWaitingPerKey) return { ok: false, reason: 'cap', cap: 'key' };
+    }
+    const figures = figuresOf(input.ticket);
+    const regions = figures.regions!;
     const fresh = regions.filter((r) => !queue.regions.has(r));
     if (queue.regions.size + fresh.length > MAX_QUEUE_REGIONS) return { ok: false, reason: 'regions' };
-    for (const r of fresh) queue.regions.add(r);
-    const ticket: StoredTicket = { ...input, status: 'waiting', figures: figuresOf(input.ticket) };
+    for (const r of regions) queue.regions.set(r, (queue.regions.get(r) ?? 0) + 1);
+    if (input.owner !== undefined) {
+      figures.owner = input.owner;
+      queue.owners.set(input.owner, (queue.owners.get(input.owner) ?? 0) + 1);
+    }
+    const ticket: StoredTicket = { ...input, status: 'waiting', figures };
     this.tickets.set(ticket.id, ticket);
     queue.waiting.set(ticket.id, ticket);
     if (ticket.createdAt < queue.newest) queue.ordered = false;
@@ -529,6 +616,8 @@ export class MemoryTicketStore implements TicketStore {
         ticket.match = { ...placement.match, team };
         this.finish(ticket);
       }
+      this.formed.set(placement.match.id, { ladder, teams: placement.match.teams.length, at: now });
+      this.formedOrder.push({ id: placement.match.id, at: now });
       this.announce(ladder, queue, placement.recent);
       return 'placed';
     });
@@ -575,7 +664,7 @@ export class MemoryTicketStore implements TicketStore {
   }
 
   /** Takes an open backfill out of its queue's open set and its players out of the playing map. */
-  private closeBackfill(queue: MemoryQueue, backfill: StoredBackfill, status: 'filled' | 'cancelled', now: number): void {
+  private closeBackfill(queue: MemoryQueue, backfill: StoredBackfill, status: 'filled' | 'cancelled' | 'expired', now: number): void {
     backfill.status = status;
     backfill.endedAt = now;
     queue.backfills.delete(backfill.id);
@@ -620,6 +709,46 @@ export class MemoryTicketStore implements TicketStore {
       this.announce(ladder, queue, placement.recent);
       return 'placed';
     });
+  }
+
+  async expire(ladder: string, cutoffs: ExpiryCutoffs, now: number) {
+    const queue = this.queuesByLadder.get(ladder);
+    if (!queue) return { tickets: [], backfills: [], oldestTicket: null, oldestBackfill: null };
+    const tickets: string[] = [];
+    // In arrival order the expired ones come first; out of order (an arrival older than the newest), a scan.
+    // (Deleting the current entry of a Map while iterating it is safe, so no copy of the queue is made.)
+    for (const ticket of queue.waiting.values()) {
+      if (ticket.createdAt > cutoffs.tickets) {
+        if (queue.ordered) break;
+        continue;
+      }
+      ticket.status = 'expired';
+      ticket.endedAt = now;
+      this.leave(queue, ticket);
+      this.finish(ticket);
+      queue.events.push({ kind: 'cancel', id: ticket.id, at: now });
+      tickets.push(ticket.id);
+    }
+    const backfills: string[] = [];
+    for (const backfill of [...queue.backfills.values()]) {
+      if (backfill.createdAt > cutoffs.backfills) continue;
+      this.closeBackfill(queue, backfill, 'expired', now);
+      queue.events.push({ kind: 'unbackfill', id: backfill.id, at: now });
+      backfills.push(backfill.id);
+    }
+    if (tickets.length > 0 || backfills.length > 0) this.events.emit('expired', { ladder, tickets, backfills } satisfies ExpiredEvent);
+    let oldestTicket: number | null = null;
+    if (queue.ordered) oldestTicket = queue.waiting.values().next().value?.createdAt ?? null;
+    else for (const t of queue.waiting.values()) if (oldestTicket === null || t.createdAt < oldestTicket) oldestTicket = t.createdAt;
+    let oldestBackfill: number | null = null;
+    for (const b of queue.backfills.values()) if (oldestBackfill === null || b.createdAt < oldestBackfill) oldestBackfill = b.createdAt;
+    return { tickets, backfills, oldestTicket, oldestBackfill };
+  }
+
+  async formedMatch(id: string): Promise<FormedMatchRecord | undefined> {
+    const record = this.formed.get(id);
+    if (record === undefined || record.at < Date.now() - FINISHED_TTL_MS) return undefined;
+    return { ladder: record.ladder, teams: record.teams };
   }
 
   async closeQueue(ladder: string) {

@@ -228,6 +228,13 @@ DROP TABLE rating_changes;`,
 CREATE SEQUENCE ladder_incarnations;
 ALTER TABLE ladders ADD COLUMN incarnation int8 NOT NULL DEFAULT nextval('ladder_incarnations');`,
   },
+  {
+    version: 8,
+    name: 'api keys limited to named ladders',
+    sql: `
+-- NULL: the key may act on every ladder; else only on the ladders listed.
+ALTER TABLE api_keys ADD COLUMN ladders text[];`,
+  },
 ];
 
 /** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */

@@ -70,7 +70,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect((await admin.post('/v1/ladders', { id: 'bf', system: 'elo', public: true, matchmaking: { teamSize: 2 } })).status).toBe(201);
     const stream = follow(server.url, 'bf');
     await stream.ready;
-    const created = await admin.post('/v1/ladders/bf/backfills', { match: 'live-1', region: 'eu', teams: [['a', 'b'], ['c']] });
+    const created = await admin.post('/v1/ladders/bf/backfills', { declared: true, match: 'live-1', region: 'eu', teams: [['a', 'b'], ['c']] });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ status: 'waiting', match: 'live-1', region: 'eu', teams: [['a', 'b'], ['c']], open: [0, 1], added: [] });
     expect(typeof created.body.id).toBe('string');
@@ -106,7 +106,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
   it('serves backfills before new matches, oldest ticket first', async () => {
     await admin.post('/v1/ladders', { id: 'first', system: 'elo', matchmaking: { teamSize: 1 } });
-    const backfill = await admin.post('/v1/ladders/first/backfills', { id: 'first-bf', match: 'm-first', region: 'eu', teams: [['x'], []], players: { x: { percentile: 50 } } });
+    const backfill = await admin.post('/v1/ladders/first/backfills', { id: 'first-bf', declared: true, match: 'm-first', region: 'eu', teams: [['x'], []], players: { x: { percentile: 50 } } });
     expect(backfill.status).toBe(201);
     for (const [id, percentile] of [['f1', 50], ['f2', 51], ['f3', 49]] as const) expect((await solo('first', id, percentile)).status).toBe(201);
     await server.matchmakeNow();
@@ -120,7 +120,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
   it('filters hold both ways against the match players', async () => {
     await admin.post('/v1/ladders', { id: 'filters', system: 'elo', matchmaking: { teamSize: 2 } });
     // The match players are at 90 with strict filters 5 wide.
-    const body = { id: 'fb', match: 'm-f', region: 'eu', teams: [['h1', 'h2'], ['h3']], players: { h1: { percentile: 90 }, h2: { percentile: 91 }, h3: { percentile: 89 } }, filter: { within: 5, strict: true } };
+    const body = { id: 'fb', declared: true, match: 'm-f', region: 'eu', teams: [['h1', 'h2'], ['h3']], players: { h1: { percentile: 90 }, h2: { percentile: 91 }, h3: { percentile: 89 } }, filter: { within: 5, strict: true } };
     expect((await admin.post('/v1/ladders/filters/backfills', body)).status).toBe(201);
     // A ticket at 70 accepting everyone: the match players' filters refuse it.
     expect((await solo('filters', 'wide', 70, { eu: 20 }, { within: 100, strict: true })).status).toBe(201);
@@ -141,7 +141,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
   it("the match's region and ping limit apply: a ticket that cannot play there leaves the backfill waiting", async () => {
     await admin.post('/v1/ladders', { id: 'regions', system: 'elo', matchmaking: { teamSize: 1 } });
-    expect((await admin.post('/v1/ladders/regions/backfills', { id: 'rb', match: 'm-r', region: 'na', teams: [['n1'], []], players: { n1: { percentile: 50 } }, filter: { maxPing: 60 } })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/regions/backfills', { id: 'rb', declared: true, match: 'm-r', region: 'na', teams: [['n1'], []], players: { n1: { percentile: 50 } }, filter: { maxPing: 60 } })).status).toBe(201);
     expect((await solo('regions', 'eu-only', 50, { eu: 10 })).status).toBe(201);
     expect((await solo('regions', 'na-far', 50, { na: 90 })).status).toBe(201);
     await server.matchmakeNow();
@@ -158,7 +158,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
   it('parties stay whole on one team; teams come out even', async () => {
     await admin.post('/v1/ladders', { id: 'parties', system: 'elo', matchmaking: { teamSize: 3 } });
     // Open slots: one on team 0, two on team 1.
-    expect((await admin.post('/v1/ladders/parties/backfills', { id: 'pb', match: 'm-p', region: 'eu', teams: [['a1', 'a2'], ['b1']], players: { a1: { percentile: 50 }, a2: { percentile: 50 }, b1: { percentile: 50 } } })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/parties/backfills', { id: 'pb', declared: true, match: 'm-p', region: 'eu', teams: [['a1', 'a2'], ['b1']], players: { a1: { percentile: 50 }, a2: { percentile: 50 }, b1: { percentile: 50 } } })).status).toBe(201);
     const party = (id: string, size: number) => admin.post('/v1/ladders/parties/tickets', { id, players: Array.from({ length: size }, (_, k) => ({ id: `${id}-${k}`, percentile: 50, pings: { eu: 20 } })) });
     expect((await party('trio', 3)).status).toBe(201);
     expect((await party('duo', 2)).status).toBe(201);
@@ -179,7 +179,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
   it('a partly filled backfill keeps its newcomers and fills the rest at a later pass', async () => {
     await admin.post('/v1/ladders', { id: 'partial', system: 'elo', matchmaking: { teamSize: 2 } });
-    expect((await admin.post('/v1/ladders/partial/backfills', { id: 'part', match: 'm-part', region: 'eu', teams: [['q1'], []] })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/partial/backfills', { id: 'part', declared: true, match: 'm-part', region: 'eu', teams: [['q1'], []] })).status).toBe(201);
     expect((await solo('partial', 'pa', 50)).status).toBe(201);
     await server.matchmakeNow();
     const half = (await admin.get('/v1/backfills/part')).body;
@@ -201,7 +201,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
   it('cancel: a cancelled backfill takes nobody; cancelling again answers the same', async () => {
     await admin.post('/v1/ladders', { id: 'cancel', system: 'elo', matchmaking: { teamSize: 1 } });
-    expect((await admin.post('/v1/ladders/cancel/backfills', { id: 'cb', match: 'm-c', region: 'eu', teams: [['c1'], []] })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/cancel/backfills', { id: 'cb', declared: true, match: 'm-c', region: 'eu', teams: [['c1'], []] })).status).toBe(201);
     // Its match players may not queue while it is open.
     expect((await admin.post('/v1/ladders/cancel/tickets', { players: [{ id: 'c1', pings: { eu: 20 } }] })).status).toBe(409);
     expect((await admin.del('/v1/backfills/cb')).body).toEqual({ id: 'cb', status: 'cancelled' });
@@ -215,7 +215,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect(server.matchmaking.matchmakerOf('cancel')!.backfillCount).toBe(0);
     expect((await admin.post('/v1/ladders/cancel/tickets', { players: [{ id: 'c1', pings: { eu: 20 } }] })).status).toBe(201);
     // The id stays taken.
-    expect((await admin.post('/v1/ladders/cancel/backfills', { id: 'cb', match: 'm-c', region: 'eu', teams: [['z1'], []] })).status).toBe(409);
+    expect((await admin.post('/v1/ladders/cancel/backfills', { id: 'cb', declared: true, match: 'm-c', region: 'eu', teams: [['z1'], []] })).status).toBe(409);
   });
 
   it('unknown ids are 404; keys need the scopes of tickets', async () => {
@@ -223,12 +223,12 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
       expect(reply.status).toBe(404);
       expect(reply.body.error.field).toBe('backfill');
     }
-    const ladder = await admin.post('/v1/ladders/no-such-ladder/backfills', { match: 'm', region: 'eu', teams: [['a'], []] });
+    const ladder = await admin.post('/v1/ladders/no-such-ladder/backfills', { declared: true, match: 'm', region: 'eu', teams: [['a'], []] });
     expect(ladder.status).toBe(404);
     expect(ladder.body.error.field).toBe('ladder');
     await admin.post('/v1/ladders', { id: 'private', system: 'elo' });
     const reader = (await admin.post('/v1/keys', { name: 'bf-reader', scopes: ['read'] })).body.key as string;
-    const body = { id: 'priv', match: 'm', region: 'eu', teams: [['a'], []] };
+    const body = { id: 'priv', declared: true, match: 'm', region: 'eu', teams: [['a'], []] };
     expect((await anon.post('/v1/ladders/private/backfills', body)).status).toBe(401);
     expect((await client(server.url, reader).post('/v1/ladders/private/backfills', body)).status).toBe(403);
     expect((await admin.post('/v1/ladders/private/backfills', body)).status).toBe(201);
@@ -261,14 +261,14 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
       expect(reply.body.error.field, JSON.stringify(body)).toBe(field);
     }
     expect((await admin.post('/v1/ladders/invalid/tickets', { players: [{ id: 'waits', pings: { eu: 20 } }] })).status).toBe(201);
-    const waiting = await admin.post('/v1/ladders/invalid/backfills', { match: 'm', region: 'eu', teams: [['a'], ['waits']] });
+    const waiting = await admin.post('/v1/ladders/invalid/backfills', { declared: true, match: 'm', region: 'eu', teams: [['a'], ['waits']] });
     expect(waiting.status).toBe(409);
     expect(waiting.body.error.field).toBe('teams[1][0]');
-    expect((await admin.post('/v1/ladders/invalid/backfills', { id: 'one', match: 'm1', region: 'eu', teams: [['p1'], []] })).status).toBe(201);
-    const twice = await admin.post('/v1/ladders/invalid/backfills', { match: 'm2', region: 'eu', teams: [['p2'], ['p1']] });
+    expect((await admin.post('/v1/ladders/invalid/backfills', { id: 'one', declared: true, match: 'm1', region: 'eu', teams: [['p1'], []] })).status).toBe(201);
+    const twice = await admin.post('/v1/ladders/invalid/backfills', { declared: true, match: 'm2', region: 'eu', teams: [['p2'], ['p1']] });
     expect(twice.status).toBe(409);
     expect(twice.body.error.field).toBe('teams[1][0]');
-    const taken = await admin.post('/v1/ladders/invalid/backfills', { id: 'one', match: 'm3', region: 'eu', teams: [['p3'], []] });
+    const taken = await admin.post('/v1/ladders/invalid/backfills', { id: 'one', declared: true, match: 'm3', region: 'eu', teams: [['p3'], []] });
     expect(taken.status).toBe(409);
     expect(taken.body.error.field).toBe('id');
   });
@@ -279,7 +279,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     let cancelledBackfills = 0;
     for (let round = 0; round < 25; round++) {
       const backfill = `many-${round}`;
-      expect((await admin.post('/v1/ladders/many/backfills', { id: backfill, match: `m-${round}`, region: 'eu', teams: [[`${backfill}-x`], [`${backfill}-y`]] })).status).toBe(201);
+      expect((await admin.post('/v1/ladders/many/backfills', { id: backfill, declared: true, match: `m-${round}`, region: 'eu', teams: [[`${backfill}-x`], [`${backfill}-y`]] })).status).toBe(201);
       const tickets = [0, 1, 2].map((k) => `${backfill}-t${k}`);
       for (const id of tickets) expect((await solo('many', id, 50)).status).toBe(201);
       // Every order: the pass done before the cancellations, the cancellations done before the pass, and a race at random moments.
@@ -328,7 +328,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
   it('exactly once when the backfill or a ticket is cancelled between the pass and the placement', async () => {
     await admin.post('/v1/ladders', { id: 'race', system: 'elo', matchmaking: { teamSize: 2 } });
     await server.matchmakeNow();
-    expect((await admin.post('/v1/ladders/race/backfills', { id: 'rb1', match: 'm-race', region: 'eu', teams: [['r1'], []] })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/race/backfills', { id: 'rb1', declared: true, match: 'm-race', region: 'eu', teams: [['r1'], []] })).status).toBe(201);
     for (const id of ['ra', 'rb', 'rc']) expect((await solo('race', id, 50)).status).toBe(201);
     // A second engine on the same store whose placement is preceded by a cancellation (the race made certain).
     const inner = server.tickets;
@@ -358,7 +358,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
     // Now a ticket cancelled between the pass and the placement: the backfill stays open as it was, the others go back.
     for (const id of ['rb', 'rc']) expect((await admin.del(`/v1/tickets/${id}`)).status).toBe(200);
-    expect((await admin.post('/v1/ladders/race/backfills', { id: 'rb2', match: 'm-race-2', region: 'eu', teams: [['r2'], []] })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/race/backfills', { id: 'rb2', declared: true, match: 'm-race-2', region: 'eu', teams: [['r2'], []] })).status).toBe(201);
     expect((await solo('race', 'rd', 50)).status).toBe(201);
     before = async () => {
       expect((await admin.del('/v1/tickets/rd')).body.status).toBe('cancelled');
@@ -385,7 +385,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     const strict = { within: 5, strict: true };
     expect((await solo('gone', 'g1', 10, { eu: 20 }, strict)).status).toBe(201);
     expect((await solo('gone', 'g2', 90, { eu: 20 }, strict)).status).toBe(201);
-    expect((await admin.post('/v1/ladders/gone/backfills', { id: 'gb', match: 'm-gone', region: 'eu', teams: [['q0'], ['qx']], players: { q0: { percentile: 50, filter: strict }, qx: { percentile: 50, filter: strict } } })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/gone/backfills', { id: 'gb', declared: true, match: 'm-gone', region: 'eu', teams: [['q0'], ['qx']], players: { q0: { percentile: 50, filter: strict }, qx: { percentile: 50, filter: strict } } })).status).toBe(201);
     expect(await turn('gone')).toBe(0);
     expect(engine.matchmakerOf('gone')?.size).toBe(2);
     expect((await admin.get('/v1/ladders/gone/queue')).body.waiting).toBe(2);
@@ -414,7 +414,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect((await admin.post('/v1/ladders', { id: 'gone', system: 'elo', matchmaking: { teamSize: 2 } })).status).toBe(201);
     expect((await admin.get('/v1/ladders/gone/queue')).body).toMatchObject({ waiting: 0, byRegion: {}, recent: [] });
     expect((await solo('gone', 'g3', 10)).status).toBe(201);
-    expect((await admin.post('/v1/ladders/gone/backfills', { match: 'm-again', region: 'eu', teams: [['q0'], ['g1-p']] })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/gone/backfills', { declared: true, match: 'm-again', region: 'eu', teams: [['q0'], ['g1-p']] })).status).toBe(201);
     await engine.release();
   });
 
@@ -434,7 +434,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     };
     const first = engineOn(await store());
     const strict = { within: 10, strict: true };
-    expect((await admin.post('/v1/ladders/handover/backfills', { id: 'hb', match: 'm-hand', region: 'eu', teams: [['h0'], ['hx']], players: { h0: { percentile: 50, filter: strict }, hx: { percentile: 50, filter: strict } } })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/handover/backfills', { id: 'hb', declared: true, match: 'm-hand', region: 'eu', teams: [['h0'], ['hx']], players: { h0: { percentile: 50, filter: strict }, hx: { percentile: 50, filter: strict } } })).status).toBe(201);
     expect((await solo('handover', 'h1', 55, { eu: 20 }, strict)).status).toBe(201);
     expect(await first.turn('handover')).toBe(1);
     expect((await admin.get('/v1/backfills/hb')).body).toMatchObject({ status: 'waiting', open: [0, 1] });

@@ -140,8 +140,8 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
       expect400(await admin.post('/v1/ladders/ids-w/rounds', { matches: [{ worlds: { [bad]: 1, B: 2 } }] }), /^matches\[0\]\.worlds/, what('world id'));
       expect400(await admin.post('/v1/ladders/ids/tickets', { id: bad, players: [{ id: 'a', pings: { eu: 10 } }] }), 'id', what('ticket id'));
       expect400(await admin.post('/v1/ladders/ids/tickets', { players: [{ id: bad, pings: { eu: 10 } }] }), 'players[0].id', what('ticket player id'));
-      expect400(await admin.post('/v1/ladders/ids/backfills', { match: bad, region: 'eu', teams: [['a'], []] }), 'match', what('backfill match id'));
-      expect400(await admin.post('/v1/ladders/ids/backfills', { match: 'm', region: 'eu', teams: [['a'], [bad]] }), 'teams[1][0]', what('backfill player id'));
+      expect400(await admin.post('/v1/ladders/ids/backfills', { declared: true, match: bad, region: 'eu', teams: [['a'], []] }), 'match', what('backfill match id'));
+      expect400(await admin.post('/v1/ladders/ids/backfills', { declared: true, match: 'm', region: 'eu', teams: [['a'], [bad]] }), 'teams[1][0]', what('backfill player id'));
       expect400(await admin.post('/v1/keys', { name: bad, scopes: ['read'] }), 'name', what('key name'));
       expect400(await admin.post('/v1/ladders', { id: bad, system: 'elo' }), 'id', what('ladder id'));
     }
@@ -169,7 +169,7 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
       ['GET', `/v1/ladders/ids/players/${seg}/history`, undefined, 'player'],
       ['GET', `/v1/tickets/${seg}`, undefined, ['id', 'ticket']],
       ['DELETE', `/v1/tickets/${seg}`, undefined, ['id', 'ticket']],
-      ['POST', `/v1/ladders/${seg}/backfills`, { match: 'm', region: 'eu', teams: [['a'], []] }, 'ladder'],
+      ['POST', `/v1/ladders/${seg}/backfills`, { declared: true, match: 'm', region: 'eu', teams: [['a'], []] }, 'ladder'],
       ['GET', `/v1/backfills/${seg}`, undefined, ['id', 'backfill']],
       ['DELETE', `/v1/backfills/${seg}`, undefined, ['id', 'backfill']],
       ['DELETE', `/v1/keys/${seg}`, undefined, ['id', 'key']],

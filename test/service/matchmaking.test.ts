@@ -51,13 +51,15 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
     const matchmaking = { teamSize: 1, widening: { steps: [15, 60], everySeconds: 3600 }, filterDefaults: { within: 40, strict: true, maxPing: 90 }, maxCandidates: 7 };
     expect((await admin.post('/v1/ladders', { id: 'tuned', system: 'elo', matchmaking })).status).toBe(201);
     expect((await admin.post('/v1/ladders', { id: 'plain', system: 'elo' })).status).toBe(201);
-    expect((await admin.get('/v1/ladders/tuned')).body.matchmaking).toEqual({ teams: 2, ...matchmaking });
+    const limits = { ticketTtlSeconds: 600, backfillTtlSeconds: 600, maxWaiting: 1_000_000, maxWaitingPerKey: 100_000 };
+    expect((await admin.get('/v1/ladders/tuned')).body.matchmaking).toEqual({ teams: 2, ...limits, ...matchmaking });
     expect((await admin.get('/v1/ladders/plain')).body.matchmaking).toEqual({
       teamSize: 1,
       teams: 2,
       widening: { steps: [5, 10, 20, 50, 100], everySeconds: 30 },
       filterDefaults: { within: 10, strict: false, maxPing: 150 },
       maxCandidates: 256,
+      ...limits,
     });
     const bad = await admin.post('/v1/ladders', { id: 'bad', system: 'elo', matchmaking: { widening: { steps: [20, 10] } } });
     expect(bad.status).toBe(400);

@@ -86,7 +86,7 @@ describe('the OpenAPI document', () => {
     check('GET', '/v1/tickets/:id', 200, await api.get(`/v1/tickets/${ticket.body.ticket.id}`));
     check('GET', '/v1/ladders/:ladder/queue', 200, await api.get('/v1/ladders/oa/queue'));
     check('DELETE', '/v1/tickets/:id', 200, await api.del(`/v1/tickets/${ticket.body.ticket.id}`));
-    const backfill = await api.post('/v1/ladders/oa/backfills', { match: 'live-1', region: 'eu', teams: [['cy'], []] });
+    const backfill = await api.post('/v1/ladders/oa/backfills', { declared: true, match: 'live-1', region: 'eu', teams: [['cy'], []] });
     check('POST', '/v1/ladders/:ladder/backfills', 201, backfill);
     await api.post('/v1/ladders/oa/tickets', { id: 'oa-fill', players: [{ id: 'dee', pings: { eu: 20 } }] });
     await server.matchmakeNow();
@@ -95,7 +95,7 @@ describe('the OpenAPI document', () => {
     check('GET', '/v1/tickets/:id', 200, filledTicket);
     expect(filledTicket.body.match.backfill).toBe(backfill.body.id);
     check('GET', '/v1/ladders/:ladder/queue', 200, await api.get('/v1/ladders/oa/queue'));
-    check('DELETE', '/v1/backfills/:id', 200, await api.del(`/v1/backfills/${(await api.post('/v1/ladders/oa/backfills', { match: 'live-2', region: 'eu', teams: [['eve'], []] })).body.id}`));
+    check('DELETE', '/v1/backfills/:id', 200, await api.del(`/v1/backfills/${(await api.post('/v1/ladders/oa/backfills', { declared: true, match: 'live-2', region: 'eu', teams: [['eve'], []] })).body.id}`));
     check('POST', '/v1/performance', 200, await api.post('/v1/performance', { games: [{ opponent: 1500, result: 'win' }, { opponent: 1400, result: 'loss' }] }));
     check('DELETE', '/v1/keys/:id', 200, await api.del(`/v1/keys/${keys.body.keys.at(-1).id}`));
   });

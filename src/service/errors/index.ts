@@ -8,3 +8,6 @@ export { RateLimitedError } from './rate-limited-error.js';
 export { TicketLostError } from './ticket-lost-error.js';
 export { UnauthorizedError } from './unauthorized-error.js';
 export { UnavailableError } from './unavailable-error.js';
+export { LadderNotAllowedError } from './ladder-not-allowed-error.js';
+export { QuotaExceededError } from './quota-exceeded-error.js';
+export { StreamsFullError } from './streams-full-error.js';

@@ -1,12 +1,14 @@
 /**
  * Who is calling: the rate limit (charged before any key is verified) and the
  * key's scopes, checked by the routes through `requireScope` and
- * `readableLadder`. A private ladder answers exactly as a missing one to a
+ * `readableLadder`, and a key's ladders: a key limited to named ladders gets
+ * 403 on every route whose path names another (`:ladder`), checked here for
+ * all of them at once. A private ladder answers exactly as a missing one to a
  * caller who may not read it, so ladder names cannot be probed.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors/index.js';
-import { allows, type ApiKey, type KeyStore, type RateLimiter, type Scope } from '../keys.js';
+import { ForbiddenError, LadderNotAllowedError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors/index.js';
+import { allows, allowsLadder, type ApiKey, type KeyStore, type RateLimiter, type Scope } from '../keys.js';
 import type { Ladder, Ladders } from '../ladders.js';
 
 declare module 'fastify' {
@@ -47,6 +49,24 @@ export function registerAccess(app: FastifyInstance, keys: KeyStore, limiter: Ra
       (error: Error) => done(error),
     );
   });
+  // After validation (the parameter is a well-formed id) and before any handler: every route with a `:ladder`.
+  app.addHook('preHandler', (request, _reply, done) => {
+    const key = request.apiKey;
+    if (key === null || key.ladders === null) return done();
+    const ladder = (request.params as { ladder?: unknown } | undefined)?.ladder;
+    if (typeof ladder === 'string' && !allowsLadder(key, ladder)) return done(new LadderNotAllowedError(ladder));
+    done();
+  });
+}
+
+/** For routes that reach a ladder other than through `:ladder` (a ticket's, a backfill's, a new ladder's id): 403 when the key is limited to other ladders. */
+export function requireLadder(request: FastifyRequest, ladder: string): void {
+  if (request.apiKey !== null && !allowsLadder(request.apiKey, ladder)) throw new LadderNotAllowedError(ladder);
+}
+
+/** For routes that act on no one ladder but on all (API keys): 403 for a key limited to named ladders. */
+export function requireEveryLadder(request: FastifyRequest): void {
+  if (request.apiKey !== null && request.apiKey.ladders !== null) throw new LadderNotAllowedError(null);
 }
 
 export function mayRead(request: FastifyRequest): boolean {

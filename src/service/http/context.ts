@@ -9,6 +9,7 @@ import type { Rankings } from '../rankings.js';
 import type { TicketStore } from '../tickets.js';
 import type { MatchWriter } from '../writer/index.js';
 import type { CorsOptions } from './security.js';
+import type { StreamLimits } from './stream-slots.js';
 
 export interface AppContext {
   db: Database;
@@ -35,6 +36,10 @@ export interface AppContext {
   metricsAccess?: 'public' | 'key';
   /** Cross-origin browser access; off when absent. */
   cors?: CorsOptions;
+  /** Caps on open server-sent-event streams (per client address, per instance). */
+  streams?: StreamLimits;
+  /** The clock tickets and backfills expire by (epoch ms). @default Date.now */
+  clock?: () => number;
 }
 
 /** The options every route plugin is registered with. */

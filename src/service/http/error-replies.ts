@@ -9,9 +9,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
 import { DatabaseReadStoppedError, DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
-import { BackfillClosedError, ConflictError, ForbiddenError, NotFoundError, PlayerBusyError, RateLimitedError, TicketLostError, UnauthorizedError, UnavailableError } from '../errors/index.js';
+import { BackfillClosedError, ConflictError, ForbiddenError, LadderNotAllowedError, NotFoundError, PlayerBusyError, QuotaExceededError, RateLimitedError, StreamsFullError, TicketLostError, UnauthorizedError, UnavailableError } from '../errors/index.js';
 
-export type ErrorCode = 'invalid_input' | 'not_found' | 'gone' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
+export type ErrorCode = 'invalid_input' | 'not_found' | 'gone' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'quota_exceeded' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
 
 export interface ErrorReply {
   status: number;
@@ -38,6 +38,9 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
   if (error instanceof BackfillClosedError) return { status: 409, code: 'conflict', message: error.message, field: 'backfill' };
   if (error instanceof UnauthorizedError) return { status: 401, code: 'unauthorized', message: error.message };
   if (error instanceof ForbiddenError) return { status: 403, code: 'forbidden', message: error.message };
+  if (error instanceof LadderNotAllowedError) return { status: 403, code: 'forbidden', message: error.message, field: 'ladder' };
+  if (error instanceof QuotaExceededError) return { status: 429, code: 'quota_exceeded', message: error.message, field: error.field, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof StreamsFullError) return { status: 503, code: 'unavailable', message: error.message, field: `streams.${error.cap}`, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof UnavailableError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof DatabaseReadStoppedError) {

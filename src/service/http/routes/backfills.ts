@@ -2,11 +2,12 @@
 import type { FastifyPluginAsync, FastifyRequest, RawServerDefault } from 'fastify';
 import { backfillJson, cancelBackfill, createBackfill } from '../../backfills.js';
 import { NotFoundError } from '../../errors/index.js';
+import { expireDue } from '../../queue.js';
 import type { Scope } from '../../keys.js';
 import { backfillResponse, cancelledBackfillResponse } from '../../responses.js';
 import { backfillSchema, idParams, ladderParams } from '../../schemas.js';
 import type { StoredBackfill } from '../../tickets.js';
-import { mayRead, requireScope, writableLadder } from '../access.js';
+import { mayRead, requireLadder, requireScope, writableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 
@@ -22,7 +23,7 @@ export const backfillRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, 
           summary: 'Ask for players to fill the open slots of a match in progress (filled from waiting tickets before new matches form)',
           auth: 'write',
           responses: { 201: backfillResponse },
-          example: { match: 'live-1', region: 'eu', teams: [['a', 'b'], ['c']], filter: { maxPing: 80 } },
+          example: { match: 'live-1', declared: true, region: 'eu', teams: [['a', 'b'], ['c']], filter: { maxPing: 80 } },
         },
       },
     },
@@ -41,6 +42,13 @@ export const backfillRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, 
       if (!ladder.public && !mayRead(request)) throw missing();
     } else {
       requireScope(request, scope);
+    }
+    requireLadder(request, ladder.id);
+    // Past its time-to-live but not swept yet: expire it now, so no reader sees it open.
+    const now = (ctx.clock ?? Date.now)();
+    if (backfill.status === 'waiting' && backfill.createdAt + ladder.matchmaking.backfillTtlSeconds * 1000 <= now) {
+      await expireDue(ctx, ladder, now);
+      return (await ctx.tickets.getBackfill(id)) ?? backfill;
     }
     return backfill;
   };
