@@ -183,6 +183,7 @@ export const queueResponse = z.object({
   waiting: z.number().int(),
   byRegion: z.record(z.string(), z.number().int()),
   byBand: z.array(z.object({ band: z.string(), count: z.number().int() })),
+  waitSeconds: z.object({ mean: z.number(), max: z.number() }).describe('Of the tickets waiting now: the mean and the longest wait so far, in seconds (0 when none waits).'),
   recent: z.array(recentMatch),
 });
 

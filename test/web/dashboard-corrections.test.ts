@@ -88,6 +88,8 @@ describe.skipIf(!hasChromium)('voids and seasons in chromium', () => {
     await page.getByLabel('Key for private ladders').fill(key);
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.waitForSelector('main:not([aria-busy]) h1');
+    // The form folds away once the key is in use.
+    expect(await page.locator('details.api-key').evaluate((details) => (details as HTMLDetailsElement).open)).toBe(false);
   }
 
   it('a match voided through the API is struck through with its reason and counts in no figure', async () => {
@@ -211,6 +213,24 @@ describe.skipIf(!hasChromium)('voids and seasons in chromium', () => {
       await page.click('#void-answer-close');
       expect(await page.locator('#void-answer').count()).toBe(0);
       expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    });
+  });
+
+  it('at 1280 px a team-rank player\'s match list shows every column, the quitter modifier and the Void buttons included, without scrolling', async () => {
+    await withPage('teamrank-columns', async (page) => {
+      const { key } = await api.post('/v1/keys', { name: 'dashboard admin', scopes: ['admin'] });
+      const { matches } = await api.get('/v1/ladders/squad/matches?limit=1');
+      const player = matches[0].teams[0].players[0];
+      await open(page, `/ladders/squad/players/${player}`);
+      await useKey(page, key);
+      await page.waitForSelector('#match-list .void-button');
+      const wrap = page.locator('#match-list').locator('xpath=..');
+      expect(await wrap.evaluate((element) => element.scrollWidth - element.clientWidth)).toBeLessThanOrEqual(0);
+      const wrapBox = (await wrap.boundingBox())!;
+      for (const selector of ['#match-list thead th:has-text("Quitter modifier")', '#match-list .void-button >> nth=0']) {
+        const box = (await page.locator(selector).boundingBox())!;
+        expect(box.x + box.width, selector).toBeLessThanOrEqual(wrapBox.x + wrapBox.width);
+      }
     });
   });
 

@@ -220,6 +220,9 @@ describe.skipIf(!hasChromium)('dashboard in chromium', () => {
         expect(await page.locator(`#band-bars li[data-band="${band.band}"] .bar-value`).innerText()).toBe(String(band.count));
       }
       expect(await page.locator('#queue-summary').getAttribute('aria-live')).toBe('polite');
+      // The waiting tickets' own wait figures, from the queue's waitSeconds.
+      expect(queue.waitSeconds.max).toBeGreaterThanOrEqual(queue.waitSeconds.mean);
+      await page.waitForFunction(() => /^Waiting so far: .+ on average, .+ at most\.$/.test(document.querySelector('#queue-waits')?.textContent ?? ''));
 
       // Live: a ticket posted now shows up without reloading.
       await api.post('/v1/ladders/squad/tickets', ticket('solo-eu-2', 55, 'eu'));

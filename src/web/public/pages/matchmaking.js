@@ -11,6 +11,7 @@ export async function render(main, { params, signal }) {
 
   const summary = h('p', { id: 'queue-summary', class: 'big-number', 'aria-live': 'polite', 'aria-atomic': 'true' }, 'Loading the queue…');
   const updated = h('span', { id: 'queue-updated', class: 'meta' });
+  const waitFigures = h('p', { id: 'queue-waits', class: 'meta' });
   let paused = false;
   const pauseButton = h('button', { type: 'button', id: 'pause', 'aria-pressed': 'false' }, 'Pause updates');
   pauseButton.addEventListener('click', () => {
@@ -27,6 +28,7 @@ export async function render(main, { params, signal }) {
 
   main.append(
     h('div', { class: 'live-bar' }, summary, h('div', {}, pauseButton, ' ', updated)),
+    waitFigures,
     problem,
     h('div', { class: 'grid-2' }, h('section', { 'aria-labelledby': 'band-heading' }, h('h2', { id: 'band-heading' }, 'Waiting by percentile band'), bands), h('section', { 'aria-labelledby': 'region-heading' }, h('h2', { id: 'region-heading' }, 'Waiting by region'), regions)),
     h('section', { 'aria-labelledby': 'recent-heading' }, h('h2', { id: 'recent-heading' }, 'Recently made matches'), recent),
@@ -63,6 +65,9 @@ export async function render(main, { params, signal }) {
   function drawQueue(queue) {
     const waiting = queue.waiting ?? 0;
     summary.textContent = `${waiting} ${waiting === 1 ? 'ticket' : 'tickets'} waiting`;
+    // How long the waiting tickets have waited so far (the queue's own figures; the table below has each match's).
+    const waits = queue.waitSeconds;
+    waitFigures.textContent = waiting > 0 && waits ? `Waiting so far: ${formatSeconds(waits.mean)} on average, ${formatSeconds(waits.max)} at most.` : '';
     const regionEntries = Object.entries(queue.byRegion ?? {}).sort((a, b) => b[1] - a[1]);
     clear(regions).append(
       regionEntries.length === 0

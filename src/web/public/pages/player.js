@@ -235,7 +235,7 @@ function matchTable(entries, { ladder, playerId, numbers, voids }) {
       'tr',
       { class: voided ? 'void' : null, dataset: { match: entry.matchId } },
       h('td', { class: 'num number' }, voided ? '–' : String(numbers.get(entry.matchId) ?? '–')),
-      h('td', {}, formatDate(entry.at)),
+      h('td', { class: 'when' }, formatDate(entry.at)),
       voided
         ? h('td', { class: 'result void-label' }, voidLabel(voids.get(entry.matchId)))
         : h('td', { class: `result ${meaning.counted}${meaning.note ? ' noted' : ''}` }, resultContent(entry.result, meaning.note)),
