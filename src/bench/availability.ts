@@ -82,6 +82,8 @@ export interface AvailabilityResult {
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 const STEADY = 'steady';
+/** The whole-history system the many-team attacks use. */
+const WHOLE_HISTORY = 'whr';
 const TARGET = 'target';
 /** The player in every match of the attacked ladder: their history is as long as the ladder. */
 const STAR = 'star';
@@ -240,12 +242,12 @@ async function loop(workers: number, until: () => boolean, body: (worker: number
 }
 
 /** The whole-history system's largest accepted match, from `GET /v1/systems` (64 teams of 64 players where it states none). */
-async function whrShape(agent: Agent, base: URL): Promise<{ teams: number; players: number }> {
+async function whrShape(agent: Agent, base: URL, system = WHOLE_HISTORY): Promise<{ teams: number; players: number }> {
   const { body } = await call(agent, base, { method: 'GET', path: '/v1/systems' });
   try {
     const parsed = JSON.parse(body) as { systems?: Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }> } | Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }>;
     const list = Array.isArray(parsed) ? parsed : (parsed.systems ?? []);
-    const whr = list.find((s) => s.name === 'whr' || s.id === 'whr');
+    const whr = list.find((s) => s.name === system || s.id === system);
     const teams = Math.min(64, whr?.limits?.teams ?? 64);
     const players = Math.min(4096, whr?.limits?.players ?? 4096);
     const perTeam = Math.max(1, Math.min(whr?.limits?.playersPerTeam ?? 64, Math.floor(players / teams)));
@@ -275,7 +277,7 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
       await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: 'glicko2', public: true } });
       for (let i = 0; i < 64; i += 2) await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: { teams: [{ players: [`b${i}`], rank: 1 }, { players: [`b${i + 1}`], rank: 2 }] } });
     }
-    if (attack === 'whr-teams' || attack === 'whr-restart') await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: 'whr', public: true } });
+    if (attack === 'whr-teams' || attack === 'whr-restart') await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: WHOLE_HISTORY, public: true } });
     if (attack === 'whr-restart') {
       // A history of many-team matches, then a restart: the attack is the derivation that follows.
       const shape = await whrShape(agent, base);
