@@ -9,6 +9,7 @@ import { DataDirectoryLockedError, type Database, openDatabase } from '../store/
 import { DatabaseUnavailableError } from '../store/database-errors.js';
 import { migrate } from '../store/migrations.js';
 import { type AppContext, buildApp } from './http/app.js';
+import { type JobOptions, Jobs } from './jobs/index.js';
 import type { CorsOptions } from './http/security.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
@@ -72,6 +73,8 @@ export interface ServiceOptions {
    * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
    */
   writer?: WriterOptions;
+  /** The worker pool for heavy requests (balance, large predictions, the integrity report): threads, caps, limits (docs/SERVICE.md). */
+  jobs?: JobOptions;
   /** Who may scrape /metrics (see AppContext.metricsAccess). @default 'public' */
   metricsAccess?: 'public' | 'key';
   /** Cross-origin browser access by a list of origins; off when absent. */
@@ -229,6 +232,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       },
     );
     cleanups.push(() => writer.close());
+    const jobs = new Jobs(options.jobs, (kind, outcome, runMs) => {
+      metrics.jobs.inc({ kind, outcome });
+      if (runMs !== undefined) metrics.jobSeconds.observe({ kind }, runMs / 1000);
+    });
+    // Closed after the HTTP server (cleanups run in reverse): requests in flight get their answers first.
+    cleanups.push(() => jobs.close());
 
     const context: AppContext = {
       db,
@@ -240,6 +249,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       tickets,
       players: new PlayerLookup(rankings),
       metrics,
+      jobs,
       bodyLimit: options.bodyLimit,
       logger: options.logger,
       metricsAccess: options.metricsAccess,

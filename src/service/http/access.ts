@@ -49,6 +49,11 @@ export function registerAccess(app: FastifyInstance, keys: KeyStore, limiter: Ra
   });
 }
 
+/** Who is asking, as the heavy-job caps count callers: the verified key, else the client address. */
+export function callerOf(request: FastifyRequest): string {
+  return request.apiKey !== null ? `key:${request.apiKey.id}` : `ip:${request.ip}`;
+}
+
 export function mayRead(request: FastifyRequest): boolean {
   return request.apiKey !== null && allows(request.apiKey.scopes, 'read');
 }

@@ -9,7 +9,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
 import { DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
-import { BackfillClosedError, ConflictError, ForbiddenError, NotFoundError, PlayerBusyError, RateLimitedError, UnauthorizedError, UnavailableError } from '../errors/index.js';
+import { BackfillClosedError, ConflictError, ForbiddenError, JobsBusyError, JobTimeoutError, NotFoundError, PlayerBusyError, RateLimitedError, UnauthorizedError, UnavailableError } from '../errors/index.js';
 
 export type ErrorCode = 'invalid_input' | 'not_found' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
 
@@ -35,6 +35,9 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
   if (error instanceof UnauthorizedError) return { status: 401, code: 'unauthorized', message: error.message };
   if (error instanceof ForbiddenError) return { status: 403, code: 'forbidden', message: error.message };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  // The instance's own cap is the server's state, not the caller's doing: 503, as for any overload.
+  if (error instanceof JobsBusyError) return { status: error.scope === 'instance' ? 503 : 429, code: error.scope === 'instance' ? 'unavailable' : 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof JobTimeoutError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: Math.ceil(error.limitMs / 1000) };
   if (error instanceof UnavailableError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof DatabaseUnavailableError || error instanceof DataDirectoryLockedError) {
     return { status: 503, code: 'unavailable', message: 'the database is unavailable; retry shortly', retryAfterSeconds: 1 };

@@ -1,0 +1,5 @@
+/** A worker entry for the pool's tests: the test kinds behind the service's own loop. */
+import { serveJobs } from '../../src/service/jobs/serve.js';
+import { TEST_KINDS } from './pool-kinds.js';
+
+serveJobs(TEST_KINDS);
