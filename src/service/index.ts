@@ -100,6 +100,8 @@ export interface Service {
   writer: MatchWriter;
   tickets: TicketStore;
   rankings: Rankings;
+  /** The worker pool for heavy requests (its threads, for tests and diagnosis). */
+  jobs: Jobs;
   close(): Promise<void>;
   /** Runs one matchmaking pass over every queue now (tests, demo). */
   matchmakeNow(): Promise<number>;
@@ -296,6 +298,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       writer,
       tickets,
       rankings,
+      jobs,
       matchmakeNow: loop.runNow,
       matchmaking: loop,
       close: closeAll,
