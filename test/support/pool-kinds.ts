@@ -1,6 +1,8 @@
 /** Job kinds for the pool's own tests (src/service/jobs/pool.test.ts): each exercises one way a job can end. */
+import { getPriority } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import { InvalidInputError } from '../../src/core/errors.js';
+import { kernelThreadId } from '../../src/service/jobs/serve.js';
 
 export const TEST_KINDS = Object.freeze({
   /** Its input back, with the thread that ran it. */
@@ -10,6 +12,11 @@ export const TEST_KINDS = Object.freeze({
     const end = performance.now() + input.ms;
     while (performance.now() < end);
     return threadId;
+  },
+  /** This thread's scheduling priority (nice), or null where threads have none of their own. */
+  priority: () => {
+    const id = kernelThreadId();
+    return id === undefined ? null : getPriority(id);
   },
   /** A domain error naming a field. */
   invalid: (input: { field: string }) => {

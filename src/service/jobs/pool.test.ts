@@ -76,6 +76,13 @@ describe('WorkerPool (real worker threads, loading the TypeScript source through
     expect((queued as PromiseFulfilledResult<{ threadId: number }>).value.threadId).not.toBe(first.threadId);
   });
 
+  it('runs its workers at a lower priority than the event loop (Linux)', async () => {
+    const p = pool(1);
+    const { output } = await p.run('priority', undefined as never);
+    if (process.platform === 'linux') expect(output).toBe(10);
+    else expect(output === null || output === 10).toBe(true);
+  });
+
   it('runs inline on the calling thread with size 0', async () => {
     const p = pool(0);
     const run = await p.run('echo', { value: 'here' });

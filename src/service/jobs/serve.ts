@@ -4,12 +4,41 @@
  * call, `serveJobs(kinds)`, so the service's worker (worker.ts) and the
  * pool's own tests share it.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { type JobMessage, type JobReply, toWire } from './wire.js';
 
 /** A job kind: plain (structured-clone) data in, plain data out, no I/O. */
 export type JobFunction = (input: any) => unknown;
 export type JobKinds = Readonly<Record<string, JobFunction>>;
+
+/** This thread's kernel id (Linux), or undefined where there is none to read. */
+export function kernelThreadId(): number | undefined {
+  try {
+    const id = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(id) && id > 0 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lowers this thread's scheduling priority (Linux: a thread's nice value is
+ * its own). A job may use a whole core; at a lower priority the event loop's
+ * thread and a PostgreSQL on the same machine get the CPU first. Returns
+ * whether it could.
+ */
+export function lowerThreadPriority(nice: number): boolean {
+  const id = kernelThreadId();
+  if (id === undefined) return false;
+  try {
+    setPriority(id, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function serveJobs(kinds: JobKinds): void {
   const port = parentPort;
