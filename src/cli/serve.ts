@@ -3,7 +3,7 @@
  * PostgreSQL server (else embedded PGlite in --data), REDIS_URL shares state
  * between instances, LADDER_ADMIN_KEY sets the first admin key.
  */
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { seedDemo } from '../service/demo.js';
 import { startService } from '../service/index.js';
 import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
@@ -22,9 +22,14 @@ export function register(program: Command): void {
     .option('--log', 'log every request (JSON lines on stdout)', false)
     .option('--cors-origin <origin...>', 'allow browsers on these origins to call the API (env LADDER_CORS_ORIGINS, comma-separated); CORS is off without it')
     .option('--metrics-key', 'answer /metrics only to callers with a read key (by default it is open but leaves out private ladders)', false)
+    .option('--job-threads <n>', 'worker threads for heavy requests (balance, large predictions, the integrity report); 0 runs them on the event loop (default: CPUs - 1, at least 1)', (value: string) => {
+      const parsed = Number(value);
+      if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed)) throw new InvalidArgumentError(`--job-threads takes a whole number of threads (0 or more), got ${JSON.stringify(value)}`);
+      return parsed;
+    })
     .option('--no-matchmaking-warm-up', 'skip warming the matchmaker\'s code at start (about a second of CPU that makes the first pass after a failover run at full speed)')
     .action(
-      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean; corsOrigin?: string[]; metricsKey: boolean; matchmakingWarmUp: boolean }) => {
+      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean; corsOrigin?: string[]; metricsKey: boolean; matchmakingWarmUp: boolean; jobThreads?: number }) => {
         const corsOrigins = opts.corsOrigin ?? (process.env.LADDER_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
         // Reported once the service listens: a start that fails says only why.
         let warmUp: WarmUpReport | undefined;
@@ -42,6 +47,7 @@ export function register(program: Command): void {
           cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
           metricsAccess: opts.metricsKey ? 'key' : 'public',
           matchmakingWarmUp: opts.matchmakingWarmUp,
+          ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
           onWarmUp: (report) => (warmUp = report),
           plugins: [(app) => registerWeb(app, {})],
           onAdminKey: (event) => {

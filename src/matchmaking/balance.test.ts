@@ -189,3 +189,69 @@ describe('balance: input errors name the field', () => {
     expect(invalidField(() => balance({ players: four }, () => [0.5]))).toBe('predict');
   });
 });
+
+describe('balance: deadline (an injected clock, one tick per reading)', () => {
+  /** A clock that moves one millisecond each time it is read, and counts its readings. */
+  function tickingClock() {
+    const clock = Object.assign(() => clock.reads++, { reads: 0 });
+    return clock;
+  }
+
+  it('stops the local search at the deadline with a valid split, exact false', () => {
+    const ratings = Array.from({ length: 40 }, (_, i) => 1200 + ((i * 137) % 600));
+    const list = players(ratings, ratings.map((_, i) => 40 + ((i * 53) % 300)));
+    const parties = [['p0', 'p1', 'p2'], ['p5', 'p6']];
+    const free = balance({ players: list, parties, teams: 4 }, glicko.predict);
+    expect(free.deadlineReached).toBe(false);
+    const clock = tickingClock();
+    const cut = balance({ players: list, parties, teams: 4 }, glicko.predict, { deadlineMs: 25, clock });
+    expect(cut.deadlineReached).toBe(true);
+    expect(cut.exact).toBe(false);
+    checkSplit(cut, list, parties, 4);
+    // One reading sets the deadline, one per split scored until it passes; the three starts are scored regardless.
+    expect(cut.evaluated).toBeLessThanOrEqual(25 + 3);
+    expect(cut.evaluated).toBeLessThan(free.evaluated);
+    expect(clock.reads).toBeLessThanOrEqual(27 + 3);
+  });
+
+  it('cuts an exhaustive search short: exact false, and no worse than the greedy starts', () => {
+    const list = players([1510, 1720, 1490, 1905, 1600, 1333, 1777, 1404, 1650, 1550, 1820, 1460], [80, 120, 60, 200, 90, 310, 70, 150, 100, 50, 240, 110]);
+    const whole = balance({ players: list }, glicko.predict);
+    expect(whole).toMatchObject({ exact: true, deadlineReached: false });
+    expect(whole.evaluated).toBe(462); // C(11, 5)
+    const cut = balance({ players: list }, glicko.predict, { deadlineMs: 10, clock: tickingClock() });
+    expect(cut).toMatchObject({ exact: false, deadlineReached: true });
+    checkSplit(cut, list, [], 2);
+    expect(cut.evaluated).toBeLessThan(30);
+    const greedy = balance({ players: list }, glicko.predict, { exactPlayers: 0, deadlineMs: 0, clock: tickingClock() });
+    expect(cut.imbalance).toBeLessThanOrEqual(greedy.imbalance);
+    expect(cut.imbalance).toBeGreaterThanOrEqual(whole.imbalance);
+  });
+
+  it('changes nothing while the clock stays before the deadline', () => {
+    const list = players([1510, 1720, 1490, 1905, 1600, 1333, 1777, 1404]);
+    const frozen = () => 0;
+    expect(balance({ players: list }, glicko.predict, { deadlineMs: 1, clock: frozen })).toEqual(balance({ players: list }, glicko.predict));
+    const big = players(Array.from({ length: 32 }, (_, i) => 1000 + ((i * 211) % 900)));
+    expect(balance({ players: big, teams: 4 }, glicko.predict, { deadlineMs: 1, clock: frozen })).toEqual(balance({ players: big, teams: 4 }, glicko.predict));
+  });
+
+  it('always answers a valid split, never better than the exact one, whatever the deadline (fast-check)', () => {
+    fc.assert(
+      fc.property(instance(12, 2), fc.integer({ min: 0, max: 400 }), fc.boolean(), ({ list, parties }, deadlineMs, exhaustive) => {
+        const exact = balance({ players: list, parties }, glicko.predict);
+        const cut = balance({ players: list, parties }, glicko.predict, { deadlineMs, clock: tickingClock(), ...(exhaustive ? {} : { exactPlayers: 0 }) });
+        checkSplit(cut, list, parties, 2);
+        expect(cut.imbalance).toBeGreaterThanOrEqual(exact.imbalance - 1e-12);
+        expect(cut.exact).toBe(exhaustive && !cut.deadlineReached);
+        if (cut.deadlineReached) expect(cut.evaluated).toBeLessThanOrEqual(deadlineMs + 4);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('names the field of a bad deadline', () => {
+    expect(invalidField(() => balance({ players: players([1, 2]) }, elo.predict, { deadlineMs: -1 }))).toBe('deadlineMs');
+    expect(invalidField(() => balance({ players: players([1, 2]) }, elo.predict, { deadlineMs: Number.NaN }))).toBe('deadlineMs');
+  });
+});

@@ -24,6 +24,13 @@
  *   best end wins. Its gap to the exact answer is measured in
  *   `npm run bench -- balance` (docs/MATCHMAKING.md).
  *
+ * - Deadline (option `deadlineMs`): both searches look at the clock after
+ *   each split they score and stop once it has passed, keeping the best split
+ *   so far. An exhaustive search cut short also scores the heuristic's
+ *   starts, so the answer is never worse than a greedy one; either way the
+ *   answer says `exact: false` and `deadlineReached: true`. The clock is an
+ *   option (`clock`) so tests can drive it.
+ *
  * `predict` must treat teams as interchangeable (reordering the teams
  * reorders the answer) and ignore the order of players in a team, as every
  * `RatingSystem.predict` does. The heuristic also calls it with two teams.
@@ -49,6 +56,14 @@ export interface BalanceOptions {
   exactPlayers?: number;
   /** … and while the number of distinct splits is at most this. @default 200 000 */
   exactSplits?: number;
+  /**
+   * Milliseconds (by `clock`) after which the search stops and answers with
+   * the best split found so far; at least one split is always scored.
+   * @default no deadline
+   */
+  deadlineMs?: number;
+  /** Milliseconds from any fixed origin. @default performance.now */
+  clock?: () => number;
 }
 
 /** Win probability of each team, e.g. `RatingSystem.predict`. */
@@ -61,8 +76,10 @@ export interface BalanceResult {
   probabilities: number[];
   /** max_i |probabilities[i] − 1/k|; 0 is perfectly even. */
   imbalance: number;
-  /** Whether every split was tried. */
+  /** Whether every split was tried (false when the deadline cut an exhaustive search short). */
   exact: boolean;
+  /** Whether the search stopped at `deadlineMs` rather than on its own. */
+  deadlineReached: boolean;
   /** Splits scored (calls of `predict` for whole splits). */
   evaluated: number;
 }
@@ -96,6 +113,10 @@ export function balance<S>(request: BalanceRequest<S>, predict: TeamPredictor<S>
   for (const [field, value] of [['exactPlayers', exactPlayers], ['exactSplits', exactSplits]] as const) {
     if (!Number.isInteger(value) || value < 0) throw new InvalidInputError(`must be a non-negative integer, got ${value}`, { field });
   }
+  const clock = options.clock ?? (() => performance.now());
+  if (options.deadlineMs !== undefined && !(options.deadlineMs >= 0)) throw new InvalidInputError(`must be a non-negative number of milliseconds, got ${options.deadlineMs}`, { field: 'deadlineMs' });
+  const end = options.deadlineMs === undefined ? Infinity : clock() + options.deadlineMs;
+  const deadline: Deadline = { passed: () => end !== Infinity && clock() >= end, reached: false };
   // Largest parties first: capacity failures show near the root. The searches work on `sorted`.
   const order = units.map((_, u) => u).sort((a, b) => units[b].size - units[a].size || a - b);
   const sorted = order.map((u) => units[u]);
@@ -105,9 +126,15 @@ export function balance<S>(request: BalanceRequest<S>, predict: TeamPredictor<S>
   };
   let best: { assignment: Int32Array; imbalance: number; evaluated: number; exact: boolean };
   if (request.players.length <= exactPlayers && countSplits(sorted, k, capacity, exactSplits) <= exactSplits) {
-    best = exactSearch(sorted, k, capacity, score);
+    best = exactSearch(sorted, k, capacity, score, deadline);
+    if (deadline.reached) {
+      // Cut short, the canonical order has only seen splits that differ in the last parties: the heuristic's starts (its local search stops at once) may be far better.
+      const starts = heuristic(sorted, k, capacity, states, predict, score, deadline);
+      if (starts.evaluated > 0 && starts.imbalance < best.imbalance) best = { ...starts, evaluated: best.evaluated + starts.evaluated };
+      else best.evaluated += starts.evaluated;
+    }
   } else {
-    best = heuristic(sorted, k, capacity, states, predict, score);
+    best = heuristic(sorted, k, capacity, states, predict, score, deadline);
   }
   if (best.evaluated === 0) throw new InvalidInputError(`parties of sizes ${units.map((u) => u.size).join(', ')} cannot fill ${k} teams of ${capacity}`, { field: 'parties' });
   // Back to input unit order, then teams by their first player.
@@ -126,9 +153,16 @@ export function balance<S>(request: BalanceRequest<S>, predict: TeamPredictor<S>
     teams: members.map((team) => team.map((i) => request.players[i].id)),
     probabilities,
     imbalance: imbalanceOf(probabilities),
-    exact: best.exact,
+    exact: best.exact && !deadline.reached,
+    deadlineReached: deadline.reached,
     evaluated: best.evaluated,
   };
+}
+
+/** The search's deadline: `passed()` reads the clock; `reached` records that a search stopped on it. */
+interface Deadline {
+  passed(): boolean;
+  reached: boolean;
 }
 
 function validate<S>(request: BalanceRequest<S>): { units: Unit[]; k: number; capacity: number } {
@@ -215,7 +249,7 @@ function countSplits(units: readonly Unit[], k: number, capacity: number, cap: n
 
 type Scorer = (assignment: Int32Array) => { probabilities: number[]; imbalance: number };
 
-function exactSearch(units: readonly Unit[], k: number, capacity: number, score: Scorer) {
+function exactSearch(units: readonly Unit[], k: number, capacity: number, score: Scorer, deadline: Deadline) {
   const assignment = new Int32Array(units.length);
   const best = { assignment: new Int32Array(units.length), imbalance: Infinity, evaluated: 0, exact: true };
   walkSplits(units, k, capacity, assignment, () => {
@@ -225,12 +259,14 @@ function exactSearch(units: readonly Unit[], k: number, capacity: number, score:
       best.imbalance = imbalance;
       best.assignment.set(assignment);
     }
-    return imbalance === 0; // cannot do better than perfectly even
+    if (imbalance === 0) return true; // cannot do better than perfectly even
+    if (deadline.passed()) return (deadline.reached = true);
+    return false;
   });
   return best;
 }
 
-function heuristic<S>(units: readonly Unit[], k: number, capacity: number, states: readonly S[], predict: TeamPredictor<S>, score: Scorer) {
+function heuristic<S>(units: readonly Unit[], k: number, capacity: number, states: readonly S[], predict: TeamPredictor<S>, score: Scorer, deadline: Deadline) {
   // A player's strength: their chance, alone, against everyone (monotone in
   // skill for every system); a party's is the sum of its players'.
   const everyone = [...states];
@@ -254,7 +290,7 @@ function heuristic<S>(units: readonly Unit[], k: number, capacity: number, state
     const key = start.join(',');
     if (seen.has(key)) continue;
     seen.add(key);
-    const end = localSearch(units, start, score);
+    const end = localSearch(units, start, score, deadline);
     evaluated += end.evaluated;
     if (better(end, best)) best = end;
   }
@@ -284,14 +320,22 @@ function better(a: Ranked, b: Ranked): boolean {
 }
 
 /** Best-improvement exchanges of equal player counts between two teams (one unit for one, one for two) until none helps. */
-function localSearch(units: readonly Unit[], start: Int32Array, score: Scorer) {
+function localSearch(units: readonly Unit[], start: Int32Array, score: Scorer, deadline: Deadline) {
   const assignment = Int32Array.from(start);
   let current = ranked(score(assignment).probabilities);
   let evaluated = 1;
   const trial = new Int32Array(assignment.length);
-  for (let round = 0; round < 4 * units.length && current.imbalance > 0; round++) {
+  // Once the deadline has passed, every later start is only scored, and the current round's moves are skipped.
+  let stopped = deadline.reached || deadline.passed();
+  if (stopped) deadline.reached = true;
+  for (let round = 0; round < 4 * units.length && current.imbalance > 0 && !stopped; round++) {
     const best = { ...current, move: [] as number[], targets: [] as number[] };
     const consider = (move: number[], targets: number[]) => {
+      if (stopped) return;
+      if (deadline.passed()) {
+        stopped = deadline.reached = true;
+        return;
+      }
       trial.set(assignment);
       move.forEach((u, j) => (trial[u] = targets[j]));
       const candidate = ranked(score(trial).probabilities);

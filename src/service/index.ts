@@ -9,6 +9,7 @@ import { DataDirectoryLockedError, type Database, openDatabase } from '../store/
 import { isDatabaseUnreachable } from '../store/database-errors.js';
 import { MigrationFailedError, migrate } from '../store/migrations.js';
 import { type AppContext, buildApp } from './http/app.js';
+import { type JobOptions, Jobs } from './jobs/index.js';
 import type { CorsOptions } from './http/security.js';
 import type { StreamLimits } from './http/stream-slots.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
@@ -80,6 +81,8 @@ export interface ServiceOptions {
    * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
    */
   writer?: WriterOptions;
+  /** The worker pool for heavy requests (balance, large predictions, the integrity report): threads, caps, limits (docs/SERVICE.md). */
+  jobs?: JobOptions;
   /** Who may scrape /metrics (see AppContext.metricsAccess). @default 'public' */
   metricsAccess?: 'public' | 'key';
   /** Cross-origin browser access by a list of origins; off when absent. */
@@ -109,6 +112,8 @@ export interface Service {
   writer: MatchWriter;
   tickets: TicketStore;
   rankings: Rankings;
+  /** The worker pool for heavy requests (its threads, for tests and diagnosis). */
+  jobs: Jobs;
   close(): Promise<void>;
   /** Runs one matchmaking pass over every queue now (tests, demo). */
   matchmakeNow(): Promise<number>;
@@ -258,6 +263,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       },
     );
     cleanups.push(() => writer.close());
+    const jobs = new Jobs(options.jobs, (kind, outcome, runMs) => {
+      metrics.jobs.inc({ kind, outcome });
+      if (runMs !== undefined) metrics.jobSeconds.observe({ kind }, runMs / 1000);
+    });
+    // Closed after the HTTP server (cleanups run in reverse): requests in flight get their answers first.
+    cleanups.push(() => jobs.close());
 
     const context: AppContext = {
       db,
@@ -269,6 +280,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       tickets,
       players: new PlayerLookup(rankings),
       metrics,
+      jobs,
       bodyLimit: options.bodyLimit,
       logger: options.logger,
       metricsAccess: options.metricsAccess,
@@ -318,6 +330,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       writer,
       tickets,
       rankings,
+      jobs,
       matchmakeNow: loop.runNow,
       matchmaking: loop,
       close: closeAll,

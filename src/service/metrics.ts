@@ -135,6 +135,8 @@ export function serviceMetrics() {
     ),
     rebuilds: registry.add(new Counter('ladder_matchmaking_rebuilds_total', 'Matchmakers rebuilt from the shared queue, by queue and reason ("claim": this instance took the lock; "check": the matchmaker disagreed with the queue counters or events were lost).')),
     lockHeld: registry.add(new Gauge('ladder_matchmaking_lock_held', "1 for each queue whose matchmaking lock this instance holds.", () => locksHeld().map((queue) => [{ queue }, 1]))),
+    jobs: registry.add(new Counter('ladder_jobs_total', 'Heavy requests run as worker jobs (balance, predict, integrity), by kind and outcome: done, failed (an error, a time limit, a lost worker) or refused (a cap full: 429/503).')),
+    jobSeconds: registry.add(new Histogram('ladder_job_seconds', 'Seconds a heavy job ran in its worker thread, by kind.', [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60])),
     eventLoopDelay: registry.add(
       new Gauge('ladder_event_loop_delay_seconds', 'How late the event loop ran a timer sampled every 20 ms, since the service listened, by quantile (0.5, 0.99, 1 = the longest): the time requests wait behind synchronous work.', () => {
         if (loopDelay === undefined || loopDelay.count === 0) return [];

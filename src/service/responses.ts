@@ -217,7 +217,7 @@ export const balanceResponse = z.object({
   teams: z.array(z.array(z.string())),
   probabilities: z.array(z.number()),
   imbalance: z.number().describe('Largest distance of a team’s win probability from 1/teams; 0 is perfectly even.'),
-  exact: z.boolean().describe('Every split was tried (up to 16 players); otherwise the local-search heuristic of docs/MATCHMAKING.md.'),
+  exact: z.boolean().describe('Every split was tried (up to 16 players, within the search deadline); otherwise the best split the local-search heuristic of docs/MATCHMAKING.md found by then.'),
 });
 
 export const integrityResponse = z.object({

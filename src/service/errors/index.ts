@@ -2,6 +2,8 @@
 export { BackfillClosedError } from './backfill-closed-error.js';
 export { ConflictError } from './conflict-error.js';
 export { ForbiddenError } from './forbidden-error.js';
+export { JobTimeoutError } from './job-timeout-error.js';
+export { JobsBusyError } from './jobs-busy-error.js';
 export { NotFoundError } from './not-found-error.js';
 export { PlayerBusyError } from './player-busy-error.js';
 export { RateLimitedError } from './rate-limited-error.js';

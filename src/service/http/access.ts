@@ -69,6 +69,11 @@ export function requireEveryLadder(request: FastifyRequest): void {
   if (request.apiKey !== null && request.apiKey.ladders !== null) throw new LadderNotAllowedError(null);
 }
 
+/** Who is asking, as the heavy-job caps count callers: the verified key, else the client address. */
+export function callerOf(request: FastifyRequest): string {
+  return request.apiKey !== null ? `key:${request.apiKey.id}` : `ip:${request.ip}`;
+}
+
 export function mayRead(request: FastifyRequest): boolean {
   return request.apiKey !== null && allows(request.apiKey.scopes, 'read');
 }

@@ -1,6 +1,7 @@
 import type { RouteOptions as FastifyRouteOptions } from 'fastify';
 /** What the HTTP layer is given: the domain's parts, and the settings of the edge. */
 import type { Database } from '../../store/database.js';
+import type { Jobs } from '../jobs/index.js';
 import type { KeyStore, RateLimiter } from '../keys.js';
 import type { Ladders } from '../ladders.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -22,6 +23,8 @@ export interface AppContext {
   /** Batched reads of new tickets' players. */
   players: PlayerLookup;
   metrics: ServiceMetrics;
+  /** The worker pool for heavy requests, with its caps. */
+  jobs: Jobs;
   /** Request body limit in bytes. @default 65536 */
   bodyLimit?: number;
   /** Fastify's logger. @default false */

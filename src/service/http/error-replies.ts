@@ -9,7 +9,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
 import { DatabaseReadStoppedError, DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
-import { BackfillClosedError, ConflictError, ForbiddenError, LadderNotAllowedError, NotFoundError, PlayerBusyError, QuotaExceededError, RateLimitedError, StreamsFullError, TicketLostError, UnauthorizedError, UnavailableError } from '../errors/index.js';
+import { BackfillClosedError, ConflictError, ForbiddenError, JobsBusyError, JobTimeoutError, LadderNotAllowedError, NotFoundError, PlayerBusyError, QuotaExceededError, RateLimitedError, StreamsFullError, TicketLostError, UnauthorizedError, UnavailableError } from '../errors/index.js';
 
 export type ErrorCode = 'invalid_input' | 'not_found' | 'gone' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'quota_exceeded' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
 
@@ -42,6 +42,9 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
   if (error instanceof QuotaExceededError) return { status: 429, code: 'quota_exceeded', message: error.message, field: error.field, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof StreamsFullError) return { status: 503, code: 'unavailable', message: error.message, field: `streams.${error.cap}`, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  // The instance's own cap is the server's state, not the caller's doing: 503, as for any overload.
+  if (error instanceof JobsBusyError) return { status: error.scope === 'instance' ? 503 : 429, code: error.scope === 'instance' ? 'unavailable' : 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof JobTimeoutError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: Math.ceil(error.limitMs / 1000) };
   if (error instanceof UnavailableError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof DatabaseReadStoppedError) {
     // A read past its statement timeout; a cancelled one's client is gone and never sees this.

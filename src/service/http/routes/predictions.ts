@@ -1,10 +1,9 @@
 /** Win probabilities of a proposed match from the ladder's current ratings. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { findPlayers } from '../../../store/players.js';
-import { rowToState } from '../../../store/rows.js';
+import { predictTeams } from '../../heavy-requests.js';
 import { predictionResponse } from '../../responses.js';
 import { ladderParams, predictSchema } from '../../schemas.js';
-import { readableLadder } from '../access.js';
+import { callerOf, readableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 
@@ -26,10 +25,7 @@ export const predictionRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault
     },
     async (request) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-      const ids = request.body.teams.flatMap((t) => t.players);
-      const states = new Map((await findPlayers(ctx.db, ladder.id, ids)).map((row) => [row.id, rowToState(row)]));
-      const initial = ladder.rating.initial();
-      return { probabilities: ladder.rating.predict(request.body.teams.map((t) => t.players.map((id) => states.get(id) ?? initial))) };
+      return { probabilities: await predictTeams(ctx, ladder, request.body.teams, callerOf(request)) };
     },
   );
 };

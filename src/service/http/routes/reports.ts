@@ -1,13 +1,9 @@
 /** Lobby balance and the integrity report. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { integrityReport } from '../../../integrity/report.js';
-import { balance } from '../../../matchmaking/balance.js';
-import { recentCountingMatches } from '../../../store/matches.js';
-import { findPlayers } from '../../../store/players.js';
-import { rowToState } from '../../../store/rows.js';
+import { balanceLobby, integrityOf } from '../../heavy-requests.js';
 import { balanceResponse, integrityResponse } from '../../responses.js';
 import { balanceSchema, integrityQuerySchema, ladderParams } from '../../schemas.js';
-import { readableLadder, requireScope } from '../access.js';
+import { callerOf, readableLadder, requireScope } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 
@@ -29,17 +25,7 @@ export const reportRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     },
     async (request) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-      const states = new Map((await findPlayers(ctx.db, ladder.id, request.body.players)).map((row) => [row.id, rowToState(row)]));
-      const initial = ladder.rating.initial();
-      const result = balance(
-        {
-          players: request.body.players.map((id) => ({ id, state: states.get(id) ?? initial })),
-          ...(request.body.parties !== undefined ? { parties: request.body.parties } : {}),
-          ...(request.body.teams !== undefined ? { teams: request.body.teams } : {}),
-        },
-        (teams) => ladder.rating.predict(teams),
-      );
-      return { teams: result.teams, probabilities: result.probabilities, imbalance: result.imbalance, exact: result.exact };
+      return balanceLobby(ctx, ladder, request.body, callerOf(request));
     },
   );
   app.get(
@@ -59,8 +45,7 @@ export const reportRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     async (request) => {
       requireScope(request, 'admin');
       const ladder = await ctx.ladders.get(request.params.ladder);
-      const matches = await recentCountingMatches(ctx.db, ladder.id, request.query.matches ?? 20_000);
-      const report = integrityReport(matches, { limit: request.query.limit ?? 100 });
+      const report = await integrityOf(ctx, ladder, request.query.matches ?? 20_000, request.query.limit ?? 100, callerOf(request));
       return { matches: report.matches, players: report.players, quitRate: report.quitRate, tested: report.tested, entries: report.entries };
     },
   );

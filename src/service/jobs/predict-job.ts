@@ -1,0 +1,13 @@
+/** A prediction as a job: the ladder's system by name and options, and each team's player states. */
+import type { PlayerState, SystemName } from '../../core/systems.js';
+import { systemFor } from './rating-systems.js';
+
+export interface PredictJobInput {
+  system: SystemName;
+  options: Record<string, unknown>;
+  teams: PlayerState[][];
+}
+
+export function predictJob(input: PredictJobInput): number[] {
+  return systemFor(input.system, input.options).predict(input.teams);
+}
