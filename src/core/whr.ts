@@ -239,10 +239,10 @@ export interface WhrEstimate {
   lastAt?: number;
 }
 
-function grow<T extends Float64Array | Int32Array>(array: T, needed: number): T {
+/** `array`, or a copy half as long again (at least `needed`): a history's arrays are most of its memory, and doubling would leave up to half of them unused. */
+function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, needed: number): T {
   if (needed <= array.length) return array;
-  let size = array.length * 2;
-  while (size < needed) size *= 2;
+  const size = Math.max(needed, Math.ceil(array.length * 1.5));
   const bigger = new (array.constructor as { new (n: number): T })(size);
   bigger.set(array);
   return bigger;
@@ -312,14 +312,14 @@ export class WhrHistory {
   private gameNodes = new Int32Array(4096);
   /**
    * Ranked games, team by team in rank order: where team t starts in
-   * gameNodes (and, one past the last team, where the game ends), then the
-   * score of team t against team t + 1 (1, or ½ when tied) and the home
-   * offset of that comparison from team t's side.
+   * gameNodes (and, one past the last team, where the game ends), and
+   * whether team t is tied with team t + 1 (a draw; else team t won). A
+   * ranked game's home team (its place in rank order, −1 for none) is kept
+   * in gameScore and the home offset in gameOffset.
    */
   private rankCount = 0;
   private rankBound = new Int32Array(256);
-  private rankScore = new Float64Array(256);
-  private rankOffset = new Float64Array(256);
+  private rankTie = new Uint8Array(256);
   /**
    * Expectation propagation only: each game slot's Gaussian message to its
    * node, as precision and precision × mean. In a ranked game, siteTau/siteNu
@@ -558,11 +558,11 @@ export class WhrHistory {
 
   /**
    * Adds a match of three or more teams as one ranked game: `teams` in rank
-   * order, `scores[t]` and `offsets[t]` the result and home offset of team t
-   * against team t + 1 (see addMatch). One entry per player, whatever the
-   * number of teams.
+   * order, `ties[t]` whether team t drew with team t + 1 (else it won), the
+   * home team's place in that order (−1: none) and its offset (see
+   * addMatch). One entry per player, whatever the number of teams.
    */
-  private addRankedGame(teams: readonly (readonly number[])[], scores: readonly number[], offsets: readonly number[]): void {
+  private addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number): void {
     const g = this.newGame();
     let players = 0;
     for (const team of teams) players += team.length;
@@ -571,24 +571,21 @@ export class WhrHistory {
     this.rankCount += teams.length + 1;
     if (this.rankCount > this.rankBound.length) {
       this.rankBound = grow(this.rankBound, this.rankCount);
-      this.rankScore = grow(this.rankScore, this.rankCount);
-      this.rankOffset = grow(this.rankOffset, this.rankCount);
+      this.rankTie = grow(this.rankTie, this.rankCount);
     }
     this.gameRank[g] = b;
     this.gameStart[g] = this.gameNodeCount;
     // No side A: addEntry then sees no one-against-one game.
     this.gameSplit[g] = this.gameNodeCount;
-    this.gameScore[g] = 0;
-    this.gameOffset[g] = 0;
+    this.gameScore[g] = home;
+    this.gameOffset[g] = homeOffset;
     for (let t = 0; t < teams.length; t++) {
       this.rankBound[b + t] = this.gameNodeCount;
-      this.rankScore[b + t] = t < scores.length ? scores[t]! : 0;
-      this.rankOffset[b + t] = t < offsets.length ? offsets[t]! : 0;
+      this.rankTie[b + t] = ties[t] === true ? 1 : 0;
       for (const n of teams[t]!) this.gameNodes[this.gameNodeCount++] = n;
     }
     this.rankBound[b + teams.length] = this.gameNodeCount;
-    this.rankScore[b + teams.length] = 0;
-    this.rankOffset[b + teams.length] = 0;
+    this.rankTie[b + teams.length] = 0;
     this.gameEnd[g] = this.gameNodeCount;
     this.growSites();
     for (let t = 0; t < teams.length; t++) {
@@ -604,25 +601,31 @@ export class WhrHistory {
    * strength is its players' mean).
    */
   private rankedTerms(g: number, t: number, nodes: Int32Array, r: Float64Array, out: Float64Array): void {
-    const { rankBound, rankScore, rankOffset, probit } = this;
+    const { rankBound, rankTie, probit } = this;
     const b = this.gameRank[g]! + t;
     const start = rankBound[b]!;
     const end = rankBound[b + 1]!;
     let grad = 0;
     let curv = 0;
     if (t > 0) {
-      gameTermsOf(rankBound[b - 1]!, start, end, rankScore[b - 1]!, rankOffset[b - 1]!, nodes, r, probit, out);
+      gameTermsOf(rankBound[b - 1]!, start, end, rankTie[b - 1] === 1 ? 0.5 : 1, this.rankedOffset(g, t - 1), nodes, r, probit, out);
       grad -= out[0]!;
       curv += out[1]!;
     }
     if (end < this.gameEnd[g]!) {
-      gameTermsOf(start, end, rankBound[b + 2]!, rankScore[b]!, rankOffset[b]!, nodes, r, probit, out);
+      gameTermsOf(start, end, rankBound[b + 2]!, rankTie[b] === 1 ? 0.5 : 1, this.rankedOffset(g, t), nodes, r, probit, out);
       grad += out[0]!;
       curv += out[1]!;
     }
     const size = end - start;
     out[0] = grad / size;
     out[1] = curv / (size * size);
+  }
+
+  /** The home offset of a ranked game's comparison of team t with team t + 1, from team t's side. */
+  private rankedOffset(g: number, t: number): number {
+    const home = this.gameScore[g]!;
+    return home === t ? this.gameOffset[g]! : home === t + 1 ? -this.gameOffset[g]! : 0;
   }
 
   /**
@@ -667,15 +670,14 @@ export class WhrHistory {
     } else {
       // Rank order, ties in the order given (a stable sort).
       const order = placements.map((_, t) => t).sort((x, y) => placements[x]! - placements[y]!);
-      const scores: number[] = [];
-      const offsets: number[] = [];
-      for (let k = 0; k + 1 < order.length; k++) {
-        const t = order[k]!;
-        const u = order[k + 1]!;
-        scores.push(pairScore(placements, t, u));
-        offsets.push(match.home === t ? homeOffset : match.home === u ? -homeOffset : 0);
-      }
-      this.addRankedGame(order.map((t) => teamNodes[t]!), scores, offsets);
+      const ties: boolean[] = [];
+      for (let k = 0; k + 1 < order.length; k++) ties.push(placements[order[k]!] === placements[order[k + 1]!]);
+      this.addRankedGame(
+        order.map((t) => teamNodes[t]!),
+        ties,
+        match.home === undefined ? -1 : order.indexOf(match.home),
+        homeOffset,
+      );
     }
     if (this.deferred) return;
     const involved: number[] = [];
@@ -1295,7 +1297,7 @@ export class WhrHistory {
 
   /** A ranked game's new messages to the player at `slot` of team t, from the comparisons with the team above and below; returns their summed precision into out[0], precision × mean into out[1]. */
   private epRanked(g: number, t: number, slot: number, out: Float64Array): void {
-    const { rankBound, rankScore, rankOffset, siteTau, siteNu, siteTauUp, siteNuUp } = this;
+    const { rankBound, rankTie, siteTau, siteNu, siteTauUp, siteNuUp } = this;
     const b = this.gameRank[g]! + t;
     const start = rankBound[b]!;
     const end = rankBound[b + 1]!;
@@ -1303,12 +1305,12 @@ export class WhrHistory {
     let nu = 0;
     if (t > 0) {
       // Against the team above, as side B: the team above's messages of this comparison are its "below" ones.
-      this.epComparison(rankBound[b - 1]!, start, end, rankScore[b - 1]!, rankOffset[b - 1]!, slot, siteTau, siteNu, siteTauUp, siteNuUp);
+      this.epComparison(rankBound[b - 1]!, start, end, rankTie[b - 1] === 1 ? 0.5 : 1, this.rankedOffset(g, t - 1), slot, siteTau, siteNu, siteTauUp, siteNuUp);
       tau += siteTauUp[slot]!;
       nu += siteNuUp[slot]!;
     }
     if (end < this.gameEnd[g]!) {
-      this.epComparison(start, end, rankBound[b + 2]!, rankScore[b]!, rankOffset[b]!, slot, siteTau, siteNu, siteTauUp, siteNuUp);
+      this.epComparison(start, end, rankBound[b + 2]!, rankTie[b] === 1 ? 0.5 : 1, this.rankedOffset(g, t), slot, siteTau, siteNu, siteTauUp, siteNuUp);
       tau += siteTau[slot]!;
       nu += siteNu[slot]!;
     }
