@@ -1626,7 +1626,9 @@ export const WHR = defineSystem({
       'Whole-History Rating re-estimates the past: each new result also corrects the earlier estimates of the players in it and of their opponents, so a rating can move between a player\'s own matches.',
     performanceRuns: false,
   },
-  ladder: { teamSize: 1 },
+  // A whr ladder keeps every match in memory and re-smooths each of its players' windows when the day
+  // closes: a match's cost and memory grow with its players (a 64-player free-for-all: about 6 KB).
+  ladder: { teamSize: 1, matchLimits: { teams: 64, playersPerTeam: 64, players: 256 } },
   create: createWhrSystem,
   // The whole log at once: every match added, then every timeline smoothed to the MAP.
   rateLog: (matches, options) => {
