@@ -13,6 +13,7 @@ import { benchBalance } from './balance.js';
 import { benchIntegrity } from './integrity.js';
 import { benchServiceMatchmaking } from './service-matchmaking.js';
 import { benchWhr } from './whr.js';
+import { benchWhrMatches } from './whr-matches.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -26,6 +27,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   integrity: () => benchIntegrity(),
   'service-matchmaking': () => benchServiceMatchmaking(),
   whr: () => benchWhr(),
+  'whr-matches': () => benchWhrMatches(),
 };
 
 const wanted = process.argv.slice(2);
