@@ -142,6 +142,12 @@ export interface DashboardHints {
 export interface LadderDefaults {
   /** Players per team the matchmaker forms when the ladder gives none. */
   readonly teamSize: number;
+  /**
+   * Bounds on one match the service takes for a ladder of this system,
+   * tighter than the service's own (64 teams of 64 players) where the
+   * system's cost of a match or memory per match calls for it.
+   */
+  readonly matchLimits?: { readonly teams?: number; readonly playersPerTeam?: number; readonly players?: number };
 }
 
 /** A typed-array replay of one-against-one games (see `pairwise.ts`). */

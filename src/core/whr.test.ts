@@ -226,6 +226,97 @@ describe('whr: the batch path and the compiled sweeps', () => {
   });
 });
 
+describe('whr: a match of three or more teams is one ranked game (each team against the next in rank order)', () => {
+  const bisect = (f: (x: number) => number, low: number, high: number): number => {
+    for (let i = 0; i < 200; i++) {
+      const mid = (low + high) / 2;
+      if (f(low) * f(mid) <= 0) high = mid;
+      else low = mid;
+    }
+    return (low + high) / 2;
+  };
+  const solo = (id: string, rank: number) => ({ players: [{ id }], rank });
+
+  it('three players ranked a > b > c: two comparisons, a > b and b > c, never a > c; the MAP by hand', () => {
+    // Log-posterior ln σ(a − b) + ln σ(b − c) − (a² + b² + c²)/2 (σ0² = 1): no a-against-c term.
+    // Gradient: ∂a: σ(b − a) − a = 0; ∂b: −σ(b − a) + σ(c − b) − b = 0; ∂c: −σ(c − b) − c = 0.
+    // By symmetry (reverse the order, negate the skills) b = 0 and c = −a, so a = σ(−a):
+    // x = 0.40105…, bisection by hand on f(x) = σ(−x) − x: f(0.401) = +8.0e-5, f(0.4011) = −4.5e-5.
+    // (Every pair, as before, would add ln σ(a − c): then a = σ(−a) + σ(−2a), a ≈ 0.64.)
+    const x = bisect((v) => sigma(-v) - v, 0, 1);
+    expect(x).toBeGreaterThan(0.401);
+    expect(x).toBeLessThan(0.4011);
+    const match: Match = { at: 0, teams: [solo('b', 2), solo('c', 3), solo('a', 1)] };
+    for (const batch of [true, false]) {
+      const h = new WhrHistory({ priorVariance: 1 });
+      if (batch) h.addMatches([match]);
+      else h.addMatch(match);
+      expect(h.gamesCount).toBe(1);
+      h.converge(1e-13, 5000);
+      expect(h.estimate('a')!.mean).toBeCloseTo(x, 10);
+      expect(h.estimate('b')!.mean).toBeCloseTo(0, 10);
+      expect(h.estimate('c')!.mean).toBeCloseTo(-x, 10);
+      // Laplace variance of a (the others held): 1/(1 + p(1 − p)), p = σ(a − b) = σ(x); b sees two comparisons.
+      const p = sigma(x);
+      expect(h.estimate('a')!.variance).toBeCloseTo(1 / (1 + p * (1 - p)), 10);
+      expect(h.estimate('b')!.variance).toBeCloseTo(1 / (1 + 2 * p * (1 - p)), 10);
+    }
+  });
+
+  // Four teams of 1, 2, 3 and 1 players (given out of order), the second and third tied, the third at home:
+  // in rank order W > {X1, X2} = {Y1, Y2, Y3} > Z, the same likelihood as three games of two teams.
+  const ranked: Match = {
+    at: 0,
+    home: 1,
+    teams: [
+      { players: [{ id: 'x1' }, { id: 'x2' }], rank: 2 },
+      { players: [{ id: 'y1' }, { id: 'y2' }, { id: 'y3' }], rank: 2 },
+      { players: [{ id: 'z' }], rank: 4 },
+      { players: [{ id: 'w' }], rank: 1 },
+    ],
+  };
+  const pairs: Match[] = [
+    { at: 0, teams: [ranked.teams[3]!, { ...ranked.teams[0]!, rank: 2 }] },
+    { at: 0, home: 1, teams: [{ ...ranked.teams[0]!, rank: 1 }, { ...ranked.teams[1]!, rank: 1 }] },
+    { at: 0, home: 0, teams: [{ ...ranked.teams[1]!, rank: 1 }, { ...ranked.teams[2]!, rank: 2 }] },
+  ];
+
+  for (const inference of ['map', 'ep'] as const) {
+    for (const link of ['logistic', 'probit'] as const) {
+      it(`${inference}, ${link}: the ranked game reaches the fixed point of its N − 1 comparisons entered as games of two teams (ties, teams of several, home offset)`, () => {
+        const one = new WhrHistory({ inference, link, priorVariance: 1 });
+        one.addMatch(ranked, 0.3);
+        const many = new WhrHistory({ inference, link, priorVariance: 1 });
+        for (const m of pairs) many.addMatch(m, 0.3);
+        expect(one.gamesCount).toBe(1);
+        expect(many.gamesCount).toBe(3);
+        one.converge(1e-12, 5000);
+        many.converge(1e-12, 5000);
+        for (const id of ['w', 'x1', 'x2', 'y1', 'y2', 'y3', 'z']) {
+          expect(one.estimate(id)!.mean).toBeCloseTo(many.estimate(id)!.mean, 9);
+          expect(one.estimate(id)!.variance).toBeCloseTo(many.estimate(id)!.variance, 9);
+        }
+        // The home offset and the tie took effect: the tied teams are not level, and the winner is ahead of the last.
+        expect(one.estimate('x1')!.mean).not.toBeCloseTo(one.estimate('y1')!.mean, 3);
+        expect(one.estimate('w')!.mean).toBeGreaterThan(one.estimate('z')!.mean);
+      });
+    }
+  }
+
+  it('sixty-four teams make one game with one entry per player, whatever the number of pairs', () => {
+    const teams = Array.from({ length: 64 }, (_, t) => ({ players: Array.from({ length: 4 }, (_, i) => ({ id: `t${t}p${i}` })), rank: t + 1 }));
+    const h = new WhrHistory();
+    h.addMatch({ at: 0, teams });
+    expect(h.gamesCount).toBe(1);
+    expect(h.nodesCount).toBe(256);
+    // The first team beat only the second: its players' gradient is one comparison's.
+    const first = h.estimate('t0p0')!.mean;
+    const last = h.estimate('t63p0')!.mean;
+    expect(first).toBeGreaterThan(0);
+    expect(last).toBeCloseTo(-first, 12);
+  });
+});
+
 describe('whr: incremental', () => {
   it('re-smoothing a closed day corrects the past: a later result moves an earlier day', () => {
     const h = new WhrHistory({ dailyVariance: 0.01 });

@@ -211,7 +211,7 @@ interface Compiled {
   linkPrecision: Float64Array;
   linkVariance: Float64Array;
   entryStart: Int32Array;
-  /** The one opponent's position, or −1 − (2·game + side) for a general game. */
+  /** The one opponent's position, or −1 − entry (the original entry) for a general or ranked game. */
   opp: Int32Array;
   score: Float64Array;
   offset: Float64Array;
@@ -239,10 +239,10 @@ export interface WhrEstimate {
   lastAt?: number;
 }
 
-function grow<T extends Float64Array | Int32Array>(array: T, needed: number): T {
+/** `array`, or a copy half as long again (at least `needed`): a history's arrays are most of its memory, and doubling would leave up to half of them unused. */
+function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, needed: number): T {
   if (needed <= array.length) return array;
-  let size = array.length * 2;
-  while (size < needed) size *= 2;
+  const size = Math.max(needed, Math.ceil(array.length * 1.5));
   const bigger = new (array.constructor as { new (n: number): T })(size);
   bigger.set(array);
   return bigger;
@@ -275,7 +275,11 @@ export class WhrHistory {
   /** Forward (filter) precision: the node's games plus the message from the player's past. */
   private nodeF = new Float64Array(1024);
   private nodeHead = new Int32Array(1024);
-  /** Expectation propagation only: the filter's mean, and the smoothed (posterior) variance; nodeR is then the posterior mean. */
+  /**
+   * Expectation propagation only (empty under `map`, where they would be a
+   * third of a node's memory): the filter's mean, and the smoothed
+   * (posterior) variance; nodeR is then the posterior mean.
+   */
   private nodeMF = new Float64Array(1024);
   private nodeV = new Float64Array(1024);
   /** The posterior as precision 1/v and precision × mean m/v (kept beside nodeR and nodeV: the cavities need them). */
@@ -293,17 +297,39 @@ export class WhrHistory {
   /** The entry's place in gameNodes (its player's slot in the game). */
   private entrySlot = new Int32Array(4096);
   // Games: side A = gameNodes[start, split), side B = gameNodes[split, end).
+  // A ranked game (a match of three or more teams, see addRankedGame) holds
+  // its teams in rank order in gameNodes[start, end); its entries' side is
+  // the team's place in that order.
   private gameCount = 0;
   private gameStart = new Int32Array(1024);
   private gameSplit = new Int32Array(1024);
   private gameEnd = new Int32Array(1024);
   private gameScore = new Float64Array(1024);
   private gameOffset = new Float64Array(1024);
+  /** A ranked game's first index into rankBound/rankScore/rankOffset; −1 for a game of two sides. */
+  private gameRank = new Int32Array(1024);
   private gameNodeCount = 0;
   private gameNodes = new Int32Array(4096);
-  /** Expectation propagation only: each game slot's Gaussian message to its node, as precision and precision × mean. */
+  /**
+   * Ranked games, team by team in rank order: where team t starts in
+   * gameNodes (and, one past the last team, where the game ends), and
+   * whether team t is tied with team t + 1 (a draw; else team t won). A
+   * ranked game's home team (its place in rank order, −1 for none) is kept
+   * in gameScore and the home offset in gameOffset.
+   */
+  private rankCount = 0;
+  private rankBound = new Int32Array(256);
+  private rankTie = new Uint8Array(256);
+  /**
+   * Expectation propagation only: each game slot's Gaussian message to its
+   * node, as precision and precision × mean. In a ranked game, siteTau/siteNu
+   * hold the message of the comparison with the team below and siteTauUp/siteNuUp
+   * that of the comparison with the team above.
+   */
   private siteTau = new Float64Array(4096);
   private siteNu = new Float64Array(4096);
+  private siteTauUp = new Float64Array(0);
+  private siteNuUp = new Float64Array(0);
   /** The latest period seen. */
   private day = -Infinity;
   /** Players whose skills moved since the last `takeMoved` (a flag per player, and the list in order). */
@@ -328,6 +354,15 @@ export class WhrHistory {
     this.ep = this.options.inference === 'ep';
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
+    if (!this.ep) {
+      // Only expectation propagation reads these: without them a node costs 28 bytes, not 60.
+      this.nodeMF = new Float64Array(0);
+      this.nodeV = new Float64Array(0);
+      this.nodeP = new Float64Array(0);
+      this.nodeH = new Float64Array(0);
+      this.siteTau = new Float64Array(0);
+      this.siteNu = new Float64Array(0);
+    }
   }
 
   get playerCount(): number {
@@ -410,23 +445,31 @@ export class WhrHistory {
       this.nodeDay = grow(this.nodeDay, size);
       this.nodeF = grow(this.nodeF, size);
       this.nodeHead = grow(this.nodeHead, size);
-      this.nodeMF = grow(this.nodeMF, size);
-      this.nodeV = grow(this.nodeV, size);
-      this.nodeP = grow(this.nodeP, size);
-      this.nodeH = grow(this.nodeH, size);
+      this.growEpNodes(size);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
     this.nodeDay[n] = day;
     this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + this.w2 * (day - this.nodeDay[previous]!)) : this.priorPrecision;
     this.nodeHead[n] = -1;
-    // With no message of its own yet, the node's filter and posterior are the past's message.
-    this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
-    this.nodeV[n] = 1 / this.nodeF[n]!;
-    this.nodeP[n] = this.nodeF[n]!;
-    this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
+    if (this.ep) {
+      // With no message of its own yet, the node's filter and posterior are the past's message.
+      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
+      this.nodeV[n] = 1 / this.nodeF[n]!;
+      this.nodeP[n] = this.nodeF[n]!;
+      this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
+    }
     nodes.push(n);
     return n;
+  }
+
+  /** Room for `size` nodes in the arrays only expectation propagation keeps. */
+  private growEpNodes(size: number): void {
+    if (!this.ep) return;
+    this.nodeMF = grow(this.nodeMF, size);
+    this.nodeV = grow(this.nodeV, size);
+    this.nodeP = grow(this.nodeP, size);
+    this.nodeH = grow(this.nodeH, size);
   }
 
   private addEntry(node: number, game: number, side: number, slot: number): void {
@@ -457,9 +500,19 @@ export class WhrHistory {
     if (!this.ep) return;
     this.siteTau = grow(this.siteTau, this.gameNodes.length);
     this.siteNu = grow(this.siteNu, this.gameNodes.length);
+    if (this.rankCount > 0) {
+      // The messages from the team above exist only once there is a ranked game.
+      if (this.siteTauUp.length === 0) {
+        this.siteTauUp = new Float64Array(this.siteTau.length);
+        this.siteNuUp = new Float64Array(this.siteTau.length);
+      }
+      this.siteTauUp = grow(this.siteTauUp, this.gameNodes.length);
+      this.siteNuUp = grow(this.siteNuUp, this.gameNodes.length);
+    }
   }
 
-  private addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number): void {
+  /** A new game's number, every per-game array grown to hold it. */
+  private newGame(): number {
     const g = this.gameCount++;
     if (g >= this.gameStart.length) {
       const size = this.gameStart.length * 2;
@@ -468,7 +521,14 @@ export class WhrHistory {
       this.gameEnd = grow(this.gameEnd, size);
       this.gameScore = grow(this.gameScore, size);
       this.gameOffset = grow(this.gameOffset, size);
+      this.gameRank = grow(this.gameRank, size);
     }
+    this.gameRank[g] = -1;
+    return g;
+  }
+
+  private addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number): void {
+    const g = this.newGame();
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + sideA.length + sideB.length);
     this.gameStart[g] = this.gameNodeCount;
     for (const n of sideA) this.gameNodes[this.gameNodeCount++] = n;
@@ -482,15 +542,7 @@ export class WhrHistory {
   }
 
   private addGame1v1(na: number, nb: number, score: number, offset: number): void {
-    const g = this.gameCount++;
-    if (g >= this.gameStart.length) {
-      const size = this.gameStart.length * 2;
-      this.gameStart = grow(this.gameStart, size);
-      this.gameSplit = grow(this.gameSplit, size);
-      this.gameEnd = grow(this.gameEnd, size);
-      this.gameScore = grow(this.gameScore, size);
-      this.gameOffset = grow(this.gameOffset, size);
-    }
+    const g = this.newGame();
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2);
     this.gameStart[g] = this.gameNodeCount;
     this.gameNodes[this.gameNodeCount++] = na;
@@ -505,10 +557,92 @@ export class WhrHistory {
   }
 
   /**
-   * Adds a match: one game per pair of teams, scored by placement (a draw
-   * is half a win and half a loss). `homeOffset` (natural units) is added
-   * to the home team's strength. Then the match's players' last nodes take
-   * Newton steps. A new day first re-smooths the players of the day before.
+   * Adds a match of three or more teams as one ranked game: `teams` in rank
+   * order, `ties[t]` whether team t drew with team t + 1 (else it won), the
+   * home team's place in that order (−1: none) and its offset (see
+   * addMatch). One entry per player, whatever the number of teams.
+   */
+  private addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number): void {
+    const g = this.newGame();
+    let players = 0;
+    for (const team of teams) players += team.length;
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + players);
+    const b = this.rankCount;
+    this.rankCount += teams.length + 1;
+    if (this.rankCount > this.rankBound.length) {
+      this.rankBound = grow(this.rankBound, this.rankCount);
+      this.rankTie = grow(this.rankTie, this.rankCount);
+    }
+    this.gameRank[g] = b;
+    this.gameStart[g] = this.gameNodeCount;
+    // No side A: addEntry then sees no one-against-one game.
+    this.gameSplit[g] = this.gameNodeCount;
+    this.gameScore[g] = home;
+    this.gameOffset[g] = homeOffset;
+    for (let t = 0; t < teams.length; t++) {
+      this.rankBound[b + t] = this.gameNodeCount;
+      this.rankTie[b + t] = ties[t] === true ? 1 : 0;
+      for (const n of teams[t]!) this.gameNodes[this.gameNodeCount++] = n;
+    }
+    this.rankBound[b + teams.length] = this.gameNodeCount;
+    this.rankTie[b + teams.length] = 0;
+    this.gameEnd[g] = this.gameNodeCount;
+    this.growSites();
+    for (let t = 0; t < teams.length; t++) {
+      for (let i = this.rankBound[b + t]!; i < this.rankBound[b + t + 1]!; i++) this.addEntry(this.gameNodes[i]!, g, t, i);
+    }
+  }
+
+  /**
+   * The gradient and curvature of a ranked game's log-likelihood in the skill
+   * of one player of its team t, into out[0], out[1]: the comparisons of
+   * team t with the team above (t as side B) and with the team below (t as
+   * side A), each a game of two sides, over the team's size (a team's
+   * strength is its players' mean).
+   */
+  private rankedTerms(g: number, t: number, nodes: Int32Array, r: Float64Array, out: Float64Array): void {
+    const { rankBound, rankTie, probit } = this;
+    const b = this.gameRank[g]! + t;
+    const start = rankBound[b]!;
+    const end = rankBound[b + 1]!;
+    let grad = 0;
+    let curv = 0;
+    if (t > 0) {
+      gameTermsOf(rankBound[b - 1]!, start, end, rankTie[b - 1] === 1 ? 0.5 : 1, this.rankedOffset(g, t - 1), nodes, r, probit, out);
+      grad -= out[0]!;
+      curv += out[1]!;
+    }
+    if (end < this.gameEnd[g]!) {
+      gameTermsOf(start, end, rankBound[b + 2]!, rankTie[b] === 1 ? 0.5 : 1, this.rankedOffset(g, t), nodes, r, probit, out);
+      grad += out[0]!;
+      curv += out[1]!;
+    }
+    const size = end - start;
+    out[0] = grad / size;
+    out[1] = curv / (size * size);
+  }
+
+  /** The home offset of a ranked game's comparison of team t with team t + 1, from team t's side. */
+  private rankedOffset(g: number, t: number): number {
+    const home = this.gameScore[g]!;
+    return home === t ? this.gameOffset[g]! : home === t + 1 ? -this.gameOffset[g]! : 0;
+  }
+
+  /**
+   * Adds a match: two teams are one game, scored by placement (a draw is
+   * half a win and half a loss). Three or more teams are one ranked game:
+   * the teams in order of placement (tied teams in the order given), each
+   * compared with the next, a win for the better placed or a draw between
+   * tied ones, so that N teams make N − 1 comparisons, not the N(N − 1)/2 of
+   * every pair. This is TrueSkill's factor graph for a free-for-all
+   * (Herbrich, Minka & Graepel 2006: each team's performance against its
+   * neighbours in rank order) with Bradley–Terry or probit comparisons, the
+   * "partial pair" model of Weng & Lin (JMLR 2011); a match's memory and
+   * cost then grow with its players, not with the square of its teams, and
+   * one team is no longer counted N − 1 times. `homeOffset` (natural units)
+   * is added to the home team's strength. Then the match's players' last
+   * nodes take Newton steps. A new day first re-smooths the players of the
+   * day before.
    */
   addMatch(match: Match, homeOffset = 0, day = this.dayOf(match.at)): void {
     if (!this.deferred) this.prepare(match, day);
@@ -530,11 +664,20 @@ export class WhrHistory {
         return this.nodeFor(p, day);
       }),
     );
-    for (let t = 0; t < match.teams.length; t++) {
-      for (let u = t + 1; u < match.teams.length; u++) {
-        const offset = match.home === t ? homeOffset : match.home === u ? -homeOffset : 0;
-        this.addGame(teamNodes[t]!, teamNodes[u]!, pairScore(placements, t, u), offset);
-      }
+    if (match.teams.length === 2) {
+      const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
+      this.addGame(teamNodes[0]!, teamNodes[1]!, pairScore(placements, 0, 1), offset);
+    } else {
+      // Rank order, ties in the order given (a stable sort).
+      const order = placements.map((_, t) => t).sort((x, y) => placements[x]! - placements[y]!);
+      const ties: boolean[] = [];
+      for (let k = 0; k + 1 < order.length; k++) ties.push(placements[order[k]!] === placements[order[k + 1]!]);
+      this.addRankedGame(
+        order.map((t) => teamNodes[t]!),
+        ties,
+        match.home === undefined ? -1 : order.indexOf(match.home),
+        homeOffset,
+      );
     }
     if (this.deferred) return;
     const involved: number[] = [];
@@ -712,10 +855,7 @@ export class WhrHistory {
       this.nodeDay = grow(this.nodeDay, nodes);
       this.nodeF = grow(this.nodeF, nodes);
       this.nodeHead = grow(this.nodeHead, nodes);
-      this.nodeMF = grow(this.nodeMF, nodes);
-      this.nodeV = grow(this.nodeV, nodes);
-      this.nodeP = grow(this.nodeP, nodes);
-      this.nodeH = grow(this.nodeH, nodes);
+      this.growEpNodes(nodes);
     }
     const entries = this.entryCount + 2 * count;
     if (entries > this.entryGame.length) {
@@ -734,6 +874,7 @@ export class WhrHistory {
       this.gameEnd = grow(this.gameEnd, games);
       this.gameScore = grow(this.gameScore, games);
       this.gameOffset = grow(this.gameOffset, games);
+      this.gameRank = grow(this.gameRank, games);
     }
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
     this.growSites();
@@ -799,8 +940,8 @@ export class WhrHistory {
       entryStart[k] = e;
       for (let x = this.nodeHead[nodeOf[k]!]!; x !== -1; x = this.entryNext[x]!) {
         const o = this.entryOpp[x]!;
-        // A general game is −1 − (2·game + side).
-        opp[e] = o >= 0 ? pos[o]! : -1 - (2 * this.entryGame[x]! + this.entrySide[x]!);
+        // A general or ranked game is −1 − its entry (which names the game and the side or team).
+        opp[e] = o >= 0 ? pos[o]! : -1 - x;
         score[e] = this.entryScore[x]!;
         offset[e] = this.entryOffset[x]!;
         e++;
@@ -892,10 +1033,14 @@ export class WhrHistory {
     }
   }
 
-  /** A general game's gradient and curvature for one of its sides (code = 2·game + side), on the compiled skills. */
-  private generalTerms(c: Compiled, code: number, out: Float64Array): void {
-    const g = code >> 1;
-    const side = code & 1;
+  /** A general or ranked game's gradient and curvature for the side or team of entry x, on the compiled skills. */
+  private generalTerms(c: Compiled, x: number, out: Float64Array): void {
+    const g = this.entryGame[x]!;
+    const side = this.entrySide[x]!;
+    if (this.gameRank[g]! >= 0) {
+      this.rankedTerms(g, side, c.gamePos, c.r, out);
+      return;
+    }
     gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, c.gamePos, c.r, this.probit, out);
     const size = side === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
     out[0] = (side === 0 ? out[0]! : -out[0]!) / size;
@@ -1004,6 +1149,12 @@ export class WhrHistory {
           continue;
         }
         const g = this.entryGame[e]!;
+        if (this.gameRank[g]! >= 0) {
+          this.rankedTerms(g, this.entrySide[e]!, this.gameNodes, nodeR, terms);
+          grad += terms[0]!;
+          curv += terms[1]!;
+          continue;
+        }
         gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, this.gameNodes, nodeR, this.probit, terms);
         const size = this.entrySide[e] === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
         const sign = this.entrySide[e] === 0 ? 1 : -1;
@@ -1069,19 +1220,30 @@ export class WhrHistory {
    * ν = (c_i α + c_i² β m_i)/(1 − c_i² β v_i).
    */
   private epSite(g: number, slot: number): void {
-    const start = this.gameStart[g]!;
-    const split = this.gameSplit[g]!;
-    const end = this.gameEnd[g]!;
-    const { gameNodes, nodeR, nodeV, siteTau, siteNu } = this;
+    this.epComparison(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, slot, this.siteTau, this.siteNu, this.siteTau, this.siteNu);
+  }
+
+  /**
+   * epSite for one comparison of two sides, gameNodes[start, split) against
+   * gameNodes[split, end), scored `score` for side A with home offset
+   * `offset`: side A's messages of this comparison are in tauA/nuA, side B's
+   * in tauB/nuB (the same arrays for a game of two sides; in a ranked game a
+   * team's message from the team below and from the team above are kept
+   * apart).
+   */
+  private epComparison(start: number, split: number, end: number, s: number, offset: number, slot: number, tauA: Float64Array, nuA: Float64Array, tauB: Float64Array, nuB: Float64Array): void {
+    const { gameNodes, nodeR, nodeV } = this;
     const ca = 1 / (split - start);
     const cb = -1 / (end - split);
-    let m = this.gameOffset[g]!;
+    let m = offset;
     let v = 0;
     let mi = 0;
     let vi = 0;
     for (let j = start; j < end; j++) {
       const n = gameNodes[j]!;
       const c = j < split ? ca : cb;
+      const siteTau = j < split ? tauA : tauB;
+      const siteNu = j < split ? nuA : nuB;
       // The cavity: the node's posterior without this game's message.
       let precision = 1 / nodeV[n]! - siteTau[j]!;
       let mean: number;
@@ -1097,7 +1259,6 @@ export class WhrHistory {
         vi = 1 / precision;
       }
     }
-    const s = this.gameScore[g]!;
     let alpha: number;
     let beta: number;
     if (this.probit) {
@@ -1125,8 +1286,36 @@ export class WhrHistory {
     const bi = c * c * beta;
     const shrink = 1 - bi * vi;
     if (!(shrink > 1e-9)) return;
-    siteTau[slot] = bi / shrink;
-    siteNu[slot] = (c * alpha + bi * mi) / shrink;
+    if (slot < split) {
+      tauA[slot] = bi / shrink;
+      nuA[slot] = (c * alpha + bi * mi) / shrink;
+    } else {
+      tauB[slot] = bi / shrink;
+      nuB[slot] = (c * alpha + bi * mi) / shrink;
+    }
+  }
+
+  /** A ranked game's new messages to the player at `slot` of team t, from the comparisons with the team above and below; returns their summed precision into out[0], precision × mean into out[1]. */
+  private epRanked(g: number, t: number, slot: number, out: Float64Array): void {
+    const { rankBound, rankTie, siteTau, siteNu, siteTauUp, siteNuUp } = this;
+    const b = this.gameRank[g]! + t;
+    const start = rankBound[b]!;
+    const end = rankBound[b + 1]!;
+    let tau = 0;
+    let nu = 0;
+    if (t > 0) {
+      // Against the team above, as side B: the team above's messages of this comparison are its "below" ones.
+      this.epComparison(rankBound[b - 1]!, start, end, rankTie[b - 1] === 1 ? 0.5 : 1, this.rankedOffset(g, t - 1), slot, siteTau, siteNu, siteTauUp, siteNuUp);
+      tau += siteTauUp[slot]!;
+      nu += siteNuUp[slot]!;
+    }
+    if (end < this.gameEnd[g]!) {
+      this.epComparison(start, end, rankBound[b + 2]!, rankTie[b] === 1 ? 0.5 : 1, this.rankedOffset(g, t), slot, siteTau, siteNu, siteTauUp, siteNuUp);
+      tau += siteTau[slot]!;
+      nu += siteNu[slot]!;
+    }
+    out[0] = tau;
+    out[1] = nu;
   }
 
   /**
@@ -1184,7 +1373,16 @@ export class WhrHistory {
             siteTau[slot] = beta * inverse;
             siteNu[slot] = (kappa * (entryScore[e]! - q) + beta * mi) * inverse;
           }
-        } else this.epSite(this.entryGame[e]!, slot);
+        } else {
+          const g = this.entryGame[e]!;
+          if (this.gameRank[g]! >= 0) {
+            this.epRanked(g, entrySide[e]!, slot, this.terms);
+            tau += this.terms[0]!;
+            nu += this.terms[1]!;
+            continue;
+          }
+          this.epSite(g, slot);
+        }
         tau += siteTau[slot]!;
         nu += siteNu[slot]!;
       }
@@ -1428,7 +1626,9 @@ export const WHR = defineSystem({
       'Whole-History Rating re-estimates the past: each new result also corrects the earlier estimates of the players in it and of their opponents, so a rating can move between a player\'s own matches.',
     performanceRuns: false,
   },
-  ladder: { teamSize: 1 },
+  // A whr ladder keeps every match in memory and re-smooths each of its players' windows when the day
+  // closes: a match's cost and memory grow with its players (a 64-player free-for-all: about 6 KB).
+  ladder: { teamSize: 1, matchLimits: { teams: 64, playersPerTeam: 64, players: 256 } },
   create: createWhrSystem,
   // The whole log at once: every match added, then every timeline smoothed to the MAP.
   rateLog: (matches, options) => {

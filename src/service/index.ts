@@ -260,6 +260,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),
         pipelineDepth: options.writer?.pipelineDepth ?? positiveEnv('LADDER_WRITE_PIPELINE'),
         maxCachedPlayers: options.writer?.maxCachedPlayers,
+        ...(options.writer?.derivation ? { derivation: options.writer.derivation } : {}),
       },
     );
     cleanups.push(() => writer.close());

@@ -266,5 +266,12 @@ export const systemResponse = z.object({
     performanceRuns: z.boolean().describe('`terms.expected` is a win chance on Elo\'s 400-point scale.'),
   }),
   ladder: z.object({ teamSize: z.number().int().describe('Players per team the matchmaker forms by default.') }),
+  limits: z
+    .object({
+      teams: z.number().int().describe('Teams per match at most.'),
+      playersPerTeam: z.number().int().describe('Players per team at most.'),
+      players: z.number().int().describe('Players per match at most, all teams together.'),
+    })
+    .describe('Bounds on one match of a ladder of this system (a match beyond them is a 400 naming `teams` or `teams[i].players`); they keep the cost of rating one match bounded.'),
 });
 export const systemListResponse = z.object({ systems: z.array(systemResponse) });

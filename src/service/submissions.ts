@@ -8,6 +8,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { type Match, parseMatch, parseTime } from '../core/match.js';
 import type { z } from 'zod';
 import type { matchSchema, roundSchema } from './schemas.js';
+import { checkMatchLimits } from './systems.js';
 
 export interface SubmissionClock {
   now: number;
@@ -20,9 +21,15 @@ function checkAt(at: number, field: string, clock: SubmissionClock): number {
   return at;
 }
 
-/** A match as the writer rates it: validated, `at` filled in (the receive time when absent), no period (the service rates each match as it arrives). */
-export function matchSubmission(raw: z.infer<typeof matchSchema>, clock: SubmissionClock): Match {
+/**
+ * A match as the writer rates it: validated, within the bounds of the
+ * ladder's `system` when given (systems.ts, `matchLimitsOf`), `at` filled
+ * in (the receive time when absent), no period (the service rates each
+ * match as it arrives).
+ */
+export function matchSubmission(raw: z.infer<typeof matchSchema>, clock: SubmissionClock, system?: string): Match {
   const match = parseMatch(raw);
+  if (system !== undefined) checkMatchLimits(system, match);
   delete match.period;
   match.at = checkAt(match.at ?? clock.now, 'at', clock);
   return match;

@@ -6,8 +6,10 @@
  * description `GET /v1/systems` answers.
  */
 import { z } from 'zod';
+import { InvalidInputError } from '../core/errors.js';
+import type { Match } from '../core/match.js';
 import { type OptionSpec, optionProblem } from '../core/options.js';
-import { allSystems, type RegisteredDescriptor, type SystemName } from '../core/registry.js';
+import { allSystems, describeSystem, type RegisteredDescriptor, type SystemName } from '../core/registry.js';
 
 /**
  * Whether a ladder may use the system: every registered one. Most are rated
@@ -54,6 +56,43 @@ export function optionsSchemaOf(descriptor: RegisteredDescriptor): z.ZodObject {
 
 const optionJson = (name: string, spec: OptionSpec) => ({ name, ...spec });
 
+/** The bounds on one match of any ladder: the request schema's (schemas.ts, `matchSchema`). */
+export const SERVICE_MATCH_LIMITS = Object.freeze({ teams: 64, playersPerTeam: 64, players: 64 * 64 });
+
+export interface MatchLimits {
+  teams: number;
+  playersPerTeam: number;
+  players: number;
+}
+
+/** The bounds on one match of a ladder of this system: the system's own (descriptor `ladder.matchLimits`) within the service's. */
+export function matchLimitsOf(descriptor: RegisteredDescriptor): MatchLimits {
+  const own = descriptor.ladder.matchLimits ?? {};
+  return {
+    teams: Math.min(own.teams ?? Infinity, SERVICE_MATCH_LIMITS.teams),
+    playersPerTeam: Math.min(own.playersPerTeam ?? Infinity, SERVICE_MATCH_LIMITS.playersPerTeam),
+    players: Math.min(own.players ?? Infinity, SERVICE_MATCH_LIMITS.players),
+  };
+}
+
+/** Refuses a match beyond its ladder's system's bounds: a 400 naming `teams`, `teams[i].players` or `teams` (all players). */
+export function checkMatchLimits(system: string, match: Match): void {
+  const descriptor = describeSystem(system);
+  checkLimits(match, matchLimitsOf(descriptor), descriptor.label);
+}
+
+/** Refuses a match beyond `limits` (see checkMatchLimits). */
+export function checkLimits(match: Match, limits: MatchLimits, label: string): void {
+  if (match.teams.length > limits.teams) throw new InvalidInputError(`${label} ladders take at most ${limits.teams} teams per match, got ${match.teams.length}`, { field: 'teams' });
+  let players = 0;
+  for (let i = 0; i < match.teams.length; i++) {
+    const size = match.teams[i]!.players.length;
+    if (size > limits.playersPerTeam) throw new InvalidInputError(`${label} ladders take at most ${limits.playersPerTeam} players per team, got ${size}`, { field: `teams[${i}].players` });
+    players += size;
+  }
+  if (players > limits.players) throw new InvalidInputError(`${label} ladders take at most ${limits.players} players per match, got ${players}`, { field: 'teams' });
+}
+
 /** One system as `GET /v1/systems` describes it. */
 export function systemJson(descriptor: RegisteredDescriptor) {
   return {
@@ -71,7 +110,8 @@ export function systemJson(descriptor: RegisteredDescriptor) {
       ...(descriptor.dashboard.mixedResult ? { mixedResult: { ...descriptor.dashboard.mixedResult } } : {}),
       performanceRuns: descriptor.dashboard.performanceRuns,
     },
-    ladder: { ...descriptor.ladder },
+    ladder: { teamSize: descriptor.ladder.teamSize },
+    limits: matchLimitsOf(descriptor),
   };
 }
 

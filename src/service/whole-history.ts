@@ -42,6 +42,23 @@ function identical(a: PlayerState, b: PlayerState): boolean {
 /** Matches read per query when a history is derived from the log. */
 const PAGE = 20_000;
 
+/**
+ * How a history is derived outside a transaction (`deriveInSlices`): the
+ * log read `pageSize` matches per query, and the event loop given a turn
+ * after every `sliceMs` of work or `sliceMatches` matches, whichever comes
+ * first.
+ */
+export interface DerivationOptions {
+  /** @default 100 (PGlite runs a query in this thread: a page of 1,000 matches held it for 130–290 ms here, one of 100 for 5–30 ms of CPU) */
+  pageSize?: number;
+  /** @default 20 */
+  sliceMs?: number;
+  /** @default 2000 */
+  sliceMatches?: number;
+}
+
+const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class LadderHistory {
   private readonly system: WholeHistorySystem;
   private readonly current = new Map<string, PlayerState>();
@@ -121,6 +138,35 @@ export class LadderHistory {
   /** Adds stored matches in sequence order. */
   addStored(matches: Iterable<StoredMatch>): void {
     for (const stored of matches) this.add(stored.seq, stored.body, stored.voided === true);
+  }
+
+  /**
+   * Adds the log's matches after `lastSeq`, up to `untilSeq`, as `catchUp`
+   * does, but in slices: after each slice of work (see DerivationOptions) it
+   * waits for a turn of the event loop, so that deriving a long log after a
+   * start never holds the process for more than about a slice. For use
+   * outside a transaction (each page is its own query); the history must
+   * not be shared meanwhile.
+   */
+  async deriveInSlices(db: Queryable, ladder: string, untilSeq: number, options: DerivationOptions = {}): Promise<void> {
+    const pageSize = options.pageSize ?? 100;
+    const sliceMs = options.sliceMs ?? 20;
+    const sliceMatches = options.sliceMatches ?? 2000;
+    let sliceStart = performance.now();
+    let inSlice = 0;
+    while (this.lastSeq < untilSeq) {
+      const rows = await matchesAfter(db, ladder, this.lastSeq, pageSize);
+      for (const row of rows) {
+        if (row.seq > untilSeq) return;
+        this.add(row.seq, row.body, row.voided_at !== null);
+        if (++inSlice >= sliceMatches || performance.now() - sliceStart >= sliceMs) {
+          await yieldTurn();
+          inSlice = 0;
+          sliceStart = performance.now();
+        }
+      }
+      if (rows.length < pageSize) return;
+    }
   }
 
   /** Adds the log's matches after `lastSeq`, up to `untilSeq`, reading them page by page. */

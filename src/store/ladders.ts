@@ -139,3 +139,10 @@ export async function adjustLadder(tx: Queryable, id: string, change: { matches:
     change.logEpoch ?? null,
   ]);
 }
+
+/** Where the ladder's log stands, read without a lock: its last sequence number and log epoch (undefined: no such ladder). */
+export async function logHead(db: Queryable, id: string): Promise<{ lastSeq: number; logEpoch: number } | undefined> {
+  const rows = await db.query<{ next_seq: number; log_epoch: number }>('SELECT next_seq, log_epoch FROM ladders WHERE id = $1', [id]);
+  const row = rows[0];
+  return row && { lastSeq: row.next_seq - 1, logEpoch: row.log_epoch };
+}

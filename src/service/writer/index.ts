@@ -46,7 +46,7 @@ import type { PlayerState } from '../../core/systems.js';
 import { DatabaseRejectedError } from '../../store/database-errors.js';
 import type { Database, Queryable } from '../../store/database.js';
 import { findAnswers, insertAnswers } from '../../store/idempotency.js';
-import { advanceLadder, findLadder, lockLadder } from '../../store/ladders.js';
+import { advanceLadder, findLadder, lockLadder, logHead } from '../../store/ladders.js';
 import { insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/matches.js';
 import { allPlayers, findPlayers, readHeadAndPlayers, upsertPlayers } from '../../store/players.js';
 import { takenRoundNames, insertRounds } from '../../store/rounds.js';
@@ -54,7 +54,7 @@ import { rowToState } from '../../store/rows.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
-import { keepsWholeHistory, LadderHistory } from '../whole-history.js';
+import { type DerivationOptions, keepsWholeHistory, LadderHistory } from '../whole-history.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Job, type Outcome, planBatch } from './plan.js';
 
@@ -80,6 +80,8 @@ export interface WriterOptions {
   maxCachedPlayers?: number;
   /** One-statement batches of a ladder in flight at once (the next one is planned and queued before the previous commits). @default 2 */
   pipelineDepth?: number;
+  /** How a whole history is derived from the log before the ladder is locked (pages, slices between turns of the event loop). */
+  derivation?: DerivationOptions;
 }
 
 /**
@@ -130,12 +132,19 @@ function newVersion(): number {
   return randomInt(1, 2 ** 48 - 1);
 }
 
+/** `kept` when it can be brought up to the log at (`logEpoch`, `lastSeq`) by adding matches, else undefined. */
+function usableHistory(kept: LadderHistory | undefined, ladder: Ladder, logEpoch: number, lastSeq: number): LadderHistory | undefined {
+  if (kept === undefined || kept.broken || kept.logEpoch !== logEpoch || kept.lastSeq > lastSeq) return undefined;
+  return JSON.stringify(kept.resolvedOptions) === JSON.stringify(ladder.rating.options) ? kept : undefined;
+}
+
 export class MatchWriter {
   private readonly queues = new Map<string, Job[]>();
   private readonly running = new Set<string>();
   private readonly maxBatch: number;
   private readonly maxCachedPlayers: number;
   private readonly pipelineDepth: number;
+  private readonly derivation: DerivationOptions;
   private readonly caches = new Map<string, LadderCache>();
   private readonly inFlight = new Map<string, { keys: Set<string>; ids: Set<string> }>();
   /** The newest definition of each ladder this writer has been given or has read: batches are rated under it. */
@@ -154,6 +163,7 @@ export class MatchWriter {
     this.maxBatch = options.maxBatch ?? 256;
     this.maxCachedPlayers = options.maxCachedPlayers ?? 1_000_000;
     this.pipelineDepth = Math.max(1, options.pipelineDepth ?? 2);
+    this.derivation = options.derivation ?? {};
   }
 
   /** Rates one match (already validated by parseMatch, `at` filled in). */
@@ -272,8 +282,9 @@ export class MatchWriter {
   private async writeLockedAndCache(ladder: Ladder, batch: Job[]): Promise<BatchResult> {
     // A whole history is taken out while the transaction runs and put back only once it committed:
     // one that took in a batch that was not written is dropped (derived again next time).
-    const history = this.histories.get(ladder.id);
+    let history = this.histories.get(ladder.id);
     this.histories.delete(ladder.id);
+    if (keepsWholeHistory(ladder.system)) history = await this.historyBeforeLock(ladder, history);
     const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch, history));
     if (locked.ladder) this.learn(locked.ladder);
     // Only once committed does what the transaction saw and wrote become the cache.
@@ -290,10 +301,26 @@ export class MatchWriter {
    */
   private async historyAt(tx: Queryable, ladder: Ladder, head: LadderHead, kept: LadderHistory | undefined): Promise<LadderHistory> {
     const last = head.nextSeq - 1;
-    const usable =
-      kept !== undefined && !kept.broken && kept.logEpoch === head.logEpoch && kept.lastSeq <= last && JSON.stringify(kept.resolvedOptions) === JSON.stringify(ladder.rating.options);
-    const history = usable ? kept : new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    const history = usableHistory(kept, ladder, head.logEpoch, last) ?? new LadderHistory(ladder.system, ladder.options, head.logEpoch);
     await history.catchUp(tx, ladder.id, last);
+    return history;
+  }
+
+  /**
+   * The history brought up to the log as it stands before the ladder is
+   * locked: derived (after a start, a correction, a failed write) or caught
+   * up (another instance wrote) outside any transaction, page by page, in
+   * slices with turns of the event loop between them. Deriving a long log
+   * then holds neither the process (other ladders' requests are served
+   * meanwhile; this ladder's wait in its queue) nor the ladder lock nor, on
+   * PGlite, the one connection; under the lock, `historyAt` adds only what
+   * was written since.
+   */
+  private async historyBeforeLock(ladder: Ladder, kept: LadderHistory | undefined): Promise<LadderHistory | undefined> {
+    const head = await logHead(this.db, ladder.id);
+    if (!head) return kept;
+    const history = usableHistory(kept, ladder, head.logEpoch, head.lastSeq) ?? new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    await history.deriveInSlices(this.db, ladder.id, head.lastSeq, this.derivation);
     return history;
   }
 

@@ -62,7 +62,7 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     }, async (request, reply) => {
     const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
     const key = idempotencyKey(request);
-    const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs });
+    const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs }, ladder.system);
     return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
   },
   );
@@ -104,7 +104,7 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     async (request) => {
       const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
       const { id: _id, at, ...rest } = request.body;
-      const match = matchSubmission({ ...rest, at: at ?? 0 }, { now: Date.now(), maxFutureMs });
+      const match = matchSubmission({ ...rest, at: at ?? 0 }, { now: Date.now(), maxFutureMs }, ladder.system);
       if (at === undefined) delete match.at;
       return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'replace', match }));
     },

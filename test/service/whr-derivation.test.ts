@@ -1,0 +1,73 @@
+/**
+ * A whr ladder's history after a restart is derived from the log outside
+ * the write transaction, page by page, in slices with a turn of the event
+ * loop between them: the first write after the start lets the event loop
+ * turn at least once per slice (counted, not timed), and the slices reach
+ * the states the writer stored before the restart (`rebuild` agrees).
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { rebuildLadder } from '../../src/service/rebuild.js';
+import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
+
+const DAY = 86_400_000;
+const START = (Math.floor(Date.now() / DAY) - 10) * DAY;
+const MATCHES = 480;
+const SLICE = 6;
+
+/** Match i of the log: mostly one against one, every tenth a free-for-all of four. */
+function matchBody(i: number) {
+  const at = START + Math.floor(i / 60) * DAY + (i % 60) * 60_000;
+  const player = (k: number) => `p${(i * 7 + k * 13) % 40}`;
+  if (i % 10 === 9) return { id: `m${i}`, at, teams: [0, 1, 2, 3].map((k) => ({ players: [player(k)], rank: k + 1 })) };
+  return { id: `m${i}`, at, teams: [{ players: [player(0)], rank: 1 }, { players: [player(1)], rank: i % 7 === 0 ? 1 : 2 }] };
+}
+
+describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend) => {
+  const servers: TestServer[] = [];
+  const shared: Array<{ schema?: string; prefix?: string }> = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.dispose();
+  });
+  afterAll(async () => {
+    for (const s of shared) await cleanupShared(s.schema, s.prefix);
+    for (const s of shared as Array<{ dataDir?: string }>) if (s.dataDir) (await import('node:fs')).rmSync(s.dataDir, { recursive: true, force: true });
+  });
+
+  async function serverOn(settings: { dataDir?: string; schema?: string; prefix?: string }) {
+    const server = await startTestServer({ backend, ...settings, options: { writer: { derivation: { sliceMatches: SLICE, pageSize: 100 } } } });
+    servers.push(server);
+    return { server, api: client(server.url, server.admin) };
+  }
+
+  it('the first write after a restart derives the history in slices, the event loop turning between them, to the same states', async () => {
+    const settings = backend === 'pglite' ? { dataDir: await freshDataDir() } : { schema: uniqueName('ladder_whrd'), prefix: `${uniqueName('lwd')}:` };
+    shared.push(settings);
+    const first = await serverOn(settings);
+    expect((await first.api.post('/v1/ladders', { id: 'w', system: 'whr', options: { window: 8 } })).status).toBe(201);
+    for (let i = 0; i < MATCHES; i += 60) {
+      const replies = await Promise.all(Array.from({ length: 60 }, (_, k) => first.api.post('/v1/ladders/w/matches', matchBody(i + k))));
+      for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    }
+    await first.server.dispose();
+    servers.splice(0);
+
+    const { server, api } = await serverOn(settings);
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const reply = await api.post('/v1/ladders/w/matches', matchBody(MATCHES));
+    counting = false;
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    expect(reply.body.match.seq).toBe(MATCHES + 1);
+    // One turn at least per slice of SLICE matches (one write without slices takes a few dozen at most).
+    expect(turns).toBeGreaterThanOrEqual(MATCHES / SLICE);
+    const report = await rebuildLadder(server.db, await server.ladders.get('w'));
+    expect(report.matches).toBe(MATCHES + 1);
+    expect(report.differences).toEqual([]);
+  });
+});
