@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService } from '../../src/service/index.js';
+import { childEnv } from '../support/test-env.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, errorShapeProblem, freePort, type Reply, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -214,7 +215,7 @@ describe('a Redis that is not there at start-up', () => {
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', dataDir], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_PREFIX: '', REDIS_URL: `redis://127.0.0.1:${dead}`, LADDER_ADMIN_KEY: ADMIN_KEY },
+      env: childEnv({ REDIS_URL: `redis://127.0.0.1:${dead}`, LADDER_ADMIN_KEY: ADMIN_KEY }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     cleanups.push(() => {
