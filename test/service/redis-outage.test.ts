@@ -27,7 +27,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Starts `redis-server` on `port` (no RDB, no AOF, in the foreground) and resolves once it accepts connections. */
 function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
