@@ -33,9 +33,9 @@ const LOCAL = new Set(['127.0.0.1', 'localhost', '::1', '[::1]', '']);
 function aptInstall(packages: string[]): boolean {
   if (process.getuid?.() !== 0 || !onPath('apt-get')) return false;
   log(`installing ${packages.join(' ')} with apt-get`);
-  const env = childEnv({ DEBIAN_FRONTEND: 'noninteractive' });
-  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const install = update.status === 0 && spawnSync('apt-get', ['install', '-y', '-qq', ...packages], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env: childEnv({ DEBIAN_FRONTEND: 'noninteractive' }) });
+  const install =
+    update.status === 0 && spawnSync('apt-get', ['install', '-y', '-qq', ...packages], { stdio: ['ignore', 'ignore', 'inherit'], env: childEnv({ DEBIAN_FRONTEND: 'noninteractive' }) });
   return install !== false && install.status === 0;
 }
 
