@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { computePerformance, formatPerformance } from '../src/cli/performance.js';
 import { InvalidInputError } from '../src/core/errors.js';
+import { childEnv } from './support/test-env.js';
 
 const root = join(import.meta.dirname, '..');
 const scratch = mkdtempSync(join(tmpdir(), 'ladder-performance-'));
@@ -38,6 +39,7 @@ function ladder(args: string[], stdin?: string) {
     cwd: root,
     input: stdin ?? '',
     encoding: 'utf8',
+    env: childEnv(),
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }

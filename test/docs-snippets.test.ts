@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
 import { codeBlocks, projectDocs } from './support/markdown.js';
 import { typeErrors } from './support/tsc.js';
+import { childEnv } from './support/test-env.js';
 
 const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, { types: string }> };
@@ -74,7 +75,7 @@ describe('library snippets in the docs', () => {
   }, 120_000);
 
   it.each(snippets.map((s) => [`${s.file}:${s.line}`, s] as const))('%s runs', async (_, snippet) => {
-    const result = await run(process.execPath, ['--import', 'tsx', join(dir, snippet.name)], { cwd: dir, env: { ...process.env, TSX_TSCONFIG_PATH: tsconfig } });
+    const result = await run(process.execPath, ['--import', 'tsx', join(dir, snippet.name)], { cwd: dir, env: childEnv({ TSX_TSCONFIG_PATH: tsconfig }) });
     expect(result.stderr).toBe('');
     // A snippet that shows its output (`// prints: …` lines) prints exactly that.
     const shown = [...snippet.text.matchAll(/^\/\/ prints: (.*)$/gm)].map((m) => m[1]!);

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { childEnv } from './support/test-env.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -18,7 +19,7 @@ const KNOWN: Record<string, string> = {};
 
 describe('machine paths', () => {
   it('no tracked file names a folder of one machine', () => {
-    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter((f) => /\.(ts|js|json|md|sh|yml|yaml|html|css)$/.test(f) || f.startsWith('.ci/'));
+    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8', env: childEnv() }).split('\n').filter((f) => /\.(ts|js|json|md|sh|yml|yaml|html|css)$/.test(f) || f.startsWith('.ci/'));
     expect(files.length).toBeGreaterThan(50);
     const found: string[] = [];
     for (const file of files) {

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
+import { childEnv } from './support/test-env.js';
 
 interface PackageJson {
   bin: Record<string, string>;
@@ -23,7 +24,7 @@ let shipped: string[] = [];
 
 beforeAll(() => {
   // --ignore-scripts: list the files without running prepack's build (the global setup built dist/).
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: childEnv() });
   shipped = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((file) => file.path);
 }, 60_000);
 
@@ -31,7 +32,7 @@ describe('the npm package', () => {
   it('ships the command, every export, the dashboard, the README and the licence', () => {
     const targets = [...Object.values(pkg.bin), ...Object.values(pkg.exports).flatMap((conditions) => Object.values(conditions))].map((target) => target.replace(/^\.\//, ''));
     expect(targets.filter((target) => !shipped.includes(target))).toEqual([]);
-    const dashboard = execFileSync('git', ['ls-files', 'src/web/public'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n');
+    const dashboard = execFileSync('git', ['ls-files', 'src/web/public'], { cwd: ROOT, encoding: 'utf8', env: childEnv() }).trim().split('\n');
     expect(dashboard).toContain('src/web/public/index.html');
     expect(dashboard.filter((file) => !shipped.includes(file))).toEqual([]);
     expect(shipped).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE']));

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
 import { codeBlocks } from './support/markdown.js';
+import { childEnv } from './support/test-env.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const quickstart = readme.slice(readme.indexOf('## Quickstart'), readme.indexOf('\n## ', readme.indexOf('## Quickstart') + 1));
@@ -51,9 +52,8 @@ let stderr = '';
 const data = mkdtempSync(join(tmpdir(), 'ladder-quickstart-'));
 
 beforeAll(async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', REDIS_URL: '' };
-  delete env.LADDER_ADMIN_KEY;
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data', join(data, 'db')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // No LADDER_ADMIN_KEY: the first start makes one and prints it.
+  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data', join(data, 'db')], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   url = await new Promise<string>((resolve, reject) => {
     let stdout = '';

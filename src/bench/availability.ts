@@ -195,7 +195,7 @@ async function prepare(backend: Backend, databaseUrl: string, fill: (db: Databas
     } finally {
       await db.close();
     }
-    return { env: { DATABASE_URL: '', REDIS_URL: '' }, extra: ['--data', dir], cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    return { env: { DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_URL: '', REDIS_PREFIX: '' }, extra: ['--data', dir], cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const schema = `ladder_bench_${randomBytes(4).toString('hex')}`;
   const db = await openDatabase({ databaseUrl, schema, poolSize: 2 });
@@ -206,7 +206,7 @@ async function prepare(backend: Backend, databaseUrl: string, fill: (db: Databas
   } finally {
     await db.close();
   }
-  return { env: { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '' }, extra: [], cleanup: () => dropSchema(databaseUrl, schema) };
+  return { env: { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '', REDIS_PREFIX: '' }, extra: [], cleanup: () => dropSchema(databaseUrl, schema) };
 }
 
 function rssMb(pid: number): number {

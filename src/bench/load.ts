@@ -115,6 +115,7 @@ export function cliEntry(): { args: string[] } {
   return { args: ['--import', 'tsx', fileURLToPath(new URL('../cli/main.ts', import.meta.url))] };
 }
 
+/** `env` names every store variable (DATABASE_URL, DATABASE_SCHEMA, REDIS_URL, REDIS_PREFIX), so none comes from the shell. */
 export async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
   // LADDER_BENCH_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -180,14 +181,14 @@ async function withBackend<T>(options: { backend: 'pglite' | 'postgres'; databas
   if (options.backend === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'ladder-bench-'));
     try {
-      return await run({ DATABASE_URL: '', REDIS_URL: '' }, ['--data', dir]);
+      return await run({ DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_URL: '', REDIS_PREFIX: '' }, ['--data', dir]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
   const schema = `ladder_bench_${Date.now().toString(36)}`;
   try {
-    return await run({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '' }, []);
+    return await run({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, REDIS_URL: '', REDIS_PREFIX: '' }, []);
   } finally {
     const { dropSchema } = await import('../store/database.js');
     await dropSchema(databaseUrl, schema);

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv } from '../support/test-env.js';
 
 const root = join(import.meta.dirname, '../..');
 const dirs: string[] = [];
@@ -28,7 +29,7 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', ...args], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', LADDER_ADMIN_KEY: '', ...env },
+      env: childEnv(env),
     });
     let stdout = '';
     let stderr = '';

@@ -2,12 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { matchmakeJson, runMatchmake } from '../../src/cli/matchmake.js';
+import { childEnv } from '../support/test-env.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function cli(args: string[], input?: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'matchmake', ...args], { cwd: root, encoding: 'utf8', input });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'matchmake', ...args], { cwd: root, encoding: 'utf8', input, env: childEnv() });
 }
 
 describe('ladder matchmake (in process)', () => {

@@ -14,13 +14,14 @@ import { parseMatch } from '../../src/core/match.js';
 import { Replay } from '../../src/core/replay.js';
 import { createSystem } from '../../src/core/systems.js';
 import { mulberry32 } from '../../src/core/wvw.js';
-import { ADMIN_KEY, BACKENDS, cleanupShared, client, DATABASE_URL, freshDataDir, uniqueName, type Backend } from './helpers.js';
+import { childEnv } from '../support/test-env.js';
+import { ADMIN_KEY, BACKENDS, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName, type Backend } from './helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 function startChild(env: Record<string, string>, dataDir: string | undefined): Promise<{ child: ChildProcess; url: string }> {
   const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--no-matchmaking-warm-up', ...(dataDir ? ['--data', dataDir] : [])];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ LADDER_ADMIN_KEY: ADMIN_KEY, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
@@ -63,7 +64,7 @@ describe.each(BACKENDS)('SIGKILL in the middle of submissions on %s', (backend: 
     const dataDir = backend === 'pglite' ? await freshDataDir() : undefined;
     const schema = backend === 'pglite' ? undefined : uniqueName('ladder_crash');
     const prefix = backend === 'pglite' ? undefined : `${uniqueName('lc')}:`;
-    const env: Record<string, string> = backend === 'pglite' ? {} : { DATABASE_URL, DATABASE_SCHEMA: schema!, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix! };
+    const env: Record<string, string> = backend === 'pglite' ? {} : { DATABASE_URL, DATABASE_SCHEMA: schema!, REDIS_URL, REDIS_PREFIX: prefix! };
     cleanup.push(() => cleanupShared(schema, prefix));
     if (dataDir) cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
 

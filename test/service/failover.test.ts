@@ -15,6 +15,7 @@ import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { followAssignments } from '../support/assignments.js';
+import { childEnv } from '../support/test-env.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName } from './helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -29,7 +30,7 @@ function startChild(env: Record<string, string>, dataDir: string | undefined): P
   const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--rate-limit', '1000000', ...(dataDir ? ['--data', dataDir] : [])];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_INTERVAL_MS: String(INTERVAL_MS), ...env },
+    env: childEnv({ LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_INTERVAL_MS: String(INTERVAL_MS), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -11,39 +11,52 @@ import { Agent, request } from 'node:http';
 import { openPglite } from '../../src/store/database.js';
 import { MIGRATIONS, migrate } from '../../src/store/migrations.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.js';
+import { ownDir, ownName } from '../support/litter.js';
+import { runId, testDatabaseUrl, testRedisUrl, tmpRoot } from '../support/test-env.js';
 
-export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The machine's test PostgreSQL and Redis (LADDER_TEST_*; never the service's DATABASE_URL / REDIS_URL). */
+export const DATABASE_URL = testDatabaseUrl();
+export const REDIS_URL = testRedisUrl();
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 
 export type Backend = 'pglite' | 'postgres+redis';
 export const BACKENDS: Backend[] = ['pglite', 'postgres+redis'];
 
-/** Shared by test files and runs; named after a digest of the migrations, so any change to them makes a new one. */
-const template = join(tmpdir(), `ladder-pglite-template-${hash('sha256', JSON.stringify(MIGRATIONS)).slice(0, 16)}`);
+/**
+ * Shared by test files and runs (so it lives in the machine's temporary
+ * folder, not the run's); named after a digest of the migrations, so any
+ * change to them makes a new one.
+ */
+const template = join(tmpRoot(), `ladder-pglite-template-${hash('sha256', JSON.stringify(MIGRATIONS)).slice(0, 16)}`);
 
 /** A fresh PGlite data directory, migrated, copied from a template made once. */
 export async function freshDataDir(): Promise<string> {
   if (!existsSync(join(template, 'ready'))) {
     const building = mkdtempSync(join(tmpdir(), 'ladder-template-build-'));
-    const db = await openPglite(building);
-    await migrate(db);
-    await db.close();
-    writeFileSync(join(building, 'ready'), '');
     try {
+      const db = await openPglite(building);
+      await migrate(db);
+      await db.close();
+      writeFileSync(join(building, 'ready'), '');
       renameSync(building, template);
-    } catch {
-      // Another test file won the race; its template is as good.
+    } catch (error) {
       rmSync(building, { recursive: true, force: true });
+      // Another test file won the race; its template is as good.
+      if (!existsSync(join(template, 'ready'))) throw error;
     }
   }
-  const dir = mkdtempSync(join(tmpdir(), 'ladder-test-'));
+  const dir = ownDir(mkdtempSync(join(tmpdir(), 'ladder-test-')));
   cpSync(template, dir, { recursive: true });
   return dir;
 }
 
+/**
+ * A schema name or Redis key prefix (add the ':') of this run's: it carries
+ * the run's id, and the test file's cleanup drops the schema and deletes the
+ * keys even when the test does not get to.
+ */
 export function uniqueName(prefix: string): string {
-  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  return ownName(`${prefix}_${runId()}_${randomBytes(4).toString('hex')}`);
 }
 
 export interface TestServer extends Service {
@@ -90,8 +103,11 @@ export async function startTestServer(settings: ServerSettings): Promise<TestSer
     schema,
     prefix,
     dispose: async () => {
-      await service.close();
-      if (dataDir && !settings.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await service.close();
+      } finally {
+        if (dataDir && !settings.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

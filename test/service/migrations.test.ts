@@ -8,9 +8,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgres, type Database } from '../../src/store/database.js';
 import { MIGRATIONS, migrate } from '../../src/store/migrations.js';
 import { historyOf, lastChangesBefore } from '../../src/store/matches.js';
-import { DATABASE_URL } from './helpers.js';
+import { DATABASE_URL, uniqueName } from './helpers.js';
 
-const schema = `ladder_migration_test_${process.pid}`;
+const schema = uniqueName('ladder_migration_test');
 let db: Database;
 
 beforeAll(async () => {

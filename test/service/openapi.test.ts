@@ -13,6 +13,7 @@ import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { client, startTestServer, type TestServer } from './helpers.js';
+import { childEnv } from '../support/test-env.js';
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -129,7 +130,7 @@ export const body: NonNullable<Body>['content']['application/json'] = { teams: [
       const tsc = join(import.meta.dirname, '../../node_modules/typescript/bin/tsc');
       let output = '';
       try {
-        execFileSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8' });
+        execFileSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8', env: childEnv() });
       } catch (error) {
         output = String((error as { stdout?: string }).stdout ?? error);
       }

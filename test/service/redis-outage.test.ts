@@ -20,13 +20,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService } from '../../src/service/index.js';
+import { childEnv } from '../support/test-env.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, errorShapeProblem, freePort, type Reply, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Starts `redis-server` on `port` (no RDB, no AOF, in the foreground) and resolves once it accepts connections. */
 function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
@@ -214,7 +215,7 @@ describe('a Redis that is not there at start-up', () => {
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', dataDir], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_PREFIX: '', REDIS_URL: `redis://127.0.0.1:${dead}`, LADDER_ADMIN_KEY: ADMIN_KEY },
+      env: childEnv({ REDIS_URL: `redis://127.0.0.1:${dead}`, LADDER_ADMIN_KEY: ADMIN_KEY }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     cleanups.push(() => {

@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ownDir } from './litter.js';
+import { childEnv } from './test-env.js';
 
 export const ROOT = join(import.meta.dirname, '../..');
 
@@ -29,14 +31,14 @@ export function runLadder(args: readonly string[], options: { input?: string; en
     encoding: 'utf8',
     // A replay of a large log prints tens of thousands of rows.
     maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, ...options.env },
+    env: childEnv(options.env),
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-/** A new temporary folder, and a function that writes a file into it and returns the file's path. */
+/** A new temporary folder, removed after the test file, and a function that writes a file into it and returns the file's path. */
 export function scratchFiles(prefix: string): (name: string, text: string) => string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = ownDir(mkdtempSync(join(tmpdir(), prefix)));
   return (name, text) => {
     const path = join(dir, name);
     writeFileSync(path, text);

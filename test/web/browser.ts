@@ -1,6 +1,8 @@
 /**
- * Chromium for the dashboard tests: Debian's /usr/bin/chromium driven by
- * playwright-core (no browser download). `.ci/run` installs chromium when missing.
+ * Chromium for the dashboard tests: Debian's /usr/bin/chromium (or
+ * CHROMIUM_PATH) driven by playwright-core (no browser download). `npm test`
+ * installs it when missing (test/support/prepare.ts); without it the
+ * dashboard tests fail, saying so, rather than being skipped.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +24,13 @@ export function chromiumAvailable(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
-export function launchChromium(): Promise<Browser> {
+/** Why the dashboard tests cannot run here, and the command that fixes it. */
+export function missingChromiumMessage(): string {
+  return `Chromium is missing at ${CHROMIUM_PATH} (set CHROMIUM_PATH to another): install it with \`apt-get install -y chromium\` (\`npm test\` does when run as root)`;
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!chromiumAvailable()) throw new Error(missingChromiumMessage());
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 

@@ -11,11 +11,8 @@
 import { describeSystem } from '../../src/core/registry.js';
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { chromiumAvailable } from './browser.js';
 import { PHONE, useDashboard } from './harness.js';
 import type { Api } from './seed.js';
-
-const hasChromium = chromiumAvailable();
 
 const rating = (value: number, system: string) => value.toFixed(describeSystem(system).display.decimals);
 
@@ -72,7 +69,7 @@ function numbers(history: HistoryEntry[]): string[] {
   return history.map((entry) => (entry.void ? '–' : String(counted--)));
 }
 
-describe.skipIf(!hasChromium)('voids and seasons in chromium', () => {
+describe('voids and seasons in chromium', () => {
   const dashboard = useDashboard();
   const { withPage, open } = dashboard;
   let api: Api;

@@ -8,11 +8,8 @@
 import { describeSystem } from '../../src/core/registry.js';
 import type { Page, Route } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { chromiumAvailable } from './browser.js';
 import { PHONE, useDashboard } from './harness.js';
 import type { Api } from './seed.js';
-
-const hasChromium = chromiumAvailable();
 
 const cellTexts = (page: Page, selector: string) => page.locator(selector).allInnerTexts();
 const fixed = (value: number, digits: number) => value.toFixed(digits);
@@ -41,7 +38,7 @@ function expectedResult(entry: HistoryEntry, system: string): string {
   return entry.result;
 }
 
-describe.skipIf(!hasChromium)('dashboard edge cases in chromium', () => {
+describe('dashboard edge cases in chromium', () => {
   const dashboard = useDashboard();
   const { withPage, open } = dashboard;
   let api: Api;

@@ -13,11 +13,8 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/core/wvw.js';
-import { chromiumAvailable } from './browser.js';
 import { PHONE, useDashboard } from './harness.js';
 import { ADMIN_KEY } from './seed.js';
-
-const hasChromium = chromiumAvailable();
 
 interface PairEntry {
   kind: 'pair';
@@ -26,7 +23,7 @@ interface PairEntry {
   evidence: { meetings: number; expectedMeetings: number; meetingZ: number; q: number; runs: number; results: string };
 }
 
-describe.skipIf(!hasChromium)('integrity report in chromium', () => {
+describe('integrity report in chromium', () => {
   const dashboard = useDashboard();
   const { withPage, open } = dashboard;
   let readKey = '';

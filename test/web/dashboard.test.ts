@@ -4,14 +4,10 @@
  */
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { chromiumAvailable } from './browser.js';
 import { PHONE, useDashboard } from './harness.js';
 import type { Api } from './seed.js';
 import { DASHBOARD_CSP } from '../../src/web/csp.js';
 import { describeSystem } from '../../src/core/registry.js';
-
-const hasChromium = chromiumAvailable();
-if (!hasChromium) console.warn('dashboard browser tests skipped: /usr/bin/chromium is missing (`.ci/run` installs it)');
 
 // Formatting rules of src/web/public/ui.js, restated so the test reads the API's numbers the way a person does
 // (the decimals are each system's, from the registry that GET /v1/systems serves).
@@ -19,7 +15,7 @@ const rating = (value: number, system: string) => value.toFixed(describeSystem(s
 const fixed = (value: number | null | undefined, digits: number) => (value === null || value === undefined ? '–' : value.toFixed(digits));
 const signed = (value: number, digits: number) => (value > 0 ? `+${value.toFixed(digits)}` : value.toFixed(digits));
 
-describe.skipIf(!hasChromium)('dashboard in chromium', () => {
+describe('dashboard in chromium', () => {
   const dashboard = useDashboard();
   const { withPage, open } = dashboard;
   // Read when a test runs, after the hooks have started them.

@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { collectProblems, launchChromium, saveFailureScreenshot } from './browser.js';
+import { chromiumAvailable, collectProblems, launchChromium, missingChromiumMessage, saveFailureScreenshot } from './browser.js';
 import { type Api, apiClient, seedKnownData } from './seed.js';
 import { startService, type RunningService } from './service.js';
 
@@ -52,6 +52,8 @@ export function useDashboard(): Dashboard {
   let api: Api | undefined;
 
   beforeAll(async () => {
+    // Before the service and its seed: without Chromium every test of the file fails at once, saying why.
+    if (!chromiumAvailable()) throw new Error(missingChromiumMessage());
     service = await startService();
     api = apiClient(service.url);
     await seedKnownData(api);

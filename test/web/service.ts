@@ -1,10 +1,9 @@
 /** The real service, in process, on a free port, with PGlite in a temporary folder. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { startService as startLadderService } from '../../src/service/index.js';
 import { registerWeb } from '../../src/web/index.js';
 import { ADMIN_KEY } from './seed.js';
+import { tempDir } from '../support/litter.js';
 
 export interface RunningService {
   url: string;
@@ -13,7 +12,7 @@ export interface RunningService {
 }
 
 export async function startService(): Promise<RunningService> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ladder-web-test-'));
+  const dataDir = tempDir('ladder-web-test-');
   const service = await startLadderService({
     port: 0,
     dataDir,

@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:quick`: the pure units (rating core, standings, matchmaking,
+ * match files, the CLI run from source), with no PostgreSQL, Redis, service
+ * or browser, so no `pretest` preparation and no dist/ build. Leaves out the
+ * cross-system conformance suite (minutes of property runs); `npm test`
+ * runs everything.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      'src/core/**/*.test.ts',
+      'src/standings/**/*.test.ts',
+      'src/matchmaking/**/*.test.ts',
+      'test/io/**/*.test.ts',
+      'test/cli/replay*.test.ts',
+      'test/cli/messages.test.ts',
+      'test/matchmaking/**/*.test.ts',
+      'test/cli-performance.test.ts',
+    ],
+    exclude: ['src/core/conformance.test.ts'],
+    globalSetup: ['test/support/run-setup.ts'],
+    setupFiles: ['test/support/file-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
