@@ -12,28 +12,23 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
+import { childEnv } from './support/test-env.js';
 
 let project = '';
 let ladderBin = '';
 
-/** The service's and test infrastructure's variables never reach the installed command. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(env)) if (/^(DATABASE_|REDIS_|LADDER_)/.test(name)) delete env[name];
-  return env;
-}
 
 function ladder(args: string[], input = '') {
-  const run = spawnSync(process.execPath, [ladderBin, ...args], { cwd: project, encoding: 'utf8', input, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, [ladderBin, ...args], { cwd: project, encoding: 'utf8', input, env: childEnv(), maxBuffer: 64 * 1024 * 1024 });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'ladder-installed-'));
   // --ignore-scripts: the global setup built dist/ already (prepack would build it again).
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as Array<{ filename: string }>;
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: childEnv() })) as Array<{ filename: string }>;
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'installs-ladder', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed[0]!.filename)], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv() });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed[0]!.filename)], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   ladderBin = join(project, 'node_modules', 'ladder', 'dist', 'cli', 'main.js');
   for (const file of ['sample-matches.jsonl', 'seed-games.jsonl', 'sample-tickets.jsonl']) copyFileSync(join(ROOT, 'examples', file), join(project, file));
   // Fitting needs a training part of some length: 400 matches among 8 players, the stronger player winning three times in four.
@@ -55,7 +50,7 @@ afterAll(() => {
 describe('the installed package', () => {
   it('installs without the development dependencies', () => {
     for (const dev of ['openskill', 'ts-trueskill', 'playwright-core', 'vitest']) {
-      expect(spawnSync(process.execPath, ['-e', `require.resolve(${JSON.stringify(dev)})`], { cwd: project }).status, dev).not.toBe(0);
+      expect(spawnSync(process.execPath, ['-e', `require.resolve(${JSON.stringify(dev)})`], { cwd: project, env: childEnv() }).status, dev).not.toBe(0);
     }
   });
 
@@ -98,7 +93,7 @@ describe('the installed package', () => {
   });
 
   it('serves: the service starts on embedded PostgreSQL and answers', async () => {
-    const child: ChildProcess = spawn(process.execPath, [ladderBin, 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], { cwd: project, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(process.execPath, [ladderBin, 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], { cwd: project, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -116,14 +111,14 @@ describe('the installed package', () => {
 
   it('registers the dashboard from its own export', () => {
     const script = "import { registerWeb } from 'ladder/web'; console.log(typeof registerWeb);";
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv() });
     expect(run.stderr).toBe('');
     expect(run.stdout.trim()).toBe('function');
   });
 
   it('imports as a library', () => {
     const script = "import { createSystem, rate } from 'ladder'; const s = createSystem('glicko2'); const after = rate(s, { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }); console.log(JSON.stringify([after.get('a').rating, after.get('b').rating].map(Math.round)));";
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv() });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual([1662, 1338]);
   });
