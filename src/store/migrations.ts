@@ -214,6 +214,15 @@ FROM (SELECT ladder, player, max(seq) AS seq FROM rating_changes GROUP BY ladder
 WHERE p.ladder = l.ladder AND p.id = l.player;
 DROP TABLE rating_changes;`,
   },
+  {
+    version: 7,
+    name: 'ladders.corrections: counts the rewrites of stored states that move no sequence number (voids, corrections, season resets)',
+    sql: `
+-- A shared leaderboard (Redis) catches up by sequence number; a void or a
+-- correction rewrites states without moving it, so the leaderboard keeps the
+-- count it was loaded at and reloads the ladder when this one differs.
+ALTER TABLE ladders ADD COLUMN corrections int8 NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** Arbitrary constant naming Ladder's migration lock among advisory locks. */
