@@ -15,7 +15,7 @@ const isoTime = z.string().describe('ISO 8601 time');
 
 export const healthResponse = z.object({ ok: z.literal(true) });
 
-export const apiKeyResponse = z.object({ id: z.string(), name: z.string(), scopes: z.array(z.enum(['admin', 'write', 'read'])), createdAt: isoTime, revokedAt: isoTime.nullable() });
+export const apiKeyResponse = z.object({ id: z.string(), name: z.string(), scopes: z.array(z.enum(['admin', 'correct', 'write', 'read'])), createdAt: isoTime, revokedAt: isoTime.nullable() });
 export const createdKeyResponse = apiKeyResponse.extend({ key: z.string().describe('The key itself, shown only in this answer.') });
 export const keyListResponse = z.object({ keys: z.array(apiKeyResponse) });
 

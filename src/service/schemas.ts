@@ -189,7 +189,7 @@ export const performanceSchema = z
 export const createKeySchema = z
   .object({
     name: identifier.pipe(z.string().max(100)),
-    scopes: z.array(z.enum(['admin', 'write', 'read'])).min(1).max(3),
+    scopes: z.array(z.enum(['admin', 'correct', 'write', 'read'])).min(1).max(4),
   })
   .strict();
 
