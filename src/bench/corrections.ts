@@ -9,7 +9,7 @@
  * longest delay (perf_hooks.monitorEventLoopDelay) and the slowest of the
  * small reads of another ladder sent every 50 ms meanwhile.
  *
- *   node --expose-gc dist/bench/corrections.js [--matches 100000] [--players 10000] [--target 1 | --back B] [--runs 1] [--chunk 1000] [--backend postgres|pglite]
+ *   node --expose-gc dist/bench/corrections.js [--matches 100000] [--players 10000] [--target 1 | --back B] [--runs 1] [--chunk 1000] [--backend postgres|pglite] [--profile]
  *
  * PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
  * in a fresh schema dropped afterwards; PGlite: a temporary directory.
@@ -26,7 +26,7 @@ import { mulberry32 } from '../core/wvw.js';
 import { correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';
-import { dropSchema, openDatabase } from '../store/database.js';
+import { type Database, dropSchema, openDatabase, type Queryable } from '../store/database.js';
 import { advanceLadder, ladderCounts } from '../store/ladders.js';
 import { emptyMatchRows, insertMatches } from '../store/matches.js';
 import { migrate } from '../store/migrations.js';
@@ -44,6 +44,28 @@ export interface CorrectionsOptions {
   chunk?: number;
   backend?: 'postgres' | 'pglite';
   databaseUrl?: string;
+  /** Print the time spent in each kind of statement. */
+  profile?: boolean;
+}
+
+/** The database with the time of each kind of statement run in transactions added up (`--profile`). */
+function profiled(db: Database, spent: Map<string, { ms: number; count: number }>): Database {
+  const kindOf = (sql: string) => sql.trim().split(/\s+/).slice(0, 4).join(' ');
+  const wrap = (tx: Queryable): Queryable => ({
+    query: async <Row>(sql: string, params?: readonly unknown[], options?: { name?: string }) => {
+      const started = performance.now();
+      try {
+        return await tx.query<Row>(sql, params, options);
+      } finally {
+        const entry = spent.get(kindOf(sql)) ?? { ms: 0, count: 0 };
+        entry.ms += performance.now() - started;
+        entry.count++;
+        spent.set(kindOf(sql), entry);
+      }
+    },
+    exec: (sql: string) => tx.exec(sql),
+  });
+  return { ...db, transaction: (work) => db.transaction((tx) => work(wrap(tx))) } as Database;
 }
 
 export interface VoidRun {
@@ -170,7 +192,8 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
       const loop = monitorEventLoopDelay({ resolution: 10 });
       loop.enable();
       const started = performance.now();
-      const result = await correctMatch(db, ladder, target, { kind: 'void', reason: 'benchmark' }, Date.now(), options.chunk ? { chunk: options.chunk } : {});
+      const spent = new Map<string, { ms: number; count: number }>();
+      const result = await correctMatch(options.profile ? profiled(db, spent) : db, ladder, target, { kind: 'void', reason: 'benchmark' }, Date.now(), options.chunk ? { chunk: options.chunk } : {});
       const ms = performance.now() - started;
       loop.disable();
       probing = false;
@@ -191,6 +214,7 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
         otherMaxMs: otherMax,
       };
       results.push(row);
+      for (const [kind, { ms, count }] of [...spent].sort((a, b) => b[1].ms - a[1].ms)) console.log(`  ${ms.toFixed(0).padStart(7)} ms in ${count} × ${kind}`);
       console.log(
         `void ${target}: ${ms.toFixed(0)} ms, ${row.rerated} later matches re-rated, ${row.changed} players changed; ` +
           `memory +${row.rssMb.toFixed(0)} MB resident (heap +${row.heapMb.toFixed(0)} MB), event loop max delay ${row.loopMaxMs.toFixed(1)} ms (longest stretch on the CPU ${row.busyMaxMs.toFixed(0)} ms), ` +
@@ -208,5 +232,5 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const backend = text('backend');
   if (backend !== undefined && backend !== 'postgres' && backend !== 'pglite') throw new Error(`--backend must be postgres or pglite, got ${JSON.stringify(backend)}`);
-  await benchCorrections({ matches: option('matches'), players: option('players'), target: option('target'), back: option('back'), runs: option('runs'), chunk: option('chunk'), backend });
+  await benchCorrections({ matches: option('matches'), players: option('players'), target: option('target'), back: option('back'), runs: option('runs'), chunk: option('chunk'), backend, profile: process.argv.includes('--profile') });
 }

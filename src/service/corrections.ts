@@ -53,6 +53,7 @@ import {
   lastChangesBefore,
   lastEntriesBefore,
   logPage,
+  type LogRow,
   type MatchRecord,
   markVoid,
   replaceMatchBody,
@@ -132,6 +133,13 @@ class Turns {
     this.given++;
     this.since = performance.now();
   }
+}
+
+/** A page of the log, read ahead; a failure is handled where it is awaited (or by the transaction's end). */
+function prefetch(tx: Queryable, ladder: string, afterSeq: number, chunk: number): Promise<LogRow[]> {
+  const page = logPage(tx, ladder, afterSeq, chunk);
+  page.catch(() => {});
+  return page;
 }
 
 /** A moved player's state (undefined: not in the ladder), carried through the season resets up to just before `at`. */
@@ -224,8 +232,11 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
 
   // Later matches, in order, a page at a time; only those with a player whose state moved are rated again.
   let rerated = 0;
-  for (let after = target.seq; ; ) {
-    const page = await logPage(tx, ladder.id, after, chunk);
+  for (let next = prefetch(tx, ladder.id, target.seq, chunk); ; ) {
+    const page = await next;
+    // The next page is read while this one is rated: this page's writes touch none of its rows.
+    const more = page.length === chunk;
+    if (more) next = prefetch(tx, ladder.id, page[page.length - 1]!.seq, chunk);
     const out: { seq: number[]; changes: string[]; winProbability: (string | null)[] } = { seq: [], changes: [], winProbability: [] };
     for (const row of page) {
       await turns.pause();
@@ -256,8 +267,7 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
       }
     }
     await rewriteHistory(tx, ladder.id, out);
-    if (page.length < chunk) break;
-    after = page[page.length - 1]!.seq;
+    if (!more) break;
   }
   // Players with no entry after the match: their newest entry is the link kept for them.
   await setLastSeqs(tx, ladder.id, [...relink.keys()], [...relink.values()]);
@@ -330,8 +340,10 @@ async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHe
   const logEpoch = newVersion();
   const history = new LadderHistory(ladder.system, ladder.options, logEpoch);
   let rewritten = 0;
-  for (let after = 0; ; ) {
-    const page = await logPage(tx, ladder.id, after, chunk);
+  for (let next = prefetch(tx, ladder.id, 0, chunk); ; ) {
+    const page = await next;
+    const more = page.length === chunk;
+    if (more) next = prefetch(tx, ladder.id, page[page.length - 1]!.seq, chunk);
     const out: { seq: number[]; changes: string[]; winProbability: (string | null)[] } = { seq: [], changes: [], winProbability: [] };
     for (const row of page) {
       await turns.pause();
@@ -359,8 +371,7 @@ async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHe
       rewritten++;
     }
     await rewriteHistory(tx, ladder.id, out);
-    if (page.length < chunk) break;
-    after = page[page.length - 1]!.seq;
+    if (!more) break;
   }
   await setLastSeqs(tx, ladder.id, [...relink.keys()], [...relink.values()]);
 
