@@ -123,14 +123,11 @@ export interface CorrectionOptions {
 /** Gives the event loop a turn once `sliceMs` has passed since the last one. */
 class Turns {
   private since = performance.now();
-  /** Turns given (tests). */
-  given = 0;
   constructor(private readonly sliceMs: number) {}
 
   async pause(): Promise<void> {
     if (performance.now() - this.since < this.sliceMs) return;
     await new Promise((resolve) => setImmediate(resolve));
-    this.given++;
     this.since = performance.now();
   }
 }
