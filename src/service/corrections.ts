@@ -114,7 +114,7 @@ function newVersion(): number {
 }
 
 export interface CorrectionOptions {
-  /** Matches read, rated and written per page. @default 1000 */
+  /** Matches read, rated and written per page. @default 1000 (200 on PGlite) */
   chunk?: number;
   /** Longest stretch of work before the event loop gets a turn, in ms. @default 20 */
   sliceMs?: number;
@@ -146,7 +146,8 @@ interface Moved {
 }
 
 export async function correctMatch(db: Database, ladder: Ladder, matchId: string, correction: Correction, now = Date.now(), options: CorrectionOptions = {}): Promise<CorrectionResult> {
-  const chunk = Math.max(1, Math.floor(options.chunk ?? 1000));
+  // PGlite runs each statement on this thread: smaller pages keep each one short.
+  const chunk = Math.max(1, Math.floor(options.chunk ?? (db.kind === 'pglite' ? 200 : 1000)));
   const turns = new Turns(options.sliceMs ?? 20);
   return db.transaction((tx) => correctIn(tx, ladder, matchId, correction, now, chunk, turns));
 }
