@@ -1,16 +1,24 @@
 /**
- * Corrections benchmark: voiding a match far back in a big ladder on
- * PostgreSQL. Builds a ladder of `matches` Elo 1v1 matches among `players`
- * players (rated here and bulk-loaded through the store, as the writer
- * would have stored them), then times voiding the match `back` matches
- * before the end, several times (a different match each time).
+ * Corrections benchmark: voiding a match far back in a big ladder. Builds a
+ * ladder of `matches` Elo 1v1 matches among `players` players (rated here
+ * and bulk-loaded through the store, as the writer would have stored them),
+ * then voids one match per run (`--target N`: match mN, default the first;
+ * `--back B`: the match B before the end), a different one each run. For
+ * each void it reports the time, the growth of the process's resident
+ * memory and heap over the void (sampled every 20 ms), the event loop's
+ * longest delay (perf_hooks.monitorEventLoopDelay) and the slowest of the
+ * small reads of another ladder sent every 50 ms meanwhile.
  *
- *   node dist/bench/corrections.js [--matches 1000000] [--players 100000] [--back 10000] [--runs 3]
+ *   node --expose-gc dist/bench/corrections.js [--matches 100000] [--players 10000] [--target 1 | --back B] [--runs 1] [--chunk 1000] [--backend postgres|pglite] [--profile]
  *
- * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in a
- * fresh schema that is dropped afterwards.
+ * PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
+ * in a fresh schema dropped afterwards; PGlite: a temporary directory.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Match } from '../core/match.js';
 import type { PlayerState } from '../core/systems.js';
@@ -18,8 +26,8 @@ import { mulberry32 } from '../core/wvw.js';
 import { correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';
-import { dropSchema, openDatabase } from '../store/database.js';
-import { advanceLadder } from '../store/ladders.js';
+import { type Database, dropSchema, openDatabase, type Queryable } from '../store/database.js';
+import { advanceLadder, ladderCounts } from '../store/ladders.js';
 import { emptyMatchRows, insertMatches } from '../store/matches.js';
 import { migrate } from '../store/migrations.js';
 import { upsertPlayers } from '../store/players.js';
@@ -27,28 +35,80 @@ import { upsertPlayers } from '../store/players.js';
 export interface CorrectionsOptions {
   matches?: number;
   players?: number;
+  /** The match voided first (m1 is the first of the log); later runs void the ones after it. @default 1 */
+  target?: number;
+  /** Instead of `target`: the match this many before the end. */
   back?: number;
   runs?: number;
+  /** Matches per page of the correction. @default the service's */
+  chunk?: number;
+  backend?: 'postgres' | 'pglite';
   databaseUrl?: string;
+  /** Print the time spent in each kind of statement. */
+  profile?: boolean;
 }
 
-function option(name: string, fallback: number): number {
+/** The database with the time of each kind of statement run in transactions added up (`--profile`). */
+function profiled(db: Database, spent: Map<string, { ms: number; count: number }>): Database {
+  const kindOf = (sql: string) => sql.trim().split(/\s+/).slice(0, 4).join(' ');
+  const wrap = (tx: Queryable): Queryable => ({
+    query: async <Row>(sql: string, params?: readonly unknown[], options?: { name?: string }) => {
+      const started = performance.now();
+      try {
+        return await tx.query<Row>(sql, params, options);
+      } finally {
+        const entry = spent.get(kindOf(sql)) ?? { ms: 0, count: 0 };
+        entry.ms += performance.now() - started;
+        entry.count++;
+        spent.set(kindOf(sql), entry);
+      }
+    },
+    exec: (sql: string) => tx.exec(sql),
+  });
+  return { ...db, transaction: (work) => db.transaction((tx) => work(wrap(tx))) } as Database;
+}
+
+export interface VoidRun {
+  target: string;
+  ms: number;
+  rerated: number;
+  changed: number;
+  /** Growth over the void, MB: resident set and JS heap (peak during the void minus before it). */
+  rssMb: number;
+  heapMb: number;
+  /** The event loop's longest delay during the void, ms. */
+  loopMaxMs: number;
+  /** The longest stretch between two 20 ms ticks spent on the CPU, ms (the part of a delay that is the process's own work, not the scheduler's). */
+  busyMaxMs: number;
+  /** The slowest read of another ladder sent during the void, ms. */
+  otherMaxMs: number;
+}
+
+function option(name: string): number | undefined {
   const index = process.argv.indexOf(`--${name}`);
-  return index < 0 ? fallback : Number(process.argv[index + 1]);
+  return index < 0 ? undefined : Number(process.argv[index + 1]);
 }
 
-export async function benchCorrections(options: CorrectionsOptions = {}): Promise<{ loadSeconds: number; voidMs: number[]; rerated: number[] }> {
-  const total = options.matches ?? 1_000_000;
-  const players = options.players ?? 100_000;
-  const back = options.back ?? 10_000;
-  const runs = options.runs ?? 3;
+function text(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index < 0 ? undefined : process.argv[index + 1];
+}
+
+export async function benchCorrections(options: CorrectionsOptions = {}): Promise<{ loadSeconds: number; runs: VoidRun[] }> {
+  const total = options.matches ?? 100_000;
+  const players = options.players ?? Math.max(100, Math.floor(total / 10));
+  const first = options.back !== undefined ? total - options.back : (options.target ?? 1);
+  const runs = options.runs ?? 1;
+  const backend = options.backend ?? 'postgres';
   const schema = `ladder_bench_${randomBytes(4).toString('hex')}`;
   const url = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const db = await openDatabase({ databaseUrl: url, schema, poolSize: 2 });
+  const dataDir = backend === 'pglite' ? mkdtempSync(join(tmpdir(), 'ladder-bench-corrections-')) : undefined;
+  const db = await openDatabase(dataDir ? { dataDir } : { databaseUrl: url, schema, poolSize: 4 });
   try {
     await migrate(db);
     const ladders = new Ladders(db);
     const ladder = await ladders.create({ id: 'big', system: 'elo' });
+    const other = await ladders.create({ id: 'other', system: 'elo' });
     const system = ladder.rating;
     const random = mulberry32(7);
     const states = new Map<string, PlayerState>();
@@ -89,25 +149,88 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
     await db.exec('ANALYZE');
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     console.log(`loaded ${total} matches of ${states.size} players in ${loadSeconds.toFixed(1)} s`);
-    const voidMs: number[] = [];
-    const rerated: number[] = [];
+    console.log(`${backend}: voiding from m${first}, ${runs} run(s)${options.chunk ? `, pages of ${options.chunk}` : ''}`);
+    // The machine's own noise: the event loop's longest delay over a second with nothing to do.
+    const idle = monitorEventLoopDelay({ resolution: 10 });
+    idle.enable();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    idle.disable();
+    console.log(`event loop max delay idle (1 s): ${(idle.max / 1e6).toFixed(1)} ms`);
+    const results: VoidRun[] = [];
     for (let run = 0; run < runs; run++) {
-      const target = `m${total - back - run * 7}`;
+      const target = `m${first + run * 7}`;
+      (globalThis as { gc?: () => void }).gc?.();
+      const base = process.memoryUsage();
+      let peakRss = base.rss;
+      let peakHeap = base.heapUsed;
+      // A delay of the event loop is ours only when the process spent it on the CPU: on a loaded machine
+      // the scheduler also delays it. Each tick notes the CPU time used since the last one, bounded by the wall time.
+      let lastTick = performance.now();
+      let lastCpu = process.cpuUsage();
+      let busyMax = 0;
+      const sampler = setInterval(() => {
+        const now = process.memoryUsage();
+        peakRss = Math.max(peakRss, now.rss);
+        peakHeap = Math.max(peakHeap, now.heapUsed);
+        const wall = performance.now();
+        const cpu = process.cpuUsage(lastCpu);
+        busyMax = Math.max(busyMax, Math.min(wall - lastTick, (cpu.user + cpu.system) / 1000));
+        lastTick = wall;
+        lastCpu = process.cpuUsage();
+      }, 20);
+      // Another ladder's reads meanwhile: what a client of another ladder waits.
+      let otherMax = 0;
+      let probing = true;
+      const probes = (async () => {
+        while (probing) {
+          const sent = performance.now();
+          await ladderCounts(db, other.id);
+          otherMax = Math.max(otherMax, performance.now() - sent);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
       const started = performance.now();
-      const result = await correctMatch(db, ladder, target, { kind: 'void', reason: 'benchmark' });
-      voidMs.push(performance.now() - started);
-      rerated.push(result.rerated);
-      console.log(`void ${target} (${back + run * 7} matches back): ${voidMs[run]!.toFixed(0)} ms, ${result.rerated} later matches re-rated, ${result.players.length} players changed`);
+      const spent = new Map<string, { ms: number; count: number }>();
+      const result = await correctMatch(options.profile ? profiled(db, spent) : db, ladder, target, { kind: 'void', reason: 'benchmark' }, Date.now(), options.chunk ? { chunk: options.chunk } : {});
+      const ms = performance.now() - started;
+      loop.disable();
+      probing = false;
+      await probes;
+      clearInterval(sampler);
+      const end = process.memoryUsage();
+      peakRss = Math.max(peakRss, end.rss);
+      peakHeap = Math.max(peakHeap, end.heapUsed);
+      const row: VoidRun = {
+        target,
+        ms,
+        rerated: result.rerated,
+        changed: result.players.length,
+        rssMb: (peakRss - base.rss) / 2 ** 20,
+        heapMb: (peakHeap - base.heapUsed) / 2 ** 20,
+        loopMaxMs: loop.max / 1e6,
+        busyMaxMs: busyMax,
+        otherMaxMs: otherMax,
+      };
+      results.push(row);
+      for (const [kind, { ms, count }] of [...spent].sort((a, b) => b[1].ms - a[1].ms)) console.log(`  ${ms.toFixed(0).padStart(7)} ms in ${count} × ${kind}`);
+      console.log(
+        `void ${target}: ${ms.toFixed(0)} ms, ${row.rerated} later matches re-rated, ${row.changed} players changed; ` +
+          `memory +${row.rssMb.toFixed(0)} MB resident (heap +${row.heapMb.toFixed(0)} MB), event loop max delay ${row.loopMaxMs.toFixed(1)} ms (longest stretch on the CPU ${row.busyMaxMs.toFixed(0)} ms), ` +
+          `another ladder's reads ≤ ${row.otherMaxMs.toFixed(1)} ms`,
+      );
     }
-    const sorted = [...voidMs].sort((a, b) => a - b);
-    console.log(`median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)} ms over ${runs} voids`);
-    return { loadSeconds, voidMs, rerated };
+    return { loadSeconds, runs: results };
   } finally {
     await db.close();
-    await dropSchema(url, schema);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    else await dropSchema(url, schema);
   }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await benchCorrections({ matches: option('matches', 1_000_000), players: option('players', 100_000), back: option('back', 10_000), runs: option('runs', 3) });
+  const backend = text('backend');
+  if (backend !== undefined && backend !== 'postgres' && backend !== 'pglite') throw new Error(`--backend must be postgres or pglite, got ${JSON.stringify(backend)}`);
+  await benchCorrections({ matches: option('matches'), players: option('players'), target: option('target'), back: option('back'), runs: option('runs'), chunk: option('chunk'), backend, profile: process.argv.includes('--profile') });
 }

@@ -1,8 +1,11 @@
 /**
  * API keys and rate limits. A key is `lk_<id>_<secret>` with 32 random
  * bytes of secret; only its SHA-256 is stored, and the presented key's hash
- * is compared to the stored one in constant time. Scopes nest: admin ⊃ write
- * ⊃ read.
+ * is compared to the stored one in constant time. Scopes nest: admin ⊃
+ * correct ⊃ write ⊃ read. `correct` (voiding and correcting stored matches)
+ * ranks above `write` because it rewrites what was already rated: a key
+ * that may do that may also post matches, but a game server's write key
+ * cannot rewrite a ladder's history.
  */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { InvalidInputError } from '../core/errors.js';
@@ -10,7 +13,7 @@ import type { Database } from '../store/database.js';
 import { anyKeyExists, findKeyByHash, findKeyById, insertKey, type KeyRow, listKeys, revokeKey } from '../store/keys.js';
 import { NotFoundError } from './errors/index.js';
 
-export type Scope = 'admin' | 'write' | 'read';
+export type Scope = 'admin' | 'correct' | 'write' | 'read';
 
 export interface ApiKey {
   id: string;
@@ -22,7 +25,7 @@ export interface ApiKey {
   ladders: string[] | null;
 }
 
-const RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
+const RANK: Record<Scope, number> = { read: 1, write: 2, correct: 3, admin: 4 };
 
 export function allows(scopes: readonly Scope[], needed: Scope): boolean {
   return scopes.some((scope) => RANK[scope] >= RANK[needed]);

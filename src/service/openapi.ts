@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { errorResponse } from './responses.js';
 
 /** Who may call an operation. */
-export type OperationAuth = 'none' | 'public ladder or read' | 'read' | 'write' | 'admin';
+export type OperationAuth = 'none' | 'public ladder or read' | 'read' | 'write' | 'correct' | 'admin';
 
 export interface OperationDoc {
   operationId: string;
@@ -57,8 +57,8 @@ function errorStatuses(doc: OperationDoc, hasInput: boolean): number[] {
   const statuses = [429, 503];
   if (hasInput) statuses.push(400);
   if (doc.auth !== 'none') statuses.push(404);
-  if (doc.auth === 'read' || doc.auth === 'write' || doc.auth === 'admin') statuses.push(401, 403);
-  if (doc.auth === 'write' || doc.auth === 'admin') statuses.push(409);
+  if (doc.auth === 'read' || doc.auth === 'write' || doc.auth === 'correct' || doc.auth === 'admin') statuses.push(401, 403);
+  if (doc.auth === 'write' || doc.auth === 'correct' || doc.auth === 'admin') statuses.push(409);
   if (hasInput) statuses.push(413);
   statuses.push(...(doc.errors ?? []));
   return [...new Set(statuses)].sort();

@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { divisionOf, Leaderboard, percentileOf } from '../standings/index.js';
 import type { Database } from '../store/database.js';
-import { lastSeq } from '../store/ladders.js';
+import { syncPoint } from '../store/ladders.js';
 import { allPlayers, playersChangedSince } from '../store/players.js';
 import { UnavailableError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
@@ -223,6 +223,11 @@ export class RedisRankings implements Rankings {
     return [`${base}rank`, `${base}seen`, `${base}ver`, `${base}synced2`];
   }
 
+  /** The ladder's corrections count (`ladders.corrections`) as of the last full load. */
+  private correctionsKey(ladder: string): string {
+    return `${this.prefix}lb:${ladder}:corrections`;
+  }
+
   private placed(ladder: Ladder, matches: number): boolean {
     return ladder.resolvedStandings.countPlacementPlayers || matches >= ladder.resolvedStandings.placementMatches;
   }
@@ -247,21 +252,37 @@ export class RedisRankings implements Rankings {
    * Brings the sorted sets up to the database: fully when they were never
    * loaded, else the players changed after the last synced seq (a crash
    * between commit and Redis write leaves that gap; every player of a
-   * whole-history ladder, whose matches move players outside them).
+   * whole-history ladder, whose matches move players outside them). A void,
+   * a correction or a season moves states but no sequence number: the
+   * ladder counts them (`ladders.corrections`), and when the count differs
+   * from the one stored with the sets (a correction made while Redis was
+   * away, or whose Redis write failed) the sets are dropped and loaded again
+   * in full.
    */
   async sync(ladder: Ladder): Promise<void> {
     const keys = this.keys(ladder.id);
-    const [synced, last] = await Promise.all([redisCall(this.redis.get(keys[3])), lastSeq(this.db, ladder.id)]);
+    const [synced, loadedAt, point] = await Promise.all([
+      redisCall(this.redis.get(keys[3])),
+      redisCall(this.redis.get(this.correctionsKey(ladder.id))),
+      syncPoint(this.db, ladder.id),
+    ]);
+    if (!point) return;
+    const last = point.lastSeq;
+    const corrected = loadedAt !== String(point.corrections);
     const from = synced === null ? 0 : Number(synced);
-    if (synced !== null && from >= last) return;
+    if (!corrected && synced !== null && from >= last) return;
+    // Players a correction removed are in no row: only dropping the sets forgets them.
+    if (corrected) await redisCall(this.redis.del(...keys));
     // A whole-history ladder's match also moves players outside it, who have no history entry in it: reload them all.
-    const rows = synced === null || keepsWholeHistory(ladder.system) ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
+    const rows = corrected || synced === null || keepsWholeHistory(ladder.system) ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
     await this.apply(
       ladder,
       rows.map((r) => ({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last })),
       last,
       true,
     );
+    // The count was read before the players: a correction committed since makes the next check load again.
+    if (corrected) await redisCall(this.redis.set(this.correctionsKey(ladder.id), String(point.corrections)));
   }
 
   private async ready(ladder: Ladder): Promise<void> {
@@ -344,7 +365,7 @@ export class RedisRankings implements Rankings {
 
   /** Removes every key of a ladder (rebuild --fix reloads them). */
   async reset(ladder: string): Promise<void> {
-    await redisCall(this.redis.del(...this.keys(ladder)));
+    await redisCall(this.redis.del(...this.keys(ladder), this.correctionsKey(ladder)));
     this.checkedAt.delete(ladder);
   }
 

@@ -18,7 +18,7 @@ export const healthResponse = z.object({ ok: z.literal(true) });
 export const apiKeyResponse = z.object({
   id: z.string(),
   name: z.string(),
-  scopes: z.array(z.enum(['admin', 'write', 'read'])),
+  scopes: z.array(z.enum(['admin', 'correct', 'write', 'read'])),
   ladders: z.array(z.string()).nullable().describe('The ladders the key may act on; null: every ladder.'),
   createdAt: isoTime,
   revokedAt: isoTime.nullable(),

@@ -200,7 +200,7 @@ export const performanceSchema = z
 export const createKeySchema = z
   .object({
     name: identifier.pipe(z.string().max(100)),
-    scopes: z.array(z.enum(['admin', 'write', 'read'])).min(1).max(3),
+    scopes: z.array(z.enum(['admin', 'correct', 'write', 'read'])).min(1).max(4),
     ladders: z
       .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a ladder id'))
       .min(1)

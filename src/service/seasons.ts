@@ -21,7 +21,7 @@ import type { PlayerState, RatingSystem } from '../core/systems.js';
 import { InvalidInputError } from '../core/errors.js';
 import { Leaderboard, softReset } from '../standings/index.js';
 import type { Database } from '../store/database.js';
-import { adjustLadder, lockLadder, updateLadder } from '../store/ladders.js';
+import { adjustLadder, countCorrection, lockLadder, updateLadder } from '../store/ladders.js';
 import { allPlayers, upsertPlayers } from '../store/players.js';
 import { rowToState } from '../store/rows.js';
 import { closeSeason, type FrozenStanding, insertSeason, insertStandings, listSeasons, type SeasonRow } from '../store/seasons.js';
@@ -131,6 +131,8 @@ export async function openSeason(db: Database, ladder: Ladder, input: z.infer<ty
     );
     await updateLadder(tx, ladder.id, { options: ladder.options, settings: { ...ladder.settings, currentSeason: { number: opened.number, name: opened.name, startedAt: now } }, public: ladder.public });
     await adjustLadder(tx, ladder.id, { matches: 0, players: 0, version: randomInt(1, 2 ** 48 - 1) });
+    // Every state moved without a new sequence number: shared leaderboards load the ladder again.
+    await countCorrection(tx, ladder.id);
     return { closed: { ...current, closedAt: now }, opened, players: players.length };
   });
 }

@@ -126,6 +126,22 @@ export async function deleteLadder(tx: Queryable, id: string): Promise<boolean> 
 }
 
 /**
+ * Counts a correction (a void, a corrected match) or a season's reset: a
+ * rewrite of stored states that moves no sequence number, which shared
+ * leaderboards compare with the count they were loaded at.
+ */
+export async function countCorrection(tx: Queryable, id: string): Promise<void> {
+  await tx.query('UPDATE ladders SET corrections = corrections + 1 WHERE id = $1', [id]);
+}
+
+/** The last sequence number written and the corrections counted (see countCorrection); undefined for no ladder. */
+export async function syncPoint(db: Queryable, id: string): Promise<{ lastSeq: number; corrections: number } | undefined> {
+  const rows = await db.query<{ next_seq: number; corrections: number }>('SELECT next_seq, corrections FROM ladders WHERE id = $1', [id]);
+  const row = rows[0];
+  return row && { lastSeq: row.next_seq - 1, corrections: row.corrections };
+}
+
+/**
  * Moves the counters after a correction or a season, and the version so
  * cached states are reloaded; `logEpoch` when the log was rewritten before
  * its end (whole histories kept in memory are derived again).

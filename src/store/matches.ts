@@ -8,7 +8,6 @@ import type { Match } from '../core/match.js';
 import type { Queryable } from './database.js';
 import { numberArray, type PlayerStateRecord, stateColumns, textArray } from './rows.js';
 import type { IdempotencyRows } from './idempotency.js';
-import { findPlayers } from './players.js';
 
 /**
  * Matches to append, as columns (one entry per match). `body`,
@@ -302,24 +301,9 @@ export async function findMatch(db: Queryable, ladder: string, id: string): Prom
   return row && { seq: row.seq, id: row.id, at: row.at, round: row.round, body: row.body, voidedAt: row.voided_at };
 }
 
-/** Matches after `seq` that count (not voided), in sequence order. */
-export async function countingMatchesAfter(db: Queryable, ladder: string, seq: number): Promise<MatchRecord[]> {
-  const rows = await db.query<{ seq: number; id: string; at: number; round: string | null; body: Match }>(
-    'SELECT seq, id, at, round, body FROM matches WHERE ladder = $1 AND seq > $2 AND voided_at IS NULL ORDER BY seq',
-    [ladder, seq],
-  );
-  return rows.map((row) => ({ ...row, voidedAt: null }));
-}
-
 /** A history entry with the sequence number of its match, as corrections read it. */
 export interface ChangeRecord extends ChangeEntry {
   seq: number;
-}
-
-/** The history entries of the matches from `seq` on, by sequence number. */
-export async function changesFrom(db: Queryable, ladder: string, seq: number): Promise<Map<number, ChangeRecord[]>> {
-  const rows = await db.query<{ seq: number; changes: ChangeEntry[] }>('SELECT seq, changes FROM matches WHERE ladder = $1 AND seq >= $2 AND changes IS NOT NULL', [ladder, seq]);
-  return new Map(rows.map((row) => [row.seq, row.changes.map((entry) => ({ ...entry, seq: row.seq }))]));
 }
 
 /**
@@ -358,71 +342,69 @@ export async function replaceMatchBody(tx: Queryable, ladder: string, seq: numbe
   await tx.query('UPDATE matches SET at = $3, body = $4::json, win_probability = $5::jsonb WHERE ladder = $1 AND seq = $2', [ladder, seq, change.at, change.body, change.winProbability]);
 }
 
-/** Sets the win probabilities of re-rated matches. */
-export async function updateWinProbabilities(tx: Queryable, ladder: string, seqs: readonly number[], winProbabilities: readonly string[]): Promise<void> {
-  if (seqs.length === 0) return;
+/** A stored match as a correction pages through the log: its body as JSON text (parsed only when it is rated again) and its history. */
+export interface LogRow {
+  seq: number;
+  voided: boolean;
+  body: string;
+  changes: ChangeEntry[] | null;
+}
+
+/**
+ * The log after `afterSeq`, voided matches included, at most `limit`
+ * matches in sequence order: a correction reads it page by page (keyset on
+ * seq), so it never holds more than one page.
+ */
+export async function logPage(db: Queryable, ladder: string, afterSeq: number, limit: number): Promise<LogRow[]> {
+  return db.query<LogRow>('SELECT seq, voided_at IS NOT NULL AS voided, body::text AS body, changes FROM matches WHERE ladder = $1 AND seq > $2 ORDER BY seq LIMIT $3', [
+    ladder,
+    afterSeq,
+    limit,
+  ]);
+}
+
+/**
+ * Rewrites the history (`changes`, JSON text) of the given matches and,
+ * where `winProbability` is not null, their win probabilities: one page of
+ * a correction's work in one statement.
+ */
+export async function rewriteHistory(tx: Queryable, ladder: string, rows: { seq: readonly number[]; changes: readonly string[]; winProbability: readonly (string | null)[] }): Promise<void> {
+  if (rows.seq.length === 0) return;
   await tx.query(
-    `UPDATE matches SET win_probability = u.w::jsonb FROM unnest($2::int8[], $3::text[]) AS u(s, w) WHERE matches.ladder = $1 AND matches.seq = u.s`,
-    [ladder, seqs, winProbabilities],
+    `UPDATE matches SET changes = u.c::json, win_probability = COALESCE(u.w::jsonb, matches.win_probability)
+     FROM unnest($2::int8[], $3::text[], $4::text[]) AS u(s, c, w) WHERE matches.ladder = $1 AND matches.seq = u.s`,
+    [ladder, numberArray(rows.seq), textArray(rows.changes), textArray(rows.winProbability)],
   );
 }
 
 /**
- * Replaces the history of the given matches (a correction re-rated them;
- * `changes` are their new JSON arrays, `prev` not yet set) and links every
- * player's chain again from the first of them on: a correction can take a
- * player out of a match or put one in. Resolves to the last entry of each
- * player whose chain it walked (null: none left), also written to
- * `players.last_seq` of the rows that exist; a player row written after this
- * must carry it.
+ * Each player's newest history entry before `seq`, a voided match's
+ * included (the link a chain needs), by a walk back along the player's
+ * chain from `players.last_seq`; players with none are absent.
  */
-export async function replaceChanges(
-  tx: Queryable,
-  ladder: string,
-  seqs: readonly number[],
-  changes: readonly string[],
-  /** The stored history from the first of `seqs` on or earlier, when the caller has read it already (`changesFrom`). */
-  known?: ReadonlyMap<number, readonly ChangeRecord[]>,
-): Promise<Map<string, number | null>> {
-  if (seqs.length === 0) return new Map();
-  const from = Math.min(...seqs);
-  const stored = known
-    ? [...known].filter(([seq]) => seq >= from).map(([seq, records]) => ({ seq, changes: records.map(({ seq: _seq, ...entry }) => entry) }))
-    : await tx.query<{ seq: number; changes: ChangeEntry[] }>('SELECT seq, changes FROM matches WHERE ladder = $1 AND seq >= $2 AND changes IS NOT NULL', [ladder, from]);
-  // Each player's last entry before `from`: the link of its first stored entry from `from` on ...
-  const last = new Map<string, number | null>();
-  stored.sort((a, b) => a.seq - b.seq);
-  for (const row of stored) for (const entry of row.changes) if (!last.has(entry.player)) last.set(entry.player, entry.prev);
-  const bySeq = new Map(stored.map((row) => [row.seq, row.changes]));
-  const replaced = new Set(seqs);
-  seqs.forEach((seq, i) => bySeq.set(seq, JSON.parse(changes[i]!) as ChangeEntry[]));
-  // ... or, for a player with none from there on, its newest entry, which is before `from`.
-  const newcomers = [...new Set([...replaced].flatMap((seq) => bySeq.get(seq)!.map((entry) => entry.player)))].filter((id) => !last.has(id));
-  if (newcomers.length > 0) {
-    const known = new Map((await findPlayers(tx, ladder, newcomers)).map((row) => [row.id, row.last_seq]));
-    for (const id of newcomers) last.set(id, known.get(id) ?? null);
-  }
-  const written: { seq: number[]; changes: string[] } = { seq: [], changes: [] };
-  for (const seq of [...bySeq.keys()].sort((a, b) => a - b)) {
-    const entries = bySeq.get(seq)!;
-    let changed = replaced.has(seq);
-    for (const entry of entries) {
-      const prev = last.get(entry.player) ?? null;
-      if (entry.prev !== prev) {
-        entry.prev = prev;
-        changed = true;
-      }
-      last.set(entry.player, seq);
-    }
-    if (changed) {
-      written.seq.push(seq);
-      written.changes.push(JSON.stringify(entries));
-    }
-  }
-  await tx.query('UPDATE matches SET changes = u.c::json FROM unnest($2::int8[], $3::text[]) AS u(s, c) WHERE matches.ladder = $1 AND matches.seq = u.s', [ladder, written.seq, written.changes]);
-  const ids = [...last.keys()];
-  await tx.query('UPDATE players SET last_seq = u.q FROM unnest($2::text[], $3::int8[]) AS u(i, q) WHERE players.ladder = $1 AND players.id = u.i', [ladder, ids, ids.map((id) => last.get(id) ?? null)]);
-  return last;
+export async function lastEntriesBefore(db: Queryable, ladder: string, players: readonly string[], seq: number): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  if (players.length === 0) return found;
+  const rows = await db.query<{ id: string; seq: number }>(
+    `WITH RECURSIVE walk(id, seq) AS (
+       SELECT id, last_seq FROM players WHERE ladder = $1 AND id = ANY($2::text[]) AND last_seq IS NOT NULL
+       UNION ALL
+       SELECT w.id, (x->>'prev')::int8 FROM walk w
+       JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+       CROSS JOIN LATERAL json_array_elements(m.changes) x
+       WHERE m.seq >= $3 AND x->>'player' = w.id AND x->>'prev' IS NOT NULL
+     )
+     SELECT id, seq FROM walk WHERE seq < $3`,
+    [ladder, players, seq],
+  );
+  for (const row of rows) found.set(row.id, row.seq);
+  return found;
+}
+
+/** Sets `players.last_seq` (null: no history entry left) of the rows that exist. */
+export async function setLastSeqs(tx: Queryable, ladder: string, ids: readonly string[], seqs: readonly (number | null)[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.query('UPDATE players SET last_seq = u.q FROM unnest($2::text[], $3::int8[]) AS u(i, q) WHERE players.ladder = $1 AND players.id = u.i', [ladder, ids, seqs]);
 }
 
 /** The last `limit` counting (not voided) matches of a ladder, oldest first. */

@@ -235,6 +235,15 @@ ALTER TABLE ladders ADD COLUMN incarnation int8 NOT NULL DEFAULT nextval('ladder
 -- NULL: the key may act on every ladder; else only on the ladders listed.
 ALTER TABLE api_keys ADD COLUMN ladders text[];`,
   },
+  {
+    version: 9,
+    name: 'ladders.corrections: counts the rewrites of stored states that move no sequence number (voids, corrections, season resets)',
+    sql: `
+-- A shared leaderboard (Redis) catches up by sequence number; a void or a
+-- correction rewrites states without moving it, so the leaderboard keeps the
+-- count it was loaded at and reloads the ladder when this one differs.
+ALTER TABLE ladders ADD COLUMN corrections int8 NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */

@@ -17,6 +17,11 @@ export async function allPlayers(db: Queryable, ladder: string): Promise<PlayerR
   return db.query<PlayerRow>(`SELECT ${PLAYER_COLUMNS} FROM players WHERE ladder = $1`, [ladder]);
 }
 
+/** Players whose id sorts after `afterId`, in id order, at most `limit` (a keyset page through a ladder's players). */
+export async function playersAfter(db: Queryable, ladder: string, afterId: string, limit: number): Promise<PlayerRow[]> {
+  return db.query<PlayerRow>(`SELECT ${PLAYER_COLUMNS} FROM players WHERE ladder = $1 AND id > $2 ORDER BY id LIMIT $3`, [ladder, afterId, limit]);
+}
+
 /** LIKE's wildcards and escape taken literally: `prefix` matches only ids that start with it. */
 function prefixPattern(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -148,9 +148,9 @@ describe('voids and seasons in chromium', () => {
     });
   });
 
-  it('a viewer with a write key voids a match from the player page and sees what it changed', async () => {
+  it('a viewer with a correct key voids a match from the player page and sees what it changed', async () => {
     await withPage('void-from-page', async (page) => {
-      const { key } = await api.post('/v1/keys', { name: 'dashboard writer', scopes: ['write'] });
+      const { key } = await api.post('/v1/keys', { name: 'dashboard corrector', scopes: ['correct'] });
       // A squad player's oldest match: every later match of theirs is rated again.
       const { matches } = await api.get('/v1/ladders/squad/matches?limit=100');
       const oldest: ListedMatch = matches[matches.length - 1];
@@ -247,7 +247,7 @@ describe('voids and seasons in chromium', () => {
       await page.getByLabel('Reason').fill('trying');
       await page.click('#void-confirm');
       await page.waitForSelector('#void-problem:not([hidden])');
-      expect(await page.locator('#void-problem').innerText()).toContain('can read but not write');
+      expect(await page.locator('#void-problem').innerText()).toContain('may not void matches');
       await page.click('#void-cancel');
       await page.waitForSelector('main:not([aria-busy]) #match-table');
       await page.waitForFunction(() => document.querySelectorAll('.void-button').length === 0);

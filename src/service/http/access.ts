@@ -94,6 +94,12 @@ export async function readableLadder(ladders: Ladders, request: FastifyRequest, 
   return ladder;
 }
 
+/** The ladder, for a caller with the correct scope (voids and corrections rewrite what was rated). */
+export async function correctableLadder(ladders: Ladders, request: FastifyRequest, id: string): Promise<Ladder> {
+  requireScope(request, 'correct');
+  return ladders.get(id);
+}
+
 /** The ladder, for a caller with the write scope. */
 export async function writableLadder(ladders: Ladders, request: FastifyRequest, id: string): Promise<Ladder> {
   requireScope(request, 'write');

@@ -52,8 +52,8 @@ export function apiKeyRejected() {
 /**
  * Whether to offer write actions (voiding a match): a key is saved, the
  * service has not refused it, and it has not answered a write with 403. The
- * service has no "which scopes has my key" call, so a read-only key learns it
- * on its first write, which the service refuses without changing anything.
+ * service has no "which scopes has my key" call, so a key without the
+ * correct scope learns it on its first void, which the service refuses without changing anything.
  */
 export function canOfferWrites() {
   const key = apiKey();
@@ -103,7 +103,7 @@ async function parse(response) {
  */
 async function call(url, init, { write = false, admin = false } = {}) {
   const key = usableKey();
-  if (write && !key) throw new ApiError(401, { error: { code: 'unauthorized', message: 'this needs an API key with the write scope' } });
+  if (write && !key) throw new ApiError(401, { error: { code: 'unauthorized', message: 'this needs an API key with the correct scope' } });
   const response = await fetch(url, { ...init, headers: headers(key, init.headers) });
   if (write && response.status === 403 && key) readOnlyKey = key;
   if (admin && response.status === 403 && key) notAdminKey = key;
@@ -159,7 +159,7 @@ export const api = {
   seasons: (id, init) => get(`/ladders/${enc(id)}/seasons`, {}, init),
   seasonLeaderboard: (id, season, query, init) => get(`/ladders/${enc(id)}/seasons/${enc(season)}/leaderboard`, query, init),
   seasonPlayer: (id, season, player, init) => get(`/ladders/${enc(id)}/seasons/${enc(season)}/players/${enc(player)}`, {}, init),
-  /** Voids a match (write scope): { match, changed, rerated, players: [{ id, before, after }] }. */
+  /** Voids a match (correct scope): { match, changed, rerated, players: [{ id, before, after }] }. */
   voidMatch: (id, match, reason, init = {}) => post(`/ladders/${enc(id)}/matches/${enc(match)}/void`, { reason }, { ...init, write: true }),
   /** The integrity report (admin scope): { matches, players, quitRate, tested, entries }, most suspicious first. */
   integrity: (id, query, init = {}) => get(`/ladders/${enc(id)}/reports/integrity`, query, { ...init, admin: true }),

@@ -9,7 +9,7 @@ import { ladderParams, matchListQuerySchema, matchParams, matchSchema, voidSchem
 import type { AppContext } from '../context.js';
 import { matchSubmission } from '../../submissions.js';
 import { requestHash, type Outcome } from '../../writer/index.js';
-import { readableLadder, writableLadder } from '../access.js';
+import { correctableLadder, readableLadder, writableLadder } from '../access.js';
 import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
@@ -75,14 +75,14 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
           operationId: 'voidMatch',
           tags: ['matches'],
           summary: 'Void a match: it stays stored and listed, marked void, and never counts; every later match whose players’ states change is rated again. A second void changes nothing.',
-          auth: 'write',
+          auth: 'correct',
           responses: { 200: correctionResponse },
           example: { reason: 'server bug: wrong winner reported' },
         },
       },
     },
     async (request) => {
-      const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+      const ladder = await correctableLadder(ctx.ladders, request, request.params.ladder);
       return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'void', reason: request.body.reason }));
     },
   );
@@ -95,14 +95,14 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
           operationId: 'correctMatch',
           tags: ['matches'],
           summary: 'Correct a match (teams, ranks or scores, `at`; the stored `at` when absent): it is rated again from the states before it, and so is every later match whose players’ states change.',
-          auth: 'write',
+          auth: 'correct',
           responses: { 200: correctionResponse },
           example: { teams: [{ players: ['ann'], rank: 2 }, { players: ['bob'], rank: 1 }] },
         },
       },
     },
     async (request) => {
-      const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+      const ladder = await correctableLadder(ctx.ladders, request, request.params.ladder);
       const { id: _id, at, ...rest } = request.body;
       const match = matchSubmission({ ...rest, at: at ?? 0 }, { now: Date.now(), maxFutureMs }, ladder.system);
       if (at === undefined) delete match.at;

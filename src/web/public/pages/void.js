@@ -1,4 +1,4 @@
-// "Void…": asks for a reason, voids the match through the API (write scope),
+// "Void…": asks for a reason, voids the match through the API (correct scope),
 // then reloads the page with the service's answer on top of it.
 import { ApiError, api, canOfferWrites } from '../api.js';
 import { systemInfo } from '../systems.js';
@@ -99,8 +99,8 @@ export function openVoidDialog(ladder, matchId, opener) {
 }
 
 function voidProblem(error) {
-  if (error instanceof ApiError && error.status === 403) return `${error.message} — this key can read but not write; voiding needs a key with the write scope.`;
-  if (error instanceof ApiError && error.status === 401) return `${error.message} — enter a key with the write scope under “API key”.`;
+  if (error instanceof ApiError && error.status === 403) return `${error.message} — this key may not void matches; voiding needs a key with the correct scope.`;
+  if (error instanceof ApiError && error.status === 401) return `${error.message} — enter a key with the correct scope under “API key”.`;
   return errorMessage(error) ?? 'The match was not voided.';
 }
 
