@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { threadId as mainThreadId, Worker, type WorkerOptions } from 'node:worker_threads';
 import { InvalidInputError } from '../../core/errors.js';
-import { type Backfill, type BackfillInput, type FormedMatch, Matchmaker, type MatchmakerOptions, type ResolvedWidening, type Ticket } from '../../matchmaking/index.js';
+import { type Backfill, type BackfillInput, type FormedMatch, Matchmaker, type MatchmakerOptions, type ResolvedWidening, type TicketInput } from '../../matchmaking/index.js';
 import { warmUpMatchmaker, type WarmUpOptions, type WarmUpReport } from '../matchmaking-warm-up.js';
 import {
   type Answer,
@@ -57,7 +57,7 @@ export interface RemoteMatchmaker {
   /** Applies the ops in order (see applyOps); one message per OPS_PER_MESSAGE ops. */
   apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]>;
   /** One op each, as the `Matchmaker` methods of the same names (a refusal is thrown as an InvalidInputError). */
-  add(ticket: Ticket): Promise<void>;
+  add(ticket: TicketInput): Promise<void>;
   cancel(id: string): Promise<boolean>;
   addBackfill(backfill: BackfillInput): Promise<void>;
   removeBackfill(id: string): Promise<boolean>;
@@ -125,7 +125,7 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
   abstract backfills(): Promise<Backfill[]>;
   abstract dispose(): void;
 
-  async add(ticket: Ticket): Promise<void> {
+  async add(ticket: TicketInput): Promise<void> {
     await single(this, { op: 'add', ticket });
   }
   cancel(id: string): Promise<boolean> {

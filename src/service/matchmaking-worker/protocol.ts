@@ -5,11 +5,11 @@
  * kept in process behaves exactly as one in the worker.
  */
 import { InvalidInputError } from '../../core/errors.js';
-import type { Backfill, BackfillInput, BackfillResult, FormedMatch, Matchmaker, MatchmakerOptions, ResolvedWidening, Ticket } from '../../matchmaking/index.js';
+import type { Backfill, BackfillInput, BackfillResult, FormedMatch, Matchmaker, MatchmakerOptions, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
 import type { WarmUpOptions, WarmUpReport } from '../matchmaking-warm-up.js';
 
 /** One change to a matchmaker, as the queue's events describe them. */
-export type MatchmakerOp = { op: 'add'; ticket: Ticket } | { op: 'cancel'; id: string } | { op: 'addBackfill'; backfill: BackfillInput } | { op: 'removeBackfill'; id: string };
+export type MatchmakerOp = { op: 'add'; ticket: TicketInput } | { op: 'cancel'; id: string } | { op: 'addBackfill'; backfill: BackfillInput } | { op: 'removeBackfill'; id: string };
 
 /** An InvalidInputError as data (errors lose their class crossing threads). */
 export interface RefusedInput {
