@@ -206,8 +206,6 @@ function workerEntry(): { entry: URL | string; options: WorkerOptions } {
 interface Pending {
   resolve: (answer: Answer) => void;
   reject: (error: Error) => void;
-  /** Matches of a pass's answer received so far. */
-  parts: FormedMatch[][];
 }
 
 /** One worker and its requests in flight. */
@@ -236,7 +234,7 @@ class WorkerThread {
     const id = this.nextId++;
     return new Promise<Answer>((resolve, reject) => {
       if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject, parts: [] });
+      this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, request } satisfies RequestMessage);
     });
   }
@@ -249,18 +247,10 @@ class WorkerThread {
   private receive(message: ReplyMessage): void {
     const pending = this.pending.get(message.id);
     if (pending === undefined) return;
-    if ('part' in message) {
-      pending.parts.push(message.part);
-      return;
-    }
     this.pending.delete(message.id);
     if (this.pending.size === 0) this.worker.unref();
     if ('failure' in message) pending.reject(failureError(message.failure));
-    else {
-      const answer = message.answer;
-      if (answer.kind === 'pass' && pending.parts.length > 0) answer.result.matches = [...pending.parts.flat(), ...answer.result.matches];
-      pending.resolve(answer);
-    }
+    else pending.resolve(message.answer);
   }
 
   private stop(error: MatchmakingWorkerStoppedError): void {
@@ -311,6 +301,11 @@ class WorkerMatchmaker extends MatchmakerBase {
   async pass(now: number): Promise<RemotePassResult> {
     const answer = await this.ask({ kind: 'pass', handle: this.handle, now });
     this.count(answer.counts);
+    const matches = answer.result.matches;
+    for (let i = 0; i < answer.parts; i++) {
+      const part = (await this.ask({ kind: 'part', handle: this.handle })).matches;
+      for (const match of JSON.parse(part) as FormedMatch[]) matches.push(match);
+    }
     return answer.result;
   }
 

@@ -52,6 +52,7 @@ export type Request =
   | { kind: 'create'; handle: number; options: MatchmakerOptions }
   | { kind: 'apply'; handle: number; ops: MatchmakerOp[] }
   | { kind: 'pass'; handle: number; now: number }
+  | { kind: 'part'; handle: number }
   | { kind: 'backfills'; handle: number }
   | { kind: 'dispose'; handle: number }
   | { kind: 'warmUp'; options: WarmUpOptions };
@@ -59,7 +60,10 @@ export type Request =
 export type Answer =
   | { kind: 'create'; settings: MatchmakerSettings }
   | { kind: 'apply'; results: OpResult[]; counts: MatchmakerCounts }
-  | { kind: 'pass'; result: RemotePassResult; counts: MatchmakerCounts }
+  /** `parts`: further parts of the matches to ask for with `part`, one at a time. */
+  | { kind: 'pass'; result: RemotePassResult; parts: number; counts: MatchmakerCounts }
+  /** Matches as JSON text: a string crosses threads as one copy, and JSON.parse decodes it faster than a structured clone of as many objects. */
+  | { kind: 'part'; matches: string }
   | { kind: 'backfills'; backfills: Backfill[] }
   | { kind: 'warmUp'; report: WarmUpReport };
 
@@ -77,14 +81,15 @@ export interface RequestMessage {
   request: Request;
 }
 
-/**
- * Worker → main thread. A pass's matches may come in several `part`
- * messages before the answer (so neither side copies one huge message in one go).
- */
-export type ReplyMessage = { id: number; answer: Answer } | { id: number; failure: FailureData } | { id: number; part: FormedMatch[] };
+/** Worker → main thread. */
+export type ReplyMessage = { id: number; answer: Answer } | { id: number; failure: FailureData };
 
-/** Matches per `part` message of a pass's answer. */
-export const MATCHES_PER_PART = 2000;
+/**
+ * Matches per part of a pass's answer. The main thread asks for each part
+ * once it has decoded the one before, so its event loop turns between
+ * parts: decoding 130,000 matches in one go would stall it for a second.
+ */
+export const MATCHES_PER_PART = 1000;
 
 /**
  * Applies ops in order, each seeing the ones before, as the loop once did

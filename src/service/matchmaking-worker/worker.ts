@@ -14,6 +14,8 @@ const port = parentPort;
 if (port === null) throw new Error('the matchmaking worker runs only as a worker thread');
 
 const matchmakers = new Map<number, Matchmaker>();
+/** Parts of each matchmaker's last pass not yet asked for, last part first. */
+const unsent = new Map<number, string[]>();
 
 function matchmakerOf(handle: number): Matchmaker {
   const matchmaker = matchmakers.get(handle);
@@ -21,7 +23,7 @@ function matchmakerOf(handle: number): Matchmaker {
   return matchmaker;
 }
 
-function answer(id: number, request: Request): Answer | undefined {
+function answer(request: Request): Answer | undefined {
   switch (request.kind) {
     case 'create': {
       const matchmaker = new Matchmaker(request.options);
@@ -39,16 +41,24 @@ function answer(id: number, request: Request): Answer | undefined {
       const result = matchmaker.pass(request.now);
       const used = process.cpuUsage(cpu);
       const ms = performance.now() - started;
-      // The matches in parts, the last part with the answer: the main thread then decodes one part per turn of its event loop.
-      const all = result.matches;
-      let from = 0;
-      for (; all.length - from > MATCHES_PER_PART; from += MATCHES_PER_PART) port!.postMessage({ id, part: all.slice(from, from + MATCHES_PER_PART) } satisfies ReplyMessage);
-      return { kind: 'pass', result: { matches: from === 0 ? all : all.slice(from), backfills: result.backfills, ms, cpuMs: (used.user + used.system) / 1000 }, counts: countsOf(matchmaker) };
+      // The first part comes with the answer, the others when asked for (see MATCHES_PER_PART).
+      const parts: string[] = [];
+      for (let from = MATCHES_PER_PART; from < result.matches.length; from += MATCHES_PER_PART) parts.push(JSON.stringify(result.matches.slice(from, from + MATCHES_PER_PART)));
+      parts.reverse();
+      if (parts.length > 0) unsent.set(request.handle, parts);
+      else unsent.delete(request.handle);
+      return { kind: 'pass', result: { matches: result.matches.slice(0, MATCHES_PER_PART), backfills: result.backfills, ms, cpuMs: (used.user + used.system) / 1000 }, parts: parts.length, counts: countsOf(matchmaker) };
+    }
+    case 'part': {
+      const part = unsent.get(request.handle)?.pop();
+      if (part === undefined) throw new Error(`no part of a pass left for matchmaker ${request.handle}`);
+      return { kind: 'part', matches: part };
     }
     case 'backfills':
       return { kind: 'backfills', backfills: matchmakerOf(request.handle).backfills() };
     case 'dispose':
       matchmakers.delete(request.handle);
+      unsent.delete(request.handle);
       return undefined;
     case 'warmUp':
       return { kind: 'warmUp', report: warmUpMatchmaker(request.options) };
@@ -58,7 +68,7 @@ function answer(id: number, request: Request): Answer | undefined {
 port.on('message', ({ id, request }: RequestMessage) => {
   let reply: ReplyMessage | undefined;
   try {
-    const result = answer(id, request);
+    const result = answer(request);
     if (result !== undefined) reply = { id, answer: result };
   } catch (error) {
     reply = { id, failure: failureData(error) };
