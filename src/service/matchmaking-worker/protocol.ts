@@ -89,7 +89,7 @@ export type ReplyMessage = { id: number; answer: Answer } | { id: number; failur
  * once it has decoded the one before, so its event loop turns between
  * parts: decoding 130,000 matches in one go would stall it for a second.
  */
-export const MATCHES_PER_PART = 1000;
+export const MATCHES_PER_PART = 2500;
 
 /**
  * Applies ops in order, each seeing the ones before, as the loop once did
