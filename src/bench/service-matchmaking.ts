@@ -729,6 +729,8 @@ export interface BurstResult {
   placed: number;
   libraryColdMs: number;
   libraryFormed: number;
+  /** The instance's event loop delay from listening through the turn (p99 and longest, ms); null from a build without the metric. */
+  eventLoopDelayMs: { p99: number; max: number } | null;
   load: [number, number];
 }
 
@@ -752,6 +754,7 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
     gc?.();
     server = await deployment.start();
     const turn = await waitForTurn(server, (t) => t.ladder === 'burst' && t.rebuilt, 900);
+    const eventLoopDelayMs = await eventLoopDelay(server.url);
     await deployment.stopAll();
     const library = new Matchmaker({ teamSize: 6 });
     for (const t of make()) library.add(t);
@@ -769,6 +772,7 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
       placed: turn.placed,
       libraryColdMs: performance.now() - started,
       libraryFormed: result.matches.length,
+      eventLoopDelayMs,
       load: [load0, loadavg()[0]!],
     };
   } finally {
@@ -845,7 +849,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
         burst.push(r);
         console.log(
           `burst ${size} synthetic 6v6 tickets waiting at start: rebuild ${f(r.rebuildMs / 1000, 2)} s, service pass ${f(r.passMs)} ms (${r.formed} matches), placing ${f(r.placeMs)} ms (${r.placed} placed; ratings read ${f(r.ratingsMs)} ms, assign scripts ${f(r.assignMs)} ms); ` +
-            `library cold pass ${f(r.libraryColdMs)} ms (${r.libraryFormed} matches); load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+            `library cold pass ${f(r.libraryColdMs)} ms (${r.libraryFormed} matches); event loop delay p99 / max ${r.eventLoopDelayMs ? `${f(r.eventLoopDelayMs.p99)} / ${f(r.eventLoopDelayMs.max)} ms` : 'n/a'}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
         );
       }
       results.burst = burst;

@@ -15,7 +15,8 @@ import type { StreamLimits } from './http/stream-slots.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
 import { type MatchmakingLoop, startMatchmakingLoop } from './matchmaking-pass.js';
-import { warmUpMatchmaker, type WarmUpReport } from './matchmaking-warm-up.js';
+import type { WarmUpReport } from './matchmaking-warm-up.js';
+import { inProcessMatchmakers, workerMatchmakers } from './matchmaking-worker/host.js';
 import { serviceMetrics } from './metrics.js';
 import { MemoryRankings, RedisRankings, type Rankings } from './rankings.js';
 import { ServiceStartError } from './start-errors.js';
@@ -65,6 +66,12 @@ export interface ServiceOptions {
   matchmakingWarmUp?: boolean;
   /** Milliseconds a ladder's matchmaking lock lasts unless renewed (Redis). @default 10000 */
   matchmakingLockMs?: number;
+  /**
+   * Run the matchmakers and their passes in a worker thread, so a pass over a big queue never
+   * stalls the requests (docs/SERVICE.md, "Matchmaking"). `false` keeps them on the main thread:
+   * for an embedding that may not start threads, or a profile of the pass next to the rest. @default true
+   */
+  matchmakingWorker?: boolean;
   /** @default false */
   logger?: boolean;
   /** PostgreSQL pool size. @default 10 */
@@ -292,12 +299,16 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const app = await buildApp(context);
     for (const plugin of options.plugins ?? []) await plugin(app);
 
+    const matchmakers = options.matchmakingWorker === false ? inProcessMatchmakers() : workerMatchmakers();
+    cleanups.push(() => matchmakers.close());
     if (options.matchmakingWarmUp) {
-      const warm = warmUpMatchmaker();
+      // Where the passes will run: with the worker, its thread's code is the one to warm.
+      const warm = await matchmakers.warmUp();
       options.onWarmUp?.(warm);
     }
     const trace = process.env.LADDER_MATCHMAKING_TRACE === '1';
     const loop = startMatchmakingLoop({ db, tickets, metrics, ladders }, options.matchmakingIntervalMs ?? positiveEnv('LADDER_MATCHMAKING_INTERVAL_MS') ?? 1000, {
+      host: matchmakers,
       onError: (error) => warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),
       // One JSON line per ladder turn on standard error (benchmarks, diagnosis).
       onPass: trace ? (report) => process.stderr.write(`${JSON.stringify({ matchmakingPass: report })}\n`) : undefined,

@@ -22,14 +22,20 @@
  * matches. A fill the store refuses (a ticket or the backfill left
  * meanwhile) is undone in the matchmaker: the backfill is read back as
  * stored and opened again, and its tickets that still wait go back in.
+ *
+ * The matchmakers live where the `host` keeps them (by default a worker
+ * thread, src/service/matchmaking-worker/host.ts): each change or batch of
+ * changes is one awaited message, and a matchmaker whose thread stopped is
+ * rebuilt like one whose lock was lost.
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError } from '../core/errors.js';
-import { type BackfillInput, type BackfillResult, type FormedMatch, Matchmaker, type PlayerFilter, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
+import { type BackfillInput, type BackfillResult, type FormedMatch, type PlayerFilter, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
+import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './matchmaking-worker/host.js';
+import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets.js';
 
@@ -76,11 +82,13 @@ export interface MatchmakingOptions {
   eventBatch?: number;
   /** The clock tickets and backfills expire by (epoch ms). @default Date.now */
   now?: () => number;
+  /** Where the matchmakers live; the caller closes it. @default a worker thread of the engine's own, closed by `close()` */
+  host?: MatchmakerHost;
 }
 
 interface LadderState {
   ladder: Ladder;
-  matchmaker: Matchmaker;
+  matchmaker: RemoteMatchmaker;
   /** Position in the queue's events up to which the matchmaker is current. */
   cursor: string;
   /** Waiting tickets the matchmaker refused (so the count check still holds); should stay empty. */
@@ -151,6 +159,8 @@ export class MatchmakingEngine {
   private readonly states = new Map<string, LadderState>();
   private readonly eventBatch: number;
   private readonly now: () => number;
+  readonly host: MatchmakerHost;
+  private readonly ownHost: boolean;
 
   constructor(
     private readonly ctx: MatchmakingContext,
@@ -158,12 +168,26 @@ export class MatchmakingEngine {
   ) {
     this.eventBatch = options.eventBatch ?? 250;
     this.now = options.now ?? Date.now;
+    this.ownHost = options.host === undefined;
+    this.host = options.host ?? workerMatchmakers();
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 
   /** The long-lived matchmaker of a ladder whose lock this instance holds. */
-  matchmakerOf(ladder: string): Matchmaker | undefined {
+  matchmakerOf(ladder: string): RemoteMatchmaker | undefined {
     return this.states.get(ladder)?.matchmaker;
+  }
+
+  /** Drops a ladder's state and frees its matchmaker. */
+  private forget(ladder: string): void {
+    this.states.get(ladder)?.matchmaker.dispose();
+    this.states.delete(ladder);
+  }
+
+  /** Gives up every lock and stops the host if the engine started it. */
+  async close(): Promise<void> {
+    await this.release();
+    if (this.ownHost) await this.host.close();
   }
 
   /** Milliseconds the library's passes took in the last turn (all its ladders together). */
@@ -194,7 +218,7 @@ export class MatchmakingEngine {
       const listed = new Set(queues);
       for (const ladder of [...this.states.keys()]) {
         if (listed.has(ladder)) continue;
-        this.states.delete(ladder);
+        this.forget(ladder);
         await this.ctx.tickets.release(ladder).catch(() => {});
       }
     }
@@ -203,7 +227,7 @@ export class MatchmakingEngine {
         placed += await this.ladderTurn(ladder);
       } catch (error) {
         // Whatever the matchmaker holds may now disagree with the queue: build it again next time.
-        this.states.delete(ladder);
+        this.forget(ladder);
         if (error instanceof LockLostError) continue;
         if (error instanceof LadderGoneError) {
           // Tickets queued for a ladder deleted since (an instance that still had it cached took them):
@@ -226,7 +250,7 @@ export class MatchmakingEngine {
   /** Gives up every lock this instance holds. */
   async release(): Promise<void> {
     const ladders = [...this.states.keys()];
-    this.states.clear();
+    for (const ladder of ladders) this.forget(ladder);
     for (const ladder of ladders) {
       try {
         await this.ctx.tickets.release(ladder);
@@ -236,14 +260,19 @@ export class MatchmakingEngine {
     }
   }
 
-  private admit(state: LadderState, ticket: Ticket): void {
-    try {
-      state.matchmaker.add(ticket);
-    } catch (error) {
-      if (!(error instanceof InvalidInputError)) throw error;
+  /** Adds tickets to the matchmaker (one batch of messages). */
+  private async admit(state: LadderState, tickets: readonly Ticket[]): Promise<void> {
+    if (tickets.length === 0) return;
+    const results = await state.matchmaker.apply(tickets.map((ticket) => ({ op: 'add', ticket })));
+    tickets.forEach((ticket, i) => this.admitted(state, ticket, results[i]!));
+  }
+
+  /** Books the matchmaker's answer to adding a ticket. */
+  private admitted(state: LadderState, ticket: Ticket, result: OpResult): void {
+    if (typeof result === 'object' && result !== null) {
       // Already queued: a rebuild's snapshot and the events after its position overlap.
-      if (error.field === 'id' && error.detail.includes('already queued')) return;
-      if (error.field === 'players[].pings') state.regionsFull = true;
+      if (result.refused.field === 'id' && result.refused.detail.includes('already queued')) return;
+      if (result.refused.field === 'players[].pings') state.regionsFull = true;
       state.refused.add(ticket.id);
       return;
     }
@@ -253,13 +282,11 @@ export class MatchmakingEngine {
     if (until > state.widenUntil) state.widenUntil = until;
   }
 
-  private admitBackfill(state: LadderState, request: BackfillInput): void {
-    try {
-      state.matchmaker.addBackfill(request);
-    } catch (error) {
-      if (!(error instanceof InvalidInputError)) throw error;
+  /** Books the matchmaker's answer to opening a backfill. */
+  private admittedBackfill(state: LadderState, request: BackfillInput, result: OpResult): void {
+    if (typeof result === 'object' && result !== null) {
       // Already open: a rebuild's snapshot and the events after its position overlap.
-      if (error.field === 'id' && error.detail.includes('already open')) return;
+      if (result.refused.field === 'id' && result.refused.detail.includes('already open')) return;
       state.refusedBackfills.add(request.id);
       return;
     }
@@ -279,7 +306,7 @@ export class MatchmakingEngine {
     }
     const state: LadderState = {
       ladder,
-      matchmaker: new Matchmaker(matchmakerOptions(ladder.matchmaking)),
+      matchmaker: await this.host.create(matchmakerOptions(ladder.matchmaking)),
       cursor: '0',
       refused: new Set(),
       refusedBackfills: new Set(),
@@ -293,21 +320,34 @@ export class MatchmakingEngine {
       regionsFull: false,
       labels: { queue: id },
     };
-    this.states.delete(id);
-    state.cursor = await this.ctx.tickets.snapshot(
-      id,
-      async (batch) => {
-        for (const ticket of batch) this.admit(state, ticket);
-        // A rebuild of a million tickets outlasts the lock.
-        await this.keepLock(state, id);
-      },
-      (backfills) => {
-        for (const request of backfills) this.admitBackfill(state, request);
-      },
-    );
+    this.forget(id);
+    try {
+      state.cursor = await this.ctx.tickets.snapshot(
+        id,
+        async (batch) => {
+          await this.admit(state, batch);
+          // A rebuild of a million tickets outlasts the lock.
+          await this.keepLock(state, id);
+        },
+        async (backfills) => {
+          const results = await state.matchmaker.apply(backfills.map((backfill) => ({ op: 'addBackfill', backfill })));
+          backfills.forEach((request, i) => this.admittedBackfill(state, request, results[i]!));
+        },
+      );
+    } catch (error) {
+      state.matchmaker.dispose();
+      throw error;
+    }
     this.states.set(id, state);
     this.ctx.metrics.rebuilds.inc({ queue: id, reason });
     return state;
+  }
+
+  /** The tickets of these ids that still wait, in the same order. */
+  private async stillWaiting(ids: readonly string[]): Promise<Ticket[]> {
+    const waiting: Ticket[] = [];
+    for (const ticket of await this.ctx.tickets.getMany(ids)) if (ticket?.status === 'waiting') waiting.push(ticket.ticket);
+    return waiting;
   }
 
   /** Renews the lock in the middle of long work (a rebuild, a burst of placements); throws LockLostError when it is gone. */
@@ -325,15 +365,18 @@ export class MatchmakingEngine {
       if (batch.gap) return { events: applied, consistent: false };
       const now = Date.now();
       const matchmaker = state.matchmaker;
-      for (const event of batch.events) {
+      // The batch's events go to the matchmaker as one message, then its answers are booked in the same order.
+      const results = await matchmaker.apply(batch.events.map((event): MatchmakerOp => (event.kind === 'add' ? { op: 'add', ticket: event.ticket } : event.kind === 'cancel' ? { op: 'cancel', id: event.id } : event.kind === 'backfill' ? { op: 'addBackfill', backfill: event.backfill } : { op: 'removeBackfill', id: event.id })));
+      batch.events.forEach((event, i) => {
+        const result = results[i]!;
         this.ctx.metrics.eventLagSeconds.observe(state.labels, Math.max(0, now - event.at) / 1000);
-        if (event.kind === 'add') this.admit(state, event.ticket);
+        if (event.kind === 'add') this.admitted(state, event.ticket, result);
         else if (event.kind === 'cancel') {
-          if (matchmaker.cancel(event.id)) state.changed = true;
+          if (result === true) state.changed = true;
           else state.refused.delete(event.id);
-        } else if (event.kind === 'backfill') this.admitBackfill(state, event.backfill);
-        else if (!matchmaker.removeBackfill(event.id)) state.refusedBackfills.delete(event.id);
-      }
+        } else if (event.kind === 'backfill') this.admittedBackfill(state, event.backfill, result);
+        else if (result !== true) state.refusedBackfills.delete(event.id);
+      });
       applied += batch.events.length;
       state.cursor = batch.cursor;
       await this.keepLock(state, id);
@@ -364,12 +407,13 @@ export class MatchmakingEngine {
     const started = performance.now();
     const claim = await this.ctx.tickets.claim(id);
     if (claim === 'busy') {
-      this.states.delete(id);
+      this.forget(id);
       return 0;
     }
     let state = this.states.get(id);
     let rebuilt = false;
-    if (claim === 'acquired' || state === undefined) {
+    // A matchmaker whose thread stopped holds nothing any more: it is built again, as on a new claim.
+    if (claim === 'acquired' || state === undefined || !state.matchmaker.alive) {
       state = await this.rebuild(id, 'claim');
       rebuilt = true;
     }
@@ -406,13 +450,10 @@ export class MatchmakingEngine {
       return 0;
     }
     this.ctx.metrics.passTickets.observe(state.labels, matchmaker.size);
-    const passStart = performance.now();
-    const passCpu = process.cpuUsage();
-    const result = matchmaker.pass(now / 1000);
-    const cpu = process.cpuUsage(passCpu);
-    report.passMs = performance.now() - passStart;
+    const result = await matchmaker.pass(now / 1000);
+    report.passMs = result.ms;
     this.passMsInLastTurn += report.passMs;
-    report.passCpuMs = (cpu.user + cpu.system) / 1000;
+    report.passCpuMs = result.cpuMs;
     state.changed = false;
     state.lastFormed = result.matches.length + result.backfills.length;
     state.lastPassAt = now;
@@ -486,7 +527,7 @@ export class MatchmakingEngine {
     if (outcomes.includes('lost')) throw new LockLostError();
     // A match one of whose tickets was cancelled meanwhile: the others are still waiting and go back in.
     if (putBack.length > 0) {
-      for (const ticket of await this.ctx.tickets.getMany(putBack)) if (ticket?.status === 'waiting') this.admit(state, ticket.ticket);
+      await this.admit(state, await this.stillWaiting(putBack));
       state.changed = true;
     }
     report.placeMs = performance.now() - placeStart;
@@ -564,13 +605,20 @@ export class MatchmakingEngine {
     if (undo.size > 0) {
       const ids = [...undo];
       const fresh = await this.ctx.tickets.getBackfills(ids);
+      const ops: MatchmakerOp[] = [];
+      const reopened: BackfillInput[] = [];
       ids.forEach((backfill, i) => {
-        matchmaker.removeBackfill(backfill);
+        ops.push({ op: 'removeBackfill', id: backfill });
         const record = fresh[i];
-        if (record?.status === 'waiting') this.admitBackfill(state, record.request);
+        if (record?.status === 'waiting') {
+          ops.push({ op: 'addBackfill', backfill: record.request });
+          reopened.push(record.request);
+        }
       });
+      const results = (await matchmaker.apply(ops)).filter((_, i) => ops[i]!.op === 'addBackfill');
+      reopened.forEach((request, i) => this.admittedBackfill(state, request, results[i]!));
     }
-    if (putBack.length > 0) for (const ticket of await this.ctx.tickets.getMany(putBack)) if (ticket?.status === 'waiting') this.admit(state, ticket.ticket);
+    if (putBack.length > 0) await this.admit(state, await this.stillWaiting(putBack));
     if (undo.size > 0 || putBack.length > 0) state.changed = true;
     return placed;
   }
@@ -582,7 +630,9 @@ export interface MatchmakingLoop {
   /** Stops the timer, waits for the turn in progress and gives up the locks. */
   stop(): Promise<void>;
   /** The long-lived matchmaker of a ladder whose lock this instance holds. */
-  matchmakerOf(ladder: string): Matchmaker | undefined;
+  matchmakerOf(ladder: string): RemoteMatchmaker | undefined;
+  /** Where the matchmakers live. */
+  readonly host: MatchmakerHost;
 }
 
 /**
@@ -665,12 +715,13 @@ export function startMatchmakingLoop(ctx: MatchmakingContext, intervalMs: number
   return {
     runNow: () => runNow(),
     matchmakerOf: (ladder) => engine.matchmakerOf(ladder),
+    host: engine.host,
     stop: async () => {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
       ctx.tickets.events.off('queued', onQueued);
       await last;
-      await engine.release();
+      await engine.close();
     },
   };
 }

@@ -367,7 +367,7 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect((await admin.get('/v1/backfills/rb2')).body).toMatchObject({ status: 'waiting', added: [], open: [1, 2] });
     expect((await admin.get('/v1/tickets/ra')).body.status).toBe('waiting');
     expect(engine.matchmakerOf('race')!.backfillCount).toBe(1);
-    expect(engine.matchmakerOf('race')!.backfills()[0]!.teams).toEqual([['r2'], []]);
+    expect((await engine.matchmakerOf('race')!.backfills())[0]!.teams).toEqual([['r2'], []]);
     // The next turn places the tickets still waiting.
     for (const id of ['re', 'rf']) expect((await solo('race', id, 50)).status).toBe(201);
     expect(await turn('race')).toBe(1);
@@ -444,8 +444,8 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect((await solo('handover', 'h2', 42, { eu: 20 }, { within: 20, strict: true })).status).toBe(201);
     expect(await second.turn('handover')).toBe(0);
     const rebuilt = second.engine.matchmakerOf('handover')!;
-    expect(rebuilt.backfills()).toHaveLength(1);
-    expect(rebuilt.backfills()[0]!.teams).toEqual([['h0', 'h1-p'], ['hx']]);
+    expect(await rebuilt.backfills()).toHaveLength(1);
+    expect((await rebuilt.backfills())[0]!.teams).toEqual([['h0', 'h1-p'], ['hx']]);
     expect((await admin.get('/v1/tickets/h2')).body.status).toBe('waiting');
     expect((await solo('handover', 'h3', 52, { eu: 20 }, strict)).status).toBe(201);
     expect(await second.turn('handover')).toBe(1);

@@ -202,7 +202,8 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
     // The service's own loop gives the lock up so the racing engine can take it.
     await server.matchmaking.stop();
     const engine = new MatchmakingEngine({ db: server.db, tickets: racing, metrics: serviceMetrics(), ladders: server.ladders }, { onError: (error) => { throw error; } });
-    expect(await engine.turn()).toBe(0);
+    // This ladder's turn only: a ladder of an earlier test whose tickets widened into a match since the drain is not under test.
+    expect(await engine.turn(['race'])).toBe(0);
     expect(cancelled).toBe(true);
     expect((await admin.get('/v1/tickets/ra')).body.status).toBe('waiting');
     expect(engine.matchmakerOf('race')!.size).toBe(1);

@@ -1,0 +1,363 @@
+/**
+ * Where the matchmaking loop's matchmakers live (docs/SERVICE.md,
+ * "Matchmaking"). A pass over a million tickets takes most of a second of
+ * CPU; on the main thread it would stall every request of the instance for
+ * that long. So by default the matchmakers live in one worker thread (all
+ * ladders' queues, each by its own handle), and the loop drives each through
+ * a `RemoteMatchmaker`: the same operations as a `Matchmaker`, asynchronous,
+ * with a batch of queue changes sent as one message and a pass's matches
+ * coming back in parts.
+ *
+ * `inProcessMatchmakers()` keeps them on the calling thread behind the same
+ * interface (the service's `matchmakingWorker: false`).
+ *
+ * A worker that stops (crash, out of memory, terminated) fails every request
+ * in flight and every later one to its matchmakers (`alive` turns false);
+ * the loop then builds them again from the shared queue, and the next
+ * `create` starts a new worker.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { threadId as mainThreadId, Worker, type WorkerOptions } from 'node:worker_threads';
+import { InvalidInputError } from '../../core/errors.js';
+import { type Backfill, type BackfillInput, type FormedMatch, Matchmaker, type MatchmakerOptions, type ResolvedWidening, type TicketInput } from '../../matchmaking/index.js';
+import { warmUpMatchmaker, type WarmUpOptions, type WarmUpReport } from '../matchmaking-warm-up.js';
+import {
+  type Answer,
+  applyOps,
+  countsOf,
+  failureError,
+  type MatchmakerCounts,
+  type MatchmakerOp,
+  type MatchmakerSettings,
+  type OpResult,
+  type RemotePassResult,
+  type ReplyMessage,
+  type Request,
+  type RequestMessage,
+} from './protocol.js';
+import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';
+
+/** Ops per message: a rebuild's batch of 10,000 tickets goes in parts, so neither thread copies it in one go. */
+export const OPS_PER_MESSAGE = 2000;
+
+/** A matchmaker of the loop, wherever it lives. */
+export interface RemoteMatchmaker {
+  readonly teamSize: number;
+  readonly widening: ResolvedWidening;
+  readonly maxCandidates: number;
+  /** Thread the matchmaker lives on (0: the main thread). */
+  readonly threadId: number;
+  /** Tickets waiting and backfills open, as of the last answer. */
+  readonly size: number;
+  readonly backfillCount: number;
+  /** False once its thread has stopped: nothing it held is left, it must be built again. */
+  readonly alive: boolean;
+  /** Applies the ops in order (see applyOps); one message per OPS_PER_MESSAGE ops. */
+  apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]>;
+  /** One op each, as the `Matchmaker` methods of the same names (a refusal is thrown as an InvalidInputError). */
+  add(ticket: TicketInput): Promise<void>;
+  cancel(id: string): Promise<boolean>;
+  addBackfill(backfill: BackfillInput): Promise<void>;
+  removeBackfill(id: string): Promise<boolean>;
+  pass(now: number): Promise<RemotePassResult>;
+  backfills(): Promise<Backfill[]>;
+  /** Frees what it holds; it takes no more requests. */
+  dispose(): void;
+}
+
+export interface MatchmakerHost {
+  /** Whether the matchmakers live in a worker thread. */
+  readonly inWorker: boolean;
+  /** Workers started after the first (each replacing one that stopped). */
+  readonly restarts: number;
+  /** The worker thread while one runs (tests, diagnosis). */
+  readonly worker: Worker | undefined;
+  create(options: MatchmakerOptions): Promise<RemoteMatchmaker>;
+  /** Warms the matchmaker's compiled code where the matchmakers run (src/service/matchmaking-warm-up.ts). */
+  warmUp(options?: WarmUpOptions): Promise<WarmUpReport>;
+  /** Stops the worker; its matchmakers fail from then on. */
+  close(): Promise<void>;
+}
+
+/** The matchmakers in a worker thread (started on first use). */
+export function workerMatchmakers(): MatchmakerHost {
+  return new WorkerHost();
+}
+
+/** The matchmakers on the calling thread, behind the same interface. */
+export function inProcessMatchmakers(): MatchmakerHost {
+  return new InProcessHost();
+}
+
+/** Calls of one op, turned back into the `Matchmaker` method's result or throw. */
+async function single(matchmaker: RemoteMatchmaker, op: MatchmakerOp): Promise<boolean> {
+  const [result] = await matchmaker.apply([op]);
+  if (typeof result === 'boolean') return result;
+  if (result !== null && result !== undefined) throw new InvalidInputError(result.refused.detail, { field: result.refused.field });
+  return true;
+}
+
+abstract class MatchmakerBase implements RemoteMatchmaker {
+  readonly teamSize: number;
+  readonly widening: ResolvedWidening;
+  readonly maxCandidates: number;
+  readonly threadId: number;
+  size = 0;
+  backfillCount = 0;
+  abstract readonly alive: boolean;
+
+  constructor(settings: MatchmakerSettings) {
+    this.teamSize = settings.teamSize;
+    this.widening = settings.widening;
+    this.maxCandidates = settings.maxCandidates;
+    this.threadId = settings.threadId;
+  }
+
+  protected count(counts: MatchmakerCounts): void {
+    this.size = counts.size;
+    this.backfillCount = counts.backfillCount;
+  }
+
+  abstract apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]>;
+  abstract pass(now: number): Promise<RemotePassResult>;
+  abstract backfills(): Promise<Backfill[]>;
+  abstract dispose(): void;
+
+  async add(ticket: TicketInput): Promise<void> {
+    await single(this, { op: 'add', ticket });
+  }
+  cancel(id: string): Promise<boolean> {
+    return single(this, { op: 'cancel', id });
+  }
+  async addBackfill(backfill: BackfillInput): Promise<void> {
+    await single(this, { op: 'addBackfill', backfill });
+  }
+  removeBackfill(id: string): Promise<boolean> {
+    return single(this, { op: 'removeBackfill', id });
+  }
+}
+
+class LocalMatchmaker extends MatchmakerBase {
+  readonly alive = true;
+  constructor(private readonly matchmaker: Matchmaker) {
+    super({ teamSize: matchmaker.teamSize, widening: matchmaker.widening, maxCandidates: matchmaker.maxCandidates, threadId: mainThreadId });
+  }
+
+  async apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]> {
+    try {
+      return applyOps(this.matchmaker, ops);
+    } finally {
+      this.count(countsOf(this.matchmaker));
+    }
+  }
+
+  async pass(now: number): Promise<RemotePassResult> {
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    try {
+      const result = this.matchmaker.pass(now);
+      const used = process.cpuUsage(cpu);
+      return { matches: result.matches, backfills: result.backfills, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+    } finally {
+      this.count(countsOf(this.matchmaker));
+    }
+  }
+
+  async backfills(): Promise<Backfill[]> {
+    return this.matchmaker.backfills();
+  }
+
+  dispose(): void {}
+}
+
+class InProcessHost implements MatchmakerHost {
+  readonly inWorker = false;
+  readonly restarts = 0;
+  readonly worker = undefined;
+  async create(options: MatchmakerOptions): Promise<RemoteMatchmaker> {
+    return new LocalMatchmaker(new Matchmaker(options));
+  }
+  async warmUp(options?: WarmUpOptions): Promise<WarmUpReport> {
+    return warmUpMatchmaker(options);
+  }
+  async close(): Promise<void> {}
+}
+
+/**
+ * How to start the worker: the compiled worker.js beside this module
+ * (dist/), or else this source's worker.ts through tsx (tests run the
+ * TypeScript sources, where no .js exists). Node 20 does not apply
+ * `--import tsx` to a worker's own entry, so a two-line script registers
+ * tsx's hooks in the worker before it imports the .ts.
+ */
+function workerEntry(): { entry: URL | string; options: WorkerOptions } {
+  const js = new URL('./worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return { entry: js, options: {} };
+  const require = createRequire(import.meta.url);
+  const manifest = require.resolve('tsx/package.json');
+  const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
+  const api = new URL(exports['./esm/api']!.import.default, pathToFileURL(manifest)).href;
+  const ts = new URL('./worker.ts', import.meta.url).href;
+  return { entry: `import(${JSON.stringify(api)}).then(({ register }) => { register(); return import(${JSON.stringify(ts)}); });`, options: { eval: true } };
+}
+
+interface Pending {
+  resolve: (answer: Answer) => void;
+  reject: (error: Error) => void;
+}
+
+/** One worker and its requests in flight. */
+class WorkerThread {
+  readonly worker: Worker;
+  alive = true;
+  private stopped: MatchmakingWorkerStoppedError | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private reason: string | undefined;
+
+  constructor() {
+    const { entry, options } = workerEntry();
+    this.worker = new Worker(entry, options);
+    // Held only while a request waits for its answer: an idle worker keeps no process alive.
+    this.worker.unref();
+    this.worker.on('message', (message: ReplyMessage) => this.receive(message));
+    this.worker.on('error', (error) => {
+      this.reason ??= error.message;
+    });
+    this.worker.on('exit', (code) => this.stop(new MatchmakingWorkerStoppedError(code, this.reason)));
+  }
+
+  request(request: Request): Promise<Answer> {
+    if (this.stopped !== undefined) return Promise.reject(this.stopped);
+    const id = this.nextId++;
+    return new Promise<Answer>((resolve, reject) => {
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, request } satisfies RequestMessage);
+    });
+  }
+
+  /** A request that expects no answer. */
+  tell(request: Request): void {
+    if (this.stopped === undefined) this.worker.postMessage({ id: 0, request } satisfies RequestMessage);
+  }
+
+  private receive(message: ReplyMessage): void {
+    const pending = this.pending.get(message.id);
+    if (pending === undefined) return;
+    this.pending.delete(message.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if ('failure' in message) pending.reject(failureError(message.failure));
+    else pending.resolve(message.answer);
+  }
+
+  private stop(error: MatchmakingWorkerStoppedError): void {
+    if (this.stopped !== undefined) return;
+    this.alive = false;
+    this.stopped = error;
+    for (const pending of this.pending.values()) pending.reject(error);
+    this.pending.clear();
+  }
+
+  async terminate(): Promise<void> {
+    this.stop(new MatchmakingWorkerStoppedError(undefined, 'closed'));
+    await this.worker.terminate();
+  }
+}
+
+class WorkerMatchmaker extends MatchmakerBase {
+  private disposed = false;
+  constructor(
+    private readonly thread: WorkerThread,
+    private readonly handle: number,
+    settings: MatchmakerSettings,
+  ) {
+    super(settings);
+  }
+
+  get alive(): boolean {
+    return this.thread.alive && !this.disposed;
+  }
+
+  private async ask<K extends Answer['kind']>(request: Request & { kind: K }): Promise<Extract<Answer, { kind: K }>> {
+    if (this.disposed) throw new Error(`matchmaker ${this.handle} was disposed`);
+    const answer = await this.thread.request(request);
+    if (answer.kind !== request.kind) throw new Error(`the matchmaking worker answered ${answer.kind} to ${request.kind}`);
+    return answer as Extract<Answer, { kind: K }>;
+  }
+
+  async apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]> {
+    const results: OpResult[] = [];
+    for (let i = 0; i < ops.length; i += OPS_PER_MESSAGE) {
+      const answer = await this.ask({ kind: 'apply', handle: this.handle, ops: ops.slice(i, i + OPS_PER_MESSAGE) });
+      this.count(answer.counts);
+      results.push(...answer.results);
+    }
+    return results;
+  }
+
+  async pass(now: number): Promise<RemotePassResult> {
+    const answer = await this.ask({ kind: 'pass', handle: this.handle, now });
+    this.count(answer.counts);
+    const matches = answer.result.matches;
+    for (let i = 0; i < answer.parts; i++) {
+      const part = (await this.ask({ kind: 'part', handle: this.handle })).matches;
+      for (const match of JSON.parse(part) as FormedMatch[]) matches.push(match);
+    }
+    return answer.result;
+  }
+
+  async backfills(): Promise<Backfill[]> {
+    return (await this.ask({ kind: 'backfills', handle: this.handle })).backfills;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.thread.tell({ kind: 'dispose', handle: this.handle });
+  }
+}
+
+class WorkerHost implements MatchmakerHost {
+  readonly inWorker = true;
+  restarts = 0;
+  private thread: WorkerThread | undefined;
+  private nextHandle = 1;
+  private closed = false;
+
+  get worker(): Worker | undefined {
+    return this.thread?.alive ? this.thread.worker : undefined;
+  }
+
+  private current(): WorkerThread {
+    if (this.closed) throw new MatchmakingWorkerStoppedError(undefined, 'closed');
+    if (this.thread === undefined || !this.thread.alive) {
+      if (this.thread !== undefined) this.restarts++;
+      this.thread = new WorkerThread();
+    }
+    return this.thread;
+  }
+
+  async create(options: MatchmakerOptions): Promise<RemoteMatchmaker> {
+    const thread = this.current();
+    const handle = this.nextHandle++;
+    const answer = await thread.request({ kind: 'create', handle, options });
+    if (answer.kind !== 'create') throw new Error(`the matchmaking worker answered ${answer.kind} to create`);
+    return new WorkerMatchmaker(thread, handle, answer.settings);
+  }
+
+  async warmUp(options: WarmUpOptions = {}): Promise<WarmUpReport> {
+    const answer = await this.current().request({ kind: 'warmUp', options });
+    if (answer.kind !== 'warmUp') throw new Error(`the matchmaking worker answered ${answer.kind} to warmUp`);
+    return answer.report;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const thread = this.thread;
+    this.thread = undefined;
+    if (thread !== undefined) await thread.terminate();
+  }
+}

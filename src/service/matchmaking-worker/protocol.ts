@@ -1,0 +1,134 @@
+/**
+ * What the matchmaking loop and its matchmakers' thread say to each other
+ * (src/service/matchmaking-worker/host.ts), and the one function both sides
+ * use to apply a batch of queue changes to a `Matchmaker`, so a matchmaker
+ * kept in process behaves exactly as one in the worker.
+ */
+import { InvalidInputError } from '../../core/errors.js';
+import type { Backfill, BackfillInput, BackfillResult, FormedMatch, Matchmaker, MatchmakerOptions, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
+import type { WarmUpOptions, WarmUpReport } from '../matchmaking-warm-up.js';
+
+/** One change to a matchmaker, as the queue's events describe them. */
+export type MatchmakerOp = { op: 'add'; ticket: TicketInput } | { op: 'cancel'; id: string } | { op: 'addBackfill'; backfill: BackfillInput } | { op: 'removeBackfill'; id: string };
+
+/** An InvalidInputError as data (errors lose their class crossing threads). */
+export interface RefusedInput {
+  field: string | undefined;
+  detail: string;
+}
+
+/**
+ * The outcome of one op, in the order sent: `add` and `addBackfill` give
+ * null when accepted or the refusal; `cancel` and `removeBackfill` whether
+ * the ticket or backfill was there.
+ */
+export type OpResult = null | boolean | { refused: RefusedInput };
+
+/** What a matchmaker counts, sent back with every answer so the proxy can read them without a round trip. */
+export interface MatchmakerCounts {
+  size: number;
+  backfillCount: number;
+}
+
+/** What the loop reads of a pass (the pass's `waiting` list stays in the worker: nobody reads it and it holds every ticket id). */
+export interface RemotePassResult {
+  matches: FormedMatch[];
+  backfills: BackfillResult[];
+  /** Wall and CPU milliseconds of the library's pass where it ran. */
+  ms: number;
+  cpuMs: number;
+}
+
+/** The settings a matchmaker resolved from its options. */
+export interface MatchmakerSettings {
+  teamSize: number;
+  widening: ResolvedWidening;
+  maxCandidates: number;
+  /** Thread the matchmaker lives on (worker_threads' threadId; 0 on the main thread). */
+  threadId: number;
+}
+
+export type Request =
+  | { kind: 'create'; handle: number; options: MatchmakerOptions }
+  | { kind: 'apply'; handle: number; ops: MatchmakerOp[] }
+  | { kind: 'pass'; handle: number; now: number }
+  | { kind: 'part'; handle: number }
+  | { kind: 'backfills'; handle: number }
+  | { kind: 'dispose'; handle: number }
+  | { kind: 'warmUp'; options: WarmUpOptions };
+
+export type Answer =
+  | { kind: 'create'; settings: MatchmakerSettings }
+  | { kind: 'apply'; results: OpResult[]; counts: MatchmakerCounts }
+  /** `parts`: further parts of the matches to ask for with `part`, one at a time. */
+  | { kind: 'pass'; result: RemotePassResult; parts: number; counts: MatchmakerCounts }
+  /** Matches as JSON text: a string crosses threads as one copy, and JSON.parse decodes it faster than a structured clone of as many objects. */
+  | { kind: 'part'; matches: string }
+  | { kind: 'backfills'; backfills: Backfill[] }
+  | { kind: 'warmUp'; report: WarmUpReport };
+
+/** An error thrown while answering a request, as data. */
+export interface FailureData {
+  name: string;
+  message: string;
+  /** Set for an InvalidInputError. */
+  refused?: RefusedInput;
+}
+
+/** Main thread → worker. `dispose` expects no reply. */
+export interface RequestMessage {
+  id: number;
+  request: Request;
+}
+
+/** Worker → main thread. */
+export type ReplyMessage = { id: number; answer: Answer } | { id: number; failure: FailureData };
+
+/**
+ * Matches per part of a pass's answer. The main thread asks for each part
+ * once it has decoded the one before, so its event loop turns between
+ * parts: decoding 130,000 matches in one go would stall it for a second.
+ */
+export const MATCHES_PER_PART = 2500;
+
+/**
+ * Applies ops in order, each seeing the ones before, as the loop once did
+ * call by call. An InvalidInputError of an add is that op's refusal; any
+ * other error stops the batch and is thrown (the ops before it stay applied).
+ */
+export function applyOps(matchmaker: Matchmaker, ops: readonly MatchmakerOp[]): OpResult[] {
+  const results: OpResult[] = [];
+  for (const op of ops) {
+    if (op.op === 'cancel') results.push(matchmaker.cancel(op.id));
+    else if (op.op === 'removeBackfill') results.push(matchmaker.removeBackfill(op.id));
+    else {
+      try {
+        if (op.op === 'add') matchmaker.add(op.ticket);
+        else matchmaker.addBackfill(op.backfill);
+        results.push(null);
+      } catch (error) {
+        if (!(error instanceof InvalidInputError)) throw error;
+        results.push({ refused: { field: error.field, detail: error.detail } });
+      }
+    }
+  }
+  return results;
+}
+
+export function countsOf(matchmaker: Matchmaker): MatchmakerCounts {
+  return { size: matchmaker.size, backfillCount: matchmaker.backfillCount };
+}
+
+export function failureData(error: unknown): FailureData {
+  if (error instanceof InvalidInputError) return { name: error.name, message: error.message, refused: { field: error.field, detail: error.detail } };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: 'Error', message: String(error) };
+}
+
+/** The error a failure stands for on this side: an InvalidInputError again when it was one. */
+export function failureError(failure: FailureData): Error {
+  if (failure.refused !== undefined) return new InvalidInputError(failure.refused.detail, { field: failure.refused.field });
+  const error = new Error(failure.message);
+  error.name = failure.name;
+  return error;
+}
