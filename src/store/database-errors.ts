@@ -32,17 +32,21 @@ export class DatabaseUnavailableError extends LadderError {
 /**
  * A read was stopped before it finished: it ran past the read statement
  * timeout (`timeout`, after `timeoutMs`), or the client that asked for it went
- * away and it was cancelled (`cancelled`). Nothing was written; the same read
+ * away and it was cancelled (`cancelled`), or it was refused because too many
+ * reads already wait for the embedded database (`busy`). Nothing was written; the same read
  * may succeed later, or as a smaller page.
  */
 export class DatabaseReadStoppedError extends LadderError {
   override name = 'DatabaseReadStoppedError';
   constructor(
-    readonly reason: 'timeout' | 'cancelled',
+    readonly reason: 'timeout' | 'cancelled' | 'busy',
     readonly timeoutMs: number | undefined,
     options: { cause?: unknown } = {},
   ) {
-    super(reason === 'timeout' ? `the read ran longer than ${timeoutMs} ms and was stopped` : 'the read was cancelled: its client went away', options);
+    super(
+      reason === 'timeout' ? `the read ran longer than ${timeoutMs} ms and was stopped` : reason === 'busy' ? 'too many reads are waiting for the embedded database' : 'the read was cancelled: its client went away',
+      options,
+    );
   }
 }
 

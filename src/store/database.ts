@@ -7,6 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, w
 import { join, resolve } from 'node:path';
 import { LadderError } from '../core/errors.js';
 import { classifyDatabaseError, DatabaseReadStoppedError, QUERY_CANCELED } from './database-errors.js';
+import { ReadGate, type ReadGateOptions } from './read-gate.js';
 
 /** Something that runs one statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -167,7 +168,7 @@ export function lockDataDirectory(dir: string): () => void {
 }
 
 /** Opens embedded PGlite in `dataDir` (created if missing), holding the directory lock. */
-export async function openPglite(dataDir: string): Promise<Database> {
+export async function openPglite(dataDir: string, gate: ReadGateOptions = {}): Promise<Database> {
   const release = lockDataDirectory(dataDir);
   try {
     const { PGlite } = await import('@electric-sql/pglite');
@@ -185,6 +186,8 @@ export async function openPglite(dataDir: string): Promise<Database> {
       },
     });
     const base = classified(wrap(pg as unknown as Tx));
+    // Public reads take turns (src/store/read-gate.ts): a crowd of readers cannot fill PGlite's one queue in front of the writers.
+    const readGate = new ReadGate(gate);
     let closed = false;
     return {
       kind: 'pglite',
@@ -194,10 +197,12 @@ export async function openPglite(dataDir: string): Promise<Database> {
       // No statement timeout: PostgreSQL's runs on a timer signal that PGlite's single thread never takes
       // while a statement runs (measured: SET statement_timeout = 100 stops nothing, and the event loop
       // waits for the statement). What bounds a read here is what it may ask for.
-      read: (work, options = {}) => {
+      read: async (work, options = {}) => {
         const { signal } = options;
         throwIfCancelled(signal);
-        return work({
+        const leave = await readGate.enter(signal);
+        try {
+          return await work({
           query: <Row>(sql: string, params?: readonly unknown[], queryOptions?: QueryOptions) => {
             throwIfCancelled(signal);
             return base.query<Row>(sql, params, queryOptions);
@@ -207,6 +212,9 @@ export async function openPglite(dataDir: string): Promise<Database> {
             return base.exec(sql);
           },
         });
+        } finally {
+          leave();
+        }
       },
       transaction: (work) =>
         pg.transaction((tx) => work(classified(wrap(tx as unknown as Tx)))).catch((error: unknown) => {

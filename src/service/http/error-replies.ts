@@ -51,7 +51,9 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
     const message =
       error.reason === 'timeout'
         ? `the read ran longer than ${error.timeoutMs} ms and was stopped; retry, or ask for less (a lower limit, or the next page through its cursor)`
-        : 'the read was cancelled: the client went away';
+        : error.reason === 'busy'
+          ? 'too many reads are waiting for the database; retry shortly'
+          : 'the read was cancelled: the client went away';
     return { status: 503, code: 'unavailable', message, retryAfterSeconds: 1 };
   }
   if (error instanceof DatabaseUnavailableError || error instanceof DataDirectoryLockedError) {
