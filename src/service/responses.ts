@@ -7,8 +7,12 @@
 import { z } from 'zod';
 import { CAPABILITY_MEANINGS } from '../core/descriptor.js';
 import type { OptionSpec } from '../core/options.js';
+import type { PairEntry, QuitEntry, ResultsEntry } from '../integrity/index.js';
+import type { MatchQuality } from '../matchmaking/index.js';
 import type { RegisteredDescriptor } from '../core/registry.js';
 import type { TeamRankOutcome } from '../core/teamrank.js';
+import type { ladderJson } from './ladders.js';
+import type { SeasonReset } from './seasons.js';
 import { HOSTED_SYSTEMS } from './systems.js';
 
 export const errorResponse = z
@@ -421,3 +425,33 @@ export const systemResponse = z.object({
   ladder: z.object({ teamSize: z.number().int().describe('Players per team the matchmaker forms by default.') }),
 });
 export const systemListResponse = z.object({ systems: z.array(systemResponse) });
+
+/**
+ * Keys a value of type `Actual` may carry that `Declared` does not declare,
+ * at any depth (never when there are none). The schemas are closed
+ * (`additionalProperties: false`), so a field added to what the service
+ * answers must be declared here too: the checks below stop the build.
+ */
+type Undeclared<Actual, Declared> = Actual extends readonly (infer Item)[]
+  ? Declared extends readonly (infer DeclaredItem)[]
+    ? Undeclared<Item, DeclaredItem>
+    : never
+  : Actual extends object
+    ? { [K in keyof Actual]-?: K extends keyof Declared ? Undeclared<Actual[K], NonNullable<Declared[K]>> : K }[keyof Actual]
+    : never;
+/** True when `Actual` fits `Declared` and carries nothing undeclared; else the offending keys. */
+type Declares<Declared, Actual> = [Undeclared<Actual, Declared>] extends [never] ? ([Actual] extends [Declared] ? true : 'does not fit') : Undeclared<Actual, Declared>;
+
+type Output<T extends z.ZodType> = z.output<T>;
+type DeclaredEntry<Kind> = Extract<Output<typeof integrityEntry>, { kind: Kind }>;
+// A ladder's options are records in the Ladder type (each system's are declared per system above); the rest is checked.
+const ladderFields: [Undeclared<Omit<ReturnType<typeof ladderJson>, 'options' | 'resolvedOptions'>, Omit<Output<typeof ladderResponse>, 'options' | 'resolvedOptions'>>] extends [never] ? true : false = true;
+const responseTypes: [
+  Declares<DeclaredEntry<'pair'>, PairEntry>,
+  Declares<DeclaredEntry<'quits'>, QuitEntry>,
+  Declares<DeclaredEntry<'results'>, ResultsEntry>,
+  Declares<NonNullable<Output<typeof recentMatch>['quality']>, MatchQuality>,
+  Declares<Output<typeof seasonReset>, SeasonReset>,
+] = [true, true, true, true, true];
+void ladderFields;
+void responseTypes;
