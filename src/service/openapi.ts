@@ -34,18 +34,33 @@ declare module 'fastify' {
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input; `field` names the offending field',
-  401: 'No API key, or an unknown or revoked one',
-  403: 'The key lacks the scope',
+  401: 'An unknown or revoked API key (refused on every operation, even one that needs none), or no key where one is needed',
+  403: 'The key lacks the scope, or is limited to other ladders',
   404: 'Not found (a private ladder answers so to a caller who may not read it)',
   409: 'Conflicts with what is stored',
   410: 'Gone: lost with the queue\'s shared state (`reason: "queue-lost"`)',
   413: 'Body too large',
+  415: 'The body is not sent as application/json',
   429: 'Rate limited; see Retry-After',
   503: 'A dependency (database, Redis) is unavailable; retry after Retry-After',
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown {
-  return z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' });
+  return nullableEnums(z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }));
+}
+
+/**
+ * OpenAPI 3.0.3 says `nullable` adds null to the types but not to an `enum`:
+ * a nullable enum must list null itself, or a strict validator refuses null
+ * (zod leaves it out).
+ */
+function nullableEnums(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableEnums);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = nullableEnums(value);
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  return out;
 }
 
 /** The OpenAPI path (`/v1/ladders/{ladder}`) of a Fastify route (`/v1/ladders/:ladder`). */
@@ -53,13 +68,15 @@ function openApiPath(url: string): string {
   return url.replace(/:(\w+)/g, '{$1}');
 }
 
-function errorStatuses(doc: OperationDoc, hasInput: boolean): number[] {
-  const statuses = [429, 503];
+function errorStatuses(doc: OperationDoc, hasInput: boolean, hasBody: boolean): number[] {
+  // A presented key is verified before any route runs (src/service/http/access.ts): a bad one is 401 everywhere.
+  const statuses = [401, 429, 503];
   if (hasInput) statuses.push(400);
-  if (doc.auth !== 'none') statuses.push(404);
-  if (doc.auth === 'read' || doc.auth === 'write' || doc.auth === 'correct' || doc.auth === 'admin') statuses.push(401, 403);
+  // Public reads too: a key limited to other ladders is refused (403), a private ladder hidden (404).
+  if (doc.auth !== 'none') statuses.push(403, 404);
   if (doc.auth === 'write' || doc.auth === 'correct' || doc.auth === 'admin') statuses.push(409);
   if (hasInput) statuses.push(413);
+  if (hasBody) statuses.push(415);
   statuses.push(...(doc.errors ?? []));
   return [...new Set(statuses)].sort();
 }
@@ -83,7 +100,7 @@ export function buildOpenApi(routes: readonly FastifyRouteOptions[]): Record<str
           : { description: 'Success', content: { 'application/json': { schema: jsonSchema(body, 'output') } } };
     }
     const hasInput = schema.body !== undefined || schema.params !== undefined || schema.querystring !== undefined;
-    for (const status of errorStatuses(doc, hasInput)) {
+    for (const status of errorStatuses(doc, hasInput, schema.body !== undefined)) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     const security = doc.auth === 'none' ? [] : doc.auth === 'public ladder or read' ? [{}, { bearer: [] }] : [{ bearer: [] }];
@@ -106,6 +123,8 @@ export function buildOpenApi(routes: readonly FastifyRouteOptions[]): Record<str
   return {
     openapi: '3.0.3',
     info: { title: 'Ladder', version: '0.1.0', description: 'Ratings, standings and matchmaking for competitive online games.' },
+    // Relative: the server that serves this document, whatever name or proxy it is reached through.
+    servers: [{ url: '/' }],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: { Error: jsonSchema(errorResponse, 'output') } },
     security: [{ bearer: [] }],
     paths,

@@ -6,6 +6,14 @@
  */
 import { z } from 'zod';
 import { CAPABILITY_MEANINGS } from '../core/descriptor.js';
+import type { OptionSpec } from '../core/options.js';
+import type { PairEntry, QuitEntry, ResultsEntry } from '../integrity/index.js';
+import type { MatchQuality } from '../matchmaking/index.js';
+import type { RegisteredDescriptor } from '../core/registry.js';
+import type { TeamRankOutcome } from '../core/teamrank.js';
+import type { ladderJson } from './ladders.js';
+import type { SeasonReset } from './seasons.js';
+import { HOSTED_SYSTEMS } from './systems.js';
 
 export const errorResponse = z
   .object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional(), reason: z.string().optional() }) })
@@ -26,25 +34,99 @@ export const apiKeyResponse = z.object({
 export const createdKeyResponse = apiKeyResponse.extend({ key: z.string().describe('The key itself, shown only in this answer.') });
 export const keyListResponse = z.object({ keys: z.array(apiKeyResponse) });
 
-export const ladderResponse = z
+/** One rating option's value as a ladder answers it (the request schema in systems.ts also carries its range). */
+function optionValue(spec: OptionSpec): z.ZodType {
+  const described = (schema: z.ZodType) => schema.describe(`${spec.description}. Default ${JSON.stringify(spec.default)}.`);
+  switch (spec.type) {
+    case 'number':
+      return described(spec.integer ? z.number().int() : z.number());
+    case 'choice':
+      return described(z.enum(spec.values as [string, ...string[]]));
+    case 'boolean':
+      return described(z.boolean());
+  }
+}
+
+/** A system's options: as given (each optional) or resolved (each present), read from its descriptor. */
+function optionsOf(descriptor: RegisteredDescriptor, resolved: boolean) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, spec] of Object.entries(descriptor.options)) shape[name] = resolved ? optionValue(spec) : optionValue(spec).optional();
+  return z.object(shape);
+}
+
+const standingsResponse = z
   .object({
+    windowMs: z.number().describe('A player is ranked while their last match is at most this old (ms).'),
+    placementMatches: z.number().int().describe('Matches before a player is ranked.'),
+    countPlacementPlayers: z.boolean().describe('Whether players still in placement count in percentiles.'),
+    divisions: z.array(z.object({ name: z.string(), minPercentile: z.number().describe('Lowest percentile in the division (inclusive).') })),
+  })
+  .describe('The standings settings in force, defaults filled in.');
+
+const matchmakingResponse = z
+  .object({
+    teamSize: z.number().int(),
+    teams: z.number().int(),
+    widening: z.object({ steps: z.array(z.number()), everySeconds: z.number() }).describe('Widths (percentiles) a loose filter widens through, one step every `everySeconds`.'),
+    filterDefaults: z.object({ within: z.number(), strict: z.boolean(), maxPing: z.number() }).describe('Filter values for players whose ticket sends none.'),
+    maxCandidates: z.number().int(),
+    ticketTtlSeconds: z.number(),
+    backfillTtlSeconds: z.number(),
+    maxWaiting: z.number().int(),
+    maxWaitingPerKey: z.number().int(),
+    regions: z.array(z.string()).optional().describe('The regions the queue accepts; absent: any.'),
+  })
+  .describe("Settings of the ladder's matchmaker in force, defaults filled in (see docs/MATCHMAKING.md).");
+
+/** A ladder of one system: `options` and `resolvedOptions` are that system's. */
+const ladderOf = (descriptor: RegisteredDescriptor) =>
+  z.object({
     id: z.string(),
-    system: z.string(),
-    options: z.record(z.string(), z.unknown()),
-    resolvedOptions: z.record(z.string(), z.unknown()),
+    system: z.literal(descriptor.name),
+    options: optionsOf(descriptor, false).describe(`Rating options of ${descriptor.label} as given (defaults not filled in).`),
+    resolvedOptions: optionsOf(descriptor, true).describe(`Every rating option of ${descriptor.label}, defaults filled in.`),
     public: z.boolean(),
-    standings: z.record(z.string(), z.unknown()),
-    matchmaking: z.object({ teamSize: z.number().int(), teams: z.number().int() }).passthrough(),
+    standings: standingsResponse,
+    matchmaking: matchmakingResponse,
+    season: z.string().describe('Name of the first season (the ladder definition\'s `season`).'),
     players: z.number().int(),
     matches: z.number().int(),
     createdAt: isoTime,
-  })
-  ;
+  });
+const [firstLadder, ...otherLadders] = HOSTED_SYSTEMS.map(ladderOf);
+/** A ladder, told apart by `system`. */
+export const ladderResponse = z.discriminatedUnion('system', [firstLadder!, ...otherLadders]);
 export const ladderListResponse = z.object({ ladders: z.array(ladderResponse) });
 
 export const playerStateResponse = z.object({ rating: z.number(), rd: z.number().optional(), volatility: z.number().optional(), matches: z.number().int() });
 
-const ratingChange = z.object({ id: z.string(), team: z.number().int(), before: playerStateResponse, after: playerStateResponse, terms: z.record(z.string(), z.unknown()) });
+/** Team rank's outcomes, checked against the core's type: a new outcome fails to compile here. */
+const TEAM_RANK_OUTCOMES = ['win', 'loss', 'draw', 'quit', 'walkover'] as const satisfies readonly TeamRankOutcome[];
+type MissingOutcome = Exclude<TeamRankOutcome, (typeof TEAM_RANK_OUTCOMES)[number]>;
+const everyOutcome: [MissingOutcome] extends [never] ? true : MissingOutcome = true;
+void everyOutcome;
+
+/**
+ * The terms that moved a rating (src/core/rating-system.ts, PlayerChange):
+ * which keys appear depends on the ladder's system, so each is optional.
+ * The systems' `dashboard.terms` columns are all among them (checked in
+ * test/service/openapi.test.ts).
+ */
+export const termsResponse = z
+  .object({
+    score: z.number().optional().describe('Elo, Glicko-2, World vs World: what happened (1 win, ½ draw, 0 loss; the mean over a round\'s battles).'),
+    expected: z.number().optional().describe('Elo, Glicko-2, World vs World: the chance of winning the ratings gave before the match.'),
+    surprise: z.number().optional().describe('Elo, Glicko-2, World vs World: score − expected.'),
+    idlePeriods: z.number().optional().describe('Glicko-2, World vs World: rating periods the player sat out before this match.'),
+    rdBeforeMatch: z.number().optional().describe('Glicko-2, World vs World: the RD the match was rated from, after idle growth.'),
+    outcome: z.enum(TEAM_RANK_OUTCOMES).optional().describe('Team rank: how the match counted for the player.'),
+    averageModifier: z.number().optional().describe('Team rank: the average-rank modifier.'),
+    quitterModifier: z.number().optional().describe('Team rank: the quitter modifier.'),
+    change: z.number().optional().describe('Whole-history rating: after − before.'),
+  })
+  .describe("Why the rating moved; the keys are the ladder's system's (GET /v1/systems: `dashboard.terms`).");
+
+const ratingChange = z.object({ id: z.string(), team: z.number().int(), before: playerStateResponse, after: playerStateResponse, terms: termsResponse });
 
 export const ratedMatchResponse = z
   .object({ match: z.object({ id: z.string(), seq: z.number().int(), at: isoTime }), winProbability: z.array(z.number()), players: z.array(ratingChange) })
@@ -91,7 +173,7 @@ export const historyResponse = z.object({
       result: z.enum(['win', 'loss', 'draw']),
       before: playerStateResponse,
       after: playerStateResponse,
-      terms: z.record(z.string(), z.unknown()),
+      terms: termsResponse,
       teams: z.array(z.array(z.string())),
       void: z.boolean().optional().describe('True when the match was voided: this change no longer counts.'),
     }),
@@ -111,7 +193,7 @@ export const leaderboardResponse = z
 export const ratedRoundResponse = z.object({
   round: z.string(),
   matches: z.array(z.object({ id: z.string(), seq: z.number().int(), at: isoTime })),
-  ratings: z.array(z.object({ id: z.string(), before: playerStateResponse, after: playerStateResponse, terms: z.record(z.string(), z.unknown()) })),
+  ratings: z.array(z.object({ id: z.string(), before: playerStateResponse, after: playerStateResponse, terms: termsResponse })),
   groups: z.array(z.array(z.string())),
 });
 
@@ -134,7 +216,17 @@ const recentMatch = z.object({
   players: z.array(z.array(z.string())),
   winProbability: z.number().nullable(),
   waitSeconds: z.object({ p50: z.number(), max: z.number() }),
-  quality: z.record(z.string(), z.unknown()).optional().describe('Of a match the matchmaker formed; a backfill has none.'),
+  quality: z
+    .object({
+      averages: z.array(z.number()).describe('Average rank (rating, or percentile when none) of each team.'),
+      balance: z.number().describe('Larger team average ÷ smaller (at least 1).'),
+      percentileSpread: z.number().describe('Highest minus lowest percentile among the players.'),
+      worstPing: z.number().describe('Worst ping of any player in the chosen region (ms).'),
+      wideningStep: z.number().int().describe('Largest widening step any ticket in the match had reached (0: its own filters).'),
+      waits: z.array(z.array(z.number())).describe('Seconds each ticket waited, per team.'),
+    })
+    .optional()
+    .describe('Of a match the matchmaker formed; a backfill has none.'),
   backfill: z.string().optional().describe("Set when this is a backfill's fill: the backfill's id (`matchId` is its match, `teams` the tickets added now per team)."),
   at: isoTime,
 });
@@ -203,7 +295,15 @@ export const correctionResponse = z.object({
   players: z.array(z.object({ id: z.string(), before: playerStateResponse.nullable(), after: playerStateResponse.nullable() })),
 });
 
-const seasonResponse = z.object({ number: z.number().int(), name: z.string(), startedAt: isoTime, closedAt: isoTime.nullable(), reset: z.record(z.string(), z.unknown()).optional() });
+const seasonReset = z
+  .object({
+    toward: z.number().optional().describe("Default: the system's starting rating."),
+    keep: z.number().describe('Share of the distance from `toward` kept: 0 resets fully, 1 not at all.'),
+    rd: z.number().optional().describe('RD floor for Glicko systems: RD → max(RD, rd).'),
+    restartPlacement: z.boolean().optional().describe('Players play their placement matches again.'),
+  })
+  .describe('The soft reset the season opened with; absent on the first season.');
+const seasonResponse = z.object({ number: z.number().int(), name: z.string(), startedAt: isoTime, closedAt: isoTime.nullable(), reset: seasonReset.optional() });
 export const seasonListResponse = z.object({ seasons: z.array(seasonResponse) });
 export const openedSeasonResponse = z.object({ closed: seasonResponse, opened: seasonResponse, players: z.number().int() });
 const frozenStanding = z.object({ position: z.number().int(), id: z.string(), rank: z.number().int().nullable(), rating: z.number(), rd: z.number().nullable(), percentile: z.number().int().nullable(), division: z.string().nullable(), matches: z.number().int() });
@@ -220,12 +320,69 @@ export const balanceResponse = z.object({
   exact: z.boolean().describe('Every split was tried (up to 16 players, within the search deadline); otherwise the best split the local-search heuristic of docs/MATCHMAKING.md found by then.'),
 });
 
+/** One entry of the integrity report (src/integrity/report.ts: PairEntry, QuitEntry, ResultsEntry). */
+const integrityEvidence = {
+  z: z.number(),
+  p: z.number(),
+  q: z.number().describe('Benjamini–Hochberg adjusted p-value.'),
+  tested: z.number().int(),
+};
+const integrityEntry = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('pair'),
+    players: z.array(z.string()).describe('The two players.'),
+    score: z.number().describe('−log10 of the adjusted p-value; higher is more suspicious.'),
+    pattern: z.enum(['alternating', 'one-sided']),
+    evidence: z.object({
+      meetings: z.number().int(),
+      expectedMeetings: z.number(),
+      meetingZ: z.number(),
+      meetingP: z.number(),
+      results: z.string().describe('Results of players[0] against players[1] in log order: W, L or D.'),
+      wins: z.array(z.number().int()),
+      draws: z.number().int(),
+      runs: z.number().int(),
+      expectedRuns: z.number(),
+      runsZ: z.number(),
+      alternationP: z.number(),
+      expectedWinShare: z.number(),
+      winZ: z.number(),
+      oneSidedP: z.number(),
+      patternP: z.number(),
+      q: integrityEvidence.q,
+      tested: integrityEvidence.tested,
+    }),
+  }),
+  z.object({
+    kind: z.literal('quits'),
+    player: z.string(),
+    score: z.number(),
+    evidence: z.object({ matches: z.number().int(), quits: z.number().int(), expectedQuits: z.number(), populationRate: z.number(), ...integrityEvidence }),
+  }),
+  z.object({
+    kind: z.literal('results'),
+    player: z.string(),
+    score: z.number(),
+    evidence: z.object({
+      matches: z.number().int(),
+      decisive: z.number().int(),
+      wins: z.number().int(),
+      expectedWins: z.number(),
+      ...integrityEvidence,
+      longestWinStreak: z.number().int(),
+      distinctOpponents: z.number().int(),
+      topOpponent: z.string().nullable(),
+      topOpponentShare: z.number(),
+    }),
+  }),
+]);
+
 export const integrityResponse = z.object({
   matches: z.number().int(),
   players: z.number().int(),
   quitRate: z.number(),
   tested: z.object({ pairs: z.number().int(), players: z.number().int() }),
-  entries: z.array(z.record(z.string(), z.unknown())).describe('Most suspicious first, each with its evidence (docs/INTEGRITY.md).'),
+  entries: z.array(integrityEntry).describe('Most suspicious first, each with its evidence (docs/INTEGRITY.md).'),
 });
 
 const optionDescription = z.object({
@@ -275,3 +432,33 @@ export const systemResponse = z.object({
     .describe('Bounds on one match of a ladder of this system (a match beyond them is a 400 naming `teams` or `teams[i].players`); they keep the cost of rating one match bounded.'),
 });
 export const systemListResponse = z.object({ systems: z.array(systemResponse) });
+
+/**
+ * Keys a value of type `Actual` may carry that `Declared` does not declare,
+ * at any depth (never when there are none). The schemas are closed
+ * (`additionalProperties: false`), so a field added to what the service
+ * answers must be declared here too: the checks below stop the build.
+ */
+type Undeclared<Actual, Declared> = Actual extends readonly (infer Item)[]
+  ? Declared extends readonly (infer DeclaredItem)[]
+    ? Undeclared<Item, DeclaredItem>
+    : never
+  : Actual extends object
+    ? { [K in keyof Actual]-?: K extends keyof Declared ? Undeclared<Actual[K], NonNullable<Declared[K]>> : K }[keyof Actual]
+    : never;
+/** True when `Actual` fits `Declared` and carries nothing undeclared; else the offending keys. */
+type Declares<Declared, Actual> = [Undeclared<Actual, Declared>] extends [never] ? ([Actual] extends [Declared] ? true : 'does not fit') : Undeclared<Actual, Declared>;
+
+type Output<T extends z.ZodType> = z.output<T>;
+type DeclaredEntry<Kind> = Extract<Output<typeof integrityEntry>, { kind: Kind }>;
+// A ladder's options are records in the Ladder type (each system's are declared per system above); the rest is checked.
+const ladderFields: [Undeclared<Omit<ReturnType<typeof ladderJson>, 'options' | 'resolvedOptions'>, Omit<Output<typeof ladderResponse>, 'options' | 'resolvedOptions'>>] extends [never] ? true : false = true;
+const responseTypes: [
+  Declares<DeclaredEntry<'pair'>, PairEntry>,
+  Declares<DeclaredEntry<'quits'>, QuitEntry>,
+  Declares<DeclaredEntry<'results'>, ResultsEntry>,
+  Declares<NonNullable<Output<typeof recentMatch>['quality']>, MatchQuality>,
+  Declares<Output<typeof seasonReset>, SeasonReset>,
+] = [true, true, true, true, true];
+void ladderFields;
+void responseTypes;

@@ -30,7 +30,7 @@ export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodT
   app.get('/docs', { config: { operation: { operationId: 'docs', tags: ['meta'], summary: 'A reference page of every operation', auth: 'none', responses: { 200: 'text/html' } } } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_POLICY).send((page ??= docsPage(document()))),
   );
-  app.get('/metrics', { config: { operation: { operationId: 'metrics', tags: ['meta'], summary: 'Prometheus metrics: request latency, matches rated, tickets waiting, wait times and pass failures per queue (private ladders only with a read key)', auth: 'none', responses: { 200: 'text/plain' } } } }, async (request, reply) => {
+  app.get('/metrics', { config: { operation: { operationId: 'metrics', tags: ['meta'], summary: 'Prometheus metrics: request latency, matches rated, tickets waiting, wait times and pass failures per queue (private ladders only with a read key)', auth: 'none', responses: { 200: 'text/plain' }, errors: [403] } } }, async (request, reply) => {
     if (ctx.metricsAccess === 'key') requireScope(request, 'read');
     await ctx.metrics.scrapeShared(() => ctx.tickets.waitingByQueue());
     let hidden: ReadonlySet<string> = new Set();
