@@ -31,7 +31,7 @@ import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import type { ServiceMetrics } from './metrics.js';
-import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets.js';
+import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
 
 export interface MatchmakingContext {
   db: Database;
