@@ -237,12 +237,12 @@ export class MatchmakingEngine {
   }
 
   private admit(state: LadderState, ticket: Ticket): void {
+    // Already queued: a rebuild's snapshot and the events after its position overlap.
+    if (state.matchmaker.has(ticket.id)) return;
     try {
       state.matchmaker.add(ticket);
     } catch (error) {
       if (!(error instanceof InvalidInputError)) throw error;
-      // Already queued: a rebuild's snapshot and the events after its position overlap.
-      if (error.field === 'id' && error.detail.includes('already queued')) return;
       if (error.field === 'players[].pings') state.regionsFull = true;
       state.refused.add(ticket.id);
       return;
@@ -254,12 +254,12 @@ export class MatchmakingEngine {
   }
 
   private admitBackfill(state: LadderState, request: BackfillInput): void {
+    // Already open: a rebuild's snapshot and the events after its position overlap.
+    if (state.matchmaker.hasBackfill(request.id)) return;
     try {
       state.matchmaker.addBackfill(request);
     } catch (error) {
       if (!(error instanceof InvalidInputError)) throw error;
-      // Already open: a rebuild's snapshot and the events after its position overlap.
-      if (error.field === 'id' && error.detail.includes('already open')) return;
       state.refusedBackfills.add(request.id);
       return;
     }

@@ -16,6 +16,7 @@ export const FIGURES_PREFIX = `${WAITING_PREFIX}"figures":`;
  * assign scripts), with one command per set and per counter, however many tickets. Only each ticket's
  * `figures` (the first member after the status) is decoded: it ends at the first `},"id":` of the
  * text, which no JSON string can contain (its quote would be escaped).
+ * Keeps: figures change together with the queue (every counter a ticket raised on intake falls when it leaves).
  */
 const LEAVE = `
 local function drop(key, field, by)
@@ -55,6 +56,7 @@ end`;
  * in the stored JSON the matcher's ticket starts (it runs to the last character but one): the event
  * carries only that. Returns per ticket 'ok', 'id', 'player:<index>', 'playing:<index>:<backfill>',
  * 'cap:ladder', 'cap:key' or 'regions'.
+ * Keeps: at most one waiting ticket per player; no queuing while in a backfill's match; the caps (maxWaiting, maxWaitingPerKey) and MAX_QUEUE_REGIONS; figures and the event log change together with the queue.
  */
 export const INTAKE = `
 local out = {}
@@ -135,7 +137,7 @@ if queued > 0 then
 end
 return out`;
 
-/** KEYS: ticket, queue, players, figures, events, regions, owners. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. */
+/** KEYS: ticket, queue, players, figures, events, regions, owners. ARGV: id, now, ttl, events cap, epoch. Returns the ticket's JSON after, or nil. Keeps: a ticket is matched or cancelled, never both, never twice (only a waiting ticket is cancelled, and logged once). */
 export const CANCEL = `${LEAVE}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return false end
@@ -154,6 +156,7 @@ return out`;
  * ARGV[from + 1], … to the end. Unless every one is still in the queue, changes nothing and returns false;
  * else takes them out of the queue, the players set and the counters and rewrites each as matched with
  * `body` (JSON members without braces) and its team.
+ * Keeps: a match is placed only if every one of its tickets still waits.
  */
 const PLACE = `${LEAVE}
 local function place(queueKey, playersKey, figuresKey, regionsKey, ownersKey, prefix, ttl, now, body, epoch, from)
@@ -192,6 +195,7 @@ end`;
  * formed-match key prefix, then per match: its body (JSON members without braces), its recent entry
  * (JSON), its id, its team count, ticket count c, c (ticket id, team) pairs. Returns -1 when the lock is
  * not ours (nothing placed), else per match 1 placed or 0 a ticket had left.
+ * Keeps: a match is placed only if every ticket still waits and the caller still holds the lock (the lock check comes first).
  */
 export const ASSIGN = `${LEAVE}
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
@@ -250,6 +254,7 @@ return out`;
  * ARGV: id, createdAt, ladder, record JSON, players JSON, events cap, event payload, team count k, then
  * per team its player count and its players. Returns 'ok', 'id', 'waiting:<team>:<index>' or
  * 'playing:<team>:<index>:<backfill>'.
+ * Keeps the backfill rules: none of its players waits in a ticket or is in another open backfill; one backfill per id.
  */
 export const BACKFILL_INTAKE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
@@ -284,6 +289,7 @@ return 'ok'`;
 /**
  * Closes an open backfill (Lua, shared by the cancel and fill scripts): its status and end, out of the
  * open set, its players (a JSON array) out of the playing hash, and a TTL.
+ * Keeps the backfill rules: a closed backfill's players are free to queue again.
  */
 const CLOSE = `
 local function close(backfillKey, backfillsKey, playingKey, id, status, now, ttl, playersJson)
@@ -296,7 +302,7 @@ local function close(backfillKey, backfillsKey, playingKey, id, status, now, ttl
   redis.call('PEXPIRE', backfillKey, ttl)
 end`;
 
-/** KEYS: backfill, backfills, playing, events. ARGV: id, now, ttl, events cap. Returns [status, fills, json, endedAt] after, or nil. */
+/** KEYS: backfill, backfills, playing, events. ARGV: id, now, ttl, events cap. Returns [status, fills, json, endedAt] after, or nil. Keeps the backfill rules: only an open backfill is cancelled, once, with one event. */
 export const BACKFILL_CANCEL = `${CLOSE}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return false end
@@ -311,6 +317,7 @@ return redis.call('HMGET', KEYS[1], 'status', 'fills', 'json', 'endedAt')`;
  * ARGV: lock value, ticket key prefix, ttl, now, match body, epoch, backfill id, fills seen, record JSON
  * after, players JSON after, filled (1 or 0), newcomer count m, m newcomer ids, then (ticket id, team)
  * pairs. Returns 1 placed, 0 a ticket left or the backfill is closed or changed, -1 the lock is not ours.
+ * Keeps the backfill rules: a fill is placed only while the caller holds the lock, the backfill is open as the caller saw it (`fills`) and every added ticket waits.
  */
 export const FILL = `${PLACE}
 ${CLOSE}
@@ -327,11 +334,11 @@ else
 end
 return 1`;
 
-/** KEYS: lock. ARGV: value held, new value, ttl. Renews (with a new value) while the lock is ours. */
+/** KEYS: lock. ARGV: value held, new value, ttl. Renews (with a new value) while the lock is ours. Keeps lock takeover safe: only the holder renews. */
 export const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
-/** KEYS: lock, events. ARGV: value held, first id to keep. */
+/** KEYS: lock, events. ARGV: value held, first id to keep. Keeps the event log's trimming: only the lock holder trims. */
 export const TRIM = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('XTRIM', KEYS[2], 'MINID', '~', ARGV[2]) end return -1`;
-/** KEYS: queues. ARGV: key prefix. Every ladder that has had tickets and its waiting tickets, flat. */
+/** KEYS: queues. ARGV: key prefix. Every ladder that has had tickets and its waiting tickets, flat. Keeps: figures are read from the counters, never by scanning a queue. */
 export const WAITING = `
 local out = {}
 for i, ladder in ipairs(redis.call('SMEMBERS', KEYS[1])) do
@@ -344,6 +351,7 @@ return out`;
  * (returns 0, and the caller cancels again). KEYS: queue, backfills, players, figures, regions,
  * events, playing, recent, queues, owners, the set of regions of earlier versions. ARGV: ladder.
  * Returns 1 when forgotten.
+ * Keeps closing a queue lossless: nothing waiting is forgotten.
  */
 export const FORGET = `
 if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
@@ -358,6 +366,7 @@ return 1`;
  * ARGV: ticket key prefix, backfill key prefix, ticket cutoff, backfill cutoff, now, ttl, events cap,
  * epoch, limit, channel, ladder (as JSON). Returns [expired ticket ids, expired backfill ids, the
  * oldest waiting ticket's arrival or '', the oldest open backfill's creation or ''].
+ * Keeps the time-to-live sweep: what is expired ends as its cancellation would (out of the queue and its figures, players freed, an event logged).
  */
 export const EXPIRE = `${LEAVE}
 ${CLOSE}
@@ -395,12 +404,20 @@ local oldestTicket = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or ''
 local oldestBackfill = redis.call('ZRANGE', KEYS[7], 0, 0, 'WITHSCORES')[2] or ''
 return {tickets, backfills, oldestTicket, oldestBackfill}`;
 
+/**
+ * KEYS: events. The stream's XINFO STREAM reply, or nil when there is no stream yet (told by EXISTS in
+ * the same step, not by the error's text). Keeps a snapshot's position: every change after it is in the log.
+ */
+export const STREAM_POSITION = `if redis.call('EXISTS', KEYS[1]) == 0 then return false end return redis.call('XINFO', 'STREAM', KEYS[1])`;
+
+/** Keeps lock takeover safe: only the holder gives the lock up. */
 export const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Returns the epoch, writing `ARGV[1]` first when there is none (an empty Redis); when the caller
  * knew another (`ARGV[2]`, '' for none), the data were lost since: `epoch:lost` is set to `ARGV[3]`
  * (ms) unless another instance noticed first, for `ARGV[4]` ms. KEYS: epoch, epoch:lost.
+ * Keeps a lost queue told apart from an unknown ticket.
  */
 export const EPOCH = `
 local current = redis.call('GET', KEYS[1])

@@ -41,7 +41,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { BackfillInput, Ticket } from '../../matchmaking/index.js';
 import { TicketLostError, UnavailableError } from '../errors/index.js';
 import { redisCall } from '../redis.js';
-import { ASSIGN, BACKFILL_CANCEL, BACKFILL_INTAKE, CANCEL, EPOCH, EXPIRE, FIGURES_PREFIX, FILL, FORGET, INTAKE, RELEASE, RENEW, TRIM, WAITING, WAITING_PREFIX } from './redis-scripts.js';
+import { ASSIGN, BACKFILL_CANCEL, BACKFILL_INTAKE, CANCEL, EPOCH, EXPIRE, FIGURES_PREFIX, FILL, FORGET, INTAKE, RELEASE, RENEW, STREAM_POSITION, TRIM, WAITING, WAITING_PREFIX } from './redis-scripts.js';
 import {
   type AddOutcome,
   type AssignmentEvent,
@@ -96,6 +96,7 @@ interface Scripts {
   ladderWaiting: Script;
   ladderEpoch: Script;
   ladderExpire: Script;
+  ladderStreamPosition: Script;
 }
 
 export interface RedisTicketOptions {
@@ -166,6 +167,7 @@ export class RedisTicketStore implements TicketStore {
     redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
     redis.defineCommand('ladderEpoch', { numberOfKeys: 2, lua: EPOCH });
     redis.defineCommand('ladderExpire', { numberOfKeys: 8, lua: EXPIRE });
+    redis.defineCommand('ladderStreamPosition', { numberOfKeys: 1, lua: STREAM_POSITION });
     this.scripts = redis as unknown as Scripts;
     redis.on('ready', () => {
       void this.learnClientId();
@@ -501,13 +503,12 @@ export class RedisTicketStore implements TicketStore {
     const k = this.queueKeys(ladder);
     // The position first: every change after it is in the stream, so a ticket the scan misses or sees
     // in an older state is put right by the events that follow.
+    // No stream yet (null): every event will come after it.
+    const reply = (await redisCall(this.scripts.ladderStreamPosition(k.events))) as unknown[] | null;
     let cursor = '0-0@0';
-    try {
-      const info = streamInfo((await this.redis.call('XINFO', 'STREAM', k.events)) as unknown[]);
+    if (Array.isArray(reply)) {
+      const info = streamInfo(reply);
       cursor = `${info.lastId}@${info.added}`;
-    } catch (error) {
-      // No stream yet: every event will come after it.
-      if (!String((error as Error).message).includes('no such key')) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     }
     // Open backfills before the tickets (see TicketStore.snapshot), oldest first.
     if (onBackfills) {
