@@ -78,6 +78,40 @@ describe('the service', () => {
 });
 
 /**
+ * Logic keyed on an error's text: a search in its `message` or `detail`
+ * (`.detail.includes(`, `String(e.message).startsWith(`, `/x/.test(e.message)`)
+ * or a comparison with it. A decision reads a type, a field or a code.
+ */
+function textDecisions(text: string): string[] {
+  const patterns = [
+    /\.(?:message|detail)\)?\.(?:includes|startsWith|endsWith|indexOf|lastIndexOf|search|match|matchAll)\(/,
+    /\.test\([^)]*\.(?:message|detail)\)/,
+    /\.(?:message|detail)\s*[!=]==?\s*['"`]/,
+  ];
+  const found: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (patterns.some((pattern) => pattern.test(line))) found.push(`${i + 1}: ${line.trim()}`);
+  });
+  return found;
+}
+
+describe('errors', () => {
+  it('finds decisions keyed on error text, and not reading the text out', () => {
+    for (const decision of ["if (error.field === 'id' && error.detail.includes('already queued')) return;", "if (!String((error as Error).message).includes('no such key')) throw error;", 'if (/NOSCRIPT/.test(error.message)) retry();', "if (e.message === 'gone') return;", 'e.detail.startsWith(`x`)']) {
+      expect(textDecisions(decision), decision).toHaveLength(1);
+    }
+    for (const reading of ['reply.send({ detail: error.detail });', "const text = error.message + '.';", 'throw new UnavailableError(error.message);']) {
+      expect(textDecisions(reading), reading).toEqual([]);
+    }
+  });
+
+  it('are never told apart by their text in src: a decision reads the type, a field or a code', () => {
+    const decisions = tree(src).flatMap((file) => textDecisions(readFileSync(file, 'utf8')).map((line) => `${relative(src, file)}:${line}`));
+    expect(decisions).toEqual([]);
+  });
+});
+
+/**
  * The places a system's name is branched on: compared (`=== 'glicko2'`,
  * `'elo' !==`), switched on (`case 'elo':`), tested for membership
  * (`['elo', 'glicko2'].includes(`) or used as the keys of a lookup table

@@ -45,8 +45,8 @@ import type { Redis } from 'ioredis';
 import { mulberry32 } from '../core/wvw.js';
 import { Matchmaker, type Ticket } from '../matchmaking/index.js';
 import type { PassReport } from '../service/matchmaking-pass.js';
-import type { StoredTicket } from '../service/tickets.js';
-import { RedisTicketStore } from '../service/tickets-redis.js';
+import type { StoredTicket } from '../service/tickets/store.js';
+import { RedisTicketStore } from '../service/tickets/redis.js';
 import { syntheticQueue } from '../sim/tickets.js';
 import { cliEntry, postgresCpuSeconds, processCpuSeconds, stop } from './load.js';
 

@@ -304,3 +304,19 @@ describe('ticket validation', () => {
     expect(() => parseMode('3v2')).toThrow(/field mode/);
   });
 });
+
+describe('Matchmaker.has and hasBackfill', () => {
+  it('say whether a ticket waits and a backfill is open, so a caller never reads a refusal to know', () => {
+    const mm = new Matchmaker({ teamSize: 1 });
+    expect(mm.has('t1')).toBe(false);
+    mm.add(solo('t1', 0, 50));
+    expect(mm.has('t1')).toBe(true);
+    mm.cancel('t1');
+    expect(mm.has('t1')).toBe(false);
+    expect(mm.hasBackfill('b1')).toBe(false);
+    mm.addBackfill({ id: 'b1', match: 'm1', region: 'eu', at: 0, teams: [['x'], []], players: { x: { percentile: 50 } } });
+    expect(mm.hasBackfill('b1')).toBe(true);
+    mm.removeBackfill('b1');
+    expect(mm.hasBackfill('b1')).toBe(false);
+  });
+});

@@ -291,6 +291,16 @@ export class Matchmaker {
     return true;
   }
 
+  /** Whether a ticket with this id waits: a caller that may offer a ticket twice asks this rather than reading add's refusal. */
+  has(ticketId: string): boolean {
+    return this.waitingSlotOfTicket(ticketId) !== -1;
+  }
+
+  /** Whether a backfill request with this id is open (see `has`). */
+  hasBackfill(backfillId: string): boolean {
+    return this.backfillById.has(backfillId);
+  }
+
   /**
    * Opens a backfill request: at the next passes, before new matches form,
    * waiting tickets fill its open slots (see backfill.ts for the rules).

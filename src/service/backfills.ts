@@ -17,7 +17,7 @@ import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } fr
 import type { Ladder } from './ladders.js';
 import type { QueueContext } from './queue.js';
 import type { backfillSchema } from './schemas.js';
-import type { StoredBackfill } from './tickets.js';
+import type { StoredBackfill } from './tickets/store.js';
 
 export function backfillJson(b: StoredBackfill) {
   return {

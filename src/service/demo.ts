@@ -12,7 +12,7 @@ import type { Match } from '../core/match.js';
 import { wvwGroups } from '../core/wvw.js';
 import type { Service } from './index.js';
 import { NotFoundError } from './errors/index.js';
-import type { TicketStore } from './tickets.js';
+import type { TicketStore } from './tickets/store.js';
 
 const DAY = 86_400_000;
 

@@ -21,8 +21,9 @@ import { serviceMetrics } from './metrics.js';
 import { MemoryRankings, RedisRankings, type Rankings } from './rankings.js';
 import { ServiceStartError } from './start-errors.js';
 import { PlayerLookup } from './player-lookup.js';
-import { MemoryTicketStore, type TicketStore } from './tickets.js';
-import { RedisTicketStore } from './tickets-redis.js';
+import { MemoryTicketStore } from './tickets/memory.js';
+import type { TicketStore } from './tickets/store.js';
+import { RedisTicketStore } from './tickets/redis.js';
 import { MatchWriter, type WriterOptions } from './writer/index.js';
 
 export { ServiceStartError } from './start-errors.js';

@@ -37,7 +37,7 @@ import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './matchmaking-worker/host.js';
 import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
 import type { ServiceMetrics } from './metrics.js';
-import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets.js';
+import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
 
 export interface MatchmakingContext {
   db: Database;
@@ -269,9 +269,9 @@ export class MatchmakingEngine {
 
   /** Books the matchmaker's answer to adding a ticket. */
   private admitted(state: LadderState, ticket: Ticket, result: OpResult): void {
+    // Already queued: a rebuild's snapshot and the events after its position overlap.
+    if (result === 'present') return;
     if (typeof result === 'object' && result !== null) {
-      // Already queued: a rebuild's snapshot and the events after its position overlap.
-      if (result.refused.field === 'id' && result.refused.detail.includes('already queued')) return;
       if (result.refused.field === 'players[].pings') state.regionsFull = true;
       state.refused.add(ticket.id);
       return;
@@ -284,9 +284,9 @@ export class MatchmakingEngine {
 
   /** Books the matchmaker's answer to opening a backfill. */
   private admittedBackfill(state: LadderState, request: BackfillInput, result: OpResult): void {
+    // Already open: a rebuild's snapshot and the events after its position overlap.
+    if (result === 'present') return;
     if (typeof result === 'object' && result !== null) {
-      // Already open: a rebuild's snapshot and the events after its position overlap.
-      if (result.refused.field === 'id' && result.refused.detail.includes('already open')) return;
       state.refusedBackfills.add(request.id);
       return;
     }

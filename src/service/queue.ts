@@ -15,7 +15,7 @@ import { ConflictError, NotFoundError, PlayerBusyError, QuotaExceededError } fro
 import type { Ladder } from './ladders.js';
 import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
-import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type StoredTicket, type TicketStore } from './tickets.js';
+import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type StoredTicket, type TicketStore } from './tickets/store.js';
 
 export interface QueueContext {
   tickets: TicketStore;

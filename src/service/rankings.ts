@@ -12,6 +12,7 @@ import { syncPoint } from '../store/ladders.js';
 import { allPlayers, playersChangedSince } from '../store/players.js';
 import { UnavailableError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
+import { redisCall } from './redis.js';
 import { keepsWholeHistory } from './whole-history.js';
 import type { CommittedPlayer } from './writer/plan.js';
 
@@ -49,15 +50,6 @@ export interface Rankings {
   /** Forgets a ladder's order; the next read loads it again from the database (after a correction, a new season, a settings change). */
   reset(ladder: string): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Turns a failed Redis call into UnavailableError; the driver's message stays in `cause`. */
-export async function redisCall<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (error) {
-    throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
-  }
 }
 
 /** In-process leaderboards: correct for one instance (other instances' writes are not seen). */

@@ -13,8 +13,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MatchmakingEngine } from '../../src/service/matchmaking-pass.js';
 import { serviceMetrics } from '../../src/service/metrics.js';
-import type { BackfillPlacement, TicketStore } from '../../src/service/tickets.js';
-import { RedisTicketStore } from '../../src/service/tickets-redis.js';
+import type { BackfillPlacement, TicketStore } from '../../src/service/tickets/store.js';
+import { RedisTicketStore } from '../../src/service/tickets/redis.js';
 import { followAssignments } from '../support/assignments.js';
 import { BACKENDS, cleanupShared, client, REDIS_URL, startTestServer, type TestServer } from './helpers.js';
 

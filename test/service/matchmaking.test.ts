@@ -11,8 +11,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MatchmakingEngine } from '../../src/service/matchmaking-pass.js';
 import { serviceMetrics } from '../../src/service/metrics.js';
-import { bandOf, type Placement, type TicketStore } from '../../src/service/tickets.js';
-import { RedisTicketStore } from '../../src/service/tickets-redis.js';
+import { bandOf, type Placement, type TicketStore } from '../../src/service/tickets/store.js';
+import { RedisTicketStore } from '../../src/service/tickets/redis.js';
 import { BACKENDS, cleanupShared, client, REDIS_URL, startTestServer, type TestServer } from './helpers.js';
 
 interface TicketBody {

@@ -7,7 +7,7 @@ import type { Ladders } from '../ladders.js';
 import type { ServiceMetrics } from '../metrics.js';
 import type { PlayerLookup } from '../player-lookup.js';
 import type { Rankings } from '../rankings.js';
-import type { TicketStore } from '../tickets.js';
+import type { TicketStore } from '../tickets/store.js';
 import type { MatchWriter } from '../writer/index.js';
 import type { CorsOptions } from './security.js';
 import type { StreamLimits } from './stream-slots.js';

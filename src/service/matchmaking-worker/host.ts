@@ -95,6 +95,8 @@ export function inProcessMatchmakers(): MatchmakerHost {
 async function single(matchmaker: RemoteMatchmaker, op: MatchmakerOp): Promise<boolean> {
   const [result] = await matchmaker.apply([op]);
   if (typeof result === 'boolean') return result;
+  // Already held: nothing was added.
+  if (result === 'present') return false;
   if (result !== null && result !== undefined) throw new InvalidInputError(result.refused.detail, { field: result.refused.field });
   return true;
 }

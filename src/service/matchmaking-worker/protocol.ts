@@ -19,10 +19,11 @@ export interface RefusedInput {
 
 /**
  * The outcome of one op, in the order sent: `add` and `addBackfill` give
- * null when accepted or the refusal; `cancel` and `removeBackfill` whether
- * the ticket or backfill was there.
+ * null when accepted, 'present' when the matchmaker already holds that id
+ * (told by `has`/`hasBackfill`, never by an error's text), or the refusal;
+ * `cancel` and `removeBackfill` whether the ticket or backfill was there.
  */
-export type OpResult = null | boolean | { refused: RefusedInput };
+export type OpResult = null | boolean | { refused: RefusedInput } | 'present';
 
 /** What a matchmaker counts, sent back with every answer so the proxy can read them without a round trip. */
 export interface MatchmakerCounts {
@@ -101,6 +102,7 @@ export function applyOps(matchmaker: Matchmaker, ops: readonly MatchmakerOp[]): 
   for (const op of ops) {
     if (op.op === 'cancel') results.push(matchmaker.cancel(op.id));
     else if (op.op === 'removeBackfill') results.push(matchmaker.removeBackfill(op.id));
+    else if (op.op === 'add' ? matchmaker.has(String(op.ticket.id)) : matchmaker.hasBackfill(op.backfill.id)) results.push('present');
     else {
       try {
         if (op.op === 'add') matchmaker.add(op.ticket);

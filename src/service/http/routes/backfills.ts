@@ -6,7 +6,7 @@ import { expireDue } from '../../queue.js';
 import type { Scope } from '../../keys.js';
 import { backfillResponse, cancelledBackfillResponse } from '../../responses.js';
 import { backfillSchema, idParams, ladderParams } from '../../schemas.js';
-import type { StoredBackfill } from '../../tickets.js';
+import type { StoredBackfill } from '../../tickets/store.js';
 import { mayRead, requireLadder, requireScope, writableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';

@@ -4,7 +4,7 @@ import { NotFoundError } from '../../errors/index.js';
 import type { Scope } from '../../keys.js';
 import { cancelTicket, createTicket, expireDue, queueView, ticketJson } from '../../queue.js';
 import { idParams, ladderParams, ticketSchema } from '../../schemas.js';
-import type { ExpiredEvent, RecentMatch, StoredTicket } from '../../tickets.js';
+import type { ExpiredEvent, RecentMatch, StoredTicket } from '../../tickets/store.js';
 import { mayRead, readableLadder, requireLadder, requireScope, writableLadder } from '../access.js';
 import type { RouteOptions } from '../context.js';
 import { StreamSlots } from '../stream-slots.js';
