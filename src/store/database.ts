@@ -250,6 +250,10 @@ export interface PostgresOptions {
   readTimeoutMs?: number;
   /** Connections reads may hold at once, besides `max`. @default DEFAULT_READ_POOL_SIZE */
   readPoolSize?: number;
+  /** Reads that may wait for a read connection; past that a read is refused (503). @default 32 */
+  readQueue?: number;
+  /** A read whose client left is cancelled if its statement still runs this long after. @default 200 */
+  readCancelGraceMs?: number;
 }
 
 /** Opens a pool on a real PostgreSQL server. */
@@ -292,6 +296,8 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   // never for the ones writes, corrections and /healthz use. Its connections start with the read statement
   // timeout as a session setting (a startup parameter: no extra round trip per read, and no transaction
   // around a read), so a write never runs under it.
+  const readGate = new ReadGate({ concurrency: options.readPoolSize ?? DEFAULT_READ_POOL_SIZE, queue: options.readQueue ?? 32 });
+  const cancelGraceMs = options.readCancelGraceMs ?? 200;
   const readPool = new Pool({
     connectionString: options.url,
     max: options.readPoolSize ?? DEFAULT_READ_POOL_SIZE,
@@ -364,10 +370,14 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   const read = async <T>(work: (db: Queryable) => Promise<T>, readOptions: ReadOptions = {}): Promise<T> => {
     const { signal } = readOptions;
     throwIfCancelled(signal);
+    // At most readPoolSize reads run and a bounded line waits (src/store/read-gate.ts); a read whose
+    // client leaves while in line never takes a connection.
+    const leave = await readGate.enter(signal);
     let client: import('pg').PoolClient;
     try {
       client = await readPool.connect();
     } catch (error) {
+      leave();
       throw classifyDatabaseError(error);
     }
     let running = 0;
@@ -375,10 +385,17 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     // The backend running our statement is told to stop it (from a connection of the main pool, which
     // readers never hold). Until that has been sent the connection is not given back, and then it is
     // closed rather than reused, so the cancel can only ever reach a statement of this read.
-    const onAbort = () => {
+    // A statement is cancelled only if it is still running a grace period after the client left: bounded
+    // pages finish within it, and cancelling each of them would cost a new backend per abandoned request
+    // (the connection is closed after a cancel), a churn that itself starves the writers.
+    let graceTimer: NodeJS.Timeout | undefined;
+    const cancel = () => {
       if (running === 0 || cancelling !== undefined) return;
       const pid = (client as unknown as { processID: number | null }).processID;
       if (pid !== null) cancelling = pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    };
+    const onAbort = () => {
+      graceTimer = setTimeout(cancel, cancelGraceMs);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -409,10 +426,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
       });
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      if (graceTimer !== undefined) clearTimeout(graceTimer);
       if (cancelling !== undefined) {
         await cancelling;
         client.release(true);
       } else client.release();
+      leave();
     }
   };
   return {
