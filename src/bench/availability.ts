@@ -11,6 +11,7 @@
  *   node --expose-gc dist/bench/availability.js [--backend pglite|postgres|both] [--attack NAME,...] [--matches 100000] [--seconds 15]
  *
  * Attacks (the promise in docs/SERVICE.md, "Availability"):
+ * - `none`: the writer alone, the baseline of the machine;
  * - `deep-pages`: 40 anonymous clients read a `matches`-long history and
  *   match list at deep offsets and through the cursors, each request
  *   abandoned after 100 ms;
@@ -45,8 +46,8 @@ import { migrate } from '../store/migrations.js';
 import { upsertPlayers } from '../store/players.js';
 import { startServer, stop } from './load.js';
 
-export type Attack = 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'void';
-export const ATTACKS: Attack[] = ['deep-pages', 'balance', 'whr-teams', 'whr-restart', 'void'];
+export type Attack = 'none' | 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'void';
+export const ATTACKS: Attack[] = ['none', 'deep-pages', 'balance', 'whr-teams', 'whr-restart', 'void'];
 export type Backend = 'pglite' | 'postgres';
 
 export interface AvailabilityOptions {
@@ -271,6 +272,8 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
     server = await startServer({ ...prepared.env, LADDER_ADMIN_KEY: ADMIN_KEY }, prepared.extra);
     let base = new URL(server.url);
     const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+    // The steady writer has connections of its own: the attackers' abandoned sockets never delay its requests in this process.
+    const writerAgent = new Agent({ keepAlive: true, maxSockets: 8 });
     const admin = (c: Omit<Call, 'key'>) => call(agent, base, { ...c, key: ADMIN_KEY });
     await admin({ method: 'POST', path: '/v1/ladders', body: { id: STEADY, system: 'glicko2' } });
     if (attack === 'balance') {
@@ -297,10 +300,13 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
     // The steady writer: 4 clients, each a match every 20 ms or so, to another ladder.
     const writer = loop(4, until, (w) => {
       const n = writes++;
-      return admin({ method: 'POST', path: `/v1/ladders/${STEADY}/matches`, body: { teams: [{ players: [`s${w}-${n % 50}`], rank: 1 }, { players: [`s${w}-${(n + 7) % 50}`], rank: 2 }] } });
+      return call(writerAgent, base, { key: ADMIN_KEY, method: 'POST', path: `/v1/ladders/${STEADY}/matches`, body: { teams: [{ players: [`s${w}-${n % 50}`], rank: 1 }, { players: [`s${w}-${(n + 7) % 50}`], rank: 2 }] } });
     }, 20);
     let attacker: Promise<Latency>;
     switch (attack) {
+      case 'none':
+        attacker = Promise.resolve(summarize([], {}));
+        break;
       case 'deep-pages': {
         // Deep offsets (the 400 that names the cursor, or today's walk) and deep cursor pages, each abandoned after 100 ms.
         attacker = loop(40, until, (_, n) => {
@@ -339,6 +345,7 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
     clearInterval(sampler);
     const eventLoopMax = await eventLoopMaxMs(agent, base);
     agent.destroy();
+    writerAgent.destroy();
     const result: AvailabilityResult = {
       backend,
       attack,
