@@ -97,7 +97,13 @@ function textDecisions(text: string): string[] {
 
 describe('errors', () => {
   it('finds decisions keyed on error text, and not reading the text out', () => {
-    for (const decision of ["if (error.field === 'id' && error.detail.includes('already queued')) return;", "if (!String((error as Error).message).includes('no such key')) throw error;", 'if (/NOSCRIPT/.test(error.message)) retry();', "if (e.message === 'gone') return;", 'e.detail.startsWith(`x`)']) {
+    for (const decision of [
+      "if (error.field === 'id' && error.detail.includes('already queued')) return;",
+      "if (!String((error as Error).message).includes('no such key')) throw error;",
+      'if (/NOSCRIPT/.test(error.message)) retry();',
+      "if (e.message === 'gone') return;",
+      'e.detail.startsWith(`x`)',
+    ]) {
       expect(textDecisions(decision), decision).toHaveLength(1);
     }
     for (const reading of ['reply.send({ detail: error.detail });', "const text = error.message + '.';", 'throw new UnavailableError(error.message);']) {
@@ -138,7 +144,13 @@ function nameBranches(text: string, names: readonly string[]): string[] {
 describe('the rating systems', () => {
   it('finds branches on a name, and not names given as data', () => {
     const names = ['glicko2', 'elo', 'teamrank'];
-    for (const branch of ["if (x === 'glicko2') y();", "if ('elo' !== system) y();", '  case `teamrank`:', "const ok = ['elo', 'glicko2'].includes(system);", "const labels = { teamrank: 'Team rank', glicko2: 'Glicko-2' };"]) {
+    for (const branch of [
+      "if (x === 'glicko2') y();",
+      "if ('elo' !== system) y();",
+      '  case `teamrank`:',
+      "const ok = ['elo', 'glicko2'].includes(system);",
+      "const labels = { teamrank: 'Team rank', glicko2: 'Glicko-2' };",
+    ]) {
       expect(nameBranches(branch, names), branch).toHaveLength(1);
     }
     for (const data of ["createSystem('elo');", "{ label: 'elo, K 32', system: 'elo' },", "const x = { system: 'glicko2', k: 1 };", "fitOf('glicko2')"]) {

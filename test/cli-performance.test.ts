@@ -60,9 +60,7 @@ describe('computePerformance', () => {
   });
 
   it('prints a readable line with the tier display', () => {
-    expect(formatPerformance({ method: 'netzero', rating: 1475.4715729689282752, games: 6 })).toBe(
-      'netzero performance rating: 1475.47 (Tier 5 · 75%) over 6 games',
-    );
+    expect(formatPerformance({ method: 'netzero', rating: 1475.4715729689282752, games: 6 })).toBe('netzero performance rating: 1475.47 (Tier 5 · 75%) over 6 games');
   });
 
   it('names the line and field of bad input', () => {

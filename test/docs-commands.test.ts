@@ -38,9 +38,13 @@ async function parse(args: readonly string[]): Promise<string[]> {
 
 describe('shell blocks paste into a shell', () => {
   // A synopsis in a shell block runs `a|b|c` as a pipeline (exit 127) and `[--json]` as a glob: synopses go in ```synopsis blocks.
-  const shell = projectDocs().flatMap(([file, text]) => codeBlocks(file, text)).filter((block) => SHELL_BLOCKS.has(block.language));
+  const shell = projectDocs()
+    .flatMap(([file, text]) => codeBlocks(file, text))
+    .filter((block) => SHELL_BLOCKS.has(block.language));
   it.each(shell.map((block) => [`${block.file}:${block.line}`, block] as const))('%s holds no synopsis', (_, block) => {
-    const synopsisLines = block.text.split('\n').filter((line) => !/^\s*#/.test(line) && (/\[--|\[[A-Z]/.test(line) || /\b[a-z0-9-]+\|[a-z0-9-]+\|/.test(line) || /\s\.\.\.(\s|$)/.test(line)));
+    const synopsisLines = block.text
+      .split('\n')
+      .filter((line) => !/^\s*#/.test(line) && (/\[--|\[[A-Z]/.test(line) || /\b[a-z0-9-]+\|[a-z0-9-]+\|/.test(line) || /\s\.\.\.(\s|$)/.test(line)));
     expect(synopsisLines).toEqual([]);
   });
 });
@@ -56,7 +60,11 @@ describe('documented ladder commands', () => {
     expect(Object.keys(COMMANDS)).toContain(name);
     const program = await ladderProgram([name]);
     const known = new Set([...program.commands[0]!.options.map((o) => o.long), '--help']);
-    const named = c.args.slice(1).flatMap((word) => word.replace(/[[\]]/g, '').split('|')).filter((word) => word.startsWith('--')).map((word) => word.split('=')[0]!);
+    const named = c.args
+      .slice(1)
+      .flatMap((word) => word.replace(/[[\]]/g, '').split('|'))
+      .filter((word) => word.startsWith('--'))
+      .map((word) => word.split('=')[0]!);
     expect(named.filter((option) => !known.has(option))).toEqual([]);
   });
 
@@ -68,17 +76,21 @@ describe('documented ladder commands', () => {
 
   const runnable = complete.filter((c) => RUNNABLE.has(c.args[0]!));
   it('runs some commands for real', () => expect(runnable.length).toBeGreaterThan(2));
-  it.each(runnable.map((c) => [label(c), c] as const))('%s runs and exits 0', async (_, c) => {
-    const inputs = await parse(c.args);
-    const missing = inputs.filter((input) => !existsSync(resolve(ROOT, input)));
-    // Data kept outside the repository (../shared/data) may be absent: then the command is only parsed.
-    if (missing.some((input) => input.startsWith('../'))) return;
-    expect(missing).toEqual([]);
-    const run = runLadder(c.args);
-    expect(run.stderr.replace(/^ladder: skipped \d+ invalid line\(s\):\n(  .*\n)*/, '')).toBe('');
-    expect(run.status).toBe(0);
-    // A transcript shows what the command prints: it must still print that.
-    if (c.output !== undefined) expect(run.stdout.trimEnd()).toBe(c.output.trimEnd());
-    // An evaluation of the 619,377-match ATP file takes several seconds, more on a loaded machine.
-  }, 180_000);
+  it.each(runnable.map((c) => [label(c), c] as const))(
+    '%s runs and exits 0',
+    async (_, c) => {
+      const inputs = await parse(c.args);
+      const missing = inputs.filter((input) => !existsSync(resolve(ROOT, input)));
+      // Data kept outside the repository (../shared/data) may be absent: then the command is only parsed.
+      if (missing.some((input) => input.startsWith('../'))) return;
+      expect(missing).toEqual([]);
+      const run = runLadder(c.args);
+      expect(run.stderr.replace(/^ladder: skipped \d+ invalid line\(s\):\n( {2}.*\n)*/, '')).toBe('');
+      expect(run.status).toBe(0);
+      // A transcript shows what the command prints: it must still print that.
+      if (c.output !== undefined) expect(run.stdout.trimEnd()).toBe(c.output.trimEnd());
+      // An evaluation of the 619,377-match ATP file takes several seconds, more on a loaded machine.
+    },
+    180_000,
+  );
 });

@@ -74,11 +74,15 @@ describe('library snippets in the docs', () => {
     expect(await typeErrors(tsconfig)).toBe('');
   }, 120_000);
 
-  it.each(snippets.map((s) => [`${s.file}:${s.line}`, s] as const))('%s runs', async (_, snippet) => {
-    const result = await run(process.execPath, ['--import', 'tsx', join(dir, snippet.name)], { cwd: dir, env: childEnv({ TSX_TSCONFIG_PATH: tsconfig }) });
-    expect(result.stderr).toBe('');
-    // A snippet that shows its output (`// prints: …` lines) prints exactly that.
-    const shown = [...snippet.text.matchAll(/^\/\/ prints: (.*)$/gm)].map((m) => m[1]!);
-    if (shown.length > 0) expect(result.stdout.trim().split('\n')).toEqual(shown);
-  }, 60_000);
+  it.each(snippets.map((s) => [`${s.file}:${s.line}`, s] as const))(
+    '%s runs',
+    async (_, snippet) => {
+      const result = await run(process.execPath, ['--import', 'tsx', join(dir, snippet.name)], { cwd: dir, env: childEnv({ TSX_TSCONFIG_PATH: tsconfig }) });
+      expect(result.stderr).toBe('');
+      // A snippet that shows its output (`// prints: …` lines) prints exactly that.
+      const shown = [...snippet.text.matchAll(/^\/\/ prints: (.*)$/gm)].map((m) => m[1]!);
+      if (shown.length > 0) expect(result.stdout.trim().split('\n')).toEqual(shown);
+    },
+    60_000,
+  );
 });

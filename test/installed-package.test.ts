@@ -17,7 +17,6 @@ import { childEnv } from './support/test-env.js';
 let project = '';
 let ladderBin = '';
 
-
 function ladder(args: string[], input = '') {
   const run = spawnSync(process.execPath, [ladderBin, ...args], { cwd: project, encoding: 'utf8', input, env: childEnv(), maxBuffer: 64 * 1024 * 1024 });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
@@ -26,9 +25,21 @@ function ladder(args: string[], input = '') {
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'ladder-installed-'));
   // --ignore-scripts: the global setup built dist/ already (prepack would build it again).
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: childEnv() })) as Array<{ filename: string }>;
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: childEnv(),
+    }),
+  ) as Array<{ filename: string }>;
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'installs-ladder', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed[0]!.filename)], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed[0]!.filename)], {
+    cwd: project,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnv(),
+  });
   ladderBin = join(project, 'node_modules', 'ladder', 'dist', 'cli', 'main.js');
   for (const file of ['sample-matches.jsonl', 'seed-games.jsonl', 'sample-tickets.jsonl']) copyFileSync(join(ROOT, 'examples', file), join(project, file));
   // Fitting needs a training part of some length: 400 matches among 8 players, the stronger player winning three times in four.
@@ -37,8 +48,16 @@ beforeAll(() => {
     const a = i % 8;
     const b = (a + 1 + (i % 7)) % 8;
     const strongerWins = i % 4 !== 3;
-    const [winner, loser] = (a < b) === strongerWins ? [a, b] : [b, a];
-    lines.push(JSON.stringify({ at: new Date(Date.UTC(2000, 0, 1) + i * 60_000).toISOString(), teams: [{ players: [`q${winner}`], rank: 1 }, { players: [`q${loser}`], rank: 2 }] }));
+    const [winner, loser] = a < b === strongerWins ? [a, b] : [b, a];
+    lines.push(
+      JSON.stringify({
+        at: new Date(Date.UTC(2000, 0, 1) + i * 60_000).toISOString(),
+        teams: [
+          { players: [`q${winner}`], rank: 1 },
+          { players: [`q${loser}`], rank: 2 },
+        ],
+      }),
+    );
   }
   writeFileSync(join(project, 'round-robin.jsonl'), `${lines.join('\n')}\n`);
 }, 240_000);
@@ -93,7 +112,11 @@ describe('the installed package', () => {
   });
 
   it('serves: the service starts on embedded PostgreSQL and answers', async () => {
-    const child: ChildProcess = spawn(process.execPath, [ladderBin, 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], { cwd: project, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(process.execPath, [ladderBin, 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], {
+      cwd: project,
+      env: childEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -117,7 +140,8 @@ describe('the installed package', () => {
   });
 
   it('imports as a library', () => {
-    const script = "import { createSystem, rate } from 'ladder'; const s = createSystem('glicko2'); const after = rate(s, { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }); console.log(JSON.stringify([after.get('a').rating, after.get('b').rating].map(Math.round)));";
+    const script =
+      "import { createSystem, rate } from 'ladder'; const s = createSystem('glicko2'); const after = rate(s, { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }); console.log(JSON.stringify([after.get('a').rating, after.get('b').rating].map(Math.round)));";
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv() });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual([1662, 1338]);

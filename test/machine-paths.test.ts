@@ -19,15 +19,19 @@ const KNOWN: Record<string, string> = {};
 
 describe('machine paths', () => {
   it('no tracked file names a folder of one machine', () => {
-    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8', env: childEnv() }).split('\n').filter((f) => /\.(ts|js|json|md|sh|yml|yaml|html|css)$/.test(f) || f.startsWith('.ci/'));
+    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8', env: childEnv() })
+      .split('\n')
+      .filter((f) => /\.(ts|js|json|md|sh|yml|yaml|html|css)$/.test(f) || f.startsWith('.ci/'));
     expect(files.length).toBeGreaterThan(50);
     const found: string[] = [];
     for (const file of files) {
       if (file === 'package-lock.json' || file in KNOWN) continue;
-      readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((line, i) => {
-        const hit = MACHINE_PATH.exec(line);
-        if (hit) found.push(`${file}:${i + 1}: ${hit[1]}`);
-      });
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const hit = MACHINE_PATH.exec(line);
+          if (hit) found.push(`${file}:${i + 1}: ${hit[1]}`);
+        });
     }
     expect(found).toEqual([]);
   });
@@ -35,7 +39,11 @@ describe('machine paths', () => {
   it('recognises the paths it looks for', () => {
     // Built from parts, so this file does not name such a path itself.
     const absolute = (...parts: string[]) => ['', ...parts].join('/');
-    for (const line of [`return process.env.LADDER_DATA ?? '${absolute('work', 'shared', 'data')}';`, `read from \`${absolute('home', 'ann', 'data')}\``, ['C:', 'Users', 'ann'].join('\\')]) {
+    for (const line of [
+      `return process.env.LADDER_DATA ?? '${absolute('work', 'shared', 'data')}';`,
+      `read from \`${absolute('home', 'ann', 'data')}\``,
+      ['C:', 'Users', 'ann'].join('\\'),
+    ]) {
       expect(line).toMatch(MACHINE_PATH);
     }
     for (const line of ['--cpu-prof-dir=/tmp/prof', 'https://example.com/home/page', '../shared/data/tennis_atp']) expect(line).not.toMatch(MACHINE_PATH);

@@ -39,7 +39,10 @@ describe('the npm package', () => {
   });
 
   it('ships nothing else: no tests, CI, docs, screenshots, sources, configuration, source maps or benchmarks', () => {
-    const allowed = (path: string) => ['package.json', 'README.md', 'LICENSE'].includes(path) || path.startsWith('src/web/public/') || (path.startsWith('dist/') && !path.endsWith('.map') && !path.startsWith('dist/bench/'));
+    const allowed = (path: string) =>
+      ['package.json', 'README.md', 'LICENSE'].includes(path) ||
+      path.startsWith('src/web/public/') ||
+      (path.startsWith('dist/') && !path.endsWith('.map') && !path.startsWith('dist/bench/'));
     expect(shipped.filter((path) => !allowed(path))).toEqual([]);
     expect(shipped.filter((path) => /(^|\/)(test|\.ci|docs)\/|tsconfig|\.test\.|screenshots\/|\.png$/.test(path))).toEqual([]);
   });

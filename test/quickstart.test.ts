@@ -53,7 +53,11 @@ const data = mkdtempSync(join(tmpdir(), 'ladder-quickstart-'));
 
 beforeAll(async () => {
   // No LADDER_ADMIN_KEY: the first start makes one and prints it.
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data', join(data, 'db')], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data', join(data, 'db')], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   url = await new Promise<string>((resolve, reject) => {
     let stdout = '';

@@ -13,7 +13,19 @@ import { ROOT } from './support/cli.js';
 import { childEnv, isServiceVariable, testNameTime, withoutServiceVariables } from './support/test-env.js';
 
 /** Variables the service and CLI read (src/cli/serve.ts, src/cli/rebuild.ts, src/service, src/eval). */
-const READ_BY_THE_SERVICE = ['DATABASE_URL', 'DATABASE_SCHEMA', 'REDIS_URL', 'REDIS_PREFIX', 'LADDER_ADMIN_KEY', 'LADDER_CORS_ORIGINS', 'LADDER_DATA', 'LADDER_MATCHMAKING_INTERVAL_MS', 'LADDER_MATCHMAKING_TRACE', 'LADDER_WRITE_BATCH', 'LADDER_WRITE_PIPELINE'];
+const READ_BY_THE_SERVICE = [
+  'DATABASE_URL',
+  'DATABASE_SCHEMA',
+  'REDIS_URL',
+  'REDIS_PREFIX',
+  'LADDER_ADMIN_KEY',
+  'LADDER_CORS_ORIGINS',
+  'LADDER_DATA',
+  'LADDER_MATCHMAKING_INTERVAL_MS',
+  'LADDER_MATCHMAKING_TRACE',
+  'LADDER_WRITE_BATCH',
+  'LADDER_WRITE_PIPELINE',
+];
 
 describe('the environment of the tests', () => {
   it('this worker sees none of the service variables', () => {
@@ -26,7 +38,8 @@ describe('the environment of the tests', () => {
     const read = new Set([...source.matchAll(/process\.env\.([A-Z_]+)/g), ...source.matchAll(/positiveEnv\('([A-Z_]+)'\)/g)].map((m) => m[1]!));
     expect(read.size).toBeGreaterThan(5);
     for (const name of [...read, ...READ_BY_THE_SERVICE]) expect(isServiceVariable(name), name).toBe(true);
-    for (const name of ['PATH', 'HOME', 'TMPDIR', 'CHROMIUM_PATH', 'LADDER_TEST_DATABASE_URL', 'LADDER_TEST_RUN', 'NODE_OPTIONS']) expect(isServiceVariable(name), name).toBe(false);
+    for (const name of ['PATH', 'HOME', 'TMPDIR', 'CHROMIUM_PATH', 'LADDER_TEST_DATABASE_URL', 'LADDER_TEST_RUN', 'NODE_OPTIONS'])
+      expect(isServiceVariable(name), name).toBe(false);
   });
 
   it('childEnv keeps no service variable of the parent, and every one the test names', () => {
@@ -114,7 +127,10 @@ describe('child processes of the tests', () => {
       const text = readFileSync(file, 'utf8');
       const imported = /import\s*\{([^}]*)\}\s*from\s*'node:child_process'/.exec(text);
       if (!imported) continue;
-      const names = imported[1]!.split(',').map((n) => n.trim()).filter((n) => n !== '' && !n.startsWith('type '));
+      const names = imported[1]!
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== '' && !n.startsWith('type '));
       // `const run = promisify(execFile)` makes `run` a way to start one too.
       for (const alias of text.matchAll(/const\s+(\w+)\s*=\s*promisify\((\w+)\)/g)) if (names.includes(alias[2]!)) names.push(alias[1]!);
       for (const name of names) {

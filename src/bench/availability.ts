@@ -155,7 +155,14 @@ async function loadLadder(db: Database, id: string, total: number, players: numb
     for (let i = first; i < Math.min(total, first + chunk); i++) {
       const other = `p${Math.floor(random() * players)}`;
       const win = random() < 0.5;
-      const match: Match = { id: `m${i + 1}`, at: start + i * 1000, teams: [{ players: [{ id: STAR }], rank: win ? 1 : 2 }, { players: [{ id: other }], rank: win ? 2 : 1 }] };
+      const match: Match = {
+        id: `m${i + 1}`,
+        at: start + i * 1000,
+        teams: [
+          { players: [{ id: STAR }], rank: win ? 1 : 2 },
+          { players: [{ id: other }], rank: win ? 2 : 1 },
+        ],
+      };
       const probabilities = system.predict(match.teams.map((t) => t.players.map((p) => states.get(p.id) ?? system.initial())));
       const rating = system.rateMatch(match, states, { timeIdle: true });
       const seq = i + 1;
@@ -196,7 +203,11 @@ async function prepare(backend: Backend, databaseUrl: string, fill: (db: Databas
     } finally {
       await db.close();
     }
-    return { env: { DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_URL: '', REDIS_PREFIX: '' }, extra: ['--data', dir], cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      env: { DATABASE_URL: '', DATABASE_SCHEMA: '', REDIS_URL: '', REDIS_PREFIX: '' },
+      extra: ['--data', dir],
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const schema = `ladder_bench_${randomBytes(4).toString('hex')}`;
   const db = await openDatabase({ databaseUrl, schema, poolSize: 2 });
@@ -246,7 +257,9 @@ async function loop(workers: number, until: () => boolean, body: (worker: number
 async function whrShape(agent: Agent, base: URL, system = WHOLE_HISTORY): Promise<{ teams: number; players: number }> {
   const { body } = await call(agent, base, { method: 'GET', path: '/v1/systems' });
   try {
-    const parsed = JSON.parse(body) as { systems?: Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }> } | Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }>;
+    const parsed = JSON.parse(body) as
+      | { systems?: Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }> }
+      | Array<{ name?: string; id?: string; limits?: { teams?: number; players?: number; playersPerTeam?: number } }>;
     const list = Array.isArray(parsed) ? parsed : (parsed.systems ?? []);
     const whr = list.find((s) => s.name === system || s.id === system);
     const teams = Math.min(64, whr?.limits?.teams ?? 64);
@@ -278,13 +291,24 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
     await admin({ method: 'POST', path: '/v1/ladders', body: { id: STEADY, system: 'glicko2' } });
     if (attack === 'balance') {
       await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: 'glicko2', public: true } });
-      for (let i = 0; i < 64; i += 2) await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: { teams: [{ players: [`b${i}`], rank: 1 }, { players: [`b${i + 1}`], rank: 2 }] } });
+      for (let i = 0; i < 64; i += 2)
+        await admin({
+          method: 'POST',
+          path: `/v1/ladders/${TARGET}/matches`,
+          body: {
+            teams: [
+              { players: [`b${i}`], rank: 1 },
+              { players: [`b${i + 1}`], rank: 2 },
+            ],
+          },
+        });
     }
     if (attack === 'whr-teams' || attack === 'whr-restart') await admin({ method: 'POST', path: '/v1/ladders', body: { id: TARGET, system: WHOLE_HISTORY, public: true } });
     if (attack === 'whr-restart') {
       // A history of many-team matches, then a restart: the attack is the derivation that follows.
       const shape = await whrShape(agent, base);
-      for (let i = 0; i < 40; i++) await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: manyTeamMatch(shape.teams, Math.min(shape.players, 8), `r${i % 5}`) });
+      for (let i = 0; i < 40; i++)
+        await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: manyTeamMatch(shape.teams, Math.min(shape.players, 8), `r${i % 5}`) });
       await stop(server.child);
       server = await startServer({ ...prepared.env, LADDER_ADMIN_KEY: ADMIN_KEY }, prepared.extra);
       base = new URL(server.url);
@@ -298,10 +322,25 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
     const until = () => performance.now() >= deadline;
     let writes = 0;
     // The steady writer: 4 clients, each a match every 20 ms or so, to another ladder.
-    const writer = loop(4, until, (w) => {
-      const n = writes++;
-      return call(writerAgent, base, { key: ADMIN_KEY, method: 'POST', path: `/v1/ladders/${STEADY}/matches`, body: { teams: [{ players: [`s${w}-${n % 50}`], rank: 1 }, { players: [`s${w}-${(n + 7) % 50}`], rank: 2 }] } });
-    }, 20);
+    const writer = loop(
+      4,
+      until,
+      (w) => {
+        const n = writes++;
+        return call(writerAgent, base, {
+          key: ADMIN_KEY,
+          method: 'POST',
+          path: `/v1/ladders/${STEADY}/matches`,
+          body: {
+            teams: [
+              { players: [`s${w}-${n % 50}`], rank: 1 },
+              { players: [`s${w}-${(n + 7) % 50}`], rank: 2 },
+            ],
+          },
+        });
+      },
+      20,
+    );
     let attacker: Promise<Latency>;
     switch (attack) {
       case 'none':
@@ -322,7 +361,9 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
         break;
       }
       case 'balance':
-        attacker = loop(4, until, () => call(agent, base, { method: 'POST', path: `/v1/ladders/${TARGET}/balance`, body: { players: Array.from({ length: 64 }, (_, i) => `b${i}`), teams: 8 } }));
+        attacker = loop(4, until, () =>
+          call(agent, base, { method: 'POST', path: `/v1/ladders/${TARGET}/balance`, body: { players: Array.from({ length: 64 }, (_, i) => `b${i}`), teams: 8 } }),
+        );
         break;
       case 'whr-teams': {
         const shape = await whrShape(agent, base);
@@ -331,13 +372,37 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
       }
       case 'whr-restart':
         // The first write after the restart derives the ladder; later ones rate one match each.
-        attacker = loop(1, until, (_, n) => admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: { teams: [{ players: [`r0t0p${n % 8}`], rank: 1 }, { players: [`r1t1p${n % 8}`], rank: 2 }] } }), 50);
+        attacker = loop(
+          1,
+          until,
+          (_, n) =>
+            admin({
+              method: 'POST',
+              path: `/v1/ladders/${TARGET}/matches`,
+              body: {
+                teams: [
+                  { players: [`r0t0p${n % 8}`], rank: 1 },
+                  { players: [`r1t1p${n % 8}`], rank: 2 },
+                ],
+              },
+            }),
+          50,
+        );
         break;
       case 'void':
         attacker = loop(1, until, (_, n) =>
           n % 2 === 0
             ? admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches/m1/void`, body: { reason: 'availability benchmark' } })
-            : admin({ method: 'PUT', path: `/v1/ladders/${TARGET}/matches/m1`, body: { teams: [{ players: [STAR], rank: 1 }, { players: ['p0'], rank: 2 }] } }),
+            : admin({
+                method: 'PUT',
+                path: `/v1/ladders/${TARGET}/matches/m1`,
+                body: {
+                  teams: [
+                    { players: [STAR], rank: 1 },
+                    { players: ['p0'], rank: 2 },
+                  ],
+                },
+              }),
         );
         break;
     }
@@ -363,7 +428,10 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
 }
 
 function format(r: AvailabilityResult): string {
-  const statuses = (l: Latency) => Object.entries(l.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
+  const statuses = (l: Latency) =>
+    Object.entries(l.statuses)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ');
   return [
     r.backend.padEnd(8),
     r.attack.padEnd(12),

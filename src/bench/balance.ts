@@ -99,7 +99,13 @@ export function measureBalanceGap(count: number, teams: number, instances: numbe
 
 export async function benchBalance(instances = 500): Promise<BalanceGapRow[]> {
   const rows: BalanceGapRow[] = [];
-  for (const [count, teams] of [[12, 2], [14, 2], [16, 2], [12, 3], [15, 3]] as const) {
+  for (const [count, teams] of [
+    [12, 2],
+    [14, 2],
+    [16, 2],
+    [12, 3],
+    [15, 3],
+  ] as const) {
     const row = measureBalanceGap(count, teams, instances);
     rows.push(row);
     console.log(

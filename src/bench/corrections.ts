@@ -122,7 +122,14 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
         const a = Math.floor(random() * players);
         const b = (a + 1 + Math.floor(random() * (players - 1))) % players;
         const win = random() < 0.5;
-        const match: Match = { id: `m${i + 1}`, at: start + i * 1000, teams: [{ players: [{ id: `p${a}` }], rank: win ? 1 : 2 }, { players: [{ id: `p${b}` }], rank: win ? 2 : 1 }] };
+        const match: Match = {
+          id: `m${i + 1}`,
+          at: start + i * 1000,
+          teams: [
+            { players: [{ id: `p${a}` }], rank: win ? 1 : 2 },
+            { players: [{ id: `p${b}` }], rank: win ? 2 : 1 },
+          ],
+        };
         const probabilities = system.predict(match.teams.map((t) => t.players.map((p) => states.get(p.id) ?? system.initial())));
         const rating = system.rateMatch(match, states, { timeIdle: true });
         const seq = i + 1;
@@ -193,7 +200,14 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
       loop.enable();
       const started = performance.now();
       const spent = new Map<string, { ms: number; count: number }>();
-      const result = await correctMatch(options.profile ? profiled(db, spent) : db, ladder, target, { kind: 'void', reason: 'benchmark' }, Date.now(), options.chunk ? { chunk: options.chunk } : {});
+      const result = await correctMatch(
+        options.profile ? profiled(db, spent) : db,
+        ladder,
+        target,
+        { kind: 'void', reason: 'benchmark' },
+        Date.now(),
+        options.chunk ? { chunk: options.chunk } : {},
+      );
       const ms = performance.now() - started;
       loop.disable();
       probing = false;
@@ -232,5 +246,14 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const backend = text('backend');
   if (backend !== undefined && backend !== 'postgres' && backend !== 'pglite') throw new Error(`--backend must be postgres or pglite, got ${JSON.stringify(backend)}`);
-  await benchCorrections({ matches: option('matches'), players: option('players'), target: option('target'), back: option('back'), runs: option('runs'), chunk: option('chunk'), backend, profile: process.argv.includes('--profile') });
+  await benchCorrections({
+    matches: option('matches'),
+    players: option('players'),
+    target: option('target'),
+    back: option('back'),
+    runs: option('runs'),
+    chunk: option('chunk'),
+    backend,
+    profile: process.argv.includes('--profile'),
+  });
 }

@@ -43,7 +43,20 @@ export async function benchEvaluate(): Promise<EvaluateBenchRow[]> {
     start = performance.now();
     const run = spawnSync(
       process.execPath,
-      [cli, 'evaluate', '--system', system, ...flags, '--split', '2011-08-28', '--map', 'winner=winner_name,loser=loser_name,at=tourney_date', '--skip-invalid', '--json', ATP_FILE],
+      [
+        cli,
+        'evaluate',
+        '--system',
+        system,
+        ...flags,
+        '--split',
+        '2011-08-28',
+        '--map',
+        'winner=winner_name,loser=loser_name,at=tourney_date',
+        '--skip-invalid',
+        '--json',
+        ATP_FILE,
+      ],
       { encoding: 'utf8', maxBuffer: 1 << 24 },
     );
     const seconds = (performance.now() - start) / 1000;

@@ -59,7 +59,15 @@ const names = (entry: IntegrityEntry): string[] => (entry.kind === 'pair' ? entr
 
 /** Runs one scenario (with and without cheaters) and scores the report at each `alpha`. */
 export function measureDetection(scenario: DetectionScenario, alphas: readonly number[] = [0.01, 0.05]): DetectionRow[] {
-  const base = { players: scenario.players, days: scenario.days, teamSize: scenario.teamSize, system: scenario.system, seed: scenario.seed, quitRate: scenario.quitRate, keepLog: true };
+  const base = {
+    players: scenario.players,
+    days: scenario.days,
+    teamSize: scenario.teamSize,
+    system: scenario.system,
+    seed: scenario.seed,
+    quitRate: scenario.quitRate,
+    keepLog: true,
+  };
   const run = simulate({ ...base, cheats: { winTraders: scenario.winTraders, boosters: scenario.boosters, arrangedPerDay: scenario.arrangedPerDay } });
   const clean = simulate(base);
   const log = run.log!;
@@ -82,7 +90,8 @@ export function measureDetection(scenario: DetectionScenario, alphas: readonly n
       arrangedMatches: cheaters.arrangedMatches,
       winTraderMeetings,
       winTradersFound: cheaters.winTraders.filter(([a, b]) => pairNamed(a, b)).length,
-      boostersFound: cheaters.boosters.filter(({ booster, boostee }) => pairNamed(booster, boostee) || report.entries.some((e) => e.kind === 'quits' && e.player === booster)).length,
+      boostersFound: cheaters.boosters.filter(({ booster, boostee }) => pairNamed(booster, boostee) || report.entries.some((e) => e.kind === 'quits' && e.player === booster))
+        .length,
       falsePositives: report.entries.filter((e) => names(e).every((id) => !cheaterIds.has(id))).length,
       honestPlayersNamed: new Set(report.entries.flatMap(names).filter((id) => !cheaterIds.has(id))).size,
       cleanEntries: integrityReport(clean.log!, { alpha, limit: Number.MAX_SAFE_INTEGER }).entries.length,

@@ -74,7 +74,9 @@ export interface LoadResult {
 /** CPU seconds (user + system) used so far by process `pid`, from /proc (Linux); NaN elsewhere. */
 export function processCpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ');
     // After the command: state is field 0, utime field 11, stime field 12 (proc(5)), in clock ticks (100/s on Linux).
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
@@ -144,7 +146,14 @@ export function stop(child: ChildProcess): Promise<void> {
 function post(agent: Agent, url: URL, path: string, body: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { agent, host: url.hostname, port: url.port, path, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${ADMIN_KEY}`, ...headers } },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${ADMIN_KEY}`, ...headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -226,12 +235,28 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           const a = pick();
           let b = pick();
           while (b === a) b = pick();
-          return { ids: [a, b], body: JSON.stringify({ teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] }) };
+          return {
+            ids: [a, b],
+            body: JSON.stringify({
+              teams: [
+                { players: [a], rank: 1 },
+                { players: [b], rank: 2 },
+              ],
+            }),
+          };
         }
         const ids = new Set<string>();
         while (ids.size < 12) ids.add(pick());
         const list = [...ids];
-        return { ids: list, body: JSON.stringify({ teams: [{ players: list.slice(0, 6), rank: 1 }, { players: list.slice(6), rank: 2 }] }) };
+        return {
+          ids: list,
+          body: JSON.stringify({
+            teams: [
+              { players: list.slice(0, 6), rank: 1 },
+              { players: list.slice(6), rank: 2 },
+            ],
+          }),
+        };
       };
       type Kind = 'writes' | 'leaderboard' | 'player';
       /** The next request: a match write, or in mixed runs one time in five a read (leaderboard page or player page, half each). */
@@ -266,7 +291,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const warmupEnd = performance.now() + (seconds * 1000) / 10;
       const end = warmupEnd + seconds * 1000;
       const latencies: number[] = [];
-      const byKind: Record<Kind, { latencies: number[]; errors: number }> = { writes: { latencies, errors: 0 }, leaderboard: { latencies: [], errors: 0 }, player: { latencies: [], errors: 0 } };
+      const byKind: Record<Kind, { latencies: number[]; errors: number }> = {
+        writes: { latencies, errors: 0 },
+        leaderboard: { latencies: [], errors: 0 },
+        player: { latencies: [], errors: 0 },
+      };
       let errors = 0;
       let measured = 0;
       let cpuStart: ReturnType<typeof cpuSnapshot> | undefined;
@@ -361,7 +390,17 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
     const base = new URL(url);
     const agent = new Agent({ keepAlive: true });
     await post(agent, base, '/v1/ladders', JSON.stringify({ id: 'big', system: 'glicko2', public: true }));
-    await post(agent, base, '/v1/ladders/big/matches', JSON.stringify({ teams: [{ players: ['seed-a'], rank: 1 }, { players: ['seed-b'], rank: 2 }] }));
+    await post(
+      agent,
+      base,
+      '/v1/ladders/big/matches',
+      JSON.stringify({
+        teams: [
+          { players: ['seed-a'], rank: 1 },
+          { players: ['seed-b'], rank: 2 },
+        ],
+      }),
+    );
     agent.destroy();
     await stop(child);
     // Fill the database directly (the service would take minutes to rate a million players' matches).
@@ -423,20 +462,31 @@ function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): s
   const lines: string[] = [];
   const writes = result.loads.filter((r) => r.workload === 'writes');
   const mixed = result.loads.filter((r) => r.workload === 'mixed');
-  if (writes.length > 0) lines.push('| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|');
+  if (writes.length > 0)
+    lines.push(
+      '| backend | match | concurrency | matches/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |',
+      '|---|---|---|---|---|---|---|---|---|',
+    );
   for (const r of writes) {
-    lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpuCell(r)} | ${batchesCell(r)} |`);
+    lines.push(
+      `| ${r.backend} | ${r.shape} | ${r.concurrency} | ${r.matchesPerSecond.toFixed(0)} | ${r.p50ms.toFixed(1)} | ${r.p99ms.toFixed(1)} | ${r.errors} | ${cpuCell(r)} | ${batchesCell(r)} |`,
+    );
   }
   if (mixed.length > 0) {
     if (lines.length > 0) lines.push('');
     lines.push('Mixed: 80 % match writes, 10 % leaderboard pages (limit 50), 10 % player pages, one ladder.', '');
-    lines.push('| backend | match | concurrency | kind | requests/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |', '|---|---|---|---|---|---|---|---|---|---|');
+    lines.push(
+      '| backend | match | concurrency | kind | requests/s | p50 ms | p99 ms | errors | CPU server / client / postgres | batches fast / locked, mean size |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+    );
     for (const r of mixed) {
       const cpu = cpuCell(r);
       const batches = batchesCell(r);
       for (const name of ['writes', 'leaderboard', 'player', 'overall'] as const) {
         const k = r.kinds![name];
-        lines.push(`| ${r.backend} | ${r.shape} | ${r.concurrency} | ${name} | ${k.perSecond.toFixed(0)} | ${k.p50ms.toFixed(1)} | ${k.p99ms.toFixed(1)} | ${k.errors} | ${name === 'overall' ? cpu : ''} | ${name === 'overall' ? batches : ''} |`);
+        lines.push(
+          `| ${r.backend} | ${r.shape} | ${r.concurrency} | ${name} | ${k.perSecond.toFixed(0)} | ${k.p50ms.toFixed(1)} | ${k.p99ms.toFixed(1)} | ${k.errors} | ${name === 'overall' ? cpu : ''} | ${name === 'overall' ? batches : ''} |`,
+        );
       }
     }
   }

@@ -61,7 +61,15 @@ export async function benchMatchmakingWorker(sizes: readonly number[]): Promise<
           }
         });
         const pass = await watched(() => matchmaker.pass(300));
-        rows.push({ host: kind, tickets, addStallMs: added.stallMs, passStallMs: pass.stallMs, passMs: pass.value.ms, passRoundTripMs: pass.ms, formed: pass.value.matches.length });
+        rows.push({
+          host: kind,
+          tickets,
+          addStallMs: added.stallMs,
+          passStallMs: pass.stallMs,
+          passMs: pass.value.ms,
+          passRoundTripMs: pass.ms,
+          formed: pass.value.matches.length,
+        });
       } finally {
         await host.close();
       }
@@ -75,6 +83,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const sizes = at > 0 ? process.argv[at + 1]!.split(',').map(Number) : [100_000, 1_000_000];
   const f = (n: number) => n.toFixed(1);
   for (const r of await benchMatchmakingWorker(sizes)) {
-    console.log(`${r.host.padEnd(10)} ${String(r.tickets).padStart(8)} tickets: longest main-thread stall queueing ${f(r.addStallMs)} ms, during the pass ${f(r.passStallMs)} ms; pass ${f(r.passMs)} ms where it ran, ${f(r.passRoundTripMs)} ms as awaited (${r.formed} matches)`);
+    console.log(
+      `${r.host.padEnd(10)} ${String(r.tickets).padStart(8)} tickets: longest main-thread stall queueing ${f(r.addStallMs)} ms, during the pass ${f(r.passStallMs)} ms; pass ${f(r.passMs)} ms where it ran, ${f(r.passRoundTripMs)} ms as awaited (${r.formed} matches)`,
+    );
   }
 }

@@ -16,7 +16,13 @@ import { parsePairwiseCsv } from '../io/matches.js';
 import { dataRoot, TENNIS_KDD19_FILE } from '../eval/datasets.js';
 
 const require = createRequire(import.meta.url);
-type Glicko2LiteRate = (rating: number, rd: number, vol: number, opponents: Array<[number, number, number]>, options?: { tau?: number }) => { rating: number; rd: number; vol: number };
+type Glicko2LiteRate = (
+  rating: number,
+  rd: number,
+  vol: number,
+  opponents: Array<[number, number, number]>,
+  options?: { tau?: number },
+) => { rating: number; rd: number; vol: number };
 const glicko2Lite = require('glicko2-lite') as Glicko2LiteRate;
 const glicko2Js = require('glicko2') as { Glicko2: new (settings: object) => { makePlayer(): unknown; updateRatings(matches: unknown[]): void } };
 
@@ -134,9 +140,13 @@ export function replayWallClock(file = ATP_FILE): number {
   const cli = join(dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
   return best(3, () => {
     const start = process.hrtime.bigint();
-    const result = spawnSync(process.execPath, [cli, 'replay', '--system', 'glicko2', '--skip-invalid', '--json', '--map', 'winner=winner_id,loser=loser_id,at=tourney_date', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const result = spawnSync(
+      process.execPath,
+      [cli, 'replay', '--system', 'glicko2', '--skip-invalid', '--json', '--map', 'winner=winner_id,loser=loser_id,at=tourney_date', file],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     if (result.status !== 0) throw new Error(`ladder replay failed: ${result.stderr.toString()}`);
     return Number(process.hrtime.bigint() - start) / 1e9;
   });
@@ -151,7 +161,9 @@ export async function benchRating(options: { prefixForSlowPeers?: number; mmaiPr
   const row = (name: string, matches: number, seconds: number, note: string) => {
     const r = { name, matches, seconds, matchesPerSecond: matches / seconds, note };
     rows.push(r);
-    console.log(`${name.padEnd(34)} ${String(matches).padStart(7)} matches  ${seconds.toFixed(3).padStart(8)} s  ${(r.matchesPerSecond / 1e6).toFixed(3).padStart(7)} M matches/s  ${note}`);
+    console.log(
+      `${name.padEnd(34)} ${String(matches).padStart(7)} matches  ${seconds.toFixed(3).padStart(8)} s  ${(r.matchesPerSecond / 1e6).toFixed(3).padStart(7)} M matches/s  ${note}`,
+    );
   };
   console.log(`ATP file: ${log.count} matches, ${log.ids.length} players; gunzip + parse ${parseSeconds.toFixed(3)} s`);
   row('ladder glicko2 (idle RD growth)', log.count, ours(log, true), 'each match its own period, RD grows per idle day');

@@ -228,7 +228,9 @@ function body(ticket: Ticket): string {
  */
 function intakeTickets(seed: number, held = false) {
   const pool = syntheticQueue({ tickets: 50_000, seed, spanSeconds: 300 });
-  if (held) for (const ticket of pool) for (const player of ticket.players) player.filter = { within: player.filter.within, strict: true, maxPing: Math.min(...Object.values(player.pings)) - 1 };
+  if (held)
+    for (const ticket of pool)
+      for (const player of ticket.players) player.filter = { within: player.filter.within, strict: true, maxPing: Math.min(...Object.values(player.pings)) - 1 };
   let n = 0;
   return () => {
     const base = pool[n % pool.length]!;
@@ -280,7 +282,12 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
     let cpu0: { servers: number[]; client: number; redis: number; postgres: number } | undefined;
     const snapshot = () => {
       const own = process.cpuUsage();
-      return { servers: servers.map((s) => processCpuSeconds(s.pid)), client: (own.user + own.system) / 1e6, redis: processCpuSeconds(redisProcess), postgres: postgresCpuSeconds() };
+      return {
+        servers: servers.map((s) => processCpuSeconds(s.pid)),
+        client: (own.user + own.system) / 1e6,
+        redis: processCpuSeconds(redisProcess),
+        postgres: postgresCpuSeconds(),
+      };
     };
     const cpuTimer = setTimeout(() => (cpu0 = snapshot()), warmupEnd - performance.now());
     await Promise.all(
@@ -306,7 +313,12 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
     const created = latencies.length;
     const per = (a: number, b: number) => ((b - a) * 1000) / created;
     const cpuMsPerTicket = cpu0
-      ? { servers: cpu1.servers.map((c, i) => per(cpu0!.servers[i]!, c)), client: per(cpu0.client, cpu1.client), redis: per(cpu0.redis, cpu1.redis), postgres: per(cpu0.postgres, cpu1.postgres) }
+      ? {
+          servers: cpu1.servers.map((c, i) => per(cpu0!.servers[i]!, c)),
+          client: per(cpu0.client, cpu1.client),
+          redis: per(cpu0.redis, cpu1.redis),
+          postgres: per(cpu0.postgres, cpu1.postgres),
+        }
       : { servers: [], client: NaN, redis: NaN, postgres: NaN };
     const turns = servers.flatMap((s) => s.turns.filter((t) => !t.skipped && t.ladder === 'intake'));
     const loopDelays = await Promise.all(servers.map((s) => eventLoopDelay(s.url)));
@@ -507,7 +519,10 @@ export async function benchLatency(redis: Redis, rate = 2000, seconds = 15): Pro
     controller.abort();
     await stream;
     agent.destroy();
-    const turns = server.turns.slice(turnsBefore).filter((t) => !t.skipped).map((t) => t.totalMs);
+    const turns = server.turns
+      .slice(turnsBefore)
+      .filter((t) => !t.skipped)
+      .map((t) => t.totalMs);
     const sorted = Float64Array.from(delays).sort();
     const created = Float64Array.from(createdIn).sort();
     return {
@@ -799,7 +814,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
           `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
           `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
           `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); ` +
-            `event loop delay p99 / max ${r.eventLoopDelayMs.map((d) => (d ? `${f(d.p99)} / ${f(d.max)} ms` : 'n/a')).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+          `event loop delay p99 / max ${r.eventLoopDelayMs.map((d) => (d ? `${f(d.p99)} / ${f(d.max)} ms` : 'n/a')).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
       );
     }
     if (only.has('intake2')) {

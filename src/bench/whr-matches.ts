@@ -81,11 +81,20 @@ function memoryPerFfa(matches: number, perDay: number): string {
   return `${readings.join(' / ')} KB`;
 }
 
-async function firstWriteAfterRestart(matches: number, derivation: DerivationOptions | undefined, dataDir: string, seeded: boolean): Promise<{ maxDelayMs: number; maxDelayCpuMs: number; writeMs: number; writeCpuMs: number; turns: number }> {
+async function firstWriteAfterRestart(
+  matches: number,
+  derivation: DerivationOptions | undefined,
+  dataDir: string,
+  seeded: boolean,
+): Promise<{ maxDelayMs: number; maxDelayCpuMs: number; writeMs: number; writeCpuMs: number; turns: number }> {
   const options = { port: 0, adminKey: KEY, dataDir, matchmakingIntervalMs: 3_600_000, logger: false, onWarning: () => {}, ...(derivation ? { writer: { derivation } } : {}) };
   if (!seeded) {
     const service = await startService(options);
-    const created = await fetch(`${service.url}/v1/ladders`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ id: 'w', system: 'whr' }) });
+    const created = await fetch(`${service.url}/v1/ladders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'w', system: 'whr' }),
+    });
     if (created.status !== 201) throw new Error(`ladder: ${created.status} ${await created.text()}`);
     const ladder = await service.ladders.get('w');
     const random = mulberry(7);
@@ -96,7 +105,15 @@ async function firstWriteAfterRestart(matches: number, derivation: DerivationOpt
       for (let k = i; k < Math.min(matches, i + 256); k++) {
         const at = start + Math.floor(k / 200) * DAY + (k % 200) * 1000;
         const match: Match =
-          k % 10 === 9 ? ranked(8, 1, (t) => `p${(k * 31 + t * 251) % 2000}`, at) : { at, teams: [{ players: [{ id: player() }], rank: 1 }, { players: [{ id: player() }], rank: random() < 0.1 ? 1 : 2 }] };
+          k % 10 === 9
+            ? ranked(8, 1, (t) => `p${(k * 31 + t * 251) % 2000}`, at)
+            : {
+                at,
+                teams: [
+                  { players: [{ id: player() }], rank: 1 },
+                  { players: [{ id: player() }], rank: random() < 0.1 ? 1 : 2 },
+                ],
+              };
         jobs.push(service.writer.submitMatch(ladder, match, undefined, `seed-${k}`));
       }
       await Promise.all(jobs);
@@ -135,7 +152,18 @@ async function firstWriteAfterRestart(matches: number, derivation: DerivationOpt
     const startedCpu = process.cpuUsage();
     last = started;
     lastCpu = startedCpu;
-    await service.writer.submitMatch(ladder, { at: Date.now() - DAY, teams: [{ players: [{ id: 'p1' }], rank: 1 }, { players: [{ id: 'p2' }], rank: 2 }] }, undefined, `after-${derivation ? 'a' : 'b'}-${Date.now()}`);
+    await service.writer.submitMatch(
+      ladder,
+      {
+        at: Date.now() - DAY,
+        teams: [
+          { players: [{ id: 'p1' }], rank: 1 },
+          { players: [{ id: 'p2' }], rank: 2 },
+        ],
+      },
+      undefined,
+      `after-${derivation ? 'a' : 'b'}-${Date.now()}`,
+    );
     const ended = performance.now();
     counting = false;
     longest = Math.max(longest, ended - last);
@@ -172,7 +200,9 @@ export async function benchWhrMatches(options: { ffaMatches?: number; restartMat
       ['in slices (default)', sliced],
       ['in one piece', whole],
     ] as const) {
-      console.log(`${`first write after restart, ${restartMatches} matches, ${name}`.padEnd(44)} longest stretch without a turn ${r.maxDelayMs.toFixed(0)} ms wall (${r.maxDelayCpuMs.toFixed(0)} ms CPU), write ${r.writeMs.toFixed(0)} ms wall (${r.writeCpuMs.toFixed(0)} ms CPU), ${r.turns} turns`);
+      console.log(
+        `${`first write after restart, ${restartMatches} matches, ${name}`.padEnd(44)} longest stretch without a turn ${r.maxDelayMs.toFixed(0)} ms wall (${r.maxDelayCpuMs.toFixed(0)} ms CPU), write ${r.writeMs.toFixed(0)} ms wall (${r.writeCpuMs.toFixed(0)} ms CPU), ${r.turns} turns`,
+      );
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

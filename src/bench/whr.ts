@@ -81,10 +81,23 @@ export async function benchWhr(runs = 3): Promise<WhrBenchRow[]> {
   });
 
   const cli = join(dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
-  const args = [cli, 'evaluate', '--system', 'whr', '--split', '2011-08-28', '--skip-invalid', '--map', 'winner=winner_name,loser=loser_name,at=tourney_date', '--json', join(dataRoot(), TENNIS_KDD19_FILE)];
+  const args = [
+    cli,
+    'evaluate',
+    '--system',
+    'whr',
+    '--split',
+    '2011-08-28',
+    '--skip-invalid',
+    '--map',
+    'winner=winner_name,loser=loser_name,at=tourney_date',
+    '--json',
+    join(dataRoot(), TENNIS_KDD19_FILE),
+  ];
   const command = measure(() => spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 }));
   const run = command.result;
-  const result = run.status === 0 ? `log-loss ${(JSON.parse(run.stdout) as { test: { logLoss: number } }).test.logLoss.toFixed(4)}` : `exit ${run.status}: ${run.stderr.slice(0, 200)}`;
+  const result =
+    run.status === 0 ? `log-loss ${(JSON.parse(run.stdout) as { test: { logLoss: number } }).test.logLoss.toFixed(4)}` : `exit ${run.status}: ${run.stderr.slice(0, 200)}`;
   // The child's CPU is not this process's: only wall time for the whole command.
   rows.push({ name: 'ladder evaluate --system whr (whole command)', wall: command.wall, cpu: Number.NaN, note: `${result}; target < 60 s` });
 

@@ -86,7 +86,11 @@ export function checkSystem(name: string | undefined): (typeof EVALUATION_SYSTEM
 }
 
 /** Builds the contender for `--system` (peers are imported only when asked for). */
-export async function contenderOf(name: (typeof EVALUATION_SYSTEMS)[number], systemOptions: Record<string, number | string>, contenderOptions: CoreContenderOptions): Promise<Contender> {
+export async function contenderOf(
+  name: (typeof EVALUATION_SYSTEMS)[number],
+  systemOptions: Record<string, number | string>,
+  contenderOptions: CoreContenderOptions,
+): Promise<Contender> {
   if (name === 'elo-538') return fiveThirtyEightEloContender(systemOptions as Record<string, number>);
   if (name === 'openskill' || name === 'trueskill') {
     const peers = await loadPeers();
@@ -137,11 +141,13 @@ export function splitOf(split: string | undefined): number {
 export function protocolOptions(options: EvaluateCommandOptions, isTest: EvaluationOptions['isTest']): EvaluationOptions {
   const protocol: EvaluationOptions = { isTest };
   if (options.scored !== undefined) {
-    if (!['all', 'any-seen', 'all-seen'].includes(options.scored)) throw new InvalidInputError(`must be all, any-seen or all-seen, got ${JSON.stringify(options.scored)}`, { field: 'scored' });
+    if (!['all', 'any-seen', 'all-seen'].includes(options.scored))
+      throw new InvalidInputError(`must be all, any-seen or all-seen, got ${JSON.stringify(options.scored)}`, { field: 'scored' });
     protocol.scored = options.scored as ScoredMatches;
   }
   if (options.draws !== undefined) {
-    if (!['auto', 'davidson', 'none'].includes(options.draws)) throw new InvalidInputError(`must be auto, davidson or none, got ${JSON.stringify(options.draws)}`, { field: 'draws' });
+    if (!['auto', 'davidson', 'none'].includes(options.draws))
+      throw new InvalidInputError(`must be auto, davidson or none, got ${JSON.stringify(options.draws)}`, { field: 'draws' });
     protocol.draws = options.draws as DrawHandling;
   }
   return protocol;
@@ -173,7 +179,7 @@ export function formatResult(result: EvaluationResult & { label?: string }): str
   ];
   if (t.accuracy3 !== undefined) lines.push(`  three-outcome accuracy ${f4(t.accuracy3)}`);
   if (t.decisive) lines.push(`  decisive matches: ${t.decisive.n}, log-loss ${f4(t.decisive.logLoss)}, accuracy ${f4(t.decisive.accuracy)}`);
-  lines.push('  calibration (favourite\'s predicted chance → observed score):');
+  lines.push("  calibration (favourite's predicted chance → observed score):");
   for (const bin of result.calibration) {
     if (bin.n === 0) continue;
     lines.push(`    ${bin.from.toFixed(2)}–${bin.to.toFixed(2)}  n ${String(bin.n).padStart(7)}  predicted ${bin.predicted.toFixed(3)}  observed ${bin.observed.toFixed(3)}`);
@@ -222,7 +228,8 @@ export async function runEvaluate(
   const protocol = protocolOptions(options, splitAtDate(splitAt));
   const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol, progress)];
   // An empty test part scores nothing: every figure would be NaN, so say why instead of printing them silently.
-  if (matches.length > 0 && results[0]!.test.n === 0) report(`warning: no test match was scored: the test part (from --split ${options.split ?? ''}) is empty or every match in it was left unscored; the figures are empty`);
+  if (matches.length > 0 && results[0]!.test.n === 0)
+    report(`warning: no test match was scored: the test part (from --split ${options.split ?? ''}) is empty or every match in it was left unscored; the figures are empty`);
   if (options.peers) {
     const peers = await loadPeers();
     for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol, progress));
@@ -232,13 +239,15 @@ export async function runEvaluate(
 
 /** Each system's options for the help text, from the registry: `glicko2: rating, rd, …; elo: rating, k, scale; …`. */
 function optionsHelp(): string {
-  return allSystems().map((d) => `${d.name}: ${Object.keys(d.options).join(', ')}`).join('; ');
+  return allSystems()
+    .map((d) => `${d.name}: ${Object.keys(d.options).join(', ')}`)
+    .join('; ');
 }
 
 export function register(program: Command): void {
   program
     .command('evaluate')
-    .description('score a rating system\'s predictions on a match log: train before --split, predict-then-learn after it')
+    .description("score a rating system's predictions on a match log: train before --split, predict-then-learn after it")
     .option('--system <name>', `${EVALUATION_SYSTEMS.join('|')}`)
     .option('--split <date>', 'first date of the test part (ISO or YYYYMMDD)')
     .option('--k <x>', 'Elo K factor (default 32) or the WvW step multiplier', numberOption('k'))
@@ -268,7 +277,13 @@ export function register(program: Command): void {
         }
         const results = await runEvaluate(source, options, startProgress);
         if (options.plot) {
-          writeFileSync(options.plot, reliabilitySvg(options.dataset ?? source ?? 'evaluation', results.map((r) => ({ label: r.label ?? r.system, bins: r.calibration }))));
+          writeFileSync(
+            options.plot,
+            reliabilitySvg(
+              options.dataset ?? source ?? 'evaluation',
+              results.map((r) => ({ label: r.label ?? r.system, bins: r.calibration })),
+            ),
+          );
         }
         if (options.json) {
           const out = results.map(jsonOf);

@@ -13,7 +13,19 @@ import { systemContender } from '../eval/contenders.js';
 import { splitAtDate } from '../eval/engine.js';
 import { fitParameters, type ParameterSpec, trainingPart } from '../eval/fit.js';
 import { action, numberOption } from './errors.js';
-import { checkSystem, type EvaluateCommandOptions, evaluateLog, formatResult, invalidLineReporter, jsonOf, protocolOptions, readEvalMatches, splitOf, systemOptionsOf, withLines } from './evaluate.js';
+import {
+  checkSystem,
+  type EvaluateCommandOptions,
+  evaluateLog,
+  formatResult,
+  invalidLineReporter,
+  jsonOf,
+  protocolOptions,
+  readEvalMatches,
+  splitOf,
+  systemOptionsOf,
+  withLines,
+} from './evaluate.js';
 import { inputName, noProgress, type ProgressBar, type ProgressStarter, startProgress } from './stderr.js';
 
 /** The parameters `--fit` may name for a system, with their search ranges: the system's own (its descriptor's `fit`), and home advantage where its ratings are additive. */
@@ -62,7 +74,12 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
   const training = trainingPart(matches, isTest);
   const hasHome = training.some((m: EvalMatch) => m.home !== undefined);
   const ranges = fitRangesFor(descriptor);
-  const names = options.fit ? options.fit.split(',').map((s) => s.trim()).filter(Boolean) : defaultFitFor(descriptor, hasHome);
+  const names = options.fit
+    ? options.fit
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : defaultFitFor(descriptor, hasHome);
   const specs = names.map((n) => {
     const spec = ranges[n];
     if (!spec) throw new InvalidInputError(`cannot fit ${JSON.stringify(n)} for ${name}; expected some of ${Object.keys(ranges).join(', ')}`, { field: 'fit' });
@@ -101,7 +118,7 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
     evaluations: fit.evaluations,
     steps: fit.steps,
   };
-  let test;
+  let test: ReturnType<typeof evaluateLog> | undefined;
   if (options.evaluate) {
     const [systemOptions, contender] = contenderOptions(fit.parameters);
     test = evaluateLog(systemContender(name, systemOptions, contender), matches, protocol, progress);
@@ -117,7 +134,7 @@ function fitDefaultsHelp(): string {
 export function register(program: Command): void {
   program
     .command('fit')
-    .description('choose a system\'s parameters by minimising log-loss on the training part (before --split) only')
+    .description("choose a system's parameters by minimising log-loss on the training part (before --split) only")
     .requiredOption('--system <name>', SYSTEM_NAMES.join('|'))
     .requiredOption('--split <date>', 'first date of the test part; only matches before it are used')
     .option('--fit <names>', `comma-separated parameters to fit (default: ${fitDefaultsHelp()}; plus homeAdvantage when matches have a home side)`)
@@ -144,7 +161,9 @@ export function register(program: Command): void {
           process.stdout.write(`${JSON.stringify(test ? { ...output, test: jsonOf(test) } : output)}\n`);
           return;
         }
-        const shown = Object.entries(output.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`).join(', ');
+        const shown = Object.entries(output.fitted)
+          .map(([k, v]) => `${k} ${+v.toPrecision(5)}`)
+          .join(', ');
         process.stdout.write(
           `${output.system}: fitted ${shown}\n  training part: ${output.training.n} matches, the last ${output.training.scored} scored after a ${Math.round(output.training.burnIn * 100)}% burn-in; log-loss ${output.training.logLoss.toFixed(4)} (${output.evaluations} runs over ${output.steps} search steps; a step that revisits a point reuses its run)\n`,
         );

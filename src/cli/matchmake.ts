@@ -35,7 +35,8 @@ function parseWiden(text: string): number[] {
   const parts = text.split(',').map((part) => part.trim());
   return parts.map((part, index) => {
     const value = Number(part);
-    if (part === '' || !Number.isFinite(value)) throw new InvalidInputError(`must be a comma-separated list of numbers, got ${JSON.stringify(text)}`, { field: `--widen[${index}]` });
+    if (part === '' || !Number.isFinite(value))
+      throw new InvalidInputError(`must be a comma-separated list of numbers, got ${JSON.stringify(text)}`, { field: `--widen[${index}]` });
     return value;
   });
 }
@@ -119,7 +120,12 @@ export function matchmakeTable(result: MatchmakeRun): string {
     ]);
   });
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  const lines = rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  const lines = rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
   lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   lines.push('', `${result.matches.length} match(es); waiting (${result.waiting.length}): ${result.waiting.join(' ') || '-'}`);
   if (result.waitingBackfills !== undefined) {
@@ -138,7 +144,7 @@ export function register(program: Command): void {
     .description('run one matchmaking pass over a JSON Lines file of tickets and backfill requests (or - for stdin)')
     .argument('<tickets>', 'JSON Lines file of tickets, or - for standard input; a line {"backfill":{...}} is a backfill request')
     .option('--mode <mode>', 'teams, e.g. 6v6, 3v3, 1v1', '6v6')
-    .requiredOption('--now <seconds>', 'time of the pass, seconds on the tickets\' clock', numberOption('now'))
+    .requiredOption('--now <seconds>', "time of the pass, seconds on the tickets' clock", numberOption('now'))
     .option('--widen <steps>', 'loose-filter widening steps in percentiles, comma-separated (default 5,10,20,50,100)')
     .option('--widen-every <seconds>', 'seconds between widening steps (default 30)', numberOption('widen-every'))
     .option('--json', 'print {"matches":[{"region","teams"}],"waiting":[...]} (and "backfills", "waitingBackfills" when the input has backfill requests)')

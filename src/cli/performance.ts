@@ -103,9 +103,7 @@ export function register(program: Command): void {
       action((games: string, options: PerformanceCommandOptions & { json?: boolean }) => {
         const result = computePerformance(games, options);
         // Everything is computed before anything is printed: bad input leaves stdout empty.
-        process.stdout.write(
-          options.json ? `${JSON.stringify({ method: result.method, rating: result.rating })}\n` : `${formatPerformance(result)}\n`,
-        );
+        process.stdout.write(options.json ? `${JSON.stringify({ method: result.method, rating: result.rating })}\n` : `${formatPerformance(result)}\n`);
       }),
     );
 }

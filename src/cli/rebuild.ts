@@ -49,7 +49,9 @@ export function register(program: Command): void {
             differing += report.differences.length;
             reports.push(report);
             if (!opts.json) {
-              process.stdout.write(`${ladder.id}: ${report.matches} matches replayed, ${report.players} players, ${report.differences.length} differ${report.fixed ? ' (fixed)' : ''}\n`);
+              process.stdout.write(
+                `${ladder.id}: ${report.matches} matches replayed, ${report.players} players, ${report.differences.length} differ${report.fixed ? ' (fixed)' : ''}\n`,
+              );
               for (const d of report.differences.slice(0, 20)) process.stdout.write(`  ${d.id}: stored ${JSON.stringify(d.stored)} replayed ${JSON.stringify(d.replayed)}\n`);
               if (report.differences.length > 20) process.stdout.write(`  … and ${report.differences.length - 20} more\n`);
             }

@@ -238,7 +238,11 @@ export function standings(
   });
   list.sort((a, b) => b.rating - a.rating || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const output: ReplayOutput = { system, players: list };
-  if (groups) output.groups = wvwGroups(list.map((p) => ({ id: p.id, rating: p.rating, rd: p.rd ?? 0 })), groups);
+  if (groups)
+    output.groups = wvwGroups(
+      list.map((p) => ({ id: p.id, rating: p.rating, rd: p.rd ?? 0 })),
+      groups,
+    );
   return output;
 }
 
@@ -251,7 +255,15 @@ export function formatTable(output: ReplayOutput): string {
   const { decimals, quantity } = describeSystem(output.system).display;
   const idWidth = Math.max(6, ...output.players.map((p) => p.id.length));
   const rows = [
-    [pad('#', 6, true), pad('player', idWidth), pad(quantity, 10, true), ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []), pad('matches', 8, true), pad('pct', 5, true), 'division'].join('  '),
+    [
+      pad('#', 6, true),
+      pad('player', idWidth),
+      pad(quantity, 10, true),
+      ...(hasRd ? [pad('RD', 7, true), pad('vol', 8, true)] : []),
+      pad('matches', 8, true),
+      pad('pct', 5, true),
+      'division',
+    ].join('  '),
   ];
   output.players.forEach((p, i) => {
     rows.push(
@@ -290,7 +302,7 @@ export function register(program: Command): void {
     .option('--players <file>', 'JSON array of starting states {"id","rating","rd"?,"volatility"?}')
     .option('--format <format>', 'jsonl or csv (default: from the file name)')
     .option('--map <mapping>', 'CSV column mapping, e.g. winner=winner_id,loser=loser_id,at=tourney_date')
-    .option('--group-rule <rule>', 'wvw grouping: sorted (as in ArenaNet\'s World-vs-World ratings post) or randomized (ArenaNet\'s later rule)', 'sorted')
+    .option('--group-rule <rule>', "wvw grouping: sorted (as in ArenaNet's World-vs-World ratings post) or randomized (ArenaNet's later rule)", 'sorted')
     .option('--seed <n>', 'seed of the randomized wvw grouping', numberOption('seed'))
     .option('--window <days>', 'percentiles count players active within this many days of the last match', numberOption('window'), 30)
     .option('--placement <n>', 'matches before a player gets a percentile', numberOption('placement'), 10)

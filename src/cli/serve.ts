@@ -22,55 +22,81 @@ export function register(program: Command): void {
     .option('--log', 'log every request (JSON lines on stdout)', false)
     .option('--cors-origin <origin...>', 'allow browsers on these origins to call the API (env LADDER_CORS_ORIGINS, comma-separated); CORS is off without it')
     .option('--metrics-key', 'answer /metrics only to callers with a read key (by default it is open but leaves out private ladders)', false)
-    .option('--job-threads <n>', 'worker threads for heavy requests (balance, large predictions, the integrity report); 0 runs them on the event loop (default: CPUs - 1, at least 1)', (value: string) => {
-      const parsed = Number(value);
-      if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed)) throw new InvalidArgumentError(`--job-threads takes a whole number of threads (0 or more), got ${JSON.stringify(value)}`);
-      return parsed;
-    })
-    .option('--no-matchmaking-warm-up', 'skip warming the matchmaker\'s code at start (about a second of CPU that makes the first pass after a failover run at full speed)')
+    .option(
+      '--job-threads <n>',
+      'worker threads for heavy requests (balance, large predictions, the integrity report); 0 runs them on the event loop (default: CPUs - 1, at least 1)',
+      (value: string) => {
+        const parsed = Number(value);
+        if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed))
+          throw new InvalidArgumentError(`--job-threads takes a whole number of threads (0 or more), got ${JSON.stringify(value)}`);
+        return parsed;
+      },
+    )
+    .option('--no-matchmaking-warm-up', "skip warming the matchmaker's code at start (about a second of CPU that makes the first pass after a failover run at full speed)")
     .action(
-      action(async (opts: { host: string; port: number; data: string; demo: boolean; rateLimit: number; log: boolean; corsOrigin?: string[]; metricsKey: boolean; matchmakingWarmUp: boolean; jobThreads?: number }) => {
-        const corsOrigins = opts.corsOrigin ?? (process.env.LADDER_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
-        // Reported once the service listens: a start that fails says only why.
-        let warmUp: WarmUpReport | undefined;
-        const service = await startService({
-          host: opts.host,
-          port: opts.port,
-          dataDir: opts.data,
-          databaseUrl: process.env.DATABASE_URL || undefined,
-          databaseSchema: process.env.DATABASE_SCHEMA || undefined,
-          redisUrl: process.env.REDIS_URL || undefined,
-          redisPrefix: process.env.REDIS_PREFIX || undefined,
-          adminKey: process.env.LADDER_ADMIN_KEY || undefined,
-          rateLimit: { perSecond: opts.rateLimit },
-          logger: opts.log,
-          cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
-          metricsAccess: opts.metricsKey ? 'key' : 'public',
-          matchmakingWarmUp: opts.matchmakingWarmUp,
-          ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
-          onWarmUp: (report) => (warmUp = report),
-          plugins: [(app) => registerWeb(app, {})],
-          onAdminKey: (event) => {
-            if (event.kind === 'generated') process.stderr.write(`ladder: first admin key (shown once, store it now): ${event.key}\n`);
-            else if (event.kind === 'registered') process.stderr.write('ladder: admin key from LADDER_ADMIN_KEY registered\n');
-            else process.stderr.write('ladder: an admin key exists already; add another with POST /v1/keys (admin scope), or start with LADDER_ADMIN_KEY set to a new key of 16+ characters\n');
-          },
-        });
-        if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');
-        const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
-        if (warmUp) process.stderr.write(`ladder: matchmaker warmed up before listening (${warmUp.passes} passes over synthetic queues, ${Math.round(warmUp.ms)} ms)\n`);
-        process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
-        // Machine-readable line for scripts and tests that start the server on port 0.
-        process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);
-        let stopping = false;
-        const stop = async () => {
-          if (stopping) return;
-          stopping = true;
-          await service.close();
-          process.exit(0);
-        };
-        process.on('SIGINT', () => void stop());
-        process.on('SIGTERM', () => void stop());
-      }),
+      action(
+        async (opts: {
+          host: string;
+          port: number;
+          data: string;
+          demo: boolean;
+          rateLimit: number;
+          log: boolean;
+          corsOrigin?: string[];
+          metricsKey: boolean;
+          matchmakingWarmUp: boolean;
+          jobThreads?: number;
+        }) => {
+          const corsOrigins =
+            opts.corsOrigin ??
+            (process.env.LADDER_CORS_ORIGINS ?? '')
+              .split(',')
+              .map((o) => o.trim())
+              .filter((o) => o !== '');
+          // Reported once the service listens: a start that fails says only why.
+          let warmUp: WarmUpReport | undefined;
+          const service = await startService({
+            host: opts.host,
+            port: opts.port,
+            dataDir: opts.data,
+            databaseUrl: process.env.DATABASE_URL || undefined,
+            databaseSchema: process.env.DATABASE_SCHEMA || undefined,
+            redisUrl: process.env.REDIS_URL || undefined,
+            redisPrefix: process.env.REDIS_PREFIX || undefined,
+            adminKey: process.env.LADDER_ADMIN_KEY || undefined,
+            rateLimit: { perSecond: opts.rateLimit },
+            logger: opts.log,
+            cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
+            metricsAccess: opts.metricsKey ? 'key' : 'public',
+            matchmakingWarmUp: opts.matchmakingWarmUp,
+            ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
+            onWarmUp: (report) => (warmUp = report),
+            plugins: [(app) => registerWeb(app, {})],
+            onAdminKey: (event) => {
+              if (event.kind === 'generated') process.stderr.write(`ladder: first admin key (shown once, store it now): ${event.key}\n`);
+              else if (event.kind === 'registered') process.stderr.write('ladder: admin key from LADDER_ADMIN_KEY registered\n');
+              else
+                process.stderr.write(
+                  'ladder: an admin key exists already; add another with POST /v1/keys (admin scope), or start with LADDER_ADMIN_KEY set to a new key of 16+ characters\n',
+                );
+            },
+          });
+          if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');
+          const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
+          if (warmUp) process.stderr.write(`ladder: matchmaker warmed up before listening (${warmUp.passes} passes over synthetic queues, ${Math.round(warmUp.ms)} ms)\n`);
+          process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
+          // Machine-readable line for scripts and tests that start the server on port 0.
+          process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);
+          let stopping = false;
+          const stop = async () => {
+            if (stopping) return;
+            stopping = true;
+            await service.close();
+            process.exit(0);
+          };
+          process.on('SIGINT', () => void stop());
+          process.on('SIGTERM', () => void stop());
+        },
+      ),
     );
 }

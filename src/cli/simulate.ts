@@ -62,8 +62,7 @@ function gapsOf(r: SimulationReport): string[] {
 export function simulateText(reports: readonly SimulationReport[]): string {
   const lines: string[] = [];
   for (const r of reports) {
-    const quantiles = (q: { p50: number; p90: number; p99?: number }) =>
-      `p50 ${figure(q.p50)} p90 ${figure(q.p90)}${q.p99 === undefined ? '' : ` p99 ${figure(q.p99)}`}`;
+    const quantiles = (q: { p50: number; p90: number; p99?: number }) => `p50 ${figure(q.p50)} p90 ${figure(q.p90)}${q.p99 === undefined ? '' : ` p99 ${figure(q.p99)}`}`;
     lines.push(`== ${r.system}: ${r.options.players} players, ${r.options.days} day(s), ${r.options.teamSize}v${r.options.teamSize}, ${r.matches} matches`);
     lines.push(`wait (s) all: ${quantiles(r.waitAll)}`);
     for (const [title, table] of [
@@ -79,8 +78,12 @@ export function simulateText(reports: readonly SimulationReport[]): string {
     const steps = Object.entries(r.wideningSteps);
     lines.push(`formed at widening step: ${steps.length > 0 ? steps.map(([k, v]) => `${k}: ${pct(v)}`).join(', ') : NO_DATA}`);
     lines.push(`worst ping in a match, p95: ${figure(r.worstPingP95, (v) => `${v} ms`)}`);
-    lines.push(`matches to settle within ±${r.options.settleTolerance} percentiles: ${quantiles(r.matchesToSettle)} (${r.matchesToSettle.settled} settled, ${r.matchesToSettle.notSettled} not yet)`);
-    lines.push(`mean |percentile error| after ${ERROR_CURVE_POINTS.join('/')} matches: ${ERROR_CURVE_POINTS.map((k) => figure(r.errorCurve[k - 1], (v) => v.toFixed(1))).join(' / ')}`);
+    lines.push(
+      `matches to settle within ±${r.options.settleTolerance} percentiles: ${quantiles(r.matchesToSettle)} (${r.matchesToSettle.settled} settled, ${r.matchesToSettle.notSettled} not yet)`,
+    );
+    lines.push(
+      `mean |percentile error| after ${ERROR_CURVE_POINTS.join('/')} matches: ${ERROR_CURVE_POINTS.map((k) => figure(r.errorCurve[k - 1], (v) => v.toFixed(1))).join(' / ')}`,
+    );
     for (const reason of gapsOf(r)) lines.push(`${NO_DATA} ${reason}`);
     lines.push('');
   }

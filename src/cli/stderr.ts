@@ -81,7 +81,13 @@ export function lazyProgress(label: string, unit: string, stream: ReportStream =
 /** The lines `--skip-invalid` passed over: how many, and the first ten with their line and field. */
 export function reportSkipped(errors: readonly Error[], stream: ReportStream = process.stderr): void {
   if (errors.length === 0) return;
-  report(`skipped ${errors.length} invalid line(s):\n${errors.slice(0, 10).map((error) => `  ${error.message}`).join('\n')}`, stream);
+  report(
+    `skipped ${errors.length} invalid line(s):\n${errors
+      .slice(0, 10)
+      .map((error) => `  ${error.message}`)
+      .join('\n')}`,
+    stream,
+  );
 }
 
 /** The input as messages name it: the file, or standard input for `-`. */

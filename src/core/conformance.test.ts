@@ -47,20 +47,21 @@ interface Shape {
 /** Shapes of match the system rates: team sizes, team counts and ties as its capabilities allow. */
 function shapes(d: RegisteredDescriptor): fc.Arbitrary<Shape> {
   const { teams, multiTeam, draws } = d.capabilities;
-  return fc
-    .tuple(multiTeam ? fc.integer({ min: 2, max: 4 }) : fc.constant(2), teams ? fc.integer({ min: 1, max: 3 }) : fc.constant(1))
-    .chain(([count, size]) =>
-      fc.record({
-        count: fc.constant(count),
-        size: fc.constant(size),
-        players: fc.uniqueArray(fc.integer({ min: 0, max: POOL - 1 }), { minLength: count * size, maxLength: count * size }),
-        places: draws
-          ? fc.array(fc.integer({ min: 1, max: count }), { minLength: count, maxLength: count })
-          : fc.shuffledSubarray(Array.from({ length: count }, (_, i) => i + 1), { minLength: count, maxLength: count }),
-        scores: fc.array(fc.integer({ min: 0, max: 100 }), { minLength: count, maxLength: count }),
-        gap: fc.integer({ min: 0, max: 20 }),
-      }),
-    );
+  return fc.tuple(multiTeam ? fc.integer({ min: 2, max: 4 }) : fc.constant(2), teams ? fc.integer({ min: 1, max: 3 }) : fc.constant(1)).chain(([count, size]) =>
+    fc.record({
+      count: fc.constant(count),
+      size: fc.constant(size),
+      players: fc.uniqueArray(fc.integer({ min: 0, max: POOL - 1 }), { minLength: count * size, maxLength: count * size }),
+      places: draws
+        ? fc.array(fc.integer({ min: 1, max: count }), { minLength: count, maxLength: count })
+        : fc.shuffledSubarray(
+            Array.from({ length: count }, (_, i) => i + 1),
+            { minLength: count, maxLength: count },
+          ),
+      scores: fc.array(fc.integer({ min: 0, max: 100 }), { minLength: count, maxLength: count }),
+      gap: fc.integer({ min: 0, max: 20 }),
+    }),
+  );
 }
 
 /** A team as the system needs it: placed by rank, or by raw score where it needs scores. */
@@ -75,7 +76,12 @@ function matchesOf(d: RegisteredDescriptor, log: readonly Shape[], prefix = 'p')
   return log.map((shape, m) => {
     day += shape.gap;
     const teams = Array.from({ length: shape.count }, (_, t) =>
-      team(d, shape.players.slice(t * shape.size, (t + 1) * shape.size).map((i) => `${prefix}${i}`), shape.places[t]!, shape.scores[t]!),
+      team(
+        d,
+        shape.players.slice(t * shape.size, (t + 1) * shape.size).map((i) => `${prefix}${i}`),
+        shape.places[t]!,
+        shape.scores[t]!,
+      ),
     );
     return { id: `m${m}`, at: day * DAY, teams };
   });
@@ -135,12 +141,23 @@ function conformance(d: RegisteredDescriptor): void {
       if (caps.multiTeam) expect(make().rateMatch(three, new Map()).players).toHaveLength(3);
       else expect(() => make().rateMatch(three, new Map())).toThrow(InvalidInputError);
       if (caps.needsScores) {
-        const placed: Match = { teams: [{ players: [{ id: 'a' }], rank: 1 }, { players: [{ id: 'b' }], rank: 2 }] };
+        const placed: Match = {
+          teams: [
+            { players: [{ id: 'a' }], rank: 1 },
+            { players: [{ id: 'b' }], rank: 2 },
+          ],
+        };
         expect(() => make().rateMatch(placed, new Map())).toThrow(InvalidInputError);
       }
       // Idle growth: a player who has played grows less certain with time away; other systems leave the state as it was.
       const system = make();
-      const states = warmUp(system, matchesOf(d, Array.from({ length: 6 }, () => ({ count: 2, size: 1, players: [0, 1], places: [1, 2], scores: [2, 1], gap: 1 }))));
+      const states = warmUp(
+        system,
+        matchesOf(
+          d,
+          Array.from({ length: 6 }, () => ({ count: 2, size: 1, players: [0, 1], places: [1, 2], scores: [2, 1], gap: 1 })),
+        ),
+      );
       const played = states.get('p0')!;
       const idle = system.idle(played, 30);
       if (caps.idleGrowth) expect(idle.rd!).toBeGreaterThan(played.rd!);
@@ -155,8 +172,12 @@ function conformance(d: RegisteredDescriptor): void {
   });
 
   describe(`${d.name}: conformance`, () => {
-    it('never lowers a winner\'s rating', () => {
-      const winners = fc.record({ size: caps.teams ? fc.integer({ min: 1, max: 3 }) : fc.constant(1), players: fc.uniqueArray(fc.integer({ min: 0, max: POOL + 3 }), { minLength: 6, maxLength: 6 }), gap: fc.integer({ min: 0, max: 40 }) });
+    it("never lowers a winner's rating", () => {
+      const winners = fc.record({
+        size: caps.teams ? fc.integer({ min: 1, max: 3 }) : fc.constant(1),
+        players: fc.uniqueArray(fc.integer({ min: 0, max: POOL + 3 }), { minLength: 6, maxLength: 6 }),
+        gap: fc.integer({ min: 0, max: 40 }),
+      });
       fc.assert(
         fc.property(logs, winners, (log, w) => {
           const warm = matchesOf(d, log);
@@ -193,8 +214,12 @@ function conformance(d: RegisteredDescriptor): void {
           const warm = matchesOf(d, log);
           const states = warmUp(system, warm);
           const state = states.get(`p${who}`) ?? system.initial();
-          const equal = new Map([['x', state], ['y', { ...state }]]);
-          for (const change of system.rateMatch(draw(lastAt(warm) + gap * DAY), equal).players) expect(nearlyEqual(change.after.rating, change.before.rating), `${change.before.rating} → ${change.after.rating}`).toBe(true);
+          const equal = new Map([
+            ['x', state],
+            ['y', { ...state }],
+          ]);
+          for (const change of system.rateMatch(draw(lastAt(warm) + gap * DAY), equal).players)
+            expect(nearlyEqual(change.after.rating, change.before.rating), `${change.before.rating} → ${change.after.rating}`).toBe(true);
         }),
         { numRuns: 100 },
       );
@@ -222,7 +247,15 @@ function conformance(d: RegisteredDescriptor): void {
         if (random() < 0.5) lineup.sort((a, b) => a - b);
         const tie = caps.draws && random() < 0.1;
         const teams: MatchTeam[] = [];
-        for (let t = 0; t < count; t++) teams.push(team(d, lineup.slice(t * size, (t + 1) * size).map((i) => ids[i]!), tie ? 1 : t + 1, tie ? 5 : 10 * (count - t)));
+        for (let t = 0; t < count; t++)
+          teams.push(
+            team(
+              d,
+              lineup.slice(t * size, (t + 1) * size).map((i) => ids[i]!),
+              tie ? 1 : t + 1,
+              tie ? 5 : 10 * (count - t),
+            ),
+          );
         for (const change of system.rateMatch({ at, teams }, states).players) states.set(change.id, change.after);
       }
       const broken = [...states].filter(([, state]) => !finite(state));
@@ -232,7 +265,11 @@ function conformance(d: RegisteredDescriptor): void {
     }, 120_000);
 
     it('predicts chances that are probabilities and sum to 1', () => {
-      const lineup = fc.record({ count: caps.multiTeam ? fc.integer({ min: 2, max: 5 }) : fc.constant(2), size: caps.teams ? fc.integer({ min: 1, max: 3 }) : fc.constant(1), players: fc.array(fc.integer({ min: 0, max: POOL + 3 }), { minLength: 15, maxLength: 15 }) });
+      const lineup = fc.record({
+        count: caps.multiTeam ? fc.integer({ min: 2, max: 5 }) : fc.constant(2),
+        size: caps.teams ? fc.integer({ min: 1, max: 3 }) : fc.constant(1),
+        players: fc.array(fc.integer({ min: 0, max: POOL + 3 }), { minLength: 15, maxLength: 15 }),
+      });
       fc.assert(
         fc.property(logs, lineup, (log, l) => {
           const system = make();
@@ -248,7 +285,16 @@ function conformance(d: RegisteredDescriptor): void {
     });
 
     it.skipIf(!d.fastPath)('gives by its fast path the ratings of the general path', () => {
-      const games = fc.array(fc.record({ a: fc.integer({ min: 0, max: 9 }), b: fc.integer({ min: 0, max: 9 }), score: fc.constantFrom(0, 0.5, 1), gap: fc.integer({ min: 0, max: 40 }), timed: fc.boolean() }), { maxLength: 80 });
+      const games = fc.array(
+        fc.record({
+          a: fc.integer({ min: 0, max: 9 }),
+          b: fc.integer({ min: 0, max: 9 }),
+          score: fc.constantFrom(0, 0.5, 1),
+          gap: fc.integer({ min: 0, max: 40 }),
+          timed: fc.boolean(),
+        }),
+        { maxLength: 80 },
+      );
       fc.assert(
         fc.property(games, (list) => {
           const builder = new PairwiseLogBuilder();
@@ -295,7 +341,7 @@ function conformance(d: RegisteredDescriptor): void {
 
     it.skipIf(caps.wholeHistory)(
       caps.ratingPeriods
-        ? 'rates a period of matches without common players as each match alone, from the period\'s start'
+        ? "rates a period of matches without common players as each match alone, from the period's start"
         : 'rates a period of matches one after another, each seeing the ones before',
       () => {
         fc.assert(

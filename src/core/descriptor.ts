@@ -56,7 +56,7 @@ export const CAPABILITY_MEANINGS: { readonly [K in keyof SystemCapabilities]: st
   fastPath: 'Has a typed-array fast path for logs of one-against-one games.',
   needsScores: "Needs each team's raw score, not only placements.",
   rounds: 'Rated in rounds: several matches form one rating period, and the teams are regrouped into tiers after each.',
-  wholeHistory: 'Keeps every player\'s whole history and re-estimates the past; one system object rates one log (a service ladder keeps it in the memory of its writer).',
+  wholeHistory: "Keeps every player's whole history and re-estimates the past; one system object rates one log (a service ladder keeps it in the memory of its writer).",
   deviation: 'States carry a deviation (rd).',
 });
 
@@ -174,7 +174,12 @@ export interface OnlineRater {
  * defaults filled in; code that holds a descriptor of any system sees it as
  * `AnySystemDescriptor`, whose options are plain objects.
  */
-export interface SystemDescriptor<Name extends string = string, Schema extends OptionsSchema = OptionsSchema, System extends RatingSystem = RatingSystem, Resolved = ResolvedOptionsOf<Schema>> {
+export interface SystemDescriptor<
+  Name extends string = string,
+  Schema extends OptionsSchema = OptionsSchema,
+  System extends RatingSystem = RatingSystem,
+  Resolved = ResolvedOptionsOf<Schema>,
+> {
   /** The name `createSystem`, the command line and ladder definitions use. */
   readonly name: Name;
   /** The name shown to people: `Glicko-2`. */

@@ -42,7 +42,14 @@ describe('displayTier with a custom table', () => {
   it('rejects bad tables and ratings, naming the field', () => {
     const field = invalidField;
     expect(field(() => validateTierTable([]))).toBe('table');
-    expect(field(() => displayTier(1500, [{ name: 'A', min: 0 }, { name: 'B', min: 0 }]))).toBe('table[1].min');
+    expect(
+      field(() =>
+        displayTier(1500, [
+          { name: 'A', min: 0 },
+          { name: 'B', min: 0 },
+        ]),
+      ),
+    ).toBe('table[1].min');
     expect(field(() => displayTier(1500, [{ name: '', min: 0 }]))).toBe('table[0].name');
     expect(field(() => displayTier(Number.NaN))).toBe('rating');
   });

@@ -164,7 +164,7 @@ export function eloReplayPairwise(log: PairwiseLog, options: EloOptions = {}, on
 export const ELO = defineSystem({
   name: 'elo',
   label: 'Elo',
-  summary: 'Elo on the 400-point logistic scale: R\' = R + K · weight · (S − E); teams play at their mean rating.',
+  summary: "Elo on the 400-point logistic scale: R' = R + K · weight · (S − E); teams play at their mean rating.",
   options: ELO_OPTIONS,
   capabilities: {
     teams: true,

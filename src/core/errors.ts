@@ -21,12 +21,7 @@ export class InvalidInputError extends LadderError {
   readonly detail: string;
 
   constructor(message: string, options: { field?: string; line?: number } = {}) {
-    const where = [
-      options.line !== undefined ? `line ${options.line}` : undefined,
-      options.field !== undefined ? `field ${options.field}` : undefined,
-    ]
-      .filter(Boolean)
-      .join(', ');
+    const where = [options.line !== undefined ? `line ${options.line}` : undefined, options.field !== undefined ? `field ${options.field}` : undefined].filter(Boolean).join(', ');
     super(where ? `${where}: ${message}` : message);
     this.detail = message;
     this.field = options.field;

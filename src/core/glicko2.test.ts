@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import example from '../../test/fixtures/glickman-example.json' with { type: 'json' };
 import { GLICKO2_SCALE, glicko2G, glicko2Idle, glicko2Update, glicko2WinProbability } from './glicko2.js';
 
-describe('Glicko-2 against Glickman\'s worked example', () => {
+describe("Glicko-2 against Glickman's worked example", () => {
   const result = glicko2Update(example.player, example.games, { tau: example.tau });
 
   it('gives the published 1464.06 / 151.52 / 0.05999', () => {
@@ -16,7 +16,7 @@ describe('Glicko-2 against Glickman\'s worked example', () => {
     expect(Math.abs(result.volatility - example.published.volatility)).toBeLessThan(1e-5);
   });
 
-  it('matches the paper\'s intermediate quantities', () => {
+  it("matches the paper's intermediate quantities", () => {
     const phi = example.player.rd / GLICKO2_SCALE;
     expect(phi).toBeCloseTo(example.intermediate.phi, 4);
     const gs = example.games.map((g) => glicko2G(g.opponent.rd / GLICKO2_SCALE));
@@ -57,7 +57,7 @@ describe('Glicko-2 against Glickman\'s worked example', () => {
     expect(() => glicko2Update(example.player, [{ opponent: { rating: 1500, rd: 200 }, score: 1.2 }])).toThrow(/games\[0\]\.score/);
   });
 
-  it('predicts with both players\' uncertainty', () => {
+  it("predicts with both players' uncertainty", () => {
     expect(glicko2WinProbability({ rating: 1500, rd: 100 }, { rating: 1500, rd: 300 })).toBeCloseTo(0.5, 12);
     // g(sqrt(phi_a^2 + phi_b^2)) with phi = 0 is 1: plain logistic in 400/ln10 units, 1/(1+10^(-200/400)) = 0.7597.
     expect(glicko2WinProbability({ rating: 1700, rd: 1e-9 }, { rating: 1500, rd: 1e-9 })).toBeCloseTo(0.7597, 4);
@@ -92,7 +92,11 @@ describe('Glicko-2 properties', () => {
   it('gives finite results for extreme inputs', () => {
     fc.assert(
       fc.property(
-        fc.record({ rating: fc.double({ min: -5000, max: 10000, noNaN: true }), rd: fc.double({ min: 1, max: 350, noNaN: true }), volatility: fc.double({ min: 0.001, max: 1, noNaN: true }) }),
+        fc.record({
+          rating: fc.double({ min: -5000, max: 10000, noNaN: true }),
+          rd: fc.double({ min: 1, max: 350, noNaN: true }),
+          volatility: fc.double({ min: 0.001, max: 1, noNaN: true }),
+        }),
         fc.array(fc.record({ opponent: rating, score: fc.constantFrom(0, 0.5, 1) }), { minLength: 1, maxLength: 20 }),
         (player, games) => {
           const after = glicko2Update(player, games);

@@ -28,7 +28,7 @@ export const GLICKO2_OPTIONS = {
   /** Starting rating. @default 1500 */
   rating: numberOption({ default: 1500, description: 'starting rating' }),
   /** Starting rating deviation, also the ceiling RD never grows past. @default 350 */
-  rd: numberOption({ default: 350, min: 0, exclusiveMin: true, description: 'starting RD, and the ceiling an idle player\'s RD never grows past' }),
+  rd: numberOption({ default: 350, min: 0, exclusiveMin: true, description: "starting RD, and the ceiling an idle player's RD never grows past" }),
   /** Starting volatility. @default 0.06 */
   volatility: numberOption({ default: 0.06, min: 0, exclusiveMin: true, description: 'starting volatility' }),
   /** System constant tau: how fast volatility may change. @default 0.5 */
@@ -44,7 +44,7 @@ export const GLICKO2_OPTIONS = {
    * Length of one rating period in milliseconds for continuous time: an idle
    * player's RD grows by one step 6 per period elapsed. @default 86_400_000 (one day)
    */
-  periodMs: numberOption({ default: 86_400_000, min: 0, exclusiveMin: true, description: 'length of a rating period in ms: an idle player\'s RD grows by one step 6 per period' }),
+  periodMs: numberOption({ default: 86_400_000, min: 0, exclusiveMin: true, description: "length of a rating period in ms: an idle player's RD grows by one step 6 per period" }),
 };
 
 export type Glicko2Options = OptionsOf<typeof GLICKO2_OPTIONS>;
@@ -514,7 +514,7 @@ export function glicko2ReplayPairwise(log: PairwiseLog, options: Glicko2Options 
 export const GLICKO2 = defineSystem({
   name: 'glicko2',
   label: 'Glicko-2',
-  summary: 'Glickman\'s Glicko-2 (2022 revision): rating, RD and volatility; RD grows with time away.',
+  summary: "Glickman's Glicko-2 (2022 revision): rating, RD and volatility; RD grows with time away.",
   options: GLICKO2_OPTIONS,
   capabilities: {
     teams: true,

@@ -50,8 +50,13 @@ describe('createSystem options, typed per system', () => {
   });
 });
 
-describe('rate: one match in, every player\'s new state out', () => {
-  const duel = { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] };
+describe("rate: one match in, every player's new state out", () => {
+  const duel = {
+    teams: [
+      { players: ['ann'], rank: 1 },
+      { players: ['bob'], rank: 2 },
+    ],
+  };
 
   it('rates new players as Glicko-2 does by hand', () => {
     const after = rate(createSystem('glicko2'), duel);
@@ -73,19 +78,62 @@ describe('rate: one match in, every player\'s new state out', () => {
 
   it('rates teams by rank (team rank, as teamRankMatch does) and validates the match', () => {
     const ranks = { a: { rating: 21.84, matches: 5 }, b: { rating: 19.71, matches: 5 }, c: { rating: 22.87, matches: 5 }, d: { rating: 17.04, matches: 5 } };
-    const after = rate(createSystem('teamrank'), { teams: [{ players: ['a', 'b'], rank: 1 }, { players: ['c', 'd'], rank: 2 }] }, ranks);
-    const byHand = teamRankMatch([[{ id: 'a', rank: 21.84 }, { id: 'b', rank: 19.71 }], [{ id: 'c', rank: 22.87 }, { id: 'd', rank: 17.04 }]], 'win');
+    const after = rate(
+      createSystem('teamrank'),
+      {
+        teams: [
+          { players: ['a', 'b'], rank: 1 },
+          { players: ['c', 'd'], rank: 2 },
+        ],
+      },
+      ranks,
+    );
+    const byHand = teamRankMatch(
+      [
+        [
+          { id: 'a', rank: 21.84 },
+          { id: 'b', rank: 19.71 },
+        ],
+        [
+          { id: 'c', rank: 22.87 },
+          { id: 'd', rank: 17.04 },
+        ],
+      ],
+      'win',
+    );
     for (const change of byHand) expect(after.get(change.id)!.rating).toBe(change.after);
     expect(invalidField(() => rate(createSystem('elo'), { teams: [{ players: ['a'], rank: 1 }] }))).toBe('teams');
   });
 });
 
 describe('rate with { all: true }: the whole updated map', () => {
-  it('returns every player of the states given, the match\'s players updated, and leaves the input unchanged', () => {
+  it("returns every player of the states given, the match's players updated, and leaves the input unchanged", () => {
     const system = createSystem('elo');
-    const states = new Map([['ann', { rating: 1500, matches: 3 }], ['cy', { rating: 1620, matches: 9 }]]);
-    const all = rate(system, { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] }, states, { all: true });
-    const only = rate(system, { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] }, states);
+    const states = new Map([
+      ['ann', { rating: 1500, matches: 3 }],
+      ['cy', { rating: 1620, matches: 9 }],
+    ]);
+    const all = rate(
+      system,
+      {
+        teams: [
+          { players: ['ann'], rank: 1 },
+          { players: ['bob'], rank: 2 },
+        ],
+      },
+      states,
+      { all: true },
+    );
+    const only = rate(
+      system,
+      {
+        teams: [
+          { players: ['ann'], rank: 1 },
+          { players: ['bob'], rank: 2 },
+        ],
+      },
+      states,
+    );
     expect([...all.keys()].sort()).toEqual(['ann', 'bob', 'cy']);
     expect(all.get('cy')).toEqual({ rating: 1620, matches: 9 });
     expect(all.get('ann')).toEqual(only.get('ann'));
@@ -95,8 +143,8 @@ describe('rate with { all: true }: the whole updated map', () => {
   });
 });
 
-describe('predict: player ids and a state map in, each team\'s chance out', () => {
-  it('equals the system\'s predict over the states, unknown players at the starting state', () => {
+describe("predict: player ids and a state map in, each team's chance out", () => {
+  it("equals the system's predict over the states, unknown players at the starting state", () => {
     const system = createSystem('glicko2');
     const states = { ann: { rating: 1700, rd: 60, volatility: 0.06, matches: 40 } };
     const byIds = predict(system, [['ann'], ['newcomer']], states);
@@ -106,7 +154,14 @@ describe('predict: player ids and a state map in, each team\'s chance out', () =
   });
 
   it('refuses a player on two teams, naming the field', () => {
-    expect(invalidField(() => predict(createSystem('elo'), [['a', 'b'], ['c', 'a']]))).toBe('teams[1][1]');
+    expect(
+      invalidField(() =>
+        predict(createSystem('elo'), [
+          ['a', 'b'],
+          ['c', 'a'],
+        ]),
+      ),
+    ).toBe('teams[1][1]');
     expect(invalidField(() => predict(createSystem('elo'), [['a']]))).toBe('teams');
     expect(invalidField(() => predict(createSystem('elo'), [['a'], []]))).toBe('teams[1]');
   });
@@ -125,7 +180,16 @@ describe('conservativeRating', () => {
 describe('reported figures are rounded, stored states are not', () => {
   it('team rank reports 1 where two equal averages divide to 0.9999999999999998', () => {
     // 14.75 + 26.51 and 17.70 + 23.56 are both 41.26, but not as doubles.
-    const teams = [[{ id: 'a', rank: 14.75 }, { id: 'b', rank: 26.51 }], [{ id: 'c', rank: 17.7 }, { id: 'd', rank: 23.56 }]] as const;
+    const teams = [
+      [
+        { id: 'a', rank: 14.75 },
+        { id: 'b', rank: 26.51 },
+      ],
+      [
+        { id: 'c', rank: 17.7 },
+        { id: 'd', rank: 23.56 },
+      ],
+    ] as const;
     expect(teamRankMatch(teams, 'win')[0]!.averageModifier).toBe(0.9999999999999998);
     const states = new Map(teams.flat().map((p) => [p.id, { rating: p.rank, matches: 1 }]));
     const rating = createSystem('teamrank').rateMatch({ teams: teams.map((team, t) => ({ players: team.map(({ id }) => ({ id })), rank: t + 1 })) }, states);

@@ -159,7 +159,12 @@ export function parseMatch(raw: unknown): Match {
       }
       const other = seen.get(player.id);
       if (other !== undefined) {
-        fail(`${pat}.id`, other === t ? `player ${JSON.stringify(player.id)} appears twice in the same team` : `player ${JSON.stringify(player.id)} is on two teams (teams[${other}] and teams[${t}])`);
+        fail(
+          `${pat}.id`,
+          other === t
+            ? `player ${JSON.stringify(player.id)} appears twice in the same team`
+            : `player ${JSON.stringify(player.id)} is on two teams (teams[${other}] and teams[${t}])`,
+        );
       }
       seen.set(player.id, t);
       team.players.push(player);

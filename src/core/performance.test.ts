@@ -74,15 +74,22 @@ describe('algo400', () => {
   it('weighs a blitz game a third', () => {
     // Win vs 1600 (weight 1), blitz loss vs 1400 (weight 1/3):
     // (1 * (1600 + 400) + (1/3) * (1400 - 400)) / (4/3) = (7000/3) / (4/3) = 1750.
-    expect(algo400([
-      { opponent: 1600, result: 'win' },
-      { opponent: 1400, result: 'loss', weight: 1 / 3 },
-    ])).toBeCloseTo(1750, 10);
+    expect(
+      algo400([
+        { opponent: 1600, result: 'win' },
+        { opponent: 1400, result: 'loss', weight: 1 / 3 },
+      ]),
+    ).toBeCloseTo(1750, 10);
   });
 
   it('counts a draw as its opponent only', () => {
     // (1500 + 1700 + 400) / 2 = 1800.
-    expect(algo400([{ opponent: 1500, result: 'draw' }, { opponent: 1700, result: 'win' }])).toBe(1800);
+    expect(
+      algo400([
+        { opponent: 1500, result: 'draw' },
+        { opponent: 1700, result: 'win' },
+      ]),
+    ).toBe(1800);
   });
 });
 
@@ -95,7 +102,12 @@ describe('maximum likelihood', () => {
     // R = 1500 + 400 log10 3 = 1690.8485018878650.
     expect(maxLikelihood(record(['win', 'draw']))).toBeCloseTo(1690.848501887865, 8);
     // Weights: a win of weight 1 against a loss of weight 1/3 is the same E = 3/4.
-    expect(maxLikelihood([{ opponent: 1500, result: 'win' }, { opponent: 1500, result: 'loss', weight: 1 / 3 }])).toBeCloseTo(1690.848501887865, 8);
+    expect(
+      maxLikelihood([
+        { opponent: 1500, result: 'win' },
+        { opponent: 1500, result: 'loss', weight: 1 / 3 },
+      ]),
+    ).toBeCloseTo(1690.848501887865, 8);
   });
 
   it('maximises the weighted log-likelihood', () => {
@@ -117,8 +129,14 @@ describe('maximum likelihood', () => {
 });
 
 describe('records with no finite rating', () => {
-  const allWins: PerformanceGame[] = [{ opponent: 1500, result: 'win' }, { opponent: 1700, result: 'win' }];
-  const allLosses: PerformanceGame[] = [{ opponent: 1500, result: 'loss' }, { opponent: 1700, result: 'loss' }];
+  const allWins: PerformanceGame[] = [
+    { opponent: 1500, result: 'win' },
+    { opponent: 1700, result: 'win' },
+  ];
+  const allLosses: PerformanceGame[] = [
+    { opponent: 1500, result: 'loss' },
+    { opponent: 1700, result: 'loss' },
+  ];
 
   it('clamps to the highest opponent + 800 / lowest opponent - 800 by default', () => {
     for (const method of ['ml', 'netzero', 'netzero-unordered'] as const) {
@@ -167,7 +185,14 @@ describe('input validation', () => {
 
   it('names the offending field', () => {
     expect(fieldOf(() => maxLikelihood([]))).toBe('games');
-    expect(fieldOf(() => algo400([{ opponent: 1500, result: 'win' }, { opponent: Number.NaN, result: 'win' }]))).toBe('games[1].opponent');
+    expect(
+      fieldOf(() =>
+        algo400([
+          { opponent: 1500, result: 'win' },
+          { opponent: Number.NaN, result: 'win' },
+        ]),
+      ),
+    ).toBe('games[1].opponent');
     expect(fieldOf(() => netzero([{ opponent: 1500, result: 'tie' as GameResult }]))).toBe('games[0].result');
     expect(fieldOf(() => netzeroUnordered([{ opponent: 1500, result: 'win', weight: -1 }]))).toBe('games[0].weight');
     expect(fieldOf(() => algo400([{ opponent: 1500, result: 'win', weight: 0 }]))).toBe('games');
@@ -204,7 +229,8 @@ const methods = ['algo400', 'ml', 'netzero', 'netzero-unordered'] as const;
 
 describe('properties', () => {
   it('every method is finite for every record, including all wins and all losses', () => {
-    const oneSided = fc.tuple(fc.array(fc.double({ min: 0, max: 3000, noNaN: true }), { minLength: 1, maxLength: 10 }), fc.constantFrom<GameResult>('win', 'loss'))
+    const oneSided = fc
+      .tuple(fc.array(fc.double({ min: 0, max: 3000, noNaN: true }), { minLength: 1, maxLength: 10 }), fc.constantFrom<GameResult>('win', 'loss'))
       .map(([opponents, result]) => opponents.map((opponent) => ({ opponent, result })));
     fc.assert(
       fc.property(fc.oneof(recordArb, oneSided), (games) => {

@@ -106,8 +106,7 @@ export function eloReplayRule(k = 32): RatingUpdate {
   if (!(Number.isFinite(k) && k >= 0)) {
     throw new InvalidInputError(`must be a finite number >= 0, got ${String(k)}`, { field: 'k' });
   }
-  return (rating, game) =>
-    rating + k * (game.weight ?? 1) * (resultScore(game.result) - expectedScore(rating, game.opponent));
+  return (rating, game) => rating + k * (game.weight ?? 1) * (resultScore(game.result) - expectedScore(rating, game.opponent));
 }
 
 export interface Glicko2ReplayOptions extends Glicko2Options {
@@ -172,11 +171,10 @@ export function glicko2ReplayRule(options: Glicko2ReplayOptions = {}): StatefulR
       return (rating, game) => {
         const weight = game.weight ?? 1;
         if (weight === 0) return rating;
-        const next = glicko2Update(
-          { rating, rd, volatility },
-          [{ opponent: { rating: game.opponent, rd: game.opponentRd ?? opponentRd }, score: resultScore(game.result) }],
-          { ...glicko2Options, k: baseK * weight },
-        );
+        const next = glicko2Update({ rating, rd, volatility }, [{ opponent: { rating: game.opponent, rd: game.opponentRd ?? opponentRd }, score: resultScore(game.result) }], {
+          ...glicko2Options,
+          k: baseK * weight,
+        });
         rd = next.rd;
         volatility = next.volatility;
         return next.rating;
@@ -362,13 +360,7 @@ type Solver = (games: readonly CheckedGame[]) => number;
  * fixed margin alone would let e.g. 101 wins and 1 loss at 1500 (ML 2301.7)
  * outrank 102 wins (1500 + 800), breaking monotonicity.
  */
-function unboundedRating(
-  games: readonly CheckedGame[],
-  direction: 'above' | 'below',
-  options: ResolvedOptions,
-  method: string,
-  nearestFinite: () => number,
-): number {
+function unboundedRating(games: readonly CheckedGame[], direction: 'above' | 'below', options: ResolvedOptions, method: string, nearestFinite: () => number): number {
   if (options.unbounded === 'throw') {
     const what = direction === 'above' ? 'only wins' : 'only losses';
     throw new UnboundedRatingError(`a record of ${what} has no finite ${method} rating`, direction);
@@ -472,9 +464,7 @@ export function netzero(games: readonly PerformanceGame[], options: PerformanceO
   const checked = checkRecord(games);
   const direction = unboundedDirection(checked);
   if (direction === undefined) return solveNetzero(checked, resolved.update);
-  return unboundedRating(checked, direction, resolved, 'netzero', () =>
-    mostExtremeWithOneDraw(checked, direction, (variant) => solveNetzero(variant, resolved.update)),
-  );
+  return unboundedRating(checked, direction, resolved, 'netzero', () => mostExtremeWithOneDraw(checked, direction, (variant) => solveNetzero(variant, resolved.update)));
 }
 
 function solveUnorderedNetzero(games: readonly CheckedGame[], rule: ReplayRule): number {

@@ -95,7 +95,6 @@ export interface WholeHistorySystem extends RatingSystem {
   takeMoved(): Map<string, PlayerState>;
 }
 
-
 /**
  * The later of two times. A player's `lastAt` only moves forward: a match
  * reported late (its `at` before the player's last match) is rated in

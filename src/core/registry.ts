@@ -15,13 +15,7 @@ import { WHR } from './whr.js';
 import { WVW } from './wvw.js';
 
 /** Every rating system, in the order they are listed to users. */
-export const SYSTEMS = Object.freeze([
-  GLICKO2,
-  WVW,
-  TEAM_RANK,
-  ELO,
-  WHR,
-] as const);
+export const SYSTEMS = Object.freeze([GLICKO2, WVW, TEAM_RANK, ELO, WHR] as const);
 
 /** Any registered system's descriptor. */
 export type RegisteredSystem = (typeof SYSTEMS)[number];

@@ -55,10 +55,10 @@ describe('Glicko-2 rating periods', () => {
 });
 
 describe('the pairwise fast path', () => {
-  const games = fc.array(
-    fc.record({ a: fc.integer({ min: 0, max: 9 }), b: fc.integer({ min: 0, max: 9 }), s: fc.constantFrom(0, 0.5, 1), day: fc.integer({ min: 0, max: 3 }) }),
-    { minLength: 1, maxLength: 60 },
-  );
+  const games = fc.array(fc.record({ a: fc.integer({ min: 0, max: 9 }), b: fc.integer({ min: 0, max: 9 }), s: fc.constantFrom(0, 0.5, 1), day: fc.integer({ min: 0, max: 3 }) }), {
+    minLength: 1,
+    maxLength: 60,
+  });
 
   // The fast path carries ln(sigma^2) from game to game instead of recomputing
   // it, so its last bits may differ: it agrees to well under 1e-6 rating points.
@@ -94,7 +94,7 @@ describe('systems over random games', () => {
   it('never produce NaN or Infinity, over a million random games', () => {
     const random = (() => {
       let s = 12345;
-      return () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+      return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
     })();
     const builder = new PairwiseLogBuilder();
     for (let i = 0; i < 1_000_000; i++) {
@@ -115,14 +115,29 @@ describe('systems over random games', () => {
   it('team rank through the system adapter never goes below 1.00', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.shuffledSubarray(['a', 'b', 'c', 'd', 'e', 'f'], { minLength: 4, maxLength: 4 }), fc.constantFrom(1, 2), fc.boolean()), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.tuple(fc.shuffledSubarray(['a', 'b', 'c', 'd', 'e', 'f'], { minLength: 4, maxLength: 4 }), fc.constantFrom(1, 2), fc.boolean()), {
+          minLength: 1,
+          maxLength: 40,
+        }),
         (list) => {
           const run = new Replay(createSystem('teamrank'));
           for (const [ids, winner, quit] of list) {
             run.push({
               teams: [
-                { players: [{ id: ids[0]!, seconds: 600, quit }, { id: ids[1]!, seconds: 600 }], rank: winner === 1 ? 1 : 2 },
-                { players: [{ id: ids[2]!, seconds: 600 }, { id: ids[3]!, seconds: 600 }], rank: winner === 2 ? 1 : 2 },
+                {
+                  players: [
+                    { id: ids[0]!, seconds: 600, quit },
+                    { id: ids[1]!, seconds: 600 },
+                  ],
+                  rank: winner === 1 ? 1 : 2,
+                },
+                {
+                  players: [
+                    { id: ids[2]!, seconds: 600 },
+                    { id: ids[3]!, seconds: 600 },
+                  ],
+                  rank: winner === 2 ? 1 : 2,
+                },
               ],
             });
           }

@@ -12,17 +12,17 @@ const teamA: TeamRankPlayer[] = [21.84, 19.71, 19.94, 20.87, 18.43, 24.05].map((
 }));
 const teamB: TeamRankPlayer[] = [22.87, 17.04, 23.39, 21.4, 20.11, 22.37].map((rank, i) => ({ id: `b${i}`, rank, seconds: 801 }));
 
-describe('team rank: the team-rank write-up\'s in-depth example', () => {
+describe("team rank: the team-rank write-up's in-depth example", () => {
   const changes = teamRankMatch([teamA, teamB], 'win');
   const me = changes[0]!;
 
-  it('uses the team-rank write-up\'s averages and times', () => {
+  it("uses the team-rank write-up's averages and times", () => {
     // YA = 124.84/6, OA = 127.18/6, YT = 4614/6 = 769, OT = 4806/6 = 801 (the team-rank write-up).
     expect(me.averageModifier).toBeCloseTo(127.18 / 124.84, 12);
     expect(me.quitterModifier).toBeCloseTo(801 / 769, 12);
   });
 
-  it('follows the formula (23.00), not the team-rank write-up\'s arithmetic (23.10)', () => {
+  it("follows the formula (23.00), not the team-rank write-up's arithmetic (23.10)", () => {
     // Formula: 21.84 + 21.84/20 * (21.19667/20.80667) * (801/769)
     //        = 21.84 + 1.092 * 1.018744 * 1.041612 = 21.84 + 1.158760 = 22.99876 -> 23.00.
     // The team-rank write-up writes 21.20/20.81 as 1.10 (it is 1.0187) and rounds each factor:
@@ -69,7 +69,10 @@ describe('team rank rules', () => {
   });
 
   it('gives a walkover R0 + R0/20 when every opponent quit', () => {
-    const quitters = [{ id: 'q0', rank: 30, seconds: 100, quit: true }, { id: 'q1', rank: 30, seconds: 50, quit: true }];
+    const quitters = [
+      { id: 'q0', rank: 30, seconds: 100, quit: true },
+      { id: 'q1', rank: 30, seconds: 50, quit: true },
+    ];
     const changes = teamRankMatch([even('s', [10, 12]), quitters], 'loss');
     expect(changes[0]!.outcome).toBe('walkover');
     expect(changes[0]!.after).toBe(10.5);
@@ -117,10 +120,12 @@ describe('the booster scenario (team-rank-system.txt, Specific considerations)',
 
 describe('team rank properties', () => {
   const player = (prefix: string) =>
-    fc.array(
-      fc.record({ rank: fc.integer({ min: 100, max: 100_000_000 }).map((cents) => cents / 100), seconds: fc.double({ min: 1, max: 5000, noNaN: true }), quit: fc.boolean() }),
-      { minLength: 1, maxLength: 6 },
-    ).map((list) => list.map((p, i) => ({ ...p, id: `${prefix}${i}` })));
+    fc
+      .array(
+        fc.record({ rank: fc.integer({ min: 100, max: 100_000_000 }).map((cents) => cents / 100), seconds: fc.double({ min: 1, max: 5000, noNaN: true }), quit: fc.boolean() }),
+        { minLength: 1, maxLength: 6 },
+      )
+      .map((list) => list.map((p, i) => ({ ...p, id: `${prefix}${i}` })));
 
   it('never drops below 1.00 and keeps two decimals', () => {
     fc.assert(

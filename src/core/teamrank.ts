@@ -34,13 +34,13 @@ export const TEAM_RANK_OPTIONS = {
    * in at the end, the exploitable variant the team-rank write-up warns against, kept for
    * comparison. @default 'time'
    */
-  quitterModifier: choiceOption(['time', 'headcount'], 'time', 'how the quitter modifier measures a team\'s presence: seconds in game, or players still in at the end'),
+  quitterModifier: choiceOption(['time', 'headcount'], 'time', "how the quitter modifier measures a team's presence: seconds in game, or players still in at the end"),
   /**
    * YT and OT as the average seconds per player (the team-rank write-up's worked example)
    * or the team's total seconds (the team-rank write-up's definitions). They differ only for
    * teams of unequal size. @default 'average'
    */
-  timeBasis: choiceOption(['average', 'total'], 'average', 'YT and OT as the average seconds per player or the team\'s total seconds'),
+  timeBasis: choiceOption(['average', 'total'], 'average', "YT and OT as the average seconds per player or the team's total seconds"),
   /** Decimal places a rank is held at. @default 2 */
   decimals: numberOption({ default: 2, min: 0, max: 8, integer: true, description: 'decimal places a rank is held at' }),
 };
@@ -113,11 +113,7 @@ function teamPresence(team: readonly TeamRankPlayer[], fullGame: number, o: Reso
  * Rates a two-team match. `result` is team 0's result. Returns one change per
  * player, team 0 first, in input order.
  */
-export function teamRankMatch(
-  teams: readonly [readonly TeamRankPlayer[], readonly TeamRankPlayer[]],
-  result: TeamRankResult,
-  options: TeamRankOptions = {},
-): TeamRankChange[] {
+export function teamRankMatch(teams: readonly [readonly TeamRankPlayer[], readonly TeamRankPlayer[]], result: TeamRankResult, options: TeamRankOptions = {}): TeamRankChange[] {
   return rateTeams(teams, result, resolveTeamRankOptions(options));
 }
 
@@ -159,10 +155,7 @@ function rateTeams(teams: readonly [readonly TeamRankPlayer[], readonly TeamRank
     const lossModifiers = () => ({ averageModifier: ya / oa, quitterModifier: yt / ot });
     const needModifiers = () => {
       if (!modifiersDefined) {
-        throw new InvalidInputError(
-          `team ${yt > 0 ? other : t} has no time in game; give seconds, or mark its players as quit`,
-          { field: `teams[${yt > 0 ? other : t}].players` },
-        );
+        throw new InvalidInputError(`team ${yt > 0 ? other : t} has no time in game; give seconds, or mark its players as quit`, { field: `teams[${yt > 0 ? other : t}].players` });
       }
     };
 
@@ -235,8 +228,7 @@ function teamRankSystem(o: ResolvedTeamRankOptions): RatingSystem {
     const placements = teamPlacements(match);
     const result: TeamRankResult = placements[0]! < placements[1]! ? 'win' : placements[0]! > placements[1]! ? 'loss' : 'draw';
     const befores = match.teams.map((team) => team.players.map((p) => stateOf(states, p.id, initial)));
-    const toPlayers = (t: number): TeamRankPlayer[] =>
-      match.teams[t]!.players.map((p, i) => ({ id: p.id, rank: befores[t]![i]!.rating, seconds: p.seconds, quit: p.quit }));
+    const toPlayers = (t: number): TeamRankPlayer[] => match.teams[t]!.players.map((p, i) => ({ id: p.id, rank: befores[t]![i]!.rating, seconds: p.seconds, quit: p.quit }));
     const changes = rateTeams([toPlayers(0), toPlayers(1)], result, o);
     const flatBefore = befores.flat();
     return {
@@ -277,7 +269,10 @@ function teamRankSystem(o: ResolvedTeamRankOptions): RatingSystem {
     rateMatch,
     predict: (teams) => {
       if (teams.length !== 2) throw new InvalidInputError(`team rank predicts matches of two teams, got ${teams.length}`, { field: 'teams' });
-      const p = teamRankWinProbability(teams[0]!.map((s) => s.rating), teams[1]!.map((s) => s.rating));
+      const p = teamRankWinProbability(
+        teams[0]!.map((s) => s.rating),
+        teams[1]!.map((s) => s.rating),
+      );
       return [p, 1 - p];
     },
     idle: (state) => state,
@@ -289,7 +284,7 @@ function teamRankSystem(o: ResolvedTeamRankOptions): RatingSystem {
 export const TEAM_RANK = defineSystem({
   name: 'teamrank',
   label: 'Team rank',
-  summary: 'The multiplicative team rank: a twentieth of the rank at stake, scaled by the teams\' average ranks and time in game; quitters take the loss.',
+  summary: "The multiplicative team rank: a twentieth of the rank at stake, scaled by the teams' average ranks and time in game; quitters take the loss.",
   options: TEAM_RANK_OPTIONS,
   check: checkTeamRankOptions,
   capabilities: {

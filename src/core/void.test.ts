@@ -59,7 +59,10 @@ describe('voiding matches (property tests over the replay)', () => {
           log.chain((matches) => fc.tuple(fc.constant(matches), voidSet(matches), voidSet(matches))),
           ([matches, first, second]) => {
             const a = new Set(first);
-            const expected = replay(system, matches.filter((m) => !a.has(m.id!)));
+            const expected = replay(
+              system,
+              matches.filter((m) => !a.has(m.id!)),
+            );
             expect(replayWithout(system, matches, first)).toEqual(expected);
             const plan = voidPlan(matches, first);
             expect(plan.missing).toEqual(first.includes('missing-id') ? ['missing-id'] : []);
@@ -96,8 +99,15 @@ describe('voiding matches (property tests over the replay)', () => {
     });
   }
 
-  it('restartAt is the start of the voided match\'s rating period', () => {
-    const m = (id: string, period?: string): Match => ({ id, ...(period ? { period } : {}), teams: [{ players: [{ id: 'a' }], rank: 1 }, { players: [{ id: 'b' }], rank: 2 }] });
+  it("restartAt is the start of the voided match's rating period", () => {
+    const m = (id: string, period?: string): Match => ({
+      id,
+      ...(period ? { period } : {}),
+      teams: [
+        { players: [{ id: 'a' }], rank: 1 },
+        { players: [{ id: 'b' }], rank: 2 },
+      ],
+    });
     expect(voidPlan([m('1', 'w1'), m('2', 'w2'), m('3', 'w2'), m('4', 'w2')], ['3']).restartAt).toBe(1);
     expect(voidPlan([m('1'), m('2'), m('3')], ['2']).restartAt).toBe(1);
     expect(voidPlan([m('1'), m('2')], ['x'])).toEqual({ kept: [m('1'), m('2')], restartAt: 2, voided: [], missing: ['x'] });

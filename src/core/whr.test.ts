@@ -10,7 +10,10 @@ const DAY = 86_400_000;
 const sigma = (d: number) => 1 / (1 + Math.exp(-d));
 const game = (winner: string, loser: string, day?: number): Match => ({
   ...(day !== undefined ? { at: day * DAY } : {}),
-  teams: [{ players: [{ id: winner }], rank: 1 }, { players: [{ id: loser }], rank: 2 }],
+  teams: [
+    { players: [{ id: winner }], rank: 1 },
+    { players: [{ id: loser }], rank: 2 },
+  ],
 });
 
 function history(matches: Match[], options: ConstructorParameters<typeof WhrHistory>[0] = {}): WhrHistory {
@@ -24,7 +27,10 @@ function history(matches: Match[], options: ConstructorParameters<typeof WhrHist
 function expectNoNaN(inference: 'map' | 'ep'): void {
   const matchArb = fc.record({
     gap: fc.integer({ min: 0, max: 40 }),
-    teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), { minLength: 2, maxLength: 3 }),
+    teams: fc.array(fc.record({ players: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 3 }), rank: fc.integer({ min: 1, max: 3 }) }), {
+      minLength: 2,
+      maxLength: 3,
+    }),
   });
   fc.assert(
     fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
@@ -118,14 +124,28 @@ describe('whr: hand-worked cases', () => {
   it('symmetry: the mirrored log gives the negated skills', () => {
     const log = [game('a', 'b', 0), game('b', 'c', 0), game('a', 'c', 2), game('c', 'a', 5)];
     // Every result reversed: the winner's team takes the loser's rank.
-    const mirrored = log.map((m) => ({ ...m, teams: [{ ...m.teams[0]!, rank: m.teams[1]!.rank }, { ...m.teams[1]!, rank: m.teams[0]!.rank }] }));
+    const mirrored = log.map((m) => ({
+      ...m,
+      teams: [
+        { ...m.teams[0]!, rank: m.teams[1]!.rank },
+        { ...m.teams[1]!, rank: m.teams[0]!.rank },
+      ],
+    }));
     const h = history(log);
     const g = history(mirrored);
     for (const id of ['a', 'b', 'c']) expect(g.estimate(id)!.mean).toBeCloseTo(-h.estimate(id)!.mean, 9);
   });
 
   it('a draw between equals moves nobody', () => {
-    const h = history([{ at: 0, teams: [{ players: [{ id: 'a' }], rank: 1 }, { players: [{ id: 'b' }], rank: 1 }] }]);
+    const h = history([
+      {
+        at: 0,
+        teams: [
+          { players: [{ id: 'a' }], rank: 1 },
+          { players: [{ id: 'b' }], rank: 1 },
+        ],
+      },
+    ]);
     expect(h.estimate('a')!.mean).toBeCloseTo(0, 12);
   });
 });
@@ -158,7 +178,13 @@ describe('whr: the batch path and the compiled sweeps', () => {
     // a1 = a2 = x, b1 = b2 = −x, d = 2x, so x = σ(−2x)/2 (x ≈ 0.20053).
     const x = bisect((v) => sigma(-2 * v) / 2 - v, 0, 1);
     expect(x).toBeCloseTo(0.20053, 4);
-    const match: Match = { at: 0, teams: [{ players: [{ id: 'a1' }, { id: 'a2' }], rank: 1 }, { players: [{ id: 'b1' }, { id: 'b2' }], rank: 2 }] };
+    const match: Match = {
+      at: 0,
+      teams: [
+        { players: [{ id: 'a1' }, { id: 'a2' }], rank: 1 },
+        { players: [{ id: 'b1' }, { id: 'b2' }], rank: 2 },
+      ],
+    };
     for (const batch of [true, false]) {
       const h = new WhrHistory({ priorVariance: 1 });
       if (batch) h.addMatches([match]);
@@ -179,8 +205,23 @@ describe('whr: the batch path and the compiled sweeps', () => {
       const x = ids[d % 5]!;
       const y = ids[(d * 2 + 1) % 5]!;
       if (x !== y) log.push({ ...game(d % 3 === 0 ? y : x, d % 3 === 0 ? x : y, d), home: d % 2 });
-      if (d % 4 === 1) log.push({ at: d * DAY, teams: [{ players: [{ id: 'a' }, { id: 'e' }], rank: 1 }, { players: [{ id: 'b' }, { id: 'c' }], rank: 1 }] });
-      if (d % 5 === 2) log.push({ at: d * DAY, teams: [{ players: [{ id: 'd' }], rank: 2 }, { players: [{ id: 'c' }], rank: 1 }, { players: [{ id: 'b' }], rank: 3 }] });
+      if (d % 4 === 1)
+        log.push({
+          at: d * DAY,
+          teams: [
+            { players: [{ id: 'a' }, { id: 'e' }], rank: 1 },
+            { players: [{ id: 'b' }, { id: 'c' }], rank: 1 },
+          ],
+        });
+      if (d % 5 === 2)
+        log.push({
+          at: d * DAY,
+          teams: [
+            { players: [{ id: 'd' }], rank: 2 },
+            { players: [{ id: 'c' }], rank: 1 },
+            { players: [{ id: 'b' }], rank: 3 },
+          ],
+        });
     }
     for (const link of ['logistic', 'probit'] as const) {
       const options = { link, dailyVariance: 0.05, window: 1000, refresh: 1 };
@@ -277,8 +318,22 @@ describe('whr: a match of three or more teams is one ranked game (each team agai
   };
   const pairs: Match[] = [
     { at: 0, teams: [ranked.teams[3]!, { ...ranked.teams[0]!, rank: 2 }] },
-    { at: 0, home: 1, teams: [{ ...ranked.teams[0]!, rank: 1 }, { ...ranked.teams[1]!, rank: 1 }] },
-    { at: 0, home: 0, teams: [{ ...ranked.teams[1]!, rank: 1 }, { ...ranked.teams[2]!, rank: 2 }] },
+    {
+      at: 0,
+      home: 1,
+      teams: [
+        { ...ranked.teams[0]!, rank: 1 },
+        { ...ranked.teams[1]!, rank: 1 },
+      ],
+    },
+    {
+      at: 0,
+      home: 0,
+      teams: [
+        { ...ranked.teams[1]!, rank: 1 },
+        { ...ranked.teams[2]!, rank: 2 },
+      ],
+    },
   ];
 
   for (const inference of ['map', 'ep'] as const) {
@@ -338,7 +393,7 @@ describe('whr: incremental', () => {
     for (const id of ['a', 'b', 'c']) expect(h.estimate(id)!.mean).toBeCloseTo(converged.estimate(id)!.mean, 2);
   });
 
-  it('prepare: a prediction of a new day sees the day before closed, as after adding; refresh re-smooths before a player\'s first match of a day', () => {
+  it("prepare: a prediction of a new day sees the day before closed, as after adding; refresh re-smooths before a player's first match of a day", () => {
     const log = [game('a', 'b', 0), game('b', 'c', 1), game('c', 'd', 1), game('d', 'a', 1)];
     const next = game('a', 'c', 2);
     const early = new WhrHistory();
@@ -357,7 +412,7 @@ describe('whr: incremental', () => {
     expect(() => new WhrHistory({ refresh: -1 })).toThrow(/refresh/);
   });
 
-  it('a late match (before the player\'s last day) joins the last day', () => {
+  it("a late match (before the player's last day) joins the last day", () => {
     const h = new WhrHistory();
     h.addMatch(game('a', 'b', 5));
     h.addMatch(game('a', 'b', 3));
@@ -366,7 +421,10 @@ describe('whr: incremental', () => {
 });
 
 describe('whr: properties', () => {
-  const logArb = fc.array(fc.record({ w: fc.integer({ min: 0, max: 4 }), l: fc.integer({ min: 0, max: 4 }), gap: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 25 });
+  const logArb = fc.array(fc.record({ w: fc.integer({ min: 0, max: 4 }), l: fc.integer({ min: 0, max: 4 }), gap: fc.integer({ min: 0, max: 3 }) }), {
+    minLength: 1,
+    maxLength: 25,
+  });
   const toLog = (entries: Array<{ w: number; l: number; gap: number }>): Match[] => {
     let day = 0;
     return entries
@@ -377,7 +435,7 @@ describe('whr: properties', () => {
       });
   };
 
-  it('a win never lowers the winner\'s current estimate (converged)', () => {
+  it("a win never lowers the winner's current estimate (converged)", () => {
     fc.assert(
       fc.property(logArb, fc.integer({ min: 0, max: 4 }), fc.integer({ min: 1, max: 4 }), fc.constantFrom('logistic', 'probit'), (entries, w, shift, link) => {
         const log = toLog(entries);
@@ -397,7 +455,7 @@ describe('whr: properties', () => {
 });
 
 describe('whr as a RatingSystem', () => {
-  it.each(['map', 'ep'] as const)('takeMoved (%s): the match\'s players, and at a day\'s close everyone re-smoothed, each estimate as `states` gives it', (inference) => {
+  it.each(['map', 'ep'] as const)("takeMoved (%s): the match's players, and at a day's close everyone re-smoothed, each estimate as `states` gives it", (inference) => {
     const system = createSystem('whr', { dailyVariance: 0.02, inference });
     system.rateMatch(game('a', 'b', 0), new Map());
     expect([...system.takeMoved().keys()].sort()).toEqual(['a', 'b']);
@@ -485,7 +543,7 @@ describe('whr: expectation propagation (inference: ep)', () => {
     expect(h.predictMatch(game('a', 'b', 0))).toBeCloseTo(0.71707, 4);
   });
 
-  it('logistic, one game: MacKay\'s Z = σ(m/√(1 + πv/8)) gives mean κ/2 and variance 1 − κ²/4, by hand', () => {
+  it("logistic, one game: MacKay's Z = σ(m/√(1 + πv/8)) gives mean κ/2 and variance 1 − κ²/4, by hand", () => {
     // m = 0, v = 2: κ = 1/√(1 + π/4) = 1/1.336188 = 0.748398, q = σ(0) = ½, α = κ(1 − q) = κ/2, β = κ² q(1 − q) = κ²/4.
     const kappa = 1 / Math.sqrt(1 + Math.PI / 4);
     const h = ep([game('a', 'b', 0)], { priorVariance: 1 });
@@ -495,7 +553,7 @@ describe('whr: expectation propagation (inference: ep)', () => {
     expect(h.estimate('b')!.mean).toBeCloseTo(-kappa / 2, 10);
   });
 
-  it('the added game, as `addMatch` leaves it: new players\' last nodes take the one-game moments', () => {
+  it("the added game, as `addMatch` leaves it: new players' last nodes take the one-game moments", () => {
     const h = new WhrHistory({ inference: 'ep', priorVariance: 1, link: 'probit' });
     h.addMatch(game('a', 'b', 0));
     expect(h.estimate('a')!.mean).toBeCloseTo(0.46065886, 6);
@@ -512,7 +570,10 @@ describe('whr: expectation propagation (inference: ep)', () => {
       [0, 0, 1, 0],
       [0, 0, 0, 1],
     ];
-    const factors: Array<[number, number]> = [[0, 2], [1, 3]]; // winner index, loser index
+    const factors: Array<[number, number]> = [
+      [0, 2],
+      [1, 3],
+    ]; // winner index, loser index
     // Messages on d_k = x_w − x_l, natural parameters (τ, ν).
     const tau = [0, 0];
     const nu = [0, 0];

@@ -50,7 +50,7 @@ export const WHR_OPTIONS = {
   /** Displayed rating of skill 0. @default 1500 */
   rating: numberOption({ default: 1500, description: 'displayed rating of skill 0' }),
   /** σ0², the variance of a new player's skill, in natural units² (logits² for the logistic link). @default 0.6 */
-  priorVariance: numberOption({ default: 0.6, min: 0, exclusiveMin: true, description: 'σ0², the variance of a new player\'s skill, in natural units²' }),
+  priorVariance: numberOption({ default: 0.6, min: 0, exclusiveMin: true, description: "σ0², the variance of a new player's skill, in natural units²" }),
   /** w², the variance the skill drifts by per period (a day), in natural units². @default 0.0025 */
   dailyVariance: numberOption({ default: 0.0025, min: 0, exclusiveMin: true, description: 'w², the variance the skill drifts by per period, in natural units²' }),
   /** P(A wins) = σ(d) (Bradley–Terry) or Φ(d). @default 'logistic' */
@@ -58,7 +58,7 @@ export const WHR_OPTIONS = {
   /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */
   periodMs: numberOption({ default: DAY_MS, min: 0, exclusiveMin: true, description: 'length of one period of the Wiener process, in ms' }),
   /** Nodes at the end of each player's timeline re-smoothed when a day closes. @default 32 */
-  window: numberOption({ default: 32, min: 1, integer: true, description: 'nodes at the end of each player\'s timeline re-smoothed when a day closes' }),
+  window: numberOption({ default: 32, min: 1, integer: true, description: "nodes at the end of each player's timeline re-smoothed when a day closes" }),
   /** Newton passes over the players of a closed day. @default 2 */
   sweeps: numberOption({ default: 2, min: 0, integer: true, description: 'Newton passes over the players of a closed day' }),
   /**
@@ -67,11 +67,16 @@ export const WHR_OPTIONS = {
    * day's results teach reaches the players who did not play, and the past
    * of those who did. @default 0
    */
-  cycle: numberOption({ default: 0, min: 0, integer: true, description: 'closed days over which every player\'s whole timeline is re-smoothed once, a slice at each closed day (0: never)' }),
+  cycle: numberOption({
+    default: 0,
+    min: 0,
+    integer: true,
+    description: "closed days over which every player's whole timeline is re-smoothed once, a slice at each closed day (0: never)",
+  }),
   /** The cycle skips players whose last day is more than this many periods before the latest day (retired players' timelines no longer move the active ones much). @default 730 */
   cycleHorizon: numberOption({ default: 730, min: 0, description: 'the cycle skips players whose last day is more than this many periods before the latest day' }),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
-  refresh: numberOption({ default: 0, min: 0, integer: true, description: 'Newton passes over a player\'s last window nodes before their first match of a day (0: none)' }),
+  refresh: numberOption({ default: 0, min: 0, integer: true, description: "Newton passes over a player's last window nodes before their first match of a day (0: none)" }),
   /**
    * How the skills are inferred: `map` is Coulom's (the posterior's mode by
    * Newton's method, a Laplace variance per player); `ep` is expectation
@@ -81,7 +86,7 @@ export const WHR_OPTIONS = {
    */
   inference: choiceOption(['map', 'ep'], 'map', 'map: the posterior mode (Newton, Laplace variances); ep: expectation propagation (posterior means and variances)'),
   /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
-  integrate: booleanOption(true, 'predictions integrate over both sides\' uncertainty (else they use the modes only)'),
+  integrate: booleanOption(true, "predictions integrate over both sides' uncertainty (else they use the modes only)"),
 };
 
 export type WhrOptions = OptionsOf<typeof WHR_OPTIONS>;
@@ -105,12 +110,13 @@ export function inverseMillsRatio(z: number): number {
   const ax = Math.abs(x);
   const t = 1 / (1 + 0.5 * ax);
   const poly =
-    -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    -1.26551223 +
+    t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
   if (x >= 0) {
     // Φ(z) = ½ t exp(−x² + poly), φ(z) = exp(−x²)/√(2π)
     return 2 / (SQRT2PI * t * Math.exp(poly));
   }
-  const phi = Math.exp(-z * z / 2) / SQRT2PI;
+  const phi = Math.exp((-z * z) / 2) / SQRT2PI;
   const Phi = 1 - 0.5 * t * Math.exp(-ax * ax + poly);
   return phi / Phi;
 }
@@ -121,7 +127,12 @@ export function normalCdf(z: number): number {
   const ax = Math.abs(x);
   const t = 1 / (1 + 0.5 * ax);
   const erfc =
-    t * Math.exp(-ax * ax - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+    t *
+    Math.exp(
+      -ax * ax -
+        1.26551223 +
+        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return x >= 0 ? 0.5 * erfc : 1 - 0.5 * erfc;
 }
 
@@ -181,7 +192,18 @@ function gameTermsOf(start: number, split: number, end: number, s: number, offse
  * first step far from the mode, never active near it). Returns the larger of
  * `largest` and the largest |δ|.
  */
-function solveTimeline(count: number, a: Float64Array, b: Float64Array, c: Float64Array, dp: Float64Array, y: Float64Array, r: Float64Array, base: number, relax: number, largest: number): number {
+function solveTimeline(
+  count: number,
+  a: Float64Array,
+  b: Float64Array,
+  c: Float64Array,
+  dp: Float64Array,
+  y: Float64Array,
+  r: Float64Array,
+  base: number,
+  relax: number,
+  largest: number,
+): number {
   dp[0] = a[0]!;
   y[0] = b[0]!;
   for (let j = 1; j < count; j++) {
@@ -1220,7 +1242,18 @@ export class WhrHistory {
    * ν = (c_i α + c_i² β m_i)/(1 − c_i² β v_i).
    */
   private epSite(g: number, slot: number): void {
-    this.epComparison(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, slot, this.siteTau, this.siteNu, this.siteTau, this.siteNu);
+    this.epComparison(
+      this.gameStart[g]!,
+      this.gameSplit[g]!,
+      this.gameEnd[g]!,
+      this.gameScore[g]!,
+      this.gameOffset[g]!,
+      slot,
+      this.siteTau,
+      this.siteNu,
+      this.siteTau,
+      this.siteNu,
+    );
   }
 
   /**
@@ -1231,7 +1264,18 @@ export class WhrHistory {
    * team's message from the team below and from the team above are kept
    * apart).
    */
-  private epComparison(start: number, split: number, end: number, s: number, offset: number, slot: number, tauA: Float64Array, nuA: Float64Array, tauB: Float64Array, nuB: Float64Array): void {
+  private epComparison(
+    start: number,
+    split: number,
+    end: number,
+    s: number,
+    offset: number,
+    slot: number,
+    tauA: Float64Array,
+    nuA: Float64Array,
+    tauB: Float64Array,
+    nuB: Float64Array,
+  ): void {
     const { gameNodes, nodeR, nodeV } = this;
     const ca = 1 / (split - start);
     const cb = -1 / (end - split);
@@ -1541,16 +1585,18 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
       if (match.at === undefined) untimedDay ??= history.dayOf(undefined);
       history.addMatch(match, 0, match.at === undefined ? untimedDay : history.dayOf(match.at));
     }
-    return matches.map((match): MatchRating => ({
-      ...(match.id !== undefined ? { matchId: match.id } : {}),
-      players: match.teams.flatMap((team, t) =>
-        team.players.map(({ id }) => {
-          const after = stateOf(id)!;
-          const before = befores.get(id)!;
-          return { id, team: t, before, after, terms: { change: after.rating - before.rating } };
-        }),
-      ),
-    }));
+    return matches.map(
+      (match): MatchRating => ({
+        ...(match.id !== undefined ? { matchId: match.id } : {}),
+        players: match.teams.flatMap((team, t) =>
+          team.players.map(({ id }) => {
+            const after = stateOf(id)!;
+            const before = befores.get(id)!;
+            return { id, team: t, before, after, terms: { change: after.rating - before.rating } };
+          }),
+        ),
+      }),
+    );
   };
   const toSkill = (state: PlayerState): [number, number] => [(state.rating - o.rating) / WHR_SCALE, ((state.rd ?? Math.sqrt(o.priorVariance) * WHR_SCALE) / WHR_SCALE) ** 2];
   return {
@@ -1571,9 +1617,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
         }
         return [mean / team.length, variance / (team.length * team.length)] as const;
       });
-      return predictFromPairs(teams.length, (a, b) =>
-        whrWinProbability(skills[a]![0] - skills[b]![0], o.integrate ? skills[a]![1] + skills[b]![1] : 0, o.link),
-      );
+      return predictFromPairs(teams.length, (a, b) => whrWinProbability(skills[a]![0] - skills[b]![0], o.integrate ? skills[a]![1] + skills[b]![1] : 0, o.link));
     },
     idle: (state, periods) => {
       if (!(periods > 0)) return state;
@@ -1597,7 +1641,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
 export const WHR = defineSystem({
   name: 'whr',
   label: 'Whole-History Rating',
-  summary: 'Coulom\'s Whole-History Rating: Gaussian skills drifting as a Wiener process, every player\'s whole timeline smoothed by Newton\'s method.',
+  summary: "Coulom's Whole-History Rating: Gaussian skills drifting as a Wiener process, every player's whole timeline smoothed by Newton's method.",
   options: WHR_OPTIONS,
   capabilities: {
     teams: true,
@@ -1623,7 +1667,7 @@ export const WHR = defineSystem({
   dashboard: {
     terms: [],
     explanation:
-      'Whole-History Rating re-estimates the past: each new result also corrects the earlier estimates of the players in it and of their opponents, so a rating can move between a player\'s own matches.',
+      "Whole-History Rating re-estimates the past: each new result also corrects the earlier estimates of the players in it and of their opponents, so a rating can move between a player's own matches.",
     performanceRuns: false,
   },
   // A whr ladder keeps every match in memory and re-smooths each of its players' windows when the day

@@ -13,7 +13,7 @@ describe('World-vs-World score transform (gw2-wvw-glicko2.txt)', () => {
     expect(wvwGlickoScore(0, 0)).toBe(0.5);
   });
 
-  it('is symmetric: the two worlds\' scores sum to 1', () => {
+  it("is symmetric: the two worlds' scores sum to 1", () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.double({ min: 0, max: 1e6, noNaN: true }), (a, b) => {
         expect(wvwGlickoScore(a, b) + wvwGlickoScore(b, a)).toBeCloseTo(1, 12);
@@ -79,7 +79,12 @@ describe('World-vs-World grouping', () => {
     const first = wvwGroups(worlds, { rule: 'randomized', seed: 42 });
     expect(wvwGroups([...worlds].reverse(), { rule: 'randomized', seed: 42 })).toEqual(first);
     // With RD 0 the noise is at most 10 points, less than half the 50-point gaps: the sorted order stands.
-    expect(wvwGroups(worlds.map((w) => ({ ...w, rd: 0 })), { rule: 'randomized', seed: 7 })).toEqual(wvwGroups(worlds));
+    expect(
+      wvwGroups(
+        worlds.map((w) => ({ ...w, rd: 0 })),
+        { rule: 'randomized', seed: 7 },
+      ),
+    ).toEqual(wvwGroups(worlds));
     // Close ratings with large RD get shuffled for some seed.
     const close = worlds.map((w, i) => ({ ...w, rating: 1500 + i, rd: 300 }));
     const draws = new Set(Array.from({ length: 20 }, (_, seed) => JSON.stringify(wvwGroups(close, { rule: 'randomized', seed }))));

@@ -164,7 +164,7 @@ const SCORE_SHARE_BATTLES: Glicko2Battles = Object.freeze({
 export const WVW = defineSystem({
   name: 'wvw',
   label: 'World vs World',
-  summary: 'Glicko-2 as Guild Wars 2 World vs World used it: battles scored by the raw scores\' share, rounds of three worlds regrouped by rating.',
+  summary: "Glicko-2 as Guild Wars 2 World vs World used it: battles scored by the raw scores' share, rounds of three worlds regrouped by rating.",
   options: WVW_OPTIONS,
   capabilities: { ...GLICKO2.capabilities, fastPath: false, needsScores: true, rounds: true },
   display: GLICKO2.display,

@@ -98,7 +98,7 @@ function columnIndex(header: string[], name: string, file: string): number {
 function compactDate(value: string, file: string, line: number): number {
   const n = Number(value);
   if (value.length !== 8 || !Number.isInteger(n)) throw new InvalidInputError(`${file}: not a YYYYMMDD date: ${JSON.stringify(value)}`, { field: 'tourney_date', line });
-  return Date.UTC(Math.floor(n / 10000), Math.floor(n / 100) % 100 - 1, n % 100);
+  return Date.UTC(Math.floor(n / 10000), (Math.floor(n / 100) % 100) - 1, n % 100);
 }
 
 function byTimeStable(matches: EvalMatch[]): EvalMatch[] {
@@ -107,7 +107,13 @@ function byTimeStable(matches: EvalMatch[]): EvalMatch[] {
 }
 
 function duel(a: string, b: string, at: number): EvalMatch {
-  return { at, teams: [{ players: [{ id: a }], rank: 1 }, { players: [{ id: b }], rank: 2 }] };
+  return {
+    at,
+    teams: [
+      { players: [{ id: a }], rank: 1 },
+      { players: [{ id: b }], rank: 2 },
+    ],
+  };
 }
 
 /**
@@ -172,7 +178,9 @@ export function loadTennisTour(fromYear: number, toYear: number, folder = join(d
       rows.push({ match, order: ROUND_ORDER[cells[round]!] ?? 9, number: Number(cells[number]) || 0 });
     }
   }
-  rows.sort((a, b) => a.match.at! - b.match.at! || (a.match.tourneyId < b.match.tourneyId ? -1 : a.match.tourneyId > b.match.tourneyId ? 1 : 0) || a.order - b.order || a.number - b.number);
+  rows.sort(
+    (a, b) => a.match.at! - b.match.at! || (a.match.tourneyId < b.match.tourneyId ? -1 : a.match.tourneyId > b.match.tourneyId ? 1 : 0) || a.order - b.order || a.number - b.number,
+  );
   return rows.map((row) => row.match);
 }
 
@@ -238,7 +246,13 @@ export function loadFootball(path = join(dataRoot(), 'international_football/res
     if (!Number.isFinite(a) || !Number.isFinite(b) || cells[homeScore] === '' || cells[awayScore] === '') continue; // unplayed fixture
     const at = Date.parse(`${cells[date]}T00:00:00Z`);
     if (!Number.isFinite(at)) throw new InvalidInputError(`${path}: not a date: ${JSON.stringify(cells[date])}`, { field: 'date', line: i + 1 });
-    const match: EvalMatch = { at, teams: [{ players: [{ id: cells[home]! }], score: a }, { players: [{ id: cells[away]! }], score: b }] };
+    const match: EvalMatch = {
+      at,
+      teams: [
+        { players: [{ id: cells[home]! }], score: a },
+        { players: [{ id: cells[away]! }], score: b },
+      ],
+    };
     if (cells[neutral] !== 'TRUE') match.home = 0;
     matches.push(match);
   }

@@ -12,7 +12,9 @@ export class MissingPeerError extends LadderError {
   readonly packages: readonly string[];
 
   constructor(packages: readonly string[]) {
-    super(`comparing with the peer rating libraries needs ${packages.join(' and ')}, which Ladder does not install; run \`npm install ${packages.join(' ')}\` in this project, or leave the peers out`);
+    super(
+      `comparing with the peer rating libraries needs ${packages.join(' and ')}, which Ladder does not install; run \`npm install ${packages.join(' ')}\` in this project, or leave the peers out`,
+    );
     this.packages = packages;
   }
 }

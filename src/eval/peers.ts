@@ -5,7 +5,7 @@
  */
 import { predictWin as openskillPredictWin, rate as openskillRate, rating as openskillRating } from 'openskill';
 import type { Options as OpenSkillOptions, Rating as OpenSkillRating } from 'openskill';
-import { Rating as TrueSkillRating, TrueSkill } from 'ts-trueskill';
+import { type Rating as TrueSkillRating, TrueSkill } from 'ts-trueskill';
 import { type Match, teamPlacements } from '../core/match.js';
 import { type Contender, type ParameterValue, requireTwoTeams } from './contenders.js';
 
@@ -32,7 +32,10 @@ export function openSkillContender(options: OpenSkillContenderOptions = {}): Con
     parameters,
     predict(match) {
       requireTwoTeams(match);
-      return openskillPredictWin(match.teams.map((t) => teamOf(t.players)), skill)[0]!;
+      return openskillPredictWin(
+        match.teams.map((t) => teamOf(t.players)),
+        skill,
+      )[0]!;
     },
     update(match) {
       const teams = match.teams.map((t) => teamOf(t.players));
@@ -83,4 +86,3 @@ export function trueSkillContender(options: TrueSkillContenderOptions = {}): Con
     known: (id) => ratings.has(id),
   };
 }
-

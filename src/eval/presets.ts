@@ -113,7 +113,7 @@ export const PRESETS: DatasetPreset[] = [
     load: () => loadTennisKdd19(),
     isTest: (m) => m.at! >= Date.UTC(2011, 7, 28),
     runs: [
-      { label: 'elo, K 45.5 (the paper\'s lr 0.262)', system: 'elo', options: { k: KDD19_ELO_K } },
+      { label: "elo, K 45.5 (the paper's lr 0.262)", system: 'elo', options: { k: KDD19_ELO_K } },
       { label: 'elo, K fitted', system: 'elo', fit: eloFit() },
       { label: 'glicko2, defaults, no idle growth', system: 'glicko2', contender: { continuousTime: false } },
       { label: 'glicko2, defaults, RD grows per idle day', system: 'glicko2' },
@@ -122,10 +122,7 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'whr, defaults', system: 'whr' },
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
     ],
-    peers: [
-      { openskill: {} },
-      { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: 'the paper\'s TrueSkill parameters' },
-    ],
+    peers: [{ openskill: {} }, { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: "the paper's TrueSkill parameters" }],
     published: [
       { model: 'random', logLoss: 0.693, accuracy: 0.5, source: KDD },
       { model: 'Elo, lr 0.262 (≈ K 45.5)', logLoss: 0.563, accuracy: 0.705, source: KDD },
@@ -182,7 +179,7 @@ export const PRESETS: DatasetPreset[] = [
   {
     name: 'football-intl',
     title: 'International football 1872–2026 (draws, scores, neutral venues)',
-    split: 'train before 2011-06-03 (kickscore\'s football cutoff), test from it',
+    split: "train before 2011-06-03 (kickscore's football cutoff), test from it",
     load: () => loadFootball(),
     isTest: (m) => m.at! >= Date.UTC(2011, 5, 3),
     draws: 'davidson',
@@ -201,7 +198,8 @@ export const PRESETS: DatasetPreset[] = [
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [
       {
-        model: 'kickscore KDD 2019 "World football" (a different extract: 19,158 matches, cutoff 2011-06-03): Elo 0.950/0.551, TrueSkill 0.937/0.554, kickscore 0.926/0.558, with home advantage 0.900/0.579 (3-way log-loss / accuracy)',
+        model:
+          'kickscore KDD 2019 "World football" (a different extract: 19,158 matches, cutoff 2011-06-03): Elo 0.950/0.551, TrueSkill 0.937/0.554, kickscore 0.926/0.558, with home advantage 0.900/0.579 (3-way log-loss / accuracy)',
         source: KDD,
       },
     ],
@@ -248,4 +246,3 @@ export function trainingDrawRate(training: readonly EvalMatch[]): number {
   }
   return training.length ? draws / training.length : 0;
 }
-

@@ -86,12 +86,16 @@ async function main(argv: string[]): Promise<void> {
       peers,
       reuse: (kind, label) => kept.find((row) => row.kind === kind && row.label === label),
       onLog: (m) => process.stderr.write(`${m}\n`),
-      onRow: (r) => process.stderr.write(`  ${r.row}. ${r.label}: n ${r.test.n}, log-loss ${fixed(r.test.logLoss)}, accuracy ${fixed(r.test.accuracy)} (${r.seconds.toFixed(1)} s)\n`),
+      onRow: (r) =>
+        process.stderr.write(`  ${r.row}. ${r.label}: n ${r.test.n}, log-loss ${fixed(r.test.logLoss)}, accuracy ${fixed(r.test.accuracy)} (${r.seconds.toFixed(1)} s)\n`),
     });
     writeFileSync(jsonPath, `${JSON.stringify({ dataset: preset.name, matches, rows }, null, 1)}\n`);
     writeFileSync(
       join(docs, 'eval', `${preset.name}-reliability.svg`),
-      reliabilitySvg(preset.title, rows.map((r) => ({ label: `${r.row}. ${r.label}`, bins: r.calibration }))),
+      reliabilitySvg(
+        preset.title,
+        rows.map((r) => ({ label: `${r.row}. ${r.label}`, bins: r.calibration })),
+      ),
     );
     const tracked = join(process.cwd(), 'docs', 'EVALUATION.md');
     const document = existsSync(documentPath) ? readFileSync(documentPath, 'utf8') : existsSync(tracked) ? readFileSync(tracked, 'utf8') : '# Evaluation\n';

@@ -8,7 +8,12 @@ import { benjaminiHochberg, binomialTail, logChoose, poissonUpper, runsUpper } f
 
 function duel(a: string, b: string, aWins: boolean, quit?: string): Match {
   const player = (id: string) => (id === quit ? { id, quit: true } : { id });
-  return { teams: [{ players: [player(a)], rank: aWins ? 1 : 2 }, { players: [player(b)], rank: aWins ? 2 : 1 }] };
+  return {
+    teams: [
+      { players: [player(a)], rank: aWins ? 1 : 2 },
+      { players: [player(b)], rank: aWins ? 2 : 1 },
+    ],
+  };
 }
 
 /** Honest background: random pairs of `count` players, fair coin results. */
@@ -25,7 +30,14 @@ function background(count: number, matches: number, seed: number): Match[] {
 describe('tail probabilities', () => {
   it('Poisson and binomial tails match direct sums', () => {
     const fact = (n: number): number => (n <= 1 ? 1 : n * fact(n - 1));
-    for (const [x, mean] of [[0, 1], [1, 0.5], [3, 0.5], [5, 2], [2, 7], [12, 0.1]] as const) {
+    for (const [x, mean] of [
+      [0, 1],
+      [1, 0.5],
+      [3, 0.5],
+      [5, 2],
+      [2, 7],
+      [12, 0.1],
+    ] as const) {
       let direct = 1;
       for (let k = 0; k < x; k++) direct -= (Math.exp(-mean) * mean ** k) / fact(k);
       expect(poissonUpper(x, mean)).toBeCloseTo(direct, 12);
@@ -60,7 +72,7 @@ describe('tail probabilities', () => {
   });
 
   it('Benjamini–Hochberg: q = min over ranks at or above of m·p/rank', () => {
-    expect(benjaminiHochberg([0.01, 0.04, 0.03, 0.5])).toEqual([0.04, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.5].map((q, i) => (i === 0 ? 0.04 : q)));
+    expect(benjaminiHochberg([0.01, 0.04, 0.03, 0.5])).toEqual([0.04, (0.04 * 4) / 3, (0.04 * 4) / 3, 0.5].map((q, i) => (i === 0 ? 0.04 : q)));
   });
 });
 
@@ -70,7 +82,12 @@ describe('integrityReport', () => {
     expect(report.meetingFactor).toBeCloseTo(1 / 100, 15);
     // 6v6: O = 144 − 72 = 72 per match, S = 12 per match: factor 72/(144·M).
     const team = (prefix: string) => Array.from({ length: 6 }, (_, i) => ({ id: `${prefix}${i}` }));
-    const sixes: Match[] = Array.from({ length: 3 }, (_, m) => ({ teams: [{ players: team(`a${m}`), rank: 1 }, { players: team(`b${m}`), rank: 2 }] }));
+    const sixes: Match[] = Array.from({ length: 3 }, (_, m) => ({
+      teams: [
+        { players: team(`a${m}`), rank: 1 },
+        { players: team(`b${m}`), rank: 2 },
+      ],
+    }));
     expect(integrityReport(sixes).meetingFactor).toBeCloseTo(72 / (144 * 3), 15);
   });
 

@@ -77,7 +77,14 @@ export interface IntegrityOptions {
   limit?: number;
 }
 
-export const INTEGRITY_DEFAULTS: Readonly<Required<IntegrityOptions>> = Object.freeze({ minMeetings: 10, meetingP: 0.001, minMatches: 10, minWinConcentration: 0.25, alpha: 0.01, limit: 100 });
+export const INTEGRITY_DEFAULTS: Readonly<Required<IntegrityOptions>> = Object.freeze({
+  minMeetings: 10,
+  meetingP: 0.001,
+  minMatches: 10,
+  minWinConcentration: 0.25,
+  alpha: 0.01,
+  limit: 100,
+});
 
 export interface PairEntry {
   kind: 'pair';
@@ -295,7 +302,8 @@ export function integrityReport(matches: readonly Match[], options: IntegrityOpt
     const shareA = (ta.wins - pair.winsA + 1) / (ta.wins + ta.losses - decisive + 2);
     const shareB = (tb.wins - pair.winsB + 1) / (tb.wins + tb.losses - decisive + 2);
     const expectedWinShare = (shareA * (1 - shareB)) / (shareA * (1 - shareB) + shareB * (1 - shareA));
-    const oneSidedP = decisive === 0 ? 1 : Math.min(1, 2 * Math.min(binomialTail(decisive, pair.winsA, expectedWinShare, true), binomialTail(decisive, pair.winsA, expectedWinShare, false)));
+    const oneSidedP =
+      decisive === 0 ? 1 : Math.min(1, 2 * Math.min(binomialTail(decisive, pair.winsA, expectedWinShare, true), binomialTail(decisive, pair.winsA, expectedWinShare, false)));
     const entry: PairEntry = {
       kind: 'pair',
       players: [pair.a, pair.b],
@@ -364,7 +372,10 @@ export function integrityReport(matches: readonly Match[], options: IntegrityOpt
     // The most-beaten opponent of each flagged player, from the pairs.
     const flagged = new Map(flaggedResults.map((f) => [f.id, { top: null as string | null, wins: 0 }]));
     for (const pair of pairs.values()) {
-      for (const [me, other, wins] of [[pair.a, pair.b, pair.winsA], [pair.b, pair.a, pair.winsB]] as const) {
+      for (const [me, other, wins] of [
+        [pair.a, pair.b, pair.winsA],
+        [pair.b, pair.a, pair.winsB],
+      ] as const) {
         const entry = flagged.get(me);
         if (entry !== undefined && (wins > entry.wins || (wins === entry.wins && entry.top !== null && other < entry.top))) Object.assign(entry, { top: other, wins });
       }

@@ -142,17 +142,33 @@ function* parseCsvMatches(
     };
     let match: Match;
     if (sides === 'winner') {
-      match = { teams: [{ players: players('winner'), rank: 1 }, { players: players('loser'), rank: 2 }] };
+      match = {
+        teams: [
+          { players: players('winner'), rank: 1 },
+          { players: players('loser'), rank: 2 },
+        ],
+      };
     } else {
       const a = players('a');
       const b = players('b');
       if (column.has('scoreA') && column.has('scoreB')) {
-        match = { teams: [{ players: a, score: number('scoreA') }, { players: b, score: number('scoreB') }] };
+        match = {
+          teams: [
+            { players: a, score: number('scoreA') },
+            { players: b, score: number('scoreB') },
+          ],
+        };
       } else {
         const raw = cell('result')!.trim().toLowerCase();
         const result = raw === 'win' ? 1 : raw === 'loss' ? 0 : raw === 'draw' ? 0.5 : raw === '' ? NaN : Number(raw);
-        if (result !== 0 && result !== 0.5 && result !== 1) throw new InvalidInputError(`must be 1, 0.5, 0, win, draw or loss, got ${JSON.stringify(raw)}`, { field: 'result', line });
-        match = { teams: [{ players: a, rank: result === 1 ? 1 : result === 0 ? 2 : 1 }, { players: b, rank: result === 0 ? 1 : result === 1 ? 2 : 1 }] };
+        if (result !== 0 && result !== 0.5 && result !== 1)
+          throw new InvalidInputError(`must be 1, 0.5, 0, win, draw or loss, got ${JSON.stringify(raw)}`, { field: 'result', line });
+        match = {
+          teams: [
+            { players: a, rank: result === 1 ? 1 : result === 0 ? 2 : 1 },
+            { players: b, rank: result === 0 ? 1 : result === 1 ? 2 : 1 },
+          ],
+        };
       }
     }
     const seen = new Set<string>();
@@ -183,11 +199,7 @@ function* parseCsvMatches(
  * (teams of several players, periods or weights), so the caller falls back to
  * the general reader; the two accept and reject exactly the same lines.
  */
-export function parsePairwiseCsv(
-  text: string,
-  map: Record<string, string> | undefined,
-  onInvalid?: (error: InvalidInputError) => void,
-): PairwiseLog | undefined {
+export function parsePairwiseCsv(text: string, map: Record<string, string> | undefined, onInvalid?: (error: InvalidInputError) => void): PairwiseLog | undefined {
   const builder = new PairwiseLogBuilder();
   let headerEnd = text.indexOf('\n');
   if (headerEnd === -1) headerEnd = text.length;
@@ -266,7 +278,7 @@ export function parsePairwiseCsv(
     }
     let ms = dateCache.get(value);
     if (ms === undefined) {
-      ms = Date.UTC(Math.floor(value / 10000), Math.floor(value / 100) % 100 - 1, value % 100);
+      ms = Date.UTC(Math.floor(value / 10000), (Math.floor(value / 100) % 100) - 1, value % 100);
       // Date.UTC rolls 20230230 over into March; such a date is not a date.
       const back = new Date(ms);
       if (back.getUTCDate() !== value % 100 || back.getUTCMonth() !== (Math.floor(value / 100) % 100) - 1) return NaN;

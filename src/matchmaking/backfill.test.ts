@@ -30,7 +30,18 @@ describe('backfill: rules worked by hand', () => {
     mm.addBackfill(backfill('b', [[40, 44], [41]]));
     const result = mm.pass(1);
     expect(result.backfills).toEqual([
-      { id: 'b', match: 'm-b', region: 'eu', added: [[], ['t1']], players: [['b-a0', 'b-a1'], ['b-b0', 't1-p']], open: [0, 0], filled: true },
+      {
+        id: 'b',
+        match: 'm-b',
+        region: 'eu',
+        added: [[], ['t1']],
+        players: [
+          ['b-a0', 'b-a1'],
+          ['b-b0', 't1-p'],
+        ],
+        open: [0, 0],
+        filled: true,
+      },
     ]);
     expect(result.waiting).toEqual(['t2']);
     expect(mm.backfills()).toEqual([]);
@@ -43,7 +54,7 @@ describe('backfill: rules worked by hand', () => {
     expect(result.waiting).toEqual(['y']);
   });
 
-  it('holds filters both ways: the ticket\'s against the match\'s players, theirs against the ticket', () => {
+  it("holds filters both ways: the ticket's against the match's players, theirs against the ticket", () => {
     // The ticket's strict ±2 does not reach the match player at 60.
     expect(matchmake([solo('t', 0, 50, { within: 2, strict: true })], 0, { teamSize: 1 }, [backfill('b', [[60], []])]).backfills).toEqual([]);
     // The match player's strict ±2 does not reach the ticket at 56, however wide the ticket's filter.
@@ -56,7 +67,7 @@ describe('backfill: rules worked by hand', () => {
     expect(matchmake([solo('t', 0, 54)], 30, { teamSize: 1 }, [loose]).backfills).toHaveLength(1);
   });
 
-  it('does not ask the match\'s players to hold each other, only the newcomers', () => {
+  it("does not ask the match's players to hold each other, only the newcomers", () => {
     // 20 and 80 with ±10 filters: no newcomer can sit in both ranges, whatever the match's own spread.
     expect(matchmake([solo('t', 0, 50, { within: 100 })], 0, { teamSize: 2 }, [backfill('b', [[20], [80]])]).backfills).toEqual([]);
     // With ±40 both hold 50 (and 50's ±100 holds both), although 20 and 80 are 60 apart.
@@ -96,9 +107,20 @@ describe('backfill: rules worked by hand', () => {
 
   it('evens team ratings among newcomers', () => {
     // 2v2, both teams have one player (rating 100 vs 200); newcomers 100 and 200: the 200 joins the 100, and vice versa.
-    const request: BackfillInput = { id: 'b', match: 'm', region: 'eu', at: 0, teams: [['x'], ['y']], teamSize: 2, players: { x: { percentile: 50, rating: 100 }, y: { percentile: 50, rating: 200 } } };
+    const request: BackfillInput = {
+      id: 'b',
+      match: 'm',
+      region: 'eu',
+      at: 0,
+      teams: [['x'], ['y']],
+      teamSize: 2,
+      players: { x: { percentile: 50, rating: 100 }, y: { percentile: 50, rating: 200 } },
+    };
     const result = matchmake([solo('weak', 0, 50, { rating: 100 }), solo('strong', 1, 50, { rating: 200 })], 0, { teamSize: 2 }, [request]);
-    expect(result.backfills[0].players).toEqual([['x', 'strong-p'], ['y', 'weak-p']]);
+    expect(result.backfills[0].players).toEqual([
+      ['x', 'strong-p'],
+      ['y', 'weak-p'],
+    ]);
   });
 
   it('partially filled requests stay open across passes; newcomers join their filters; requests can be withdrawn', () => {
@@ -176,7 +198,7 @@ describe('backfill: validation names the field', () => {
     expect(invalidField(() => mm.addBackfill({ ...backfill('c', [[50], []]), teams: [['q'], []], players: { q: { percentile: 50 } } }))).toBe('teams[0][0]');
   });
 
-  it('matchmake names the request\'s index', () => {
+  it("matchmake names the request's index", () => {
     expect(() => matchmake([], 0, { teamSize: 2 }, [base(), { ...base(), at: NaN }])).toThrow(/backfill 1: .*field at/);
   });
 });
@@ -192,7 +214,14 @@ describe('backfill (property tests)', () => {
   });
   const ticket = fc.record({
     at: fc.integer({ min: 0, max: 200 }),
-    players: fc.array(fc.record({ p: player, pings: fc.array(fc.tuple(fc.constantFrom(...REGIONS), fc.integer({ min: 5, max: 200 })), { minLength: 1, maxLength: 2 }), maxPing: fc.constantFrom(60, 150) }), { minLength: 1, maxLength: 2 }),
+    players: fc.array(
+      fc.record({
+        p: player,
+        pings: fc.array(fc.tuple(fc.constantFrom(...REGIONS), fc.integer({ min: 5, max: 200 })), { minLength: 1, maxLength: 2 }),
+        maxPing: fc.constantFrom(60, 150),
+      }),
+      { minLength: 1, maxLength: 2 },
+    ),
   });
   const request = fc.record({
     at: fc.integer({ min: 0, max: 200 }),
@@ -207,7 +236,12 @@ describe('backfill (property tests)', () => {
         const tickets: TicketInput[] = rawTickets.map((t, i) => ({
           id: `t${i}`,
           at: t.at,
-          players: t.players.map((p, j) => ({ id: `t${i}p${j}`, percentile: p.p.percentile, pings: Object.fromEntries(p.pings), filter: { within: p.p.within, strict: p.p.strict, maxPing: p.maxPing } })),
+          players: t.players.map((p, j) => ({
+            id: `t${i}p${j}`,
+            percentile: p.p.percentile,
+            pings: Object.fromEntries(p.pings),
+            filter: { within: p.p.within, strict: p.p.strict, maxPing: p.maxPing },
+          })),
         }));
         const requests: BackfillInput[] = rawRequests.map((r, i) => {
           const players: NonNullable<BackfillInput['players']> = {};
@@ -223,12 +257,16 @@ describe('backfill (property tests)', () => {
         const byId = new Map(tickets.map((t) => [t.id, t]));
         const step = (at: number) => Math.max(0, Math.floor((now - at) / 30));
         const widths = [5, 10, 20, 50, 100];
-        const width = (own: number, strict: boolean, s: number) => (strict || s === 0 ? own : [own, ...widths.filter((w) => w > own)][Math.min(s, widths.filter((w) => w > own).length)]);
+        const width = (own: number, strict: boolean, s: number) =>
+          strict || s === 0 ? own : [own, ...widths.filter((w) => w > own)][Math.min(s, widths.filter((w) => w > own).length)];
         const used: string[] = [];
         for (const fill of result.backfills) {
           const req = requests.find((r) => r.id === fill.id)!;
           // Groups: each match player alone at the request's step, each newcomer ticket at its own.
-          const groups = req.teams.flat().map((id) => ({ ps: [req.players![id].percentile], ranges: [[req.players![id].percentile, width(req.players![id].filter!.within!, req.players![id].filter!.strict!, step(req.at))]] }));
+          const groups = req.teams.flat().map((id) => ({
+            ps: [req.players![id].percentile],
+            ranges: [[req.players![id].percentile, width(req.players![id].filter!.within!, req.players![id].filter!.strict!, step(req.at))]],
+          }));
           fill.added.forEach((team, t) => {
             expect(fill.players[t]).toHaveLength(req.teams[t].length + team.reduce((n, id) => n + byId.get(id)!.players.length, 0));
             expect(fill.players[t].length).toBeLessThanOrEqual(teamSize);

@@ -154,7 +154,7 @@ export function parseBackfill(raw: unknown, teamSize: number, defaults: PlayerFi
       if (ticket !== undefined) fail(field, `player "${playerId}" is waiting in ticket "${ticket}"`);
       const entry = rawPlayers[playerId];
       const at = `players.${playerId}`;
-      if (!isRecord(entry)) fail(at, 'must give the player\'s percentile (an object {percentile, rating?, filter?})');
+      if (!isRecord(entry)) fail(at, "must give the player's percentile (an object {percentile, rating?, filter?})");
       const player: BackfillPlayer = {
         percentile: parseNumber(entry.percentile, `${at}.percentile`, 1, 100),
         filter: { within, strict },
@@ -196,7 +196,10 @@ export class BackfillState {
   /** Withdrawn; dropped from the queue at the next pass. */
   removed = false;
 
-  constructor(request: ParsedBackfill, private readonly widening: ResolvedWidening) {
+  constructor(
+    request: ParsedBackfill,
+    private readonly widening: ResolvedWidening,
+  ) {
     this.request = request;
     const levels = widening.steps.length + 1;
     this.ranges = new Float64Array(2 * levels);

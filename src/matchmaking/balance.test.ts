@@ -44,29 +44,27 @@ function bruteForce(list: BalancePlayer<PlayerState>[], parties: string[][], k: 
  * split always exists; which one is best is left to the search.
  */
 function instance(maxPlayers: number, k: number) {
-  return fc
-    .integer({ min: 1, max: Math.floor(maxPlayers / k) })
-    .chain((size) =>
-      fc
-        .record({
-          ratings: fc.array(fc.integer({ min: 1000, max: 2000 }), { minLength: size * k, maxLength: size * k }),
-          rds: fc.array(fc.integer({ min: 30, max: 350 }), { minLength: size * k, maxLength: size * k }),
-          cuts: fc.array(fc.integer({ min: 1, max: size }), { minLength: size * k, maxLength: size * k }),
-        })
-        .map(({ ratings, rds, cuts }) => {
-          const parties: string[][] = [];
-          for (let block = 0; block < k; block++) {
-            let next = block * size;
-            for (const cut of cuts.slice(block * size)) {
-              const end = Math.min(next + cut, (block + 1) * size);
-              if (end - next >= 2) parties.push(Array.from({ length: end - next }, (_, j) => `p${next + j}`));
-              next = end;
-              if (next === (block + 1) * size) break;
-            }
+  return fc.integer({ min: 1, max: Math.floor(maxPlayers / k) }).chain((size) =>
+    fc
+      .record({
+        ratings: fc.array(fc.integer({ min: 1000, max: 2000 }), { minLength: size * k, maxLength: size * k }),
+        rds: fc.array(fc.integer({ min: 30, max: 350 }), { minLength: size * k, maxLength: size * k }),
+        cuts: fc.array(fc.integer({ min: 1, max: size }), { minLength: size * k, maxLength: size * k }),
+      })
+      .map(({ ratings, rds, cuts }) => {
+        const parties: string[][] = [];
+        for (let block = 0; block < k; block++) {
+          let next = block * size;
+          for (const cut of cuts.slice(block * size)) {
+            const end = Math.min(next + cut, (block + 1) * size);
+            if (end - next >= 2) parties.push(Array.from({ length: end - next }, (_, j) => `p${next + j}`));
+            next = end;
+            if (next === (block + 1) * size) break;
           }
-          return { list: players(ratings, rds), parties, size };
-        }),
-    );
+        }
+        return { list: players(ratings, rds), parties, size };
+      }),
+  );
 }
 
 function checkSplit(result: ReturnType<typeof balance>, list: BalancePlayer<PlayerState>[], parties: string[][], k: number): void {
@@ -144,7 +142,12 @@ describe('balance: heuristic', () => {
   it('handles 40 players in 4 teams with parties', () => {
     const ratings = Array.from({ length: 40 }, (_, i) => 1200 + ((i * 137) % 600));
     const list = players(ratings);
-    const parties = [['p0', 'p1', 'p2'], ['p5', 'p6'], ['p10', 'p11', 'p12', 'p13'], ['p20', 'p21']];
+    const parties = [
+      ['p0', 'p1', 'p2'],
+      ['p5', 'p6'],
+      ['p10', 'p11', 'p12', 'p13'],
+      ['p20', 'p21'],
+    ];
     const result = balance({ players: list, parties, teams: 4 }, glicko.predict);
     expect(result.exact).toBe(false);
     checkSplit(result, list, parties, 4);
@@ -168,17 +171,72 @@ describe('balance: input errors name the field', () => {
     ['odd sizes', { players: players([1, 2, 3]) }, 'players'],
     ['teams below 2', { players: four, teams: 1 }, 'teams'],
     ['a party larger than a team', { players: four, parties: [['p0', 'p1', 'p2']] }, 'parties[0]'],
-    ['a player in two parties', { players: four, parties: [['p0', 'p1'], ['p1', 'p2']] }, 'parties[1][0]'],
+    [
+      'a player in two parties',
+      {
+        players: four,
+        parties: [
+          ['p0', 'p1'],
+          ['p1', 'p2'],
+        ],
+      },
+      'parties[1][0]',
+    ],
     ['an unknown party member', { players: four, parties: [['p0', 'zz']] }, 'parties[0][1]'],
     ['a duplicate in a party', { players: four, parties: [['p0', 'p0']] }, 'parties[0][1]'],
     ['a duplicate player', { players: [...four.slice(0, 3), four[0]] }, 'players[3].id'],
-    ['parties that cannot fill equal teams', { players: players([1, 2, 3, 4, 5, 6]), parties: [['p0', 'p1'], ['p2', 'p3'], ['p4', 'p5']], teams: 3, }, undefined],
+    [
+      'parties that cannot fill equal teams',
+      {
+        players: players([1, 2, 3, 4, 5, 6]),
+        parties: [
+          ['p0', 'p1'],
+          ['p2', 'p3'],
+          ['p4', 'p5'],
+        ],
+        teams: 3,
+      },
+      undefined,
+    ],
   ])('%s', (_, request, field) => {
     if (field === undefined) {
       // Three duos in three teams of two is fine; make it impossible instead: two trios into three teams of two.
       expect(invalidField(() => balance({ players: players([1, 2, 3, 4, 5, 6]), parties: [['p0', 'p1', 'p2']], teams: 3 }, elo.predict))).toBe('parties[0]');
-      expect(invalidField(() => balance({ players: players([1, 2, 3, 4, 5, 6, 7, 8, 9]), parties: [['p0', 'p1'], ['p2', 'p3'], ['p4', 'p5'], ['p6', 'p7']], teams: 3 }, elo.predict, { exactPlayers: 0 }))).toBe('parties');
-      expect(invalidField(() => balance({ players: players([1, 2, 3, 4, 5, 6, 7, 8, 9]), parties: [['p0', 'p1'], ['p2', 'p3'], ['p4', 'p5'], ['p6', 'p7']], teams: 3 }, elo.predict))).toBe('parties');
+      expect(
+        invalidField(() =>
+          balance(
+            {
+              players: players([1, 2, 3, 4, 5, 6, 7, 8, 9]),
+              parties: [
+                ['p0', 'p1'],
+                ['p2', 'p3'],
+                ['p4', 'p5'],
+                ['p6', 'p7'],
+              ],
+              teams: 3,
+            },
+            elo.predict,
+            { exactPlayers: 0 },
+          ),
+        ),
+      ).toBe('parties');
+      expect(
+        invalidField(() =>
+          balance(
+            {
+              players: players([1, 2, 3, 4, 5, 6, 7, 8, 9]),
+              parties: [
+                ['p0', 'p1'],
+                ['p2', 'p3'],
+                ['p4', 'p5'],
+                ['p6', 'p7'],
+              ],
+              teams: 3,
+            },
+            elo.predict,
+          ),
+        ),
+      ).toBe('parties');
       expect(balance(request, elo.predict).teams).toHaveLength(3);
       return;
     }
@@ -199,8 +257,14 @@ describe('balance: deadline (an injected clock, one tick per reading)', () => {
 
   it('stops the local search at the deadline with a valid split, exact false', () => {
     const ratings = Array.from({ length: 40 }, (_, i) => 1200 + ((i * 137) % 600));
-    const list = players(ratings, ratings.map((_, i) => 40 + ((i * 53) % 300)));
-    const parties = [['p0', 'p1', 'p2'], ['p5', 'p6']];
+    const list = players(
+      ratings,
+      ratings.map((_, i) => 40 + ((i * 53) % 300)),
+    );
+    const parties = [
+      ['p0', 'p1', 'p2'],
+      ['p5', 'p6'],
+    ];
     const free = balance({ players: list, parties, teams: 4 }, glicko.predict);
     expect(free.deadlineReached).toBe(false);
     const clock = tickingClock();

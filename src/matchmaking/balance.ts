@@ -110,11 +110,15 @@ export function balance<S>(request: BalanceRequest<S>, predict: TeamPredictor<S>
   const states = request.players.map((p) => p.state);
   const exactPlayers = options.exactPlayers ?? BALANCE_DEFAULTS.exactPlayers;
   const exactSplits = options.exactSplits ?? BALANCE_DEFAULTS.exactSplits;
-  for (const [field, value] of [['exactPlayers', exactPlayers], ['exactSplits', exactSplits]] as const) {
+  for (const [field, value] of [
+    ['exactPlayers', exactPlayers],
+    ['exactSplits', exactSplits],
+  ] as const) {
     if (!Number.isInteger(value) || value < 0) throw new InvalidInputError(`must be a non-negative integer, got ${value}`, { field });
   }
   const clock = options.clock ?? (() => performance.now());
-  if (options.deadlineMs !== undefined && !(options.deadlineMs >= 0)) throw new InvalidInputError(`must be a non-negative number of milliseconds, got ${options.deadlineMs}`, { field: 'deadlineMs' });
+  if (options.deadlineMs !== undefined && !(options.deadlineMs >= 0))
+    throw new InvalidInputError(`must be a non-negative number of milliseconds, got ${options.deadlineMs}`, { field: 'deadlineMs' });
   const end = options.deadlineMs === undefined ? Infinity : clock() + options.deadlineMs;
   const deadline: Deadline = { passed: () => end !== Infinity && clock() >= end, reached: false };
   // Largest parties first: capacity failures show near the root. The searches work on `sorted`.
@@ -273,11 +277,9 @@ function heuristic<S>(units: readonly Unit[], k: number, capacity: number, state
   const strength = states.map((state) => checkedPredict(predict, [[state], everyone], 2)[0]);
   const unitStrength = units.map((unit) => unit.members.reduce((sum, i) => sum + strength[i], 0));
   // Three starts, each improved by local search; the best end wins.
-  const starts = [
-    greedy(units, unitStrength, k, capacity, true),
-    greedy(units, unitStrength, k, capacity, false),
-    snake(units, unitStrength, k, capacity),
-  ].filter((start): start is Int32Array => start !== null);
+  const starts = [greedy(units, unitStrength, k, capacity, true), greedy(units, unitStrength, k, capacity, false), snake(units, unitStrength, k, capacity)].filter(
+    (start): start is Int32Array => start !== null,
+  );
   if (starts.length === 0) {
     const packed = pack(units, k, capacity);
     if (packed === null) return { assignment: new Int32Array(units.length), imbalance: Infinity, evaluated: 0, exact: false };

@@ -9,7 +9,7 @@ export {
   type TicketPlayer,
   type TicketPlayerInput,
 } from './ticket.js';
-export { type Backfill, type BackfillInput, type BackfillPlayer, type BackfillPlayerInput, type BackfillResult } from './backfill.js';
+export type { Backfill, BackfillInput, BackfillPlayer, BackfillPlayerInput, BackfillResult } from './backfill.js';
 export { effectiveWithin, resolveWidening, type ResolvedWidening, WIDENING_DEFAULTS, type WideningOptions, wideningStep } from './widening.js';
 export {
   balanceTeams,

@@ -45,7 +45,9 @@ function ticketArbitrary(teamSize: number) {
   });
 }
 
-function buildTickets(raw: Array<{ at: number; players: Array<{ percentile: number; within: number; strict: boolean; maxPing: number; pings: Array<[string, number]> }> }>): Ticket[] {
+function buildTickets(
+  raw: Array<{ at: number; players: Array<{ percentile: number; within: number; strict: boolean; maxPing: number; pings: Array<[string, number]> }> }>,
+): Ticket[] {
   return raw.map((t, i) => ({
     id: `t${i}`,
     at: t.at,
@@ -202,7 +204,7 @@ describe('team balance', () => {
       best = Math.min(best, Math.max(a, b) / Math.min(a, b));
     }
     expect(balance - best).toBeLessThan(0.005);
-    expect(averages[0] + averages[1]).toBeCloseTo((ranks.reduce((x, y) => x + y) / 6), 9);
+    expect(averages[0] + averages[1]).toBeCloseTo(ranks.reduce((x, y) => x + y) / 6, 9);
   });
 
   it('balanceTeams always returns a valid split and is never worse than its fallback', () => {

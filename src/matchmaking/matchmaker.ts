@@ -209,7 +209,8 @@ export class Matchmaker {
     this.widening = resolveWidening(options.widening);
     this.filterDefaults = resolveFilterDefaults(options.filterDefaults);
     this.maxCandidates = options.maxCandidates ?? 256;
-    if (!Number.isInteger(this.maxCandidates) || this.maxCandidates < 1) throw new InvalidInputError(`must be a positive integer, got ${this.maxCandidates}`, { field: 'maxCandidates' });
+    if (!Number.isInteger(this.maxCandidates) || this.maxCandidates < 1)
+      throw new InvalidInputError(`must be a positive integer, got ${this.maxCandidates}`, { field: 'maxCandidates' });
     this.levels = this.widening.steps.length + 1;
     this.allocate(1024, 1024);
   }
@@ -250,7 +251,8 @@ export class Matchmaker {
       if (!this.regionBits.has(region)) (newRegions ??= new Set()).add(region);
     }
     if (newRegions !== undefined) {
-      if (this.regionNames.length + newRegions.size > MAX_REGIONS) throw new InvalidInputError(`at most ${MAX_REGIONS} distinct regions are supported`, { field: 'players[].pings' });
+      if (this.regionNames.length + newRegions.size > MAX_REGIONS)
+        throw new InvalidInputError(`at most ${MAX_REGIONS} distinct regions are supported`, { field: 'players[].pings' });
       for (const region of newRegions) {
         this.regionBits.set(region, this.regionNames.length);
         this.regionNames.push(region);
@@ -712,7 +714,13 @@ export class Matchmaker {
         added[team].push(this.ticketIds[slot]);
         const players = [];
         for (let row = this.firstPlayer[slot], end = row + this.sizes[slot]; row < end; row++) {
-          players.push({ id: this.playerIds[row], percentile: this.playerPercentiles[row], rating: this.playerRatings[row], within: this.playerWithin[row], strict: this.playerStrict[row] === 1 });
+          players.push({
+            id: this.playerIds[row],
+            percentile: this.playerPercentiles[row],
+            rating: this.playerRatings[row],
+            within: this.playerWithin[row],
+            strict: this.playerStrict[row] === 1,
+          });
         }
         state.join(team, players);
       }
@@ -800,10 +808,23 @@ export class Matchmaker {
   /** Copies the given slots, in this order, into fresh columns as slots 0…; remaps the id maps. */
   private compact(kept: Int32Array): void {
     const old = {
-      ticketIds: this.ticketIds, arrivals: this.arrivals, minPercentiles: this.minPercentiles, maxPercentiles: this.maxPercentiles,
-      rankSums: this.rankSums, sizes: this.sizes, masks: this.masks, firstPlayer: this.firstPlayer, ranges: this.ranges, worstPings: this.worstPings,
-      playerIds: this.playerIds, playerPercentiles: this.playerPercentiles, playerRatings: this.playerRatings, playerWithin: this.playerWithin,
-      playerStrict: this.playerStrict, playerMaxPing: this.playerMaxPing, playerPings: this.playerPings,
+      ticketIds: this.ticketIds,
+      arrivals: this.arrivals,
+      minPercentiles: this.minPercentiles,
+      maxPercentiles: this.maxPercentiles,
+      rankSums: this.rankSums,
+      sizes: this.sizes,
+      masks: this.masks,
+      firstPlayer: this.firstPlayer,
+      ranges: this.ranges,
+      worstPings: this.worstPings,
+      playerIds: this.playerIds,
+      playerPercentiles: this.playerPercentiles,
+      playerRatings: this.playerRatings,
+      playerWithin: this.playerWithin,
+      playerStrict: this.playerStrict,
+      playerMaxPing: this.playerMaxPing,
+      playerPings: this.playerPings,
     };
     const m = kept.length;
     let players = 0;
@@ -967,7 +988,16 @@ export class Matchmaker {
    * quality. `chosen` holds queue positions, `chosenEntry` each one's entry
    * record.
    */
-  private finish(chosen: Int32Array, chosenEntry: Int32Array, chosenTeam: Int32Array, k: number, mask: number, now: number, slots: Int32Array, entryRec: Float64Array): FormedMatch {
+  private finish(
+    chosen: Int32Array,
+    chosenEntry: Int32Array,
+    chosenTeam: Int32Array,
+    k: number,
+    mask: number,
+    now: number,
+    slots: Int32Array,
+    entryRec: Float64Array,
+  ): FormedMatch {
     const s = this.teamSize;
     const scratch = this.balanceScratch();
     for (let i = 0; i < k; i++) {
@@ -1152,7 +1182,6 @@ function newBalanceScratch(tickets: number): BalanceScratch {
     teamSums: new Float64Array(2),
   };
 }
-
 
 /**
  * Splits tickets (party sizes, rank sums) into two teams of exactly

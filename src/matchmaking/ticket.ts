@@ -180,8 +180,13 @@ export function parseTicketInto(raw: unknown, teamSize: number, filterDefaults: 
     if (!isRecord(rawFilter)) fail(`players[${index}].filter`, `must be an object, got ${describe(rawFilter)}`);
     const within = rawFilter.within;
     out.within[index] =
-      within === undefined ? filterDefaults.within : typeof within === 'number' && within >= 0 && within <= 100 ? within : parseNumber(within, `players[${index}].filter.within`, 0, 100);
-    if (rawFilter.strict !== undefined && typeof rawFilter.strict !== 'boolean') fail(`players[${index}].filter.strict`, `must be true or false, got ${describe(rawFilter.strict)}`);
+      within === undefined
+        ? filterDefaults.within
+        : typeof within === 'number' && within >= 0 && within <= 100
+          ? within
+          : parseNumber(within, `players[${index}].filter.within`, 0, 100);
+    if (rawFilter.strict !== undefined && typeof rawFilter.strict !== 'boolean')
+      fail(`players[${index}].filter.strict`, `must be true or false, got ${describe(rawFilter.strict)}`);
     out.strict[index] = rawFilter.strict === undefined ? filterDefaults.strict : (rawFilter.strict as boolean);
     const maxPing = rawFilter.maxPing;
     out.maxPing[index] = maxPing === undefined ? filterDefaults.maxPing : isFiniteAtLeast(maxPing, 0) ? maxPing : parseNumber(maxPing, `players[${index}].filter.maxPing`, 0);

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { type BackfillInput, type BackfillPlayerInput } from '../matchmaking/index.js';
+import type { BackfillInput, BackfillPlayerInput } from '../matchmaking/index.js';
 import { parseBackfill } from '../matchmaking/backfill.js';
 import { InvalidInputError } from '../core/errors.js';
 import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
@@ -78,12 +78,28 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
   if (raw.declared !== true) {
     const formed = await ctx.tickets.formedMatch(raw.match);
     if (formed === undefined || formed.ladder !== ladder.id) {
-      throw new NotFoundError(`no match ${JSON.stringify(raw.match.slice(0, 80))} formed by ladder ${ladder.id}'s matchmaker in the last hour; for a match the game server formed itself, send "declared": true`, 'match');
+      throw new NotFoundError(
+        `no match ${JSON.stringify(raw.match.slice(0, 80))} formed by ladder ${ladder.id}'s matchmaker in the last hour; for a match the game server formed itself, send "declared": true`,
+        'match',
+      );
     }
-    if (formed.teams !== raw.teams.length) throw new InvalidInputError(`match ${JSON.stringify(raw.match.slice(0, 80))} has ${formed.teams} teams, not ${raw.teams.length}`, { field: 'teams' });
+    if (formed.teams !== raw.teams.length)
+      throw new InvalidInputError(`match ${JSON.stringify(raw.match.slice(0, 80))} has ${formed.teams} teams, not ${raw.teams.length}`, { field: 'teams' });
   }
   const open = raw.teams.map((team) => request.teamSize! - team.length);
-  const stored: StoredBackfill = { id, ladder: ladder.id, status: 'waiting', createdAt: now, match: raw.match, ...(raw.declared === true ? { declared: true } : {}), region: raw.region, fills: 0, request, added: [], open };
+  const stored: StoredBackfill = {
+    id,
+    ladder: ladder.id,
+    status: 'waiting',
+    createdAt: now,
+    match: raw.match,
+    ...(raw.declared === true ? { declared: true } : {}),
+    region: raw.region,
+    fills: 0,
+    request,
+    added: [],
+    open,
+  };
   const outcome = await ctx.tickets.addBackfill(stored);
   if (!outcome.ok) {
     if (outcome.reason === 'id') throw new ConflictError(`backfill ${JSON.stringify(id)} already exists`, 'id');

@@ -145,7 +145,14 @@ interface Moved {
   at: number;
 }
 
-export async function correctMatch(db: Database, ladder: Ladder, matchId: string, correction: Correction, now = Date.now(), options: CorrectionOptions = {}): Promise<CorrectionResult> {
+export async function correctMatch(
+  db: Database,
+  ladder: Ladder,
+  matchId: string,
+  correction: Correction,
+  now = Date.now(),
+  options: CorrectionOptions = {},
+): Promise<CorrectionResult> {
   // PGlite runs each statement on this thread: smaller pages keep each one short.
   const chunk = Math.max(1, Math.floor(options.chunk ?? (db.kind === 'pglite' ? 200 : 1000)));
   const turns = new Turns(options.sliceMs ?? 20);
@@ -160,12 +167,24 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
   const target = await findMatch(tx, ladder.id, matchId);
   if (!target) throw new NotFoundError(`no match ${JSON.stringify(matchId.slice(0, 80))} in ladder ${ladder.id}`, 'match');
-  const unchanged: CorrectionResult = { match: { id: target.id, seq: target.seq, void: target.voidedAt !== null }, changed: false, players: [], rerated: 0, committed: [], removed: [], lastSeq: head.nextSeq - 1 };
+  const unchanged: CorrectionResult = {
+    match: { id: target.id, seq: target.seq, void: target.voidedAt !== null },
+    changed: false,
+    players: [],
+    rerated: 0,
+    committed: [],
+    removed: [],
+    lastSeq: head.nextSeq - 1,
+  };
   if (target.voidedAt !== null) {
     if (correction.kind === 'void') return unchanged;
     throw new ConflictError(`match ${JSON.stringify(target.id)} is void; a voided match cannot be corrected`, 'match');
   }
-  if (target.round !== null) throw new ConflictError(`match ${JSON.stringify(target.id)} is part of round ${JSON.stringify(target.round)}; World-vs-World rounds are rated as one period and cannot be corrected match by match`, 'match');
+  if (target.round !== null)
+    throw new ConflictError(
+      `match ${JSON.stringify(target.id)} is part of round ${JSON.stringify(target.round)}; World-vs-World rounds are rated as one period and cannot be corrected match by match`,
+      'match',
+    );
   await countCorrection(tx, ladder.id);
   if (keepsWholeHistory(ladder.system)) return correctWholeHistory(tx, ladder, head, target, correction, now, chunk, turns);
 
@@ -308,7 +327,16 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
  * history derived again from it, page by page; the history of the corrected
  * match and of every counted match after it is rewritten a page at a time.
  */
-async function correctWholeHistory(tx: Queryable, ladder: Ladder, head: LadderHead, target: MatchRecord, correction: Correction, now: number, chunk: number, turns: Turns): Promise<CorrectionResult> {
+async function correctWholeHistory(
+  tx: Queryable,
+  ladder: Ladder,
+  head: LadderHead,
+  target: MatchRecord,
+  correction: Correction,
+  now: number,
+  chunk: number,
+  turns: Turns,
+): Promise<CorrectionResult> {
   const replacement = correction.kind === 'replace' ? { ...correction.match, id: target.id, at: correction.match.at ?? target.at } : undefined;
   // Players a replacement takes out of the match or puts in, with the link their next entry must carry.
   const relink = new Map<string, number | null>();

@@ -67,7 +67,21 @@ export async function seedDemo(service: Service): Promise<boolean> {
     const r = random();
     const rank = r < pA * 0.95 ? [1, 2] : r < pA * 0.95 + 0.05 ? [1, 1] : [2, 1];
     const at = now - 21 * DAY + (m / 800) * 21 * DAY;
-    jobs.push(service.writer.submitMatch(duel, { id: `demo-duel-${m + 1}`, at, teams: [{ players: [{ id: `d${a + 1}` }], rank: rank[0] }, { players: [{ id: `d${b + 1}` }], rank: rank[1] }] }, undefined, `demo-d-${m}`));
+    jobs.push(
+      service.writer.submitMatch(
+        duel,
+        {
+          id: `demo-duel-${m + 1}`,
+          at,
+          teams: [
+            { players: [{ id: `d${a + 1}` }], rank: rank[0] },
+            { players: [{ id: `d${b + 1}` }], rank: rank[1] },
+          ],
+        },
+        undefined,
+        `demo-d-${m}`,
+      ),
+    );
   }
   await Promise.all(jobs);
 
@@ -109,7 +123,9 @@ async function seedDemoTickets(tickets: TicketStore, random: () => number, now: 
       ticket: {
         id,
         at: at / 1000,
-        players: [{ id: `p${i * 7 + 1}`, percentile: 10 + i * 12, pings: { [region]: 30 + i * 5, eu: region === 'eu' ? 30 : 140 }, filter: { within: 5, strict: true, maxPing: 80 } }],
+        players: [
+          { id: `p${i * 7 + 1}`, percentile: 10 + i * 12, pings: { [region]: 30 + i * 5, eu: region === 'eu' ? 30 : 140 }, filter: { within: 5, strict: true, maxPing: 80 } },
+        ],
       },
     });
   }

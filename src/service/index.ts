@@ -175,7 +175,11 @@ async function connectRedis(url: string): Promise<import('ioredis').Redis> {
     await redis.connect();
   } catch (error) {
     redis.disconnect();
-    throw new ServiceStartError('redis-unreachable', `Redis at ${redisAddress(url)} is unreachable (${describeCause(error)}); start it, or unset REDIS_URL to keep shared state in process`, { cause: error });
+    throw new ServiceStartError(
+      'redis-unreachable',
+      `Redis at ${redisAddress(url)} is unreachable (${describeCause(error)}); start it, or unset REDIS_URL to keep shared state in process`,
+      { cause: error },
+    );
   }
   return redis;
 }
@@ -195,9 +199,16 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   } catch (error) {
     if (error instanceof DataDirectoryLockedError) throw new ServiceStartError('data-directory', error.message, { cause: error });
     if (options.databaseUrl === undefined) {
-      throw new ServiceStartError('data-directory', `cannot open the data directory ${options.dataDir ?? './ladder-data'} (${describeCause(error)}); check that it is writable or choose another with --data`, { cause: error });
+      throw new ServiceStartError(
+        'data-directory',
+        `cannot open the data directory ${options.dataDir ?? './ladder-data'} (${describeCause(error)}); check that it is writable or choose another with --data`,
+        { cause: error },
+      );
     }
-    if (isDatabaseUnreachable(error)) throw new ServiceStartError('database-unreachable', `PostgreSQL at ${redisAddress(options.databaseUrl)} is unreachable (${describeCause((error as Error).cause)})`, { cause: error });
+    if (isDatabaseUnreachable(error))
+      throw new ServiceStartError('database-unreachable', `PostgreSQL at ${redisAddress(options.databaseUrl)} is unreachable (${describeCause((error as Error).cause)})`, {
+        cause: error,
+      });
     throw error;
   }
   const cleanups: Array<() => Promise<void> | void> = [() => db.close()];
@@ -221,7 +232,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           throw new ServiceStartError('database-unreachable', `${where} is unreachable (${error.sqlState ?? describeCause((error.cause as Error).cause)})`, { cause: error });
         }
         const what = error.version === 0 ? 'the migrations table' : `migration ${error.version}`;
-        throw new ServiceStartError('database-migration', `${where} refused ${what} (SQLSTATE ${error.sqlState ?? 'unknown'}); check that the schema ${options.databaseSchema ?? 'in use'} holds only Ladder's tables`, { cause: error });
+        throw new ServiceStartError(
+          'database-migration',
+          `${where} refused ${what} (SQLSTATE ${error.sqlState ?? 'unknown'}); check that the schema ${options.databaseSchema ?? 'in use'} holds only Ladder's tables`,
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -233,7 +248,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     if (options.redisUrl) {
       const redis = await connectRedis(options.redisUrl);
       cleanups.push(() => redis.disconnect());
-      redis.on('error', (error: unknown) => warn('redis', `Redis at ${redisAddress(options.redisUrl!)} is unavailable (${describeCause(error)}); ratings are still written, leaderboards and tickets answer 503 until it returns`));
+      redis.on('error', (error: unknown) =>
+        warn(
+          'redis',
+          `Redis at ${redisAddress(options.redisUrl!)} is unavailable (${describeCause(error)}); ratings are still written, leaderboards and tickets answer 503 until it returns`,
+        ),
+      );
       const prefix = options.redisPrefix ?? 'ladder:';
       rankings = new RedisRankings(redis, db, prefix);
       metrics.useRedis();
@@ -323,7 +343,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-        throw new ServiceStartError('port-in-use', `cannot listen on ${host}:${options.port ?? 8080} (${code}${code === 'EADDRINUSE' ? ': the port is in use' : ''}); choose another with --port`, { cause: error });
+        throw new ServiceStartError(
+          'port-in-use',
+          `cannot listen on ${host}:${options.port ?? 8080} (${code}${code === 'EADDRINUSE' ? ': the port is in use' : ''}); choose another with --port`,
+          { cause: error },
+        );
       }
       throw error;
     }

@@ -47,7 +47,11 @@ function parseKey(key: string): string | undefined {
 }
 
 export function newKeyText(): { id: string; key: string } {
-  const id = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12);
+  const id = randomBytes(9)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 12);
   return { id, key: `lk_${id}_${randomBytes(32).toString('base64url')}` };
 }
 

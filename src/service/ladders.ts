@@ -81,13 +81,16 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
     ...(input.regions !== undefined ? { regions: [...input.regions] } : {}),
   };
   for (const field of ['teamSize', 'maxCandidates', 'maxWaiting', 'maxWaitingPerKey'] as const) {
-    if (!Number.isInteger(settings[field]) || settings[field] < 1) throw new InvalidInputError(`must be a positive integer, got ${settings[field]}`, { field: `matchmaking.${field}` });
+    if (!Number.isInteger(settings[field]) || settings[field] < 1)
+      throw new InvalidInputError(`must be a positive integer, got ${settings[field]}`, { field: `matchmaking.${field}` });
   }
   for (const field of ['ticketTtlSeconds', 'backfillTtlSeconds'] as const) {
-    if (!(settings[field] >= 1 && settings[field] <= TTL_MAX_SECONDS)) throw new InvalidInputError(`must be between 1 and ${TTL_MAX_SECONDS} seconds, got ${settings[field]}`, { field: `matchmaking.${field}` });
+    if (!(settings[field] >= 1 && settings[field] <= TTL_MAX_SECONDS))
+      throw new InvalidInputError(`must be between 1 and ${TTL_MAX_SECONDS} seconds, got ${settings[field]}`, { field: `matchmaking.${field}` });
   }
   if (settings.regions !== undefined) {
-    if (settings.regions.length < 1 || settings.regions.length > MAX_DECLARED_REGIONS) throw new InvalidInputError(`must list 1 to ${MAX_DECLARED_REGIONS} regions`, { field: 'matchmaking.regions' });
+    if (settings.regions.length < 1 || settings.regions.length > MAX_DECLARED_REGIONS)
+      throw new InvalidInputError(`must list 1 to ${MAX_DECLARED_REGIONS} regions`, { field: 'matchmaking.regions' });
     settings.regions.forEach((region, i) => {
       if (settings.regions!.indexOf(region) !== i) throw new InvalidInputError(`region ${JSON.stringify(region)} is listed twice`, { field: `matchmaking.regions[${i}]` });
     });
@@ -234,7 +237,10 @@ export class Ladders {
    * ladder has no matches (ratings already given were computed with the old
    * ones): else ConflictError naming `options`.
    */
-  async update(id: string, change: { public?: boolean; standings?: LeaderboardOptions; matchmaking?: Partial<MatchmakingSettings>; options?: Record<string, unknown> }): Promise<Ladder> {
+  async update(
+    id: string,
+    change: { public?: boolean; standings?: LeaderboardOptions; matchmaking?: Partial<MatchmakingSettings>; options?: Record<string, unknown> },
+  ): Promise<Ladder> {
     const updated = await this.db.transaction(async (tx) => {
       const head = await lockLadder(tx, id);
       if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(id.slice(0, 80))}`, 'ladder');

@@ -29,7 +29,7 @@
  * rebuilt like one whose lock was lost.
  */
 import { randomUUID } from 'node:crypto';
-import { type BackfillInput, type BackfillResult, type FormedMatch, type PlayerFilter, type ResolvedWidening, type Ticket } from '../matchmaking/index.js';
+import type { BackfillInput, BackfillResult, FormedMatch, PlayerFilter, ResolvedWidening, Ticket } from '../matchmaking/index.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';
@@ -225,7 +225,8 @@ export class MatchmakingEngine {
     for (const ladder of queues) {
       try {
         placed += await this.ladderTurn(ladder);
-      } catch (error) {
+      } catch (thrown) {
+        let error = thrown;
         // Whatever the matchmaker holds may now disagree with the queue: build it again next time.
         this.forget(ladder);
         if (error instanceof LockLostError) continue;
@@ -366,7 +367,18 @@ export class MatchmakingEngine {
       const now = Date.now();
       const matchmaker = state.matchmaker;
       // The batch's events go to the matchmaker as one message, then its answers are booked in the same order.
-      const results = await matchmaker.apply(batch.events.map((event): MatchmakerOp => (event.kind === 'add' ? { op: 'add', ticket: event.ticket } : event.kind === 'cancel' ? { op: 'cancel', id: event.id } : event.kind === 'backfill' ? { op: 'addBackfill', backfill: event.backfill } : { op: 'removeBackfill', id: event.id })));
+      const results = await matchmaker.apply(
+        batch.events.map(
+          (event): MatchmakerOp =>
+            event.kind === 'add'
+              ? { op: 'add', ticket: event.ticket }
+              : event.kind === 'cancel'
+                ? { op: 'cancel', id: event.id }
+                : event.kind === 'backfill'
+                  ? { op: 'addBackfill', backfill: event.backfill }
+                  : { op: 'removeBackfill', id: event.id },
+        ),
+      );
       batch.events.forEach((event, i) => {
         const result = results[i]!;
         this.ctx.metrics.eventLagSeconds.observe(state.labels, Math.max(0, now - event.at) / 1000);
@@ -398,7 +410,10 @@ export class MatchmakingEngine {
     if (swept.tickets.length > 0) this.ctx.metrics.ticketsExpired.inc(state.labels, swept.tickets.length);
     if (swept.backfills.length > 0) this.ctx.metrics.backfillsExpired.inc(state.labels, swept.backfills.length);
     // Later arrivals expire later: nothing is due before the oldest one left is. (A rebuild starts over.)
-    state.nextExpiryAt = Math.min(swept.oldestTicket === null ? Infinity : swept.oldestTicket + ticketTtl, swept.oldestBackfill === null ? Infinity : swept.oldestBackfill + backfillTtl);
+    state.nextExpiryAt = Math.min(
+      swept.oldestTicket === null ? Infinity : swept.oldestTicket + ticketTtl,
+      swept.oldestBackfill === null ? Infinity : swept.oldestBackfill + backfillTtl,
+    );
     // Nothing left to expire: what arrives from now on is due a time-to-live from now at the earliest.
     if (state.nextExpiryAt === Infinity) state.nextExpiryAt = now + Math.min(ticketTtl, backfillTtl);
   }
@@ -429,7 +444,25 @@ export class MatchmakingEngine {
       followed = { events: followed.events + again.events, consistent: again.consistent };
     }
     await this.ctx.tickets.trimEvents(id, state.cursor);
-    const report: PassReport = { ladder: id, tickets: state.matchmaker.size, events: followed.events, rebuilt, skipped: false, formed: 0, placed: 0, backfilled: 0, filled: 0, claimMs: claimed - started, followMs: performance.now() - claimed, passMs: 0, passCpuMs: 0, placeMs: 0, ratingsMs: 0, assignMs: 0, totalMs: 0 };
+    const report: PassReport = {
+      ladder: id,
+      tickets: state.matchmaker.size,
+      events: followed.events,
+      rebuilt,
+      skipped: false,
+      formed: 0,
+      placed: 0,
+      backfilled: 0,
+      filled: 0,
+      claimMs: claimed - started,
+      followMs: performance.now() - claimed,
+      passMs: 0,
+      passCpuMs: 0,
+      placeMs: 0,
+      ratingsMs: 0,
+      assignMs: 0,
+      totalMs: 0,
+    };
     try {
       return await this.pass(state, id, report);
     } finally {
@@ -501,7 +534,11 @@ export class MatchmakingEngine {
         quality: m.quality,
         at,
       };
-      return { recent, match: { id: matchId, region: m.region, teams: m.teams, players: m.players, at: now }, tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))) };
+      return {
+        recent,
+        match: { id: matchId, region: m.region, teams: m.teams, players: m.players, at: now },
+        tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))),
+      };
     };
     // In chunks, so requests are served between them however many matches a pass formed.
     const outcomes: string[] = [];
@@ -581,10 +618,36 @@ export class MatchmakingEngine {
       placements.push({
         backfill: r.id,
         fills: record.fills,
-        after: { id: record.id, ladder: record.ladder, createdAt: record.createdAt, match: record.match, region: record.region, request: { ...record.request, teams, players: Object.fromEntries(players) }, added: allAdded, open: [...r.open], filled: r.filled },
+        after: {
+          id: record.id,
+          ladder: record.ladder,
+          createdAt: record.createdAt,
+          match: record.match,
+          region: record.region,
+          request: { ...record.request, teams, players: Object.fromEntries(players) },
+          added: allAdded,
+          open: [...r.open],
+          filled: r.filled,
+        },
         newcomers,
-        recent: { matchId: record.match, backfill: r.id, region: record.region, teams: r.added, players: teams, winProbability: predict(teams), waitSeconds: waitFigures(waits), at },
-        match: { id: record.match, region: record.region, teams: teams.map((_, t) => allAdded.filter((a) => a.team === t).map((a) => a.ticket)), players: teams, at: now, backfill: r.id },
+        recent: {
+          matchId: record.match,
+          backfill: r.id,
+          region: record.region,
+          teams: r.added,
+          players: teams,
+          winProbability: predict(teams),
+          waitSeconds: waitFigures(waits),
+          at,
+        },
+        match: {
+          id: record.match,
+          region: record.region,
+          teams: teams.map((_, t) => allAdded.filter((a) => a.team === t).map((a) => a.ticket)),
+          players: teams,
+          at: now,
+          backfill: r.id,
+        },
         tickets: r.added.flatMap((team, t) => team.map((ticket) => ({ id: ticket, team: t }))),
       });
     });

@@ -114,38 +114,82 @@ export function serviceMetrics() {
   let loopDelay: IntervalHistogram | undefined;
   return {
     registry,
-    requestSeconds: registry.add(new Histogram('ladder_http_request_duration_seconds', 'HTTP request latency by route and status class.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])),
+    requestSeconds: registry.add(
+      new Histogram('ladder_http_request_duration_seconds', 'HTTP request latency by route and status class.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]),
+    ),
     matchesRated: registry.add(new Counter('ladder_matches_rated_total', 'Matches rated (committed) by ladder.')),
     batchSize: registry.add(new Histogram('ladder_write_batch_size', 'Submissions per write transaction (group commit).', [1, 2, 4, 8, 16, 32, 64, 128, 256])),
-    writeBatches: registry.add(new Counter('ladder_write_batches_total', 'Write batches by path: "fast" (one guarded statement on cached states) or "locked" (transaction holding the ladder lock).')),
-    ticketWaitSeconds: registry.add(new Histogram('ladder_ticket_wait_seconds', 'Seconds a ticket waited before it was placed in a match, by queue.', [1, 5, 10, 30, 60, 120, 300, 600])),
+    writeBatches: registry.add(
+      new Counter('ladder_write_batches_total', 'Write batches by path: "fast" (one guarded statement on cached states) or "locked" (transaction holding the ladder lock).'),
+    ),
+    ticketWaitSeconds: registry.add(
+      new Histogram('ladder_ticket_wait_seconds', 'Seconds a ticket waited before it was placed in a match, by queue.', [1, 5, 10, 30, 60, 120, 300, 600]),
+    ),
     matchesFormed: registry.add(new Counter('ladder_matchmaking_matches_total', 'Matches formed by the matchmaker, by queue.')),
     backfillsFilled: registry.add(new Counter('ladder_matchmaking_backfill_fills_total', 'Backfill fills placed by the matchmaker (tickets added to a running match), by queue.')),
     ticketsExpired: registry.add(new Counter('ladder_matchmaking_tickets_expired_total', "Tickets that waited past their ladder's time-to-live and expired, by queue.")),
     backfillsExpired: registry.add(new Counter('ladder_matchmaking_backfills_expired_total', "Backfills that stayed open past their ladder's time-to-live and expired, by queue.")),
-    passFailures: registry.add(new Counter('ladder_matchmaking_pass_failures_total', 'Matchmaking passes that failed (Redis or the database unavailable), by queue; an empty queue label is a failure to list the queues.')),
+    passFailures: registry.add(
+      new Counter(
+        'ladder_matchmaking_pass_failures_total',
+        'Matchmaking passes that failed (Redis or the database unavailable), by queue; an empty queue label is a failure to list the queues.',
+      ),
+    ),
     ticketsWaiting: registry.add(new Gauge('ladder_tickets_waiting', 'Tickets waiting, by queue.', () => waiting)),
     passSeconds: registry.add(
-      new Histogram('ladder_matchmaking_pass_seconds', "Seconds of one queue's matchmaking turn on the lock holder (events read, pass, assignments written), by queue.", [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+      new Histogram(
+        'ladder_matchmaking_pass_seconds',
+        "Seconds of one queue's matchmaking turn on the lock holder (events read, pass, assignments written), by queue.",
+        [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      ),
     ),
     passTickets: registry.add(new Histogram('ladder_matchmaking_pass_tickets', 'Tickets in the matchmaker at each pass, by queue.', [10, 100, 1000, 10_000, 100_000, 1_000_000])),
-    passesSkipped: registry.add(new Counter('ladder_matchmaking_passes_skipped_total', 'Passes not run because nothing could have changed since the last one (no queue event, no match formed, no filter still widening), by queue.')),
-    eventLagSeconds: registry.add(
-      new Histogram('ladder_matchmaking_event_lag_seconds', 'Seconds from a queue event (ticket added or cancelled) to the lock holder applying it to its matchmaker, by queue.', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+    passesSkipped: registry.add(
+      new Counter(
+        'ladder_matchmaking_passes_skipped_total',
+        'Passes not run because nothing could have changed since the last one (no queue event, no match formed, no filter still widening), by queue.',
+      ),
     ),
-    rebuilds: registry.add(new Counter('ladder_matchmaking_rebuilds_total', 'Matchmakers rebuilt from the shared queue, by queue and reason ("claim": this instance took the lock; "check": the matchmaker disagreed with the queue counters or events were lost).')),
-    lockHeld: registry.add(new Gauge('ladder_matchmaking_lock_held', "1 for each queue whose matchmaking lock this instance holds.", () => locksHeld().map((queue) => [{ queue }, 1]))),
-    jobs: registry.add(new Counter('ladder_jobs_total', 'Heavy requests run as worker jobs (balance, predict, integrity), by kind and outcome: done, failed (an error, a time limit, a lost worker) or refused (a cap full: 429/503).')),
-    jobSeconds: registry.add(new Histogram('ladder_job_seconds', 'Seconds a heavy job ran in its worker thread, by kind.', [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60])),
+    eventLagSeconds: registry.add(
+      new Histogram(
+        'ladder_matchmaking_event_lag_seconds',
+        'Seconds from a queue event (ticket added or cancelled) to the lock holder applying it to its matchmaker, by queue.',
+        [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      ),
+    ),
+    rebuilds: registry.add(
+      new Counter(
+        'ladder_matchmaking_rebuilds_total',
+        'Matchmakers rebuilt from the shared queue, by queue and reason ("claim": this instance took the lock; "check": the matchmaker disagreed with the queue counters or events were lost).',
+      ),
+    ),
+    lockHeld: registry.add(
+      new Gauge('ladder_matchmaking_lock_held', '1 for each queue whose matchmaking lock this instance holds.', () => locksHeld().map((queue) => [{ queue }, 1])),
+    ),
+    jobs: registry.add(
+      new Counter(
+        'ladder_jobs_total',
+        'Heavy requests run as worker jobs (balance, predict, integrity), by kind and outcome: done, failed (an error, a time limit, a lost worker) or refused (a cap full: 429/503).',
+      ),
+    ),
+    jobSeconds: registry.add(
+      new Histogram('ladder_job_seconds', 'Seconds a heavy job ran in its worker thread, by kind.', [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60]),
+    ),
     eventLoopDelay: registry.add(
-      new Gauge('ladder_event_loop_delay_seconds', 'How late the event loop ran a timer sampled every 20 ms, since the service listened, by quantile (0.5, 0.99, 1 = the longest): the time requests wait behind synchronous work.', () => {
-        if (loopDelay === undefined || loopDelay.count === 0) return [];
-        return [0.5, 0.99, 1].map((q): [Labels, number] => [{ quantile: String(q) }, (q === 1 ? loopDelay!.max : loopDelay!.percentile(q * 100)) / 1e9]);
-      }),
+      new Gauge(
+        'ladder_event_loop_delay_seconds',
+        'How late the event loop ran a timer sampled every 20 ms, since the service listened, by quantile (0.5, 0.99, 1 = the longest): the time requests wait behind synchronous work.',
+        () => {
+          if (loopDelay === undefined || loopDelay.count === 0) return [];
+          return [0.5, 0.99, 1].map((q): [Labels, number] => [{ quantile: String(q) }, (q === 1 ? loopDelay!.max : loopDelay!.percentile(q * 100)) / 1e9]);
+        },
+      ),
     ),
     redisUp: registry.add(
-      new Gauge('ladder_redis_up', '1 when shared state (Redis) answered this scrape, 0 when it did not: the series read from it (ladder_tickets_waiting) are then left out, not reported as zero. Absent when shared state is in process.', () =>
-        redisUp === undefined ? [] : [[{}, redisUp]],
+      new Gauge(
+        'ladder_redis_up',
+        '1 when shared state (Redis) answered this scrape, 0 when it did not: the series read from it (ladder_tickets_waiting) are then left out, not reported as zero. Absent when shared state is in process.',
+        () => (redisUp === undefined ? [] : [[{}, redisUp]]),
       ),
     ),
     /** Shared state lives in Redis: `ladder_redis_up` is reported. */

@@ -90,7 +90,8 @@ export function buildOpenApi(routes: readonly FastifyRouteOptions[]): Record<str
     const schema = (route.schema ?? {}) as { params?: z.ZodObject; querystring?: z.ZodObject; body?: z.ZodType };
     const parameters: unknown[] = [];
     for (const [name, value] of Object.entries(schema.params?.shape ?? {})) parameters.push({ name, in: 'path', required: true, schema: jsonSchema(value as z.ZodType, 'input') });
-    for (const [name, value] of Object.entries(schema.querystring?.shape ?? {})) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(value as z.ZodType, 'input') });
+    for (const [name, value] of Object.entries(schema.querystring?.shape ?? {}))
+      parameters.push({ name, in: 'query', required: false, schema: jsonSchema(value as z.ZodType, 'input') });
     for (const name of doc.headers ?? []) parameters.push({ name, in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } });
     const responses: Record<string, unknown> = {};
     for (const [status, body] of Object.entries(doc.responses)) {
@@ -114,7 +115,12 @@ export function buildOpenApi(routes: readonly FastifyRouteOptions[]): Record<str
         security,
         ...(parameters.length > 0 ? { parameters } : {}),
         ...(schema.body
-          ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(schema.body, 'input'), ...(doc.example !== undefined ? { example: doc.example } : {}) } } } }
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'application/json': { schema: jsonSchema(schema.body, 'input'), ...(doc.example !== undefined ? { example: doc.example } : {}) } },
+              },
+            }
           : {}),
         responses,
       };
@@ -131,14 +137,21 @@ export function buildOpenApi(routes: readonly FastifyRouteOptions[]): Record<str
   };
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** The reference page's style, inline; the page's content security policy allows exactly this text by its hash. */
-export const DOCS_STYLE = 'body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}h2{font-size:1rem;margin:1.5rem 0 .3rem}pre{background:#f5f5f5;padding:.6rem;overflow:auto;font-size:12px}section{border-top:1px solid #ddd}';
+export const DOCS_STYLE =
+  'body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}h2{font-size:1rem;margin:1.5rem 0 .3rem}pre{background:#f5f5f5;padding:.6rem;overflow:auto;font-size:12px}section{border-top:1px solid #ddd}';
 
-type DocOperation = { operationId: string; summary: string; description: string; requestBody?: { content: { 'application/json': { schema: unknown; example?: unknown } } }; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+type DocOperation = {
+  operationId: string;
+  summary: string;
+  description: string;
+  requestBody?: { content: { 'application/json': { schema: unknown; example?: unknown } } };
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+};
 
 /** A self-contained reference page: every operation, who may call it, an example request and its schemas. */
 export function docsPage(openapi: Record<string, unknown>): string {
@@ -147,11 +160,16 @@ export function docsPage(openapi: Record<string, unknown>): string {
     .flatMap(([path, ops]) =>
       Object.entries(ops).map(([method, op]) => {
         const body = op.requestBody?.content['application/json'];
-        const example = body?.example !== undefined ? `<p>Example:</p><pre>curl -X ${method.toUpperCase()} http://127.0.0.1:8080${escape(path)} -H 'Authorization: Bearer $KEY' -H 'Content-Type: application/json' \\\n  -d '${escape(JSON.stringify(body.example))}'</pre>` : '';
-        const request = body ? `<details><summary>Request body schema</summary><pre>${escape(JSON.stringify(body.schema, null, 2))}</pre></details>` : '';
+        const example =
+          body?.example !== undefined
+            ? `<p>Example:</p><pre>curl -X ${method.toUpperCase()} http://127.0.0.1:8080${escapeHtml(path)} -H 'Authorization: Bearer $KEY' -H 'Content-Type: application/json' \\\n  -d '${escapeHtml(JSON.stringify(body.example))}'</pre>`
+            : '';
+        const request = body ? `<details><summary>Request body schema</summary><pre>${escapeHtml(JSON.stringify(body.schema, null, 2))}</pre></details>` : '';
         const [status, ok] = Object.entries(op.responses)[0]!;
-        const answer = ok.content?.['application/json'] ? `<details><summary>${escape(status)} answer schema</summary><pre>${escape(JSON.stringify(ok.content['application/json'].schema, null, 2))}</pre></details>` : `<p>Answer: ${escape(status)} ${escape(Object.keys(ok.content ?? {})[0] ?? '')}</p>`;
-        return `<section><h2><code>${method.toUpperCase()} ${escape(path)}</code> · <code>${escape(op.operationId)}</code></h2><p>${escape(op.summary)}</p><p>${escape(op.description)}</p>${example}${request}${answer}</section>`;
+        const answer = ok.content?.['application/json']
+          ? `<details><summary>${escapeHtml(status)} answer schema</summary><pre>${escapeHtml(JSON.stringify(ok.content['application/json'].schema, null, 2))}</pre></details>`
+          : `<p>Answer: ${escapeHtml(status)} ${escapeHtml(Object.keys(ok.content ?? {})[0] ?? '')}</p>`;
+        return `<section><h2><code>${method.toUpperCase()} ${escapeHtml(path)}</code> · <code>${escapeHtml(op.operationId)}</code></h2><p>${escapeHtml(op.summary)}</p><p>${escapeHtml(op.description)}</p>${example}${request}${answer}</section>`;
       }),
     )
     .join('\n');

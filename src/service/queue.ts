@@ -45,12 +45,16 @@ function checkTicket(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
   }
   if (raw.players.length > teamSize) throw new InvalidInputError(`party of ${raw.players.length} is larger than a team of ${teamSize}`, { field: 'players' });
   raw.players.forEach((player, index) => {
-    for (let k = 0; k < index; k++) if (raw.players[k]!.id === player.id) throw new InvalidInputError(`player "${player.id}" appears twice in the ticket`, { field: `players[${index}].id` });
+    for (let k = 0; k < index; k++)
+      if (raw.players[k]!.id === player.id) throw new InvalidInputError(`player "${player.id}" appears twice in the ticket`, { field: `players[${index}].id` });
     if (Object.keys(player.pings).length === 0) throw new InvalidInputError('must name at least one region', { field: `players[${index}].pings` });
     const declared = ladder.matchmaking.regions;
     if (declared !== undefined) {
       for (const region of Object.keys(player.pings)) {
-        if (!declared.includes(region)) throw new InvalidInputError(`ladder ${ladder.id}'s queue has the regions ${declared.join(', ')}, not ${JSON.stringify(region)}`, { field: `players[${index}].pings.${region}` });
+        if (!declared.includes(region))
+          throw new InvalidInputError(`ladder ${ladder.id}'s queue has the regions ${declared.join(', ')}, not ${JSON.stringify(region)}`, {
+            field: `players[${index}].pings.${region}`,
+          });
       }
     }
   });
@@ -78,7 +82,15 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
   });
   const id = raw.id ?? ctx.tickets.newTicketId?.() ?? randomUUID();
   const ticket: Ticket = { id, at: now / 1000, players };
-  const stored: StoredTicket = { id, ladder: ladder.id, status: 'waiting', createdAt: now, ...(raw.mode !== undefined ? { mode: raw.mode } : {}), ...(owner !== undefined ? { owner } : {}), ticket };
+  const stored: StoredTicket = {
+    id,
+    ladder: ladder.id,
+    status: 'waiting',
+    createdAt: now,
+    ...(raw.mode !== undefined ? { mode: raw.mode } : {}),
+    ...(owner !== undefined ? { owner } : {}),
+    ticket,
+  };
   const { maxWaiting, maxWaitingPerKey } = ladder.matchmaking;
   const outcome = await ctx.tickets.add(stored, { maxWaiting, maxWaitingPerKey });
   if (!outcome.ok) {
@@ -89,10 +101,22 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
     }
     if (outcome.reason === 'playing') throw new PlayerBusyError(players[outcome.index]!.id, `players[${outcome.index}].id`, { kind: 'playing', backfill: outcome.backfill });
     if (outcome.reason === 'cap') {
-      if (outcome.cap === 'key') throw new QuotaExceededError('matchmaking.maxWaitingPerKey', maxWaitingPerKey, `this key already has ${maxWaitingPerKey} waiting tickets in ladder ${ladder.id} (matchmaking.maxWaitingPerKey); retry once some are matched, cancelled or expired`);
-      throw new QuotaExceededError('matchmaking.maxWaiting', maxWaiting, `ladder ${ladder.id}'s queue already holds ${maxWaiting} waiting tickets (matchmaking.maxWaiting); retry once some are matched, cancelled or expired`);
+      if (outcome.cap === 'key')
+        throw new QuotaExceededError(
+          'matchmaking.maxWaitingPerKey',
+          maxWaitingPerKey,
+          `this key already has ${maxWaitingPerKey} waiting tickets in ladder ${ladder.id} (matchmaking.maxWaitingPerKey); retry once some are matched, cancelled or expired`,
+        );
+      throw new QuotaExceededError(
+        'matchmaking.maxWaiting',
+        maxWaiting,
+        `ladder ${ladder.id}'s queue already holds ${maxWaiting} waiting tickets (matchmaking.maxWaiting); retry once some are matched, cancelled or expired`,
+      );
     }
-    throw new InvalidInputError(`the ladder's waiting tickets name ${MAX_QUEUE_REGIONS} regions already (the most a queue holds at once); use one of those, or wait until no waiting ticket names some of them`, { field: 'players[].pings' });
+    throw new InvalidInputError(
+      `the ladder's waiting tickets name ${MAX_QUEUE_REGIONS} regions already (the most a queue holds at once); use one of those, or wait until no waiting ticket names some of them`,
+      { field: 'players[].pings' },
+    );
   }
   return stored;
 }

@@ -234,7 +234,8 @@ export class RedisRankings implements Rankings {
       const chunk = players.slice(c * 2000, (c + 1) * 2000);
       const last = c === chunks - 1;
       const args: (string | number)[] = [chunk.length, cutoff];
-      for (const p of chunk) args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq, p.matches >= ladder.resolvedStandings.placementMatches ? '1' : '0');
+      for (const p of chunk)
+        args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq, p.matches >= ladder.resolvedStandings.placementMatches ? '1' : '0');
       args.push(load ? (last ? '1' : '2') : '0', last || !load ? batchSeq : -1);
       await redisCall(this.redis.eval(UPDATE_SCRIPT, 4, ...keys, ...args));
     }
@@ -324,7 +325,8 @@ export class RedisRankings implements Rankings {
     if (ids.length === 0) return [];
     await this.ready(ladder);
     const [rankKey, , versionsKey] = this.keys(ladder.id);
-    const out = (await redisCall((this.redis as unknown as { ladderPlayerFacts(...args: string[]): Promise<Array<string | number>> }).ladderPlayerFacts(rankKey, versionsKey, ...ids))) ?? [];
+    const out =
+      (await redisCall((this.redis as unknown as { ladderPlayerFacts(...args: string[]): Promise<Array<string | number>> }).ladderPlayerFacts(rankKey, versionsKey, ...ids))) ?? [];
     return ids.map((_, i) => {
       const score = out[3 * i];
       const above = Number(out[3 * i + 1]);

@@ -8,13 +8,20 @@ const number = fc.oneof(fc.double(), fc.constantFrom(0, -0, 1e-7, 1e21, 1e300, -
 describe('publicStateJson', () => {
   it('writes exactly what JSON.stringify(publicState(state)) writes', () => {
     fc.assert(
-      fc.property(number, fc.nat(), fc.option(number, { nil: undefined }), fc.option(number, { nil: undefined }), fc.option(fc.integer(), { nil: undefined }), (rating, matches, rd, volatility, lastAt) => {
-        const state: PlayerState = { rating, matches };
-        if (rd !== undefined) state.rd = rd;
-        if (volatility !== undefined) state.volatility = volatility;
-        if (lastAt !== undefined) state.lastAt = lastAt;
-        expect(publicStateJson(state)).toBe(JSON.stringify(publicState(state)));
-      }),
+      fc.property(
+        number,
+        fc.nat(),
+        fc.option(number, { nil: undefined }),
+        fc.option(number, { nil: undefined }),
+        fc.option(fc.integer(), { nil: undefined }),
+        (rating, matches, rd, volatility, lastAt) => {
+          const state: PlayerState = { rating, matches };
+          if (rd !== undefined) state.rd = rd;
+          if (volatility !== undefined) state.volatility = volatility;
+          if (lastAt !== undefined) state.lastAt = lastAt;
+          expect(publicStateJson(state)).toBe(JSON.stringify(publicState(state)));
+        },
+      ),
       { numRuns: 5000 },
     );
   });

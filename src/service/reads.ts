@@ -146,7 +146,8 @@ export async function leaderboardView(ctx: ReadContext, ladder: Ladder, query: L
   const details = new Map<string, PlayerRow>();
   if (query.search !== undefined) {
     // The rankings page at any depth for the cost of a first page; a search is an SQL page that reads every row it skips.
-    if (offset > SEARCH_MAX_OFFSET) throw new InvalidInputError(`offset is capped at ${SEARCH_MAX_OFFSET} with \`search\`; narrow the search with a longer prefix`, { field: 'offset' });
+    if (offset > SEARCH_MAX_OFFSET)
+      throw new InvalidInputError(`offset is capped at ${SEARCH_MAX_OFFSET} with \`search\`; narrow the search with a longer prefix`, { field: 'offset' });
     const search = query.search;
     const found = await ctx.db.read((db) => searchPlayers(db, ladder.id, search, limit, offset), options);
     total = found.total;

@@ -64,7 +64,11 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix
     }
     for (const [id, state] of stored) if (!replayed.has(id)) differences.push({ id, stored: state, replayed: null });
     if (options.fix && differences.length > 0) {
-      await deletePlayers(tx, ladder.id, differences.filter((d) => d.replayed === null).map((d) => d.id));
+      await deletePlayers(
+        tx,
+        ladder.id,
+        differences.filter((d) => d.replayed === null).map((d) => d.id),
+      );
       await upsertPlayers(
         tx,
         ladder.id,

@@ -15,9 +15,7 @@ import type { ladderJson } from './ladders.js';
 import type { SeasonReset } from './seasons.js';
 import { HOSTED_SYSTEMS } from './systems.js';
 
-export const errorResponse = z
-  .object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional(), reason: z.string().optional() }) })
-  ;
+export const errorResponse = z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional(), reason: z.string().optional() }) });
 
 const isoTime = z.string().describe('ISO 8601 time');
 
@@ -88,7 +86,7 @@ const ladderOf = (descriptor: RegisteredDescriptor) =>
     public: z.boolean(),
     standings: standingsResponse,
     matchmaking: matchmakingResponse,
-    season: z.string().describe('Name of the first season (the ladder definition\'s `season`).'),
+    season: z.string().describe("Name of the first season (the ladder definition's `season`)."),
     players: z.number().int(),
     matches: z.number().int(),
     createdAt: isoTime,
@@ -114,7 +112,7 @@ void everyOutcome;
  */
 export const termsResponse = z
   .object({
-    score: z.number().optional().describe('Elo, Glicko-2, World vs World: what happened (1 win, ½ draw, 0 loss; the mean over a round\'s battles).'),
+    score: z.number().optional().describe("Elo, Glicko-2, World vs World: what happened (1 win, ½ draw, 0 loss; the mean over a round's battles)."),
     expected: z.number().optional().describe('Elo, Glicko-2, World vs World: the chance of winning the ratings gave before the match.'),
     surprise: z.number().optional().describe('Elo, Glicko-2, World vs World: score − expected.'),
     idlePeriods: z.number().optional().describe('Glicko-2, World vs World: rating periods the player sat out before this match.'),
@@ -128,13 +126,19 @@ export const termsResponse = z
 
 const ratingChange = z.object({ id: z.string(), team: z.number().int(), before: playerStateResponse, after: playerStateResponse, terms: termsResponse });
 
-export const ratedMatchResponse = z
-  .object({ match: z.object({ id: z.string(), seq: z.number().int(), at: isoTime }), winProbability: z.array(z.number()), players: z.array(ratingChange) })
-  ;
+export const ratedMatchResponse = z.object({
+  match: z.object({ id: z.string(), seq: z.number().int(), at: isoTime }),
+  winProbability: z.array(z.number()),
+  players: z.array(ratingChange),
+});
 
 /** The keyset cursor of the next page, or null on the last page. */
 const nextCursor = (items: string) =>
-  z.number().int().nullable().describe(`The \`seq\` of this page's last ${items}: send it as \`before\` for the next page (which costs what the first does); null when no ${items} follows.`);
+  z
+    .number()
+    .int()
+    .nullable()
+    .describe(`The \`seq\` of this page's last ${items}: send it as \`before\` for the next page (which costs what the first does); null when no ${items} follows.`);
 
 export const matchListResponse = z.object({
   next: nextCursor('match'),
@@ -158,9 +162,15 @@ const standing = {
   placementRemaining: z.number().int(),
 };
 
-export const playerResponse = z
-  .object({ id: z.string(), rating: z.number(), rd: z.number().optional(), volatility: z.number().optional(), matches: z.number().int(), ...standing, lastAt: isoTime.nullable() })
-  ;
+export const playerResponse = z.object({
+  id: z.string(),
+  rating: z.number(),
+  rd: z.number().optional(),
+  volatility: z.number().optional(),
+  matches: z.number().int(),
+  ...standing,
+  lastAt: isoTime.nullable(),
+});
 
 export const historyResponse = z.object({
   player: z.string(),
@@ -181,14 +191,12 @@ export const historyResponse = z.object({
   next: nextCursor('entry'),
 });
 
-export const leaderboardResponse = z
-  .object({
-    total: z.number().int().describe('Ranked players in all (with `search`: every player whose id starts with it).'),
-    offset: z.number().int().describe('Offset of this page (with `around`: the page centred on the player).'),
-    limit: z.number().int(),
-    entries: z.array(z.object({ id: z.string(), rating: z.number(), rd: z.number().optional(), matches: z.number().int(), ...standing })),
-  })
-  ;
+export const leaderboardResponse = z.object({
+  total: z.number().int().describe('Ranked players in all (with `search`: every player whose id starts with it).'),
+  offset: z.number().int().describe('Offset of this page (with `around`: the page centred on the player).'),
+  limit: z.number().int(),
+  entries: z.array(z.object({ id: z.string(), rating: z.number(), rd: z.number().optional(), matches: z.number().int(), ...standing })),
+});
 
 export const ratedRoundResponse = z.object({
   round: z.string(),
@@ -231,28 +239,26 @@ const recentMatch = z.object({
   at: isoTime,
 });
 
-export const ticketResponse = z
-  .object({
-    id: z.string(),
-    ladder: z.string(),
-    status: z.enum(['waiting', 'matched', 'cancelled', 'expired']),
-    mode: z.string().optional(),
-    players: z.array(z.string()),
-    createdAt: isoTime,
-    waitedSeconds: z.number(),
-    match: z
-      .object({
-        id: z.string(),
-        region: z.string(),
-        team: z.number().int(),
-        teams: z.array(z.array(z.string())).describe('Ticket ids per team (for a backfill: the tickets it added).'),
-        players: z.array(z.array(z.string())),
-        at: isoTime,
-        backfill: z.string().optional().describe('Set when the ticket filled a backfill: its id (`id` is then the backfill’s match).'),
-      })
-      .optional(),
-  })
-  ;
+export const ticketResponse = z.object({
+  id: z.string(),
+  ladder: z.string(),
+  status: z.enum(['waiting', 'matched', 'cancelled', 'expired']),
+  mode: z.string().optional(),
+  players: z.array(z.string()),
+  createdAt: isoTime,
+  waitedSeconds: z.number(),
+  match: z
+    .object({
+      id: z.string(),
+      region: z.string(),
+      team: z.number().int(),
+      teams: z.array(z.array(z.string())).describe('Ticket ids per team (for a backfill: the tickets it added).'),
+      players: z.array(z.array(z.string())),
+      at: isoTime,
+      backfill: z.string().optional().describe('Set when the ticket filled a backfill: its id (`id` is then the backfill’s match).'),
+    })
+    .optional(),
+});
 export const createdTicketResponse = z.object({ ticket: ticketResponse });
 export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled', 'expired']) });
 
@@ -261,11 +267,13 @@ export const backfillResponse = z.object({
   ladder: z.string(),
   status: z.enum(['waiting', 'filled', 'cancelled', 'expired']),
   match: z.string(),
-  declared: z.boolean().describe('The game server formed the match itself (else the ladder\'s matchmaker formed it).'),
+  declared: z.boolean().describe("The game server formed the match itself (else the ladder's matchmaker formed it)."),
   region: z.string(),
   teams: z.array(z.array(z.string())).describe("The match's players per team now: those it was opened with, then the newcomers."),
   open: z.array(z.number().int()).describe('Slots still open per team.'),
-  added: z.array(z.object({ ticket: z.string(), team: z.number().int(), players: z.array(z.string()), at: isoTime })).describe('Tickets added, in the order they joined, each with its team index.'),
+  added: z
+    .array(z.object({ ticket: z.string(), team: z.number().int(), players: z.array(z.string()), at: isoTime }))
+    .describe('Tickets added, in the order they joined, each with its team index.'),
   createdAt: isoTime,
   endedAt: isoTime.optional().describe('When it was filled, cancelled or expired.'),
 });
@@ -284,7 +292,12 @@ export const performanceResponse = z.object({
   maxLikelihood: z.number(),
   netzero: z.number(),
   netzeroUnordered: z.number(),
-  clamped: z.enum(['above', 'below']).nullable().describe('"above" when every game of positive weight is a win: maxLikelihood and both netzeros are then stand-ins at least the best opponent + 800; "below" for only losses; null otherwise.'),
+  clamped: z
+    .enum(['above', 'below'])
+    .nullable()
+    .describe(
+      '"above" when every game of positive weight is a win: maxLikelihood and both netzeros are then stand-ins at least the best opponent + 800; "below" for only losses; null otherwise.',
+    ),
   path: z.array(z.number()),
 });
 
@@ -306,8 +319,23 @@ const seasonReset = z
 const seasonResponse = z.object({ number: z.number().int(), name: z.string(), startedAt: isoTime, closedAt: isoTime.nullable(), reset: seasonReset.optional() });
 export const seasonListResponse = z.object({ seasons: z.array(seasonResponse) });
 export const openedSeasonResponse = z.object({ closed: seasonResponse, opened: seasonResponse, players: z.number().int() });
-const frozenStanding = z.object({ position: z.number().int(), id: z.string(), rank: z.number().int().nullable(), rating: z.number(), rd: z.number().nullable(), percentile: z.number().int().nullable(), division: z.string().nullable(), matches: z.number().int() });
-export const seasonLeaderboardResponse = z.object({ season: z.string(), total: z.number().int(), offset: z.number().int(), limit: z.number().int(), entries: z.array(frozenStanding) });
+const frozenStanding = z.object({
+  position: z.number().int(),
+  id: z.string(),
+  rank: z.number().int().nullable(),
+  rating: z.number(),
+  rd: z.number().nullable(),
+  percentile: z.number().int().nullable(),
+  division: z.string().nullable(),
+  matches: z.number().int(),
+});
+export const seasonLeaderboardResponse = z.object({
+  season: z.string(),
+  total: z.number().int(),
+  offset: z.number().int(),
+  limit: z.number().int(),
+  entries: z.array(frozenStanding),
+});
 export const seasonPlayerResponse = frozenStanding.extend({ season: z.string() });
 
 export const predictionResponse = z.object({ probabilities: z.array(z.number()).describe('Each team’s chance of winning (two teams: draws count half).') });
@@ -317,7 +345,9 @@ export const balanceResponse = z.object({
   teams: z.array(z.array(z.string())),
   probabilities: z.array(z.number()),
   imbalance: z.number().describe('Largest distance of a team’s win probability from 1/teams; 0 is perfectly even.'),
-  exact: z.boolean().describe('Every split was tried (up to 16 players, within the search deadline); otherwise the best split the local-search heuristic of docs/MATCHMAKING.md found by then.'),
+  exact: z
+    .boolean()
+    .describe('Every split was tried (up to 16 players, within the search deadline); otherwise the best split the local-search heuristic of docs/MATCHMAKING.md found by then.'),
 });
 
 /** One entry of the integrity report (src/integrity/report.ts: PairEntry, QuitEntry, ResultsEntry). */
@@ -403,24 +433,31 @@ export const systemResponse = z.object({
   label: z.string(),
   summary: z.string(),
   ladders: z.boolean().describe('A ladder may use it (every system; a whole-history one is kept in the memory of the writer, see docs/SERVICE.md).'),
-  options: z.array(optionDescription).describe('Its options (a ladder\'s `options`), with defaults and ranges.'),
+  options: z.array(optionDescription).describe("Its options (a ladder's `options`), with defaults and ranges."),
   capabilities: z.object(
-    Object.fromEntries(Object.entries(CAPABILITY_MEANINGS).map(([name, meaning]) => [name, z.boolean().describe(meaning)])) as Record<keyof typeof CAPABILITY_MEANINGS, z.ZodBoolean>,
+    Object.fromEntries(Object.entries(CAPABILITY_MEANINGS).map(([name, meaning]) => [name, z.boolean().describe(meaning)])) as Record<
+      keyof typeof CAPABILITY_MEANINGS,
+      z.ZodBoolean
+    >,
   ),
   display: z.object({
     quantity: z.enum(['rating', 'rank']).describe('What the number is called.'),
     decimals: z.number().int().describe('Decimals shown.'),
-    scale: z.enum(['elo', 'glicko', 'multiplicative']).describe('What a difference means: Elo\'s 400 points for odds of 10, Glicko-2\'s scale, or ranks as odds.'),
+    scale: z.enum(['elo', 'glicko', 'multiplicative']).describe("What a difference means: Elo's 400 points for odds of 10, Glicko-2's scale, or ranks as odds."),
   }),
-  fit: z.object({
-    parameters: z.array(z.object({ name: z.string(), min: z.number(), max: z.number(), scale: z.enum(['log', 'linear']).optional(), initial: z.number().optional() })),
-    byDefault: z.array(z.string()),
-  }).describe('What `ladder fit` may tune, and tunes by default.'),
+  fit: z
+    .object({
+      parameters: z.array(z.object({ name: z.string(), min: z.number(), max: z.number(), scale: z.enum(['log', 'linear']).optional(), initial: z.number().optional() })),
+      byDefault: z.array(z.string()),
+    })
+    .describe('What `ladder fit` may tune, and tunes by default.'),
   dashboard: z.object({
-    terms: z.array(z.object({ key: z.string(), label: z.string(), format: z.enum(['number', 'signed', 'text']), digits: z.number().int().optional() })).describe('Columns of a rating change\'s `terms` worth showing.'),
+    terms: z
+      .array(z.object({ key: z.string(), label: z.string(), format: z.enum(['number', 'signed', 'text']), digits: z.number().int().optional() }))
+      .describe("Columns of a rating change's `terms` worth showing."),
     explanation: z.string(),
     mixedResult: z.object({ win: z.string(), loss: z.string() }).optional().describe('Notes for a win that lost rating and a loss that gained it.'),
-    performanceRuns: z.boolean().describe('`terms.expected` is a win chance on Elo\'s 400-point scale.'),
+    performanceRuns: z.boolean().describe("`terms.expected` is a win chance on Elo's 400-point scale."),
   }),
   ladder: z.object({ teamSize: z.number().int().describe('Players per team the matchmaker forms by default.') }),
   limits: z
@@ -429,7 +466,9 @@ export const systemResponse = z.object({
       playersPerTeam: z.number().int().describe('Players per team at most.'),
       players: z.number().int().describe('Players per match at most, all teams together.'),
     })
-    .describe('Bounds on one match of a ladder of this system (a match beyond them is a 400 naming `teams` or `teams[i].players`); they keep the cost of rating one match bounded.'),
+    .describe(
+      'Bounds on one match of a ladder of this system (a match beyond them is a 400 naming `teams` or `teams[i].players`); they keep the cost of rating one match bounded.',
+    ),
 });
 export const systemListResponse = z.object({ systems: z.array(systemResponse) });
 
@@ -452,7 +491,11 @@ type Declares<Declared, Actual> = [Undeclared<Actual, Declared>] extends [never]
 type Output<T extends z.ZodType> = z.output<T>;
 type DeclaredEntry<Kind> = Extract<Output<typeof integrityEntry>, { kind: Kind }>;
 // A ladder's options are records in the Ladder type (each system's are declared per system above); the rest is checked.
-const ladderFields: [Undeclared<Omit<ReturnType<typeof ladderJson>, 'options' | 'resolvedOptions'>, Omit<Output<typeof ladderResponse>, 'options' | 'resolvedOptions'>>] extends [never] ? true : false = true;
+const ladderFields: [Undeclared<Omit<ReturnType<typeof ladderJson>, 'options' | 'resolvedOptions'>, Omit<Output<typeof ladderResponse>, 'options' | 'resolvedOptions'>>] extends [
+  never,
+]
+  ? true
+  : false = true;
 const responseTypes: [
   Declares<DeclaredEntry<'pair'>, PairEntry>,
   Declares<DeclaredEntry<'quits'>, QuitEntry>,

@@ -64,7 +64,13 @@ const ladderFields = {
         .strict()
         .optional()
         .describe('Filter values for players whose ticket sends none.'),
-      maxCandidates: z.number().int().min(1).max(100_000).optional().describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
+      maxCandidates: z
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .optional()
+        .describe('Candidate tickets a pass examines per anchor and region before giving up until the next pass. Default 256.'),
       ticketTtlSeconds: z.number().min(1).max(86_400).optional().describe('Seconds a ticket may wait before it expires (status `expired`). Default 600.'),
       backfillTtlSeconds: z.number().min(1).max(86_400).optional().describe('Seconds a backfill may stay open before it expires. Default 600.'),
       maxWaiting: z.number().int().min(1).max(10_000_000).optional().describe('Waiting tickets in the queue at most (past it: 429). Default 1,000,000.'),
@@ -91,12 +97,19 @@ const ladderDefinitionOf = (descriptor: RegisteredDescriptor) =>
 const [firstHosted, ...otherHosted] = HOSTED_SYSTEMS.map(ladderDefinitionOf);
 export const createLadderSchema = z.discriminatedUnion('system', [firstHosted!, ...otherHosted]);
 
-const matchPlayer = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.object({ id: idOrNumber, seconds: finiteNonNegative.optional(), quit: z.boolean().optional() }).strict()]);
+const matchPlayer = z.union([
+  id,
+  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  z.object({ id: idOrNumber, seconds: finiteNonNegative.optional(), quit: z.boolean().optional() }).strict(),
+]);
 
 export const matchSchema = z
   .object({
     id: idOrNumber.optional(),
-    at: z.union([z.string().max(40), z.number().min(0).max(8.64e15)]).optional().describe('ISO 8601 or epoch ms; the server receive time when absent.'),
+    at: z
+      .union([z.string().max(40), z.number().min(0).max(8.64e15)])
+      .optional()
+      .describe('ISO 8601 or epoch ms; the server receive time when absent.'),
     period: idOrNumber.optional().describe('Accepted for compatibility with match files and ignored: the service rates each match as it arrives.'),
     weight: z.number().min(0).max(1e6).optional(),
     teams: z
@@ -144,7 +157,10 @@ export const ticketSchema = z
             percentile: z.number().min(1).max(100).optional().describe('Taken from the ladder when absent.'),
             rating: z.number().min(0).max(1e9).optional(),
             pings: z.record(identifier.pipe(z.string().max(40)), z.number().min(0).max(1e6)),
-            filter: z.object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() }).strict().optional(),
+            filter: z
+              .object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() })
+              .strict()
+              .optional(),
           })
           .strict(),
       )
@@ -162,7 +178,12 @@ export const backfillSchema = z
   .object({
     id: id.optional().describe('A random UUID when absent.'),
     match: id.describe("The match in progress: the `matchId` of a match the ladder's matchmaker formed, or with `declared` the game server's own id."),
-    declared: z.boolean().optional().describe("true: `match` is a match the game server formed itself (not the matchmaker), with the players in `teams`. Default false: `match` must be a match this ladder's matchmaker formed (404 otherwise)."),
+    declared: z
+      .boolean()
+      .optional()
+      .describe(
+        "true: `match` is a match the game server formed itself (not the matchmaker), with the players in `teams`. Default false: `match` must be a match this ladder's matchmaker formed (404 otherwise).",
+      ),
     region: identifier.pipe(z.string().max(40)).describe('Region the match is hosted in: newcomers must be able to play there.'),
     teams: z.array(z.array(id).max(16)).min(2).max(8).describe('Player ids per team, as the match stands now (a team may be empty).'),
     teamSize: z.number().int().min(1).max(16).optional().describe("Players each team should have. Default: the ladder's team size."),
@@ -172,7 +193,12 @@ export const backfillSchema = z
       .optional()
       .describe("Filter of the match's players (default: the ladder's filterDefaults), and the newcomers' ping limit."),
     players: z
-      .record(id, z.object({ percentile: z.number().min(1).max(100).optional(), rating: z.number().min(0).max(1e9).optional(), filter: z.object(playerFilterShape).strict().optional() }).strict())
+      .record(
+        id,
+        z
+          .object({ percentile: z.number().min(1).max(100).optional(), rating: z.number().min(0).max(1e9).optional(), filter: z.object(playerFilterShape).strict().optional() })
+          .strict(),
+      )
       .optional()
       .describe("Per match player: percentile and rating (taken from the ladder when absent) and filter (the request's when absent)."),
   })
@@ -200,7 +226,10 @@ export const performanceSchema = z
 export const createKeySchema = z
   .object({
     name: identifier.pipe(z.string().max(100)),
-    scopes: z.array(z.enum(['admin', 'correct', 'write', 'read'])).min(1).max(4),
+    scopes: z
+      .array(z.enum(['admin', 'correct', 'write', 'read']))
+      .min(1)
+      .max(4),
     ladders: z
       .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a ladder id'))
       .min(1)
@@ -259,7 +288,9 @@ export const historyQuerySchema = z.object({
     .optional(),
   before: cursor
     .optional()
-    .describe('Only entries of matches before this sequence number: pass the `next` of an answer (the `seq` of its last entry) to get the next page, which costs what the first does.'),
+    .describe(
+      'Only entries of matches before this sequence number: pass the `next` of an answer (the `seq` of its last entry) to get the next page, which costs what the first does.',
+    ),
 });
 
 export const leaderboardQuerySchema = pageQuerySchema.extend({
@@ -276,7 +307,10 @@ export const updateLadderSchema = z
   .object({
     public: z.boolean().optional(),
     standings: standingsOptionsSchema.optional(),
-    matchmaking: z.object({ teamSize: z.number().int().min(1).max(16).optional(), teams: z.number().int().min(2).max(8).optional() }).strict().optional(),
+    matchmaking: z
+      .object({ teamSize: z.number().int().min(1).max(16).optional(), teams: z.number().int().min(2).max(8).optional() })
+      .strict()
+      .optional(),
     options: z
       .record(identifier.pipe(z.string().max(40)), z.union([z.number().min(-1e9).max(1e9), identifier.pipe(z.string().max(40)), z.boolean()]))
       .optional()
@@ -284,11 +318,19 @@ export const updateLadderSchema = z
   })
   .strict();
 
-export const voidSchema = z.object({ reason: z.string().min(1).max(500).superRefine((value, ctx) => {
-  // A free-text reason may hold line breaks and tabs, but no other control characters and no lone surrogates.
-  const problem = identifierProblem(value.replace(/[\n\r\t]/g, ' '), 500);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-}) }).strict();
+export const voidSchema = z
+  .object({
+    reason: z
+      .string()
+      .min(1)
+      .max(500)
+      .superRefine((value, ctx) => {
+        // A free-text reason may hold line breaks and tabs, but no other control characters and no lone surrogates.
+        const problem = identifierProblem(value.replace(/[\n\r\t]/g, ' '), 500);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+  })
+  .strict();
 
 export const seasonSchema = z
   .object({
@@ -316,7 +358,8 @@ export const balanceSchema = z
     const first = new Map<string, number>();
     body.players.forEach((player, i) => {
       const seen = first.get(player);
-      if (seen !== undefined) ctx.addIssue({ code: 'custom', path: ['players', i], message: `player ${JSON.stringify(player.slice(0, 80))} appears twice (first at players[${seen}])` });
+      if (seen !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['players', i], message: `player ${JSON.stringify(player.slice(0, 80))} appears twice (first at players[${seen}])` });
       else first.set(player, i);
     });
   });
@@ -328,7 +371,10 @@ export const integrityQuerySchema = z.object({
 
 export const predictSchema = z
   .object({
-    teams: z.array(z.object({ players: z.array(id).min(1).max(64) }).strict()).min(2).max(16),
+    teams: z
+      .array(z.object({ players: z.array(id).min(1).max(64) }).strict())
+      .min(2)
+      .max(16),
   })
   .strict()
   .superRefine((body, ctx) => {

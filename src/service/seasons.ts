@@ -100,14 +100,28 @@ function freeze(ladder: Ladder, players: ReadonlyArray<{ id: string; state: Play
     return { id: p.id, state: p.state, rank: s?.rank ?? null, percentile: s?.percentile ?? null, division: s?.division ?? null };
   });
   rows.sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.state.rating - a.state.rating || (a.id < b.id ? -1 : 1));
-  return rows.map((r, i) => ({ position: i + 1, id: r.id, rank: r.rank, rating: r.state.rating, rd: r.state.rd ?? null, percentile: r.percentile, division: r.division, matches: r.state.matches }));
+  return rows.map((r, i) => ({
+    position: i + 1,
+    id: r.id,
+    rank: r.rank,
+    rating: r.state.rating,
+    rd: r.state.rd ?? null,
+    percentile: r.percentile,
+    division: r.division,
+    matches: r.state.matches,
+  }));
 }
 
 /**
  * Closes the current season and opens the next, in one transaction holding
  * the ladder lock. Returns the closed and the new season.
  */
-export async function openSeason(db: Database, ladder: Ladder, input: z.infer<typeof seasonSchema>, now = Date.now()): Promise<{ closed: SeasonRow; opened: SeasonRow; players: number }> {
+export async function openSeason(
+  db: Database,
+  ladder: Ladder,
+  input: z.infer<typeof seasonSchema>,
+  now = Date.now(),
+): Promise<{ closed: SeasonRow; opened: SeasonRow; players: number }> {
   refuseSeasons(ladder.system, ladder.id);
   return db.transaction(async (tx) => {
     const head = await lockLadder(tx, ladder.id);
@@ -120,7 +134,12 @@ export async function openSeason(db: Database, ladder: Ladder, input: z.infer<ty
     const players = (await allPlayers(tx, ladder.id)).map((row) => ({ id: row.id, state: rowToState(row) }));
     await insertStandings(tx, ladder.id, current.number, freeze(ladder, players, now, ladder.seasonStartedAt));
     await closeSeason(tx, ladder.id, current.number, now);
-    const reset: SeasonReset = { keep: input.reset.keep, ...(input.reset.toward !== undefined ? { toward: input.reset.toward } : {}), ...(input.reset.rd !== undefined ? { rd: input.reset.rd } : {}), ...(input.reset.restartPlacement ? { restartPlacement: true } : {}) };
+    const reset: SeasonReset = {
+      keep: input.reset.keep,
+      ...(input.reset.toward !== undefined ? { toward: input.reset.toward } : {}),
+      ...(input.reset.rd !== undefined ? { rd: input.reset.rd } : {}),
+      ...(input.reset.restartPlacement ? { restartPlacement: true } : {}),
+    };
     checkReset(ladder.rating, reset);
     const opened: SeasonRow = { number: current.number + 1, name: input.name, startedAt: now, firstSeq: head.nextSeq, closedAt: null, reset };
     await insertSeason(tx, ladder.id, opened);
@@ -129,7 +148,11 @@ export async function openSeason(db: Database, ladder: Ladder, input: z.infer<ty
       ladder.id,
       players.map((p) => ({ id: p.id, state: applyReset(ladder.rating, reset, p.state) })),
     );
-    await updateLadder(tx, ladder.id, { options: ladder.options, settings: { ...ladder.settings, currentSeason: { number: opened.number, name: opened.name, startedAt: now } }, public: ladder.public });
+    await updateLadder(tx, ladder.id, {
+      options: ladder.options,
+      settings: { ...ladder.settings, currentSeason: { number: opened.number, name: opened.name, startedAt: now } },
+      public: ladder.public,
+    });
     await adjustLadder(tx, ladder.id, { matches: 0, players: 0, version: randomInt(1, 2 ** 48 - 1) });
     // Every state moved without a new sequence number: shared leaderboards load the ladder again.
     await countCorrection(tx, ladder.id);

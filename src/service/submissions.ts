@@ -45,7 +45,8 @@ export function roundSubmission(raw: z.infer<typeof roundSchema>, clock: Submiss
     if (worlds.length < 2) throw new InvalidInputError(`a match needs at least two worlds, got ${worlds.length}`, { field: `matches[${i}].worlds` });
     for (const [world] of worlds) {
       const other = seenWorlds.get(world);
-      if (other !== undefined) throw new InvalidInputError(`world ${JSON.stringify(world)} plays in matches[${other}] and matches[${i}] of one round`, { field: `matches[${i}].worlds.${world}` });
+      if (other !== undefined)
+        throw new InvalidInputError(`world ${JSON.stringify(world)} plays in matches[${other}] and matches[${i}] of one round`, { field: `matches[${i}].worlds.${world}` });
       seenWorlds.set(world, i);
     }
     if (m.id !== undefined) {

@@ -83,11 +83,13 @@ export function checkMatchLimits(system: string, match: Match): void {
 
 /** Refuses a match beyond `limits` (see checkMatchLimits). */
 export function checkLimits(match: Match, limits: MatchLimits, label: string): void {
-  if (match.teams.length > limits.teams) throw new InvalidInputError(`${label} ladders take at most ${limits.teams} teams per match, got ${match.teams.length}`, { field: 'teams' });
+  if (match.teams.length > limits.teams)
+    throw new InvalidInputError(`${label} ladders take at most ${limits.teams} teams per match, got ${match.teams.length}`, { field: 'teams' });
   let players = 0;
   for (let i = 0; i < match.teams.length; i++) {
     const size = match.teams[i]!.players.length;
-    if (size > limits.playersPerTeam) throw new InvalidInputError(`${label} ladders take at most ${limits.playersPerTeam} players per team, got ${size}`, { field: `teams[${i}].players` });
+    if (size > limits.playersPerTeam)
+      throw new InvalidInputError(`${label} ladders take at most ${limits.playersPerTeam} players per team, got ${size}`, { field: `teams[${i}].players` });
     players += size;
   }
   if (players > limits.players) throw new InvalidInputError(`${label} ladders take at most ${limits.players} players per match, got ${players}`, { field: 'teams' });

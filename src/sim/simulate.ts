@@ -199,7 +199,10 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
   // Population.
   const players: SimPlayer[] = [];
   for (let i = 0; i < o.players; i++) {
-    const home = pickWeighted(DEFAULT_REGIONS.map((r) => r.weight), random);
+    const home = pickWeighted(
+      DEFAULT_REGIONS.map((r) => r.weight),
+      random,
+    );
     const strict = random() < 0.2;
     players.push({
       id: `p${i}`,
@@ -271,7 +274,10 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
       const j = i + Math.floor(random() * (pool.length - i));
       [pool[i], pool[j]] = [pool[j], pool[i]];
     }
-    const teams = [[pair.a, ...pool.slice(0, o.teamSize - 1)], [pair.b, ...pool.slice(o.teamSize - 1, need)]];
+    const teams = [
+      [pair.a, ...pool.slice(0, o.teamSize - 1)],
+      [pair.b, ...pool.slice(o.teamSize - 1, need)],
+    ];
     // Traders take turns; a boostee (b) always wins.
     const winner = pair.kind === 'trade' ? pair.played % 2 : 1;
     const boosterQuits = pair.kind === 'boost' && random() < cheats.boosterQuitShare;

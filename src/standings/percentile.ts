@@ -105,7 +105,7 @@ export function validateDivisions(table: readonly Division[]): void {
     }
     if (index === 0 && min !== 1) throw new InvalidInputError('the first division must start at percentile 1', { field: `${field}.minPercentile` });
     if (index > 0 && min <= table[index - 1].minPercentile) {
-      throw new InvalidInputError('must be greater than the previous division\'s', { field: `${field}.minPercentile` });
+      throw new InvalidInputError("must be greater than the previous division's", { field: `${field}.minPercentile` });
     }
   });
 }

@@ -102,23 +102,23 @@ describe('freezeStandings', () => {
     ]);
   });
 
-  it('agrees with the leaderboard\'s standings for every player (random populations)', () => {
+  it("agrees with the leaderboard's standings for every player (random populations)", () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.record({ rating: fc.integer({ min: 1, max: 40 }), matches: fc.nat(15), age: fc.integer({ min: 0, max: 60 }) }), { maxLength: 40 }),
-        (list) => {
-          const population = new Map(list.map((p, i) => [`p${i}`, { rating: p.rating, matches: p.matches, lastAt: now - p.age * DAY_MS }]));
-          const rows = freezeStandings(population, {}, now);
-          const standings = standingsAt([...population].map(([id, s]) => ({ id, rating: s.rating, lastActiveAt: s.lastAt, matches: s.matches })), now);
-          const ranked = [...standings.values()].filter((s) => s.rank !== null && s.percentile !== null);
-          expect(rows.map((r) => r.id).sort()).toEqual(ranked.map((s) => s.id).sort());
-          for (const row of rows) {
-            const standing = standings.get(row.id)!;
-            expect([row.rank, row.percentile, row.division]).toEqual([standing.rank, standing.percentile, standing.division]);
-          }
-          for (let i = 1; i < rows.length; i++) expect(rows[i - 1].rating > rows[i].rating || (rows[i - 1].rating === rows[i].rating && rows[i - 1].id < rows[i].id)).toBe(true);
-        },
-      ),
+      fc.property(fc.array(fc.record({ rating: fc.integer({ min: 1, max: 40 }), matches: fc.nat(15), age: fc.integer({ min: 0, max: 60 }) }), { maxLength: 40 }), (list) => {
+        const population = new Map(list.map((p, i) => [`p${i}`, { rating: p.rating, matches: p.matches, lastAt: now - p.age * DAY_MS }]));
+        const rows = freezeStandings(population, {}, now);
+        const standings = standingsAt(
+          [...population].map(([id, s]) => ({ id, rating: s.rating, lastActiveAt: s.lastAt, matches: s.matches })),
+          now,
+        );
+        const ranked = [...standings.values()].filter((s) => s.rank !== null && s.percentile !== null);
+        expect(rows.map((r) => r.id).sort()).toEqual(ranked.map((s) => s.id).sort());
+        for (const row of rows) {
+          const standing = standings.get(row.id)!;
+          expect([row.rank, row.percentile, row.division]).toEqual([standing.rank, standing.percentile, standing.division]);
+        }
+        for (let i = 1; i < rows.length; i++) expect(rows[i - 1].rating > rows[i].rating || (rows[i - 1].rating === rows[i].rating && rows[i - 1].id < rows[i].id)).toBe(true);
+      }),
     );
   });
 

@@ -55,7 +55,8 @@ export function softReset(states: ReadonlyMap<string, PlayerState>, options: Sof
   const rd = options.rd;
   if (rd !== undefined) {
     if (start.rd === undefined) throw new InvalidInputError(`${system.name} states have no RD`, { field: 'rd' });
-    if (typeof rd !== 'number' || !(rd > 0 && rd <= start.rd)) throw new InvalidInputError(`must be a number above 0 and at most the starting RD ${start.rd}, got ${String(rd)}`, { field: 'rd' });
+    if (typeof rd !== 'number' || !(rd > 0 && rd <= start.rd))
+      throw new InvalidInputError(`must be a number above 0 and at most the starting RD ${start.rd}, got ${String(rd)}`, { field: 'rd' });
   }
   const restart = options.restartPlacement ?? false;
   if (typeof restart !== 'boolean') throw new InvalidInputError(`must be true or false, got ${String(restart)}`, { field: 'restartPlacement' });

@@ -1,16 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../core/errors.js';
-import {
-  DEFAULT_DIVISIONS,
-  divisionOf,
-  Leaderboard,
-  percentileOf,
-  percentiles,
-  RankTree,
-  scalePercentile,
-  standingsAt,
-} from './index.js';
+import { DEFAULT_DIVISIONS, divisionOf, Leaderboard, percentileOf, percentiles, RankTree, scalePercentile, standingsAt } from './index.js';
 
 describe('percentileOf', () => {
   // Hand computation with max(1, ceil(100·below/(below+above))).
@@ -140,12 +131,7 @@ describe('RankTree', () => {
 });
 
 /** Naive model of the leaderboard: filter and sort on every question. */
-function naiveStandings(
-  players: Map<string, { rating: number; lastActiveAt: number; matches: number }>,
-  now: number,
-  windowMs: number,
-  placement: number,
-) {
+function naiveStandings(players: Map<string, { rating: number; lastActiveAt: number; matches: number }>, now: number, windowMs: number, placement: number) {
   const ranked = [...players].filter(([, p]) => p.lastActiveAt >= now - windowMs && p.matches >= placement);
   ranked.sort((a, b) => b[1].rating - a[1].rating || (a[0] < b[0] ? -1 : 1));
   const ratings = ranked.map(([, p]) => p.rating);
@@ -160,7 +146,13 @@ function naiveStandings(
 describe('Leaderboard', () => {
   it('matches a naive sort on random upserts, removes and expiries', () => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('upsert' as const), id: fc.integer({ min: 0, max: 25 }), rating: fc.integer({ min: 1, max: 12 }), dt: fc.integer({ min: 0, max: 5 }), matches: fc.integer({ min: 0, max: 4 }) }),
+      fc.record({
+        kind: fc.constant('upsert' as const),
+        id: fc.integer({ min: 0, max: 25 }),
+        rating: fc.integer({ min: 1, max: 12 }),
+        dt: fc.integer({ min: 0, max: 5 }),
+        matches: fc.integer({ min: 0, max: 4 }),
+      }),
       fc.record({ kind: fc.constant('remove' as const), id: fc.integer({ min: 0, max: 25 }) }),
       fc.record({ kind: fc.constant('tick' as const), dt: fc.integer({ min: 0, max: 6 }) }),
     );

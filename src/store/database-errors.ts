@@ -44,7 +44,11 @@ export class DatabaseReadStoppedError extends LadderError {
     options: { cause?: unknown } = {},
   ) {
     super(
-      reason === 'timeout' ? `the read ran longer than ${timeoutMs} ms and was stopped` : reason === 'busy' ? 'too many reads are waiting for the embedded database' : 'the read was cancelled: its client went away',
+      reason === 'timeout'
+        ? `the read ran longer than ${timeoutMs} ms and was stopped`
+        : reason === 'busy'
+          ? 'too many reads are waiting for the embedded database'
+          : 'the read was cancelled: its client went away',
       options,
     );
   }

@@ -21,7 +21,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-it('refuses a data directory a live process holds, naming it, and takes over a dead holder\'s lock', async () => {
+it("refuses a data directory a live process holds, naming it, and takes over a dead holder's lock", async () => {
   const dir = freshDir();
   // The parent of this test process is alive for as long as the test runs.
   writeFileSync(join(dir, 'ladder.lock'), String(process.ppid));

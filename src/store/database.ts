@@ -203,23 +203,25 @@ export async function openPglite(dataDir: string, gate: ReadGateOptions = {}): P
         const leave = await readGate.enter(signal);
         try {
           return await work({
-          query: <Row>(sql: string, params?: readonly unknown[], queryOptions?: QueryOptions) => {
-            throwIfCancelled(signal);
-            return base.query<Row>(sql, params, queryOptions);
-          },
-          exec: (sql: string) => {
-            throwIfCancelled(signal);
-            return base.exec(sql);
-          },
-        });
+            query: <Row>(sql: string, params?: readonly unknown[], queryOptions?: QueryOptions) => {
+              throwIfCancelled(signal);
+              return base.query<Row>(sql, params, queryOptions);
+            },
+            exec: (sql: string) => {
+              throwIfCancelled(signal);
+              return base.exec(sql);
+            },
+          });
         } finally {
           leave();
         }
       },
       transaction: (work) =>
-        pg.transaction((tx) => work(classified(wrap(tx as unknown as Tx)))).catch((error: unknown) => {
-          throw classifyDatabaseError(error);
-        }),
+        pg
+          .transaction((tx) => work(classified(wrap(tx as unknown as Tx))))
+          .catch((error: unknown) => {
+            throw classifyDatabaseError(error);
+          }),
       close: async () => {
         if (closed) return;
         closed = true;

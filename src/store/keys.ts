@@ -16,14 +16,10 @@ const COLUMNS = 'id, hash, name, scopes, created_at, revoked_at, ladders';
 
 /** Inserts a key; false when its id or hash is taken. */
 export async function insertKey(db: Queryable, key: Omit<KeyRow, 'revoked_at' | 'ladders'> & { ladders?: string[] | null }): Promise<boolean> {
-  const rows = await db.query('INSERT INTO api_keys (id, hash, name, scopes, created_at, ladders) VALUES ($1, $2, $3, $4::text[], $5, $6::text[]) ON CONFLICT DO NOTHING RETURNING id', [
-    key.id,
-    key.hash,
-    key.name,
-    key.scopes,
-    key.created_at,
-    key.ladders ?? null,
-  ]);
+  const rows = await db.query(
+    'INSERT INTO api_keys (id, hash, name, scopes, created_at, ladders) VALUES ($1, $2, $3, $4::text[], $5, $6::text[]) ON CONFLICT DO NOTHING RETURNING id',
+    [key.id, key.hash, key.name, key.scopes, key.created_at, key.ladders ?? null],
+  );
   return rows.length > 0;
 }
 

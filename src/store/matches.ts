@@ -96,7 +96,11 @@ export async function listMatches(db: Queryable, ladder: string, page: MatchPage
 
 /** Matches in sequence order after `afterSeq`, at most `limit` (replays page through the log). */
 export async function matchesAfter(db: Queryable, ladder: string, afterSeq: number, limit: number): Promise<StoredMatchRow[]> {
-  return db.query<StoredMatchRow>('SELECT seq, id, at, round, body, win_probability, voided_at, void_reason FROM matches WHERE ladder = $1 AND seq > $2 ORDER BY seq LIMIT $3', [ladder, afterSeq, limit]);
+  return db.query<StoredMatchRow>('SELECT seq, id, at, round, body, win_probability, voided_at, void_reason FROM matches WHERE ladder = $1 AND seq > $2 ORDER BY seq LIMIT $3', [
+    ladder,
+    afterSeq,
+    limit,
+  ]);
 }
 
 /** A page of a player's history. */
@@ -312,7 +316,12 @@ export interface ChangeRecord extends ChangeEntry {
  * walk back along each player's chain from `players.last_seq`, past the
  * entries from `seq` on and those of voided matches.
  */
-export async function lastChangesBefore(db: Queryable, ladder: string, players: readonly string[], seq: number): Promise<Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>> {
+export async function lastChangesBefore(
+  db: Queryable,
+  ladder: string,
+  players: readonly string[],
+  seq: number,
+): Promise<Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>> {
   const found = new Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>();
   if (players.length === 0) return found;
   const rows = await db.query<{ id: string; seq: number; after: EntryState; last_at_after: number | null }>(
@@ -339,7 +348,13 @@ export async function markVoid(tx: Queryable, ladder: string, seq: number, reaso
 }
 
 export async function replaceMatchBody(tx: Queryable, ladder: string, seq: number, change: { at: number; body: string; winProbability: string }): Promise<void> {
-  await tx.query('UPDATE matches SET at = $3, body = $4::json, win_probability = $5::jsonb WHERE ladder = $1 AND seq = $2', [ladder, seq, change.at, change.body, change.winProbability]);
+  await tx.query('UPDATE matches SET at = $3, body = $4::json, win_probability = $5::jsonb WHERE ladder = $1 AND seq = $2', [
+    ladder,
+    seq,
+    change.at,
+    change.body,
+    change.winProbability,
+  ]);
 }
 
 /** A stored match as a correction pages through the log: its body as JSON text (parsed only when it is rated again) and its history. */
@@ -368,7 +383,11 @@ export async function logPage(db: Queryable, ladder: string, afterSeq: number, l
  * where `winProbability` is not null, their win probabilities: one page of
  * a correction's work in one statement.
  */
-export async function rewriteHistory(tx: Queryable, ladder: string, rows: { seq: readonly number[]; changes: readonly string[]; winProbability: readonly (string | null)[] }): Promise<void> {
+export async function rewriteHistory(
+  tx: Queryable,
+  ladder: string,
+  rows: { seq: readonly number[]; changes: readonly string[]; winProbability: readonly (string | null)[] },
+): Promise<void> {
   if (rows.seq.length === 0) return;
   await tx.query(
     `UPDATE matches SET changes = u.c::json, win_probability = COALESCE(u.w::jsonb, matches.win_probability)

@@ -182,7 +182,7 @@ ALTER TABLE ladders ADD COLUMN log_epoch int8 NOT NULL DEFAULT 0;`,
   },
   {
     version: 6,
-    name: 'history in the match row: one JSON array of the players\' changes per match, chained per player through players.last_seq',
+    name: "history in the match row: one JSON array of the players' changes per match, chained per player through players.last_seq",
     sql: `
 -- A 6v6 match wrote twelve history rows, each with its own index entry: a
 -- third of PostgreSQL's work per match. The history now lives in the match's

@@ -38,31 +38,36 @@ describe('ReadGate', () => {
 
   it('never runs more than its concurrency, and every admitted read ends (random arrivals, lengths and give-ups)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 }), fc.array(fc.record({ ticks: fc.integer({ min: 0, max: 3 }), giveUp: fc.boolean() }), { maxLength: 20 }), async (concurrency, queue, reads) => {
-        const gate = new ReadGate({ concurrency, queue });
-        let running = 0;
-        let most = 0;
-        await Promise.all(
-          reads.map(async (read) => {
-            const abort = new AbortController();
-            if (read.giveUp) setImmediate(() => abort.abort());
-            let leave: () => void;
-            try {
-              leave = await gate.enter(abort.signal);
-            } catch (error) {
-              expect(error).toBeInstanceOf(DatabaseReadStoppedError);
-              return;
-            }
-            running++;
-            most = Math.max(most, running);
-            for (let i = 0; i < read.ticks; i++) await tick();
-            running--;
-            leave();
-          }),
-        );
-        expect(most).toBeLessThanOrEqual(concurrency);
-        expect(gate.load).toEqual({ running: 0, waiting: 0 });
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.array(fc.record({ ticks: fc.integer({ min: 0, max: 3 }), giveUp: fc.boolean() }), { maxLength: 20 }),
+        async (concurrency, queue, reads) => {
+          const gate = new ReadGate({ concurrency, queue });
+          let running = 0;
+          let most = 0;
+          await Promise.all(
+            reads.map(async (read) => {
+              const abort = new AbortController();
+              if (read.giveUp) setImmediate(() => abort.abort());
+              let leave: () => void;
+              try {
+                leave = await gate.enter(abort.signal);
+              } catch (error) {
+                expect(error).toBeInstanceOf(DatabaseReadStoppedError);
+                return;
+              }
+              running++;
+              most = Math.max(most, running);
+              for (let i = 0; i < read.ticks; i++) await tick();
+              running--;
+              leave();
+            }),
+          );
+          expect(most).toBeLessThanOrEqual(concurrency);
+          expect(gate.load).toEqual({ running: 0, waiting: 0 });
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -73,18 +73,19 @@ export async function insertStandings(tx: Queryable, ladder: string, season: num
  */
 export async function standingsPage(db: Queryable, ladder: string, season: number, limit: number, offset: number): Promise<{ total: number; rows: FrozenStanding[] }> {
   const [rows, counted] = await Promise.all([
-    db.query<FrozenStanding>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND position > $4 ORDER BY position LIMIT $3', [
-      ladder,
-      season,
-      limit,
-      offset,
-    ]),
+    db.query<FrozenStanding>(
+      'SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND position > $4 ORDER BY position LIMIT $3',
+      [ladder, season, limit, offset],
+    ),
     db.query<{ n: number | null }>('SELECT max(position) AS n FROM season_standings WHERE ladder = $1 AND season = $2', [ladder, season]),
   ]);
   return { total: counted[0]?.n ?? 0, rows };
 }
 
 export async function standingOf(db: Queryable, ladder: string, season: number, id: string): Promise<FrozenStanding | undefined> {
-  const rows = await db.query<FrozenStanding>('SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND id = $3', [ladder, season, id]);
+  const rows = await db.query<FrozenStanding>(
+    'SELECT position, id, rank, rating, rd, percentile, division, matches FROM season_standings WHERE ladder = $1 AND season = $2 AND id = $3',
+    [ladder, season, id],
+  );
   return rows[0];
 }

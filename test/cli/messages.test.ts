@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { runLadder, scratchFiles } from '../support/cli.js';
 
 const file = scratchFiles('ladder-messages-');
-const duel = (a: string, b: string, at?: string) => JSON.stringify({ ...(at && { at }), teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
+const duel = (a: string, b: string, at?: string) =>
+  JSON.stringify({
+    ...(at && { at }),
+    teams: [
+      { players: [a], rank: 1 },
+      { players: [b], rank: 2 },
+    ],
+  });
 
 describe('usage errors', () => {
   it.each([

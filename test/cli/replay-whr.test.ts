@@ -25,10 +25,21 @@ describe('ladder replay --system whr', () => {
   });
 
   it('a player who won everything is first; the table prints', () => {
-    const log = file('wins.jsonl', ['a b', 'a c', 'b c', 'a b'].map((pair, i) => {
-      const [w, l] = pair.split(' ');
-      return JSON.stringify({ at: `2024-01-0${i + 1}`, teams: [{ players: [w], rank: 1 }, { players: [l], rank: 2 }] });
-    }).join('\n'));
+    const log = file(
+      'wins.jsonl',
+      ['a b', 'a c', 'b c', 'a b']
+        .map((pair, i) => {
+          const [w, l] = pair.split(' ');
+          return JSON.stringify({
+            at: `2024-01-0${i + 1}`,
+            teams: [
+              { players: [w], rank: 1 },
+              { players: [l], rank: 2 },
+            ],
+          });
+        })
+        .join('\n'),
+    );
     const output = runReplay(log, { system: 'whr' });
     expect(output.players.map((p) => p.id)).toEqual(['a', 'b', 'c']);
     const text = runLadder(['replay', '--system', 'whr', log]);
@@ -38,7 +49,15 @@ describe('ladder replay --system whr', () => {
 
   it('refuses starting states', () => {
     const players = file('players.json', JSON.stringify([{ id: 'a', rating: 1600 }]));
-    const log = file('one.jsonl', JSON.stringify({ teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }));
+    const log = file(
+      'one.jsonl',
+      JSON.stringify({
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      }),
+    );
     expect(() => runReplay(log, { system: 'whr', players })).toThrow(/field players/);
   });
 });
@@ -54,7 +73,15 @@ describe('ladder fit --system whr', () => {
         const y = ids[(day + k + 1 + (k % 2)) % 4]!;
         if (x === y) continue;
         const [w, l] = strength[x]! + ((day * 7 + k * 3) % 5) - 2 > strength[y]! ? [x, y] : [y, x];
-        lines.push(JSON.stringify({ at: new Date(Date.UTC(2024, 0, 1 + day)).toISOString(), teams: [{ players: [w], rank: 1 }, { players: [l], rank: 2 }] }));
+        lines.push(
+          JSON.stringify({
+            at: new Date(Date.UTC(2024, 0, 1 + day)).toISOString(),
+            teams: [
+              { players: [w], rank: 1 },
+              { players: [l], rank: 2 },
+            ],
+          }),
+        );
       }
     }
     const log = file('fit.jsonl', lines.join('\n'));

@@ -9,18 +9,44 @@ const file = scratchFiles('ladder-replay-');
 const ladder = (args: string[], input?: string) => runLadder(args, { input });
 
 describe('ladder replay', () => {
-  it('rates Glickman\'s example as one rating period from --players', () => {
-    const players = file('players.json', JSON.stringify([
-      { id: 'me', rating: 1500, rd: 200, volatility: 0.06 },
-      { id: 'o1', rating: 1400, rd: 30 },
-      { id: 'o2', rating: 1550, rd: 100 },
-      { id: 'o3', rating: 1700, rd: 300 },
-    ]));
-    const matches = file('glickman.jsonl', [
-      { period: 'p1', teams: [{ players: ['me'], rank: 1 }, { players: ['o1'], rank: 2 }] },
-      { period: 'p1', teams: [{ players: ['me'], rank: 2 }, { players: ['o2'], rank: 1 }] },
-      { period: 'p1', teams: [{ players: ['me'], rank: 2 }, { players: ['o3'], rank: 1 }] },
-    ].map((m) => JSON.stringify(m)).join('\n'));
+  it("rates Glickman's example as one rating period from --players", () => {
+    const players = file(
+      'players.json',
+      JSON.stringify([
+        { id: 'me', rating: 1500, rd: 200, volatility: 0.06 },
+        { id: 'o1', rating: 1400, rd: 30 },
+        { id: 'o2', rating: 1550, rd: 100 },
+        { id: 'o3', rating: 1700, rd: 300 },
+      ]),
+    );
+    const matches = file(
+      'glickman.jsonl',
+      [
+        {
+          period: 'p1',
+          teams: [
+            { players: ['me'], rank: 1 },
+            { players: ['o1'], rank: 2 },
+          ],
+        },
+        {
+          period: 'p1',
+          teams: [
+            { players: ['me'], rank: 2 },
+            { players: ['o2'], rank: 1 },
+          ],
+        },
+        {
+          period: 'p1',
+          teams: [
+            { players: ['me'], rank: 2 },
+            { players: ['o3'], rank: 1 },
+          ],
+        },
+      ]
+        .map((m) => JSON.stringify(m))
+        .join('\n'),
+    );
     const result = ladder(['replay', '--system', 'glicko2', '--tau', '0.5', '--players', players, '--json', matches]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
@@ -35,15 +61,47 @@ describe('ladder replay', () => {
   it('rates team rank at two decimals with quitters, from stdin', () => {
     const match = {
       teams: [
-        { players: [{ id: 'me', seconds: 801 }, { id: 'q', seconds: 609, quit: true }], rank: 1 },
-        { players: [{ id: 'x', seconds: 801 }, { id: 'y', seconds: 801 }], rank: 2 },
+        {
+          players: [
+            { id: 'me', seconds: 801 },
+            { id: 'q', seconds: 609, quit: true },
+          ],
+          rank: 1,
+        },
+        {
+          players: [
+            { id: 'x', seconds: 801 },
+            { id: 'y', seconds: 801 },
+          ],
+          rank: 2,
+        },
       ],
     };
-    const players = file('ranks.json', JSON.stringify([{ id: 'me', rating: 21.84 }, { id: 'q', rating: 19.71 }, { id: 'x', rating: 22.87 }, { id: 'y', rating: 17.04 }]));
+    const players = file(
+      'ranks.json',
+      JSON.stringify([
+        { id: 'me', rating: 21.84 },
+        { id: 'q', rating: 19.71 },
+        { id: 'x', rating: 22.87 },
+        { id: 'y', rating: 17.04 },
+      ]),
+    );
     const result = ladder(['replay', '--system', 'teamrank', '--players', players, '--json', '-'], JSON.stringify(match));
     expect(result.status).toBe(0);
     const output = JSON.parse(result.stdout);
-    const expected = teamRankMatch([[{ id: 'me', rank: 21.84, seconds: 801 }, { id: 'q', rank: 19.71, seconds: 609, quit: true }], [{ id: 'x', rank: 22.87, seconds: 801 }, { id: 'y', rank: 17.04, seconds: 801 }]], 'win');
+    const expected = teamRankMatch(
+      [
+        [
+          { id: 'me', rank: 21.84, seconds: 801 },
+          { id: 'q', rank: 19.71, seconds: 609, quit: true },
+        ],
+        [
+          { id: 'x', rank: 22.87, seconds: 801 },
+          { id: 'y', rank: 17.04, seconds: 801 },
+        ],
+      ],
+      'win',
+    );
     for (const change of expected) expect(output.players.find((p: { id: string }) => p.id === change.id).rating).toBe(change.after);
   });
 
@@ -53,9 +111,26 @@ describe('ladder replay', () => {
     expect(csv.players.map((p) => p.id).sort()).toEqual(['England', 'Scotland', 'Wales']);
     const england = csv.players.find((p) => p.id === 'England')!;
     expect(england.matches).toBe(5);
-    const jsonl = file('football.jsonl', [
-      ['Scotland', 'England', 0, 0], ['England', 'Scotland', 4, 2], ['Scotland', 'England', 2, 1], ['England', 'Scotland', 2, 2], ['Scotland', 'England', 3, 0], ['Scotland', 'Wales', 4, 0],
-    ].map(([a, b, sa, sb]) => JSON.stringify({ teams: [{ players: [a], score: sa }, { players: [b], score: sb }] })).join('\n'));
+    const jsonl = file(
+      'football.jsonl',
+      [
+        ['Scotland', 'England', 0, 0],
+        ['England', 'Scotland', 4, 2],
+        ['Scotland', 'England', 2, 1],
+        ['England', 'Scotland', 2, 2],
+        ['Scotland', 'England', 3, 0],
+        ['Scotland', 'Wales', 4, 0],
+      ]
+        .map(([a, b, sa, sb]) =>
+          JSON.stringify({
+            teams: [
+              { players: [a], score: sa },
+              { players: [b], score: sb },
+            ],
+          }),
+        )
+        .join('\n'),
+    );
     const fromJson = runReplay(jsonl, { system: 'elo' });
     expect(fromJson.players).toEqual(csv.players);
   });
@@ -63,8 +138,25 @@ describe('ladder replay', () => {
   it('uses the pairwise fast path for one-against-one CSV with the same ratings as the general path', () => {
     const csv = file('games.csv', 'date,w,l\n20200101,a,b\n20200105,b,c\n20200301,a,c\n20200302,c,a\n');
     const fast = runReplay(csv, { system: 'glicko2', map: 'winner=w,loser=l,at=date' });
-    const jsonl = file('games.jsonl', [['20200101', 'a', 'b'], ['20200105', 'b', 'c'], ['20200301', 'a', 'c'], ['20200302', 'c', 'a']]
-      .map(([at, w, l]) => JSON.stringify({ at: `${at!.slice(0, 4)}-${at!.slice(4, 6)}-${at!.slice(6)}`, teams: [{ players: [w], rank: 1 }, { players: [l], rank: 2 }] })).join('\n'));
+    const jsonl = file(
+      'games.jsonl',
+      [
+        ['20200101', 'a', 'b'],
+        ['20200105', 'b', 'c'],
+        ['20200301', 'a', 'c'],
+        ['20200302', 'c', 'a'],
+      ]
+        .map(([at, w, l]) =>
+          JSON.stringify({
+            at: `${at!.slice(0, 4)}-${at!.slice(4, 6)}-${at!.slice(6)}`,
+            teams: [
+              { players: [w], rank: 1 },
+              { players: [l], rank: 2 },
+            ],
+          }),
+        )
+        .join('\n'),
+    );
     const general = runReplay(jsonl, { system: 'glicko2' });
     fast.players.forEach((p, i) => {
       expect(p.id).toBe(general.players[i]!.id);
@@ -77,10 +169,27 @@ describe('ladder replay', () => {
   });
 
   it('groups World-vs-World worlds for the next round', () => {
-    const round = file('wvw.jsonl', [
-      { teams: [{ players: ['A'], score: 300 }, { players: ['B'], score: 200 }, { players: ['C'], score: 100 }] },
-      { teams: [{ players: ['D'], score: 100 }, { players: ['E'], score: 250 }, { players: ['F'], score: 150 }] },
-    ].map((m) => JSON.stringify(m)).join('\n'));
+    const round = file(
+      'wvw.jsonl',
+      [
+        {
+          teams: [
+            { players: ['A'], score: 300 },
+            { players: ['B'], score: 200 },
+            { players: ['C'], score: 100 },
+          ],
+        },
+        {
+          teams: [
+            { players: ['D'], score: 100 },
+            { players: ['E'], score: 250 },
+            { players: ['F'], score: 150 },
+          ],
+        },
+      ]
+        .map((m) => JSON.stringify(m))
+        .join('\n'),
+    );
     const output = runReplay(round, { system: 'wvw' });
     expect(output.groups).toHaveLength(2);
     // Groups follow the replayed ratings, best first.
@@ -102,10 +211,27 @@ describe('ladder replay', () => {
     // With the default ten placement matches nobody in the sample has a percentile yet.
     expect(runReplay(sample, { system: 'teamrank' }).players.every((p) => p.percentile === null && p.division === null)).toBe(true);
     // A window shorter than the gap to a player's last match leaves them inactive.
-    const old = file('old.jsonl', [
-      { at: '2024-01-01', teams: [{ players: ['gone'], rank: 1 }, { players: ['x'], rank: 2 }] },
-      { at: '2024-03-01', teams: [{ players: ['x'], rank: 1 }, { players: ['y'], rank: 2 }] },
-    ].map((m) => JSON.stringify(m)).join('\n'));
+    const old = file(
+      'old.jsonl',
+      [
+        {
+          at: '2024-01-01',
+          teams: [
+            { players: ['gone'], rank: 1 },
+            { players: ['x'], rank: 2 },
+          ],
+        },
+        {
+          at: '2024-03-01',
+          teams: [
+            { players: ['x'], rank: 1 },
+            { players: ['y'], rank: 2 },
+          ],
+        },
+      ]
+        .map((m) => JSON.stringify(m))
+        .join('\n'),
+    );
     const windowed = runReplay(old, { system: 'elo', placement: 0, window: 30 });
     expect(windowed.players.find((p) => p.id === 'gone')!.percentile).toBeNull();
     expect(windowed.players.find((p) => p.id === 'x')!.percentile).toBe(100);

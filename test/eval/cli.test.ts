@@ -14,15 +14,23 @@ const fourMatches = join(import.meta.dirname, 'fixtures/four-matches.jsonl');
 function syntheticLog(testOutcomes: 'as-strength' | 'reversed'): string {
   const lines: string[] = [];
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let day = 0; day < 80; day++) {
     const a = Math.floor(random() * 6);
     const b = (a + 1 + Math.floor(random() * 5)) % 6;
     const test = day >= 60;
     const strongerWins = test && testOutcomes === 'reversed' ? false : random() < 0.5 + 0.08 * Math.abs(a - b);
-    const aWins = (a > b) === strongerWins;
+    const aWins = a > b === strongerWins;
     const at = new Date(Date.UTC(2023, 0, 1 + day)).toISOString().slice(0, 10);
-    lines.push(JSON.stringify({ at, teams: [{ players: [`p${a}`], rank: aWins ? 1 : 2 }, { players: [`p${b}`], rank: aWins ? 2 : 1 }] }));
+    lines.push(
+      JSON.stringify({
+        at,
+        teams: [
+          { players: [`p${a}`], rank: aWins ? 1 : 2 },
+          { players: [`p${b}`], rank: aWins ? 2 : 1 },
+        ],
+      }),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -95,7 +103,14 @@ describe('dataset loaders', () => {
     // test/fixtures/football-excerpt.csv: the first six rows of martj42/international_results (CC0).
     const matches = loadFootball(join(ROOT, 'test/fixtures/football-excerpt.csv'));
     expect(matches).toHaveLength(6);
-    expect(matches[0]).toMatchObject({ at: Date.UTC(1872, 10, 30), home: 0, teams: [{ players: [{ id: 'Scotland' }], score: 0 }, { players: [{ id: 'England' }], score: 0 }] });
+    expect(matches[0]).toMatchObject({
+      at: Date.UTC(1872, 10, 30),
+      home: 0,
+      teams: [
+        { players: [{ id: 'Scotland' }], score: 0 },
+        { players: [{ id: 'England' }], score: 0 },
+      ],
+    });
     expect(matches[1]!.teams[0]!.score).toBe(4);
   });
 });

@@ -35,7 +35,7 @@ describe('MetricsAccumulator', () => {
     expect(r.decisive).toEqual({ n: 1, logLoss: -Math.log(0.7), accuracy: 1 });
   });
 
-  it('bins the favourite\'s chance symmetrically: (p, win) and (1 − p, loss) land in the same bin', () => {
+  it("bins the favourite's chance symmetrically: (p, win) and (1 − p, loss) land in the same bin", () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0, 1), (p, s) => {
         const a = new MetricsAccumulator();

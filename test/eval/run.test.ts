@@ -7,7 +7,10 @@ import { type PresetRow, runPreset } from '../../src/eval/run.js';
 const DAY = 86_400_000;
 const matches: EvalMatch[] = Array.from({ length: 40 }, (_, i) => ({
   at: i * DAY,
-  teams: [{ players: [{ id: `p${i % 4}` }], rank: 1 }, { players: [{ id: `p${(i + 1 + (i % 3)) % 4}` }], rank: 2 }],
+  teams: [
+    { players: [{ id: `p${i % 4}` }], rank: 1 },
+    { players: [{ id: `p${(i + 1 + (i % 3)) % 4}` }], rank: 2 },
+  ],
 })).filter((m) => m.teams[0]!.players[0]!.id !== m.teams[1]!.players[0]!.id);
 
 const preset: DatasetPreset = {
@@ -24,7 +27,7 @@ const preset: DatasetPreset = {
   published: [],
 };
 
-describe('runPreset: reusing measured rows (the report\'s --keep)', () => {
+describe("runPreset: reusing measured rows (the report's --keep)", () => {
   afterEach(() => vi.unstubAllEnvs());
 
   it('takes a kept row as it was, numbered anew, and runs the rest', async () => {

@@ -13,7 +13,10 @@ describe('match logs', () => {
     const matches = [...parseMatchLog(football, 'csv', { map })].map((m) => m.match);
     expect(matches).toHaveLength(6);
     expect(matches[1]).toEqual({
-      teams: [{ players: [{ id: 'England' }], score: 4 }, { players: [{ id: 'Scotland' }], score: 2 }],
+      teams: [
+        { players: [{ id: 'England' }], score: 4 },
+        { players: [{ id: 'Scotland' }], score: 2 },
+      ],
       at: Date.UTC(1873, 2, 8),
       home: 0,
     });
@@ -29,16 +32,42 @@ describe('match logs', () => {
   });
 
   it('validates home', () => {
-    expect(parseMatch({ home: 1, teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }).home).toBe(1);
-    expect(() => parseMatch({ home: 2, teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] })).toThrow(/field home: must be the index of a team/);
+    expect(
+      parseMatch({
+        home: 1,
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      }).home,
+    ).toBe(1);
+    expect(() =>
+      parseMatch({
+        home: 2,
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      }),
+    ).toThrow(/field home: must be the index of a team/);
   });
 });
 
 describe('team rank over a period of several matches', () => {
   it('rates them in order, each seeing the ones before', () => {
     const system = createSystem('teamrank');
-    const m1 = { teams: [{ players: [{ id: 'a' }], rank: 1 }, { players: [{ id: 'b' }], rank: 2 }] };
-    const m2 = { teams: [{ players: [{ id: 'a' }], rank: 1 }, { players: [{ id: 'c' }], rank: 2 }] };
+    const m1 = {
+      teams: [
+        { players: [{ id: 'a' }], rank: 1 },
+        { players: [{ id: 'b' }], rank: 2 },
+      ],
+    };
+    const m2 = {
+      teams: [
+        { players: [{ id: 'a' }], rank: 1 },
+        { players: [{ id: 'c' }], rank: 2 },
+      ],
+    };
     const [r1, r2] = system.ratePeriod([m1, m2], new Map());
     // a: 1.00 -> 1.05 (win against an equal), then 1.05 + 1.05/20 * (1.00/1.05) = 1.10.
     expect(r1!.players[0]!.after.rating).toBe(1.05);
@@ -55,23 +84,33 @@ describe('the pairwise CSV scanner', () => {
     const date = fc.constantFrom('20240101', '20240230', '2024-03-01', '', '2024010', 'x');
     const row = fc.tuple(date, id, id, fc.constantFrom('', 'note', '"a,b"'));
     fc.assert(
-      fc.property(fc.array(fc.oneof(row.map((cells) => cells.join(',')), fc.constant(''), fc.constant('   ')), { maxLength: 12 }), (rows) => {
-        const text = `date,winner,loser,extra\n${rows.join('\n')}\n`;
-        const map = { winner: 'winner', loser: 'loser', at: 'date' };
-        const slowErrors: string[] = [];
-        const slow = [...parseMatchLog(text, 'csv', { map, onInvalid: (e) => slowErrors.push(e.message) })].map(({ match }) => [
-          match.teams[0]!.players[0]!.id,
-          match.teams[1]!.players[0]!.id,
-          match.at ?? null,
-        ]);
-        const fastErrors: string[] = [];
-        const log = parsePairwiseCsv(text, map, (e) => fastErrors.push(e.message))!;
-        const fast = Array.from({ length: log.count }, (_, g) => [log.ids[log.a[g]!], log.ids[log.b[g]!], Number.isNaN(log.at[g]!) ? null : log.at[g]]);
-        expect(fast).toEqual(slow);
-        expect(fastErrors).toEqual(slowErrors);
-        // No player appears who is in no accepted game.
-        expect(new Set(log.ids)).toEqual(new Set(slow.flatMap(([a, b]) => [a, b])));
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            row.map((cells) => cells.join(',')),
+            fc.constant(''),
+            fc.constant('   '),
+          ),
+          { maxLength: 12 },
+        ),
+        (rows) => {
+          const text = `date,winner,loser,extra\n${rows.join('\n')}\n`;
+          const map = { winner: 'winner', loser: 'loser', at: 'date' };
+          const slowErrors: string[] = [];
+          const slow = [...parseMatchLog(text, 'csv', { map, onInvalid: (e) => slowErrors.push(e.message) })].map(({ match }) => [
+            match.teams[0]!.players[0]!.id,
+            match.teams[1]!.players[0]!.id,
+            match.at ?? null,
+          ]);
+          const fastErrors: string[] = [];
+          const log = parsePairwiseCsv(text, map, (e) => fastErrors.push(e.message))!;
+          const fast = Array.from({ length: log.count }, (_, g) => [log.ids[log.a[g]!], log.ids[log.b[g]!], Number.isNaN(log.at[g]!) ? null : log.at[g]]);
+          expect(fast).toEqual(slow);
+          expect(fastErrors).toEqual(slowErrors);
+          // No player appears who is in no accepted game.
+          expect(new Set(log.ids)).toEqual(new Set(slow.flat()));
+        },
+      ),
       { numRuns: 300 },
     );
   });

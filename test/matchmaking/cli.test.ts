@@ -31,7 +31,20 @@ describe('ladder matchmake (in process)', () => {
     // b2 is in na, where no ticket can play: it stays open.
     const result = runMatchmake(fixture('tickets-backfill.jsonl'), { mode: '2v2', now: 5 });
     const json = JSON.parse(matchmakeJson(result));
-    expect(json.backfills).toEqual([{ id: 'b1', match: 'm7', region: 'eu', added: [[], ['t1']], players: [['p1', 'p2'], ['p3', 'q1']], open: [0, 0], filled: true }]);
+    expect(json.backfills).toEqual([
+      {
+        id: 'b1',
+        match: 'm7',
+        region: 'eu',
+        added: [[], ['t1']],
+        players: [
+          ['p1', 'p2'],
+          ['p3', 'q1'],
+        ],
+        open: [0, 0],
+        filled: true,
+      },
+    ]);
     expect(json.waitingBackfills).toEqual(['b2']);
     expect(json.matches).toHaveLength(1);
     expect(json.matches[0].teams.flat().sort()).toEqual(['t2', 't3', 't4', 't5']);
@@ -66,7 +79,10 @@ describe('ladder matchmake (spawned CLI)', () => {
   });
 
   it('reads standard input and prints a table without --json', () => {
-    const run = cli(['--mode', '1v1', '--now', '12', '-'], `${'{"id":"a","at":0,"players":[{"id":"x","percentile":50,"pings":{"eu":10}}]}'}\n{"id":"b","at":0,"players":[{"id":"y","percentile":50,"pings":{"eu":20}}]}\n`);
+    const run = cli(
+      ['--mode', '1v1', '--now', '12', '-'],
+      `${'{"id":"a","at":0,"players":[{"id":"x","percentile":50,"pings":{"eu":10}}]}'}\n{"id":"b","at":0,"players":[{"id":"y","percentile":50,"pings":{"eu":20}}]}\n`,
+    );
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/region/);
     expect(run.stdout).toMatch(/\beu\b.*\ba\b.*\bb\b/);

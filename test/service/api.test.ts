@@ -61,7 +61,18 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   });
 
   it('rates a match: Glicko-2 numbers agree with the glicko2 npm package', async () => {
-    const reply = await admin.post('/v1/ladders/duel/matches', { id: 'm1', at: Date.now(), teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] }, { 'idempotency-key': 'duel-1' });
+    const reply = await admin.post(
+      '/v1/ladders/duel/matches',
+      {
+        id: 'm1',
+        at: Date.now(),
+        teams: [
+          { players: ['ann'], rank: 1 },
+          { players: ['bob'], rank: 2 },
+        ],
+      },
+      { 'idempotency-key': 'duel-1' },
+    );
     expect(reply.status).toBe(201);
     // Independent implementation: two new players (1500, 350, 0.06), ann beats bob, tau 0.5.
     const ranking = new glicko2.Glicko2({ tau: 0.5, rating: 1500, rd: 350, vol: 0.06 });
@@ -81,7 +92,12 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   });
 
   it('answers a repeated Idempotency-Key with the same body and does not rate twice; another body is 409', async () => {
-    const body = { teams: [{ players: ['cat'], rank: 1 }, { players: ['dan'], rank: 2 }] };
+    const body = {
+      teams: [
+        { players: ['cat'], rank: 1 },
+        { players: ['dan'], rank: 2 },
+      ],
+    };
     const first = await admin.post('/v1/ladders/duel/matches', body, { 'idempotency-key': 'k-cat' });
     const second = await admin.post('/v1/ladders/duel/matches', body, { 'idempotency-key': 'k-cat' });
     expect(first.status).toBe(201);
@@ -97,13 +113,24 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   });
 
   it('team rank: terms and hand-computed ranks (1.00 + 1.00/20 = 1.05 for the winner, the floor 1.00 for the loser)', async () => {
-    const reply = await admin.post('/v1/ladders/team/matches', { teams: [{ players: ['t1'], rank: 1 }, { players: ['t2'], rank: 2 }] });
+    const reply = await admin.post('/v1/ladders/team/matches', {
+      teams: [
+        { players: ['t1'], rank: 1 },
+        { players: ['t2'], rank: 2 },
+      ],
+    });
     expect(reply.status).toBe(201);
     const [winner, loser] = reply.body.players;
     expect(winner.after.rating).toBeCloseTo(1.05, 10);
     expect(loser.after.rating).toBeCloseTo(1.0, 10);
     expect(winner.terms).toMatchObject({ outcome: 'win', averageModifier: 1, quitterModifier: 1 });
-    const threeTeams = await admin.post('/v1/ladders/team/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }, { players: ['c'], rank: 3 }] });
+    const threeTeams = await admin.post('/v1/ladders/team/matches', {
+      teams: [
+        { players: ['a'], rank: 1 },
+        { players: ['b'], rank: 2 },
+        { players: ['c'], rank: 3 },
+      ],
+    });
     expect(threeTeams.status).toBe(400);
     expect(threeTeams.body.error.field).toBe('teams');
   });
@@ -157,7 +184,16 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   it('leaderboard search: total counts every matching player, so every page can be reached', async () => {
     await admin.post('/v1/ladders', { id: 'srch', system: 'elo', public: true, standings: { placementMatches: 0 } });
     for (let i = 1; i <= 30; i += 2) {
-      expect((await admin.post('/v1/ladders/srch/matches', { teams: [{ players: [`p${i}`], rank: 1 }, { players: [`p${i + 1}`], rank: 2 }] })).status).toBe(201);
+      expect(
+        (
+          await admin.post('/v1/ladders/srch/matches', {
+            teams: [
+              { players: [`p${i}`], rank: 1 },
+              { players: [`p${i + 1}`], rank: 2 },
+            ],
+          })
+        ).status,
+      ).toBe(201);
     }
     // p1, p10 … p19: eleven ids start with "p1".
     const seen: string[] = [];
@@ -170,13 +206,23 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   });
 
   it('keys: scopes, 401 without a key, 403 with too small a scope, revocation', async () => {
-    const noKey = await anon.post('/v1/ladders/duel/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] });
+    const noKey = await anon.post('/v1/ladders/duel/matches', {
+      teams: [
+        { players: ['a'], rank: 1 },
+        { players: ['b'], rank: 2 },
+      ],
+    });
     expect(noKey.status).toBe(401);
     const made = await admin.post('/v1/keys', { name: 'reader', scopes: ['read'] });
     expect(made.status).toBe(201);
     const reader = client(server.url, made.body.key);
     expect((await reader.get('/v1/ladders/team/players/t1')).status).toBe(200);
-    const forbidden = await reader.post('/v1/ladders/duel/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] });
+    const forbidden = await reader.post('/v1/ladders/duel/matches', {
+      teams: [
+        { players: ['a'], rank: 1 },
+        { players: ['b'], rank: 2 },
+      ],
+    });
     expect(forbidden.status).toBe(403);
     const listed = await admin.get('/v1/keys');
     expect(JSON.stringify(listed.body)).not.toContain(made.body.key);
@@ -240,14 +286,24 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     controller.abort();
     await reading;
     expect(events.join('')).toContain('event: assignment');
-    const party = await admin.post('/v1/ladders/duel/tickets', { players: [{ id: 'p', pings: { eu: 1 } }, { id: 'q', pings: { eu: 1 } }] });
+    const party = await admin.post('/v1/ladders/duel/tickets', {
+      players: [
+        { id: 'p', pings: { eu: 1 } },
+        { id: 'q', pings: { eu: 1 } },
+      ],
+    });
     expect(party.status).toBe(400);
     expect(party.body.error.field).toBe('players');
   });
 
   it('performance ratings of a game record', async () => {
     // Algorithm of 400 by hand: (1500 + 400 + 1700 - 400) / 2 = 1600.
-    const reply = await anon.post('/v1/performance', { games: [{ opponent: 1500, result: 'win' }, { opponent: 1700, result: 'loss' }] });
+    const reply = await anon.post('/v1/performance', {
+      games: [
+        { opponent: 1500, result: 'win' },
+        { opponent: 1700, result: 'loss' },
+      ],
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.algo400).toBe(1600);
     // Elo K 32 from the opponents' average 1600: 1600 + 32 * (1 - 1/(1 + 10^(-100/400))).
@@ -255,7 +311,13 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     expect(Object.keys(reply.body).sort()).toEqual(['algo400', 'clamped', 'maxLikelihood', 'netzero', 'netzeroUnordered', 'path']);
     expect(reply.body.clamped).toBeNull();
     // Only wins (a zero-weight loss does not count): the likelihood ratings are clamped stand-ins.
-    const allWins = await anon.post('/v1/performance', { games: [{ opponent: 1500, result: 'win' }, { opponent: 1700, result: 'win' }, { opponent: 1900, result: 'loss', weight: 0 }] });
+    const allWins = await anon.post('/v1/performance', {
+      games: [
+        { opponent: 1500, result: 'win' },
+        { opponent: 1700, result: 'win' },
+        { opponent: 1900, result: 'loss', weight: 0 },
+      ],
+    });
     expect(allWins.body.clamped).toBe('above');
     expect(allWins.body.maxLikelihood).toBeGreaterThanOrEqual(1700 + 800);
     expect((await anon.post('/v1/performance', { games: [{ opponent: 1500, result: 'loss' }] })).body.clamped).toBe('below');
@@ -281,7 +343,15 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   });
 
   it('refuses bodies over the limit with 413 and invalid JSON with 400', async () => {
-    const huge = await admin.post('/v1/ladders/duel/matches', JSON.stringify({ teams: [{ players: ['a'.repeat(70_000)], rank: 1 }, { players: ['b'], rank: 2 }] }));
+    const huge = await admin.post(
+      '/v1/ladders/duel/matches',
+      JSON.stringify({
+        teams: [
+          { players: ['a'.repeat(70_000)], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      }),
+    );
     expect(huge.status).toBe(413);
     const broken = await admin.post('/v1/ladders/duel/matches', '{"teams": [');
     expect(broken.status).toBe(400);

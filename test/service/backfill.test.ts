@@ -21,8 +21,7 @@ import { BACKENDS, cleanupShared, client, REDIS_URL, startTestServer, type TestS
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The ladder's assignment stream. */
-const follow = (url: string, ladder: string) =>
-  followAssignments<{ matchId: string; backfill?: string; teams: string[][]; players: string[][] }>(url, ladder);
+const follow = (url: string, ladder: string) => followAssignments<{ matchId: string; backfill?: string; teams: string[][]; players: string[][] }>(url, ladder);
 
 describe.each(BACKENDS)('backfill on %s', (backend) => {
   let server: TestServer;
@@ -81,17 +80,44 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
     const filled = await anon.get(`/v1/backfills/${id}`);
     expect(filled.status).toBe(200);
-    expect(filled.body).toMatchObject({ id, status: 'filled', match: 'live-1', teams: [['a', 'b'], ['c', 't1-p']], open: [0, 0] });
+    expect(filled.body).toMatchObject({
+      id,
+      status: 'filled',
+      match: 'live-1',
+      teams: [
+        ['a', 'b'],
+        ['c', 't1-p'],
+      ],
+      open: [0, 0],
+    });
     expect(filled.body.added).toEqual([{ ticket: 't1', team: 1, players: ['t1-p'], at: expect.any(String) }]);
     expect(typeof filled.body.endedAt).toBe('string');
     const ticket = (await anon.get('/v1/tickets/t1')).body;
     expect(ticket.status).toBe('matched');
-    expect(ticket.match).toMatchObject({ id: 'live-1', team: 1, region: 'eu', backfill: id, teams: [[], ['t1']], players: [['a', 'b'], ['c', 't1-p']] });
+    expect(ticket.match).toMatchObject({
+      id: 'live-1',
+      team: 1,
+      region: 'eu',
+      backfill: id,
+      teams: [[], ['t1']],
+      players: [
+        ['a', 'b'],
+        ['c', 't1-p'],
+      ],
+    });
     expect((await admin.get('/v1/ladders/bf/queue')).body.waiting).toBe(0);
     for (let i = 0; i < 100 && stream.events.length === 0; i++) await sleep(20);
     await stream.stop();
     expect(stream.events).toHaveLength(1);
-    expect(stream.events[0]).toMatchObject({ matchId: 'live-1', backfill: id, teams: [[], ['t1']], players: [['a', 'b'], ['c', 't1-p']] });
+    expect(stream.events[0]).toMatchObject({
+      matchId: 'live-1',
+      backfill: id,
+      teams: [[], ['t1']],
+      players: [
+        ['a', 'b'],
+        ['c', 't1-p'],
+      ],
+    });
     expect((await admin.get('/v1/ladders/bf/queue')).body.recent[0]).toMatchObject({ matchId: 'live-1', backfill: id });
     // Counted as a fill, not as a new match.
     const metrics = (await admin.get('/metrics')).text;
@@ -106,9 +132,21 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
   it('serves backfills before new matches, oldest ticket first', async () => {
     await admin.post('/v1/ladders', { id: 'first', system: 'elo', matchmaking: { teamSize: 1 } });
-    const backfill = await admin.post('/v1/ladders/first/backfills', { id: 'first-bf', declared: true, match: 'm-first', region: 'eu', teams: [['x'], []], players: { x: { percentile: 50 } } });
+    const backfill = await admin.post('/v1/ladders/first/backfills', {
+      id: 'first-bf',
+      declared: true,
+      match: 'm-first',
+      region: 'eu',
+      teams: [['x'], []],
+      players: { x: { percentile: 50 } },
+    });
     expect(backfill.status).toBe(201);
-    for (const [id, percentile] of [['f1', 50], ['f2', 51], ['f3', 49]] as const) expect((await solo('first', id, percentile)).status).toBe(201);
+    for (const [id, percentile] of [
+      ['f1', 50],
+      ['f2', 51],
+      ['f3', 49],
+    ] as const)
+      expect((await solo('first', id, percentile)).status).toBe(201);
     await server.matchmakeNow();
     expect((await admin.get('/v1/backfills/first-bf')).body.added.map((a: { ticket: string }) => a.ticket)).toEqual(['f1']);
     const [f2, f3] = [(await admin.get('/v1/tickets/f2')).body, (await admin.get('/v1/tickets/f3')).body];
@@ -120,7 +158,15 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
   it('filters hold both ways against the match players', async () => {
     await admin.post('/v1/ladders', { id: 'filters', system: 'elo', matchmaking: { teamSize: 2 } });
     // The match players are at 90 with strict filters 5 wide.
-    const body = { id: 'fb', declared: true, match: 'm-f', region: 'eu', teams: [['h1', 'h2'], ['h3']], players: { h1: { percentile: 90 }, h2: { percentile: 91 }, h3: { percentile: 89 } }, filter: { within: 5, strict: true } };
+    const body = {
+      id: 'fb',
+      declared: true,
+      match: 'm-f',
+      region: 'eu',
+      teams: [['h1', 'h2'], ['h3']],
+      players: { h1: { percentile: 90 }, h2: { percentile: 91 }, h3: { percentile: 89 } },
+      filter: { within: 5, strict: true },
+    };
     expect((await admin.post('/v1/ladders/filters/backfills', body)).status).toBe(201);
     // A ticket at 70 accepting everyone: the match players' filters refuse it.
     expect((await solo('filters', 'wide', 70, { eu: 20 }, { within: 100, strict: true })).status).toBe(201);
@@ -141,7 +187,19 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
 
   it("the match's region and ping limit apply: a ticket that cannot play there leaves the backfill waiting", async () => {
     await admin.post('/v1/ladders', { id: 'regions', system: 'elo', matchmaking: { teamSize: 1 } });
-    expect((await admin.post('/v1/ladders/regions/backfills', { id: 'rb', declared: true, match: 'm-r', region: 'na', teams: [['n1'], []], players: { n1: { percentile: 50 } }, filter: { maxPing: 60 } })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/v1/ladders/regions/backfills', {
+          id: 'rb',
+          declared: true,
+          match: 'm-r',
+          region: 'na',
+          teams: [['n1'], []],
+          players: { n1: { percentile: 50 } },
+          filter: { maxPing: 60 },
+        })
+      ).status,
+    ).toBe(201);
     expect((await solo('regions', 'eu-only', 50, { eu: 10 })).status).toBe(201);
     expect((await solo('regions', 'na-far', 50, { na: 90 })).status).toBe(201);
     await server.matchmakeNow();
@@ -158,15 +216,30 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
   it('parties stay whole on one team; teams come out even', async () => {
     await admin.post('/v1/ladders', { id: 'parties', system: 'elo', matchmaking: { teamSize: 3 } });
     // Open slots: one on team 0, two on team 1.
-    expect((await admin.post('/v1/ladders/parties/backfills', { id: 'pb', declared: true, match: 'm-p', region: 'eu', teams: [['a1', 'a2'], ['b1']], players: { a1: { percentile: 50 }, a2: { percentile: 50 }, b1: { percentile: 50 } } })).status).toBe(201);
-    const party = (id: string, size: number) => admin.post('/v1/ladders/parties/tickets', { id, players: Array.from({ length: size }, (_, k) => ({ id: `${id}-${k}`, percentile: 50, pings: { eu: 20 } })) });
+    expect(
+      (
+        await admin.post('/v1/ladders/parties/backfills', {
+          id: 'pb',
+          declared: true,
+          match: 'm-p',
+          region: 'eu',
+          teams: [['a1', 'a2'], ['b1']],
+          players: { a1: { percentile: 50 }, a2: { percentile: 50 }, b1: { percentile: 50 } },
+        })
+      ).status,
+    ).toBe(201);
+    const party = (id: string, size: number) =>
+      admin.post('/v1/ladders/parties/tickets', { id, players: Array.from({ length: size }, (_, k) => ({ id: `${id}-${k}`, percentile: 50, pings: { eu: 20 } })) });
     expect((await party('trio', 3)).status).toBe(201);
     expect((await party('duo', 2)).status).toBe(201);
     expect((await party('one', 1)).status).toBe(201);
     await server.matchmakeNow();
     const pb = (await admin.get('/v1/backfills/pb')).body;
     expect(pb.status).toBe('filled');
-    expect(pb.teams).toEqual([['a1', 'a2', 'one-0'], ['b1', 'duo-0', 'duo-1']]);
+    expect(pb.teams).toEqual([
+      ['a1', 'a2', 'one-0'],
+      ['b1', 'duo-0', 'duo-1'],
+    ]);
     expect(pb.added.map((a: { ticket: string; team: number; players: string[] }) => [a.ticket, a.team, a.players])).toEqual([
       ['one', 0, ['one-0']],
       ['duo', 1, ['duo-0', 'duo-1']],
@@ -247,7 +320,17 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
       [{ match: 'm', region: 'eu', teams: 'a' }, 'teams'],
       [{ match: 'm', region: 'eu', teams: [['a'], [7]] }, 'teams[1][0]'],
       [{ match: 'm', region: 'eu', teams: [['a', 'b', 'c'], []] }, 'teams[0]'],
-      [{ match: 'm', region: 'eu', teams: [['a', 'b'], ['c', 'd']] }, 'teams'],
+      [
+        {
+          match: 'm',
+          region: 'eu',
+          teams: [
+            ['a', 'b'],
+            ['c', 'd'],
+          ],
+        },
+        'teams',
+      ],
       [{ match: 'm', region: 'eu', teams: [['a'], ['a']] }, 'teams[1][0]'],
       [{ match: 'm', region: 'eu', teams: [['a'], []], filter: { maxPing: -1 } }, 'filter.maxPing'],
       [{ match: 'm', region: 'eu', teams: [['a'], []], players: { a: { percentile: 101 } } }, 'players.a.percentile'],
@@ -279,7 +362,9 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     let cancelledBackfills = 0;
     for (let round = 0; round < 25; round++) {
       const backfill = `many-${round}`;
-      expect((await admin.post('/v1/ladders/many/backfills', { id: backfill, declared: true, match: `m-${round}`, region: 'eu', teams: [[`${backfill}-x`], [`${backfill}-y`]] })).status).toBe(201);
+      expect(
+        (await admin.post('/v1/ladders/many/backfills', { id: backfill, declared: true, match: `m-${round}`, region: 'eu', teams: [[`${backfill}-x`], [`${backfill}-y`]] })).status,
+      ).toBe(201);
       const tickets = [0, 1, 2].map((k) => `${backfill}-t${k}`);
       for (const id of tickets) expect((await solo('many', id, 50)).status).toBe(201);
       // Every order: the pass done before the cancellations, the cancellations done before the pass, and a race at random moments.
@@ -385,7 +470,18 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     const strict = { within: 5, strict: true };
     expect((await solo('gone', 'g1', 10, { eu: 20 }, strict)).status).toBe(201);
     expect((await solo('gone', 'g2', 90, { eu: 20 }, strict)).status).toBe(201);
-    expect((await admin.post('/v1/ladders/gone/backfills', { id: 'gb', declared: true, match: 'm-gone', region: 'eu', teams: [['q0'], ['qx']], players: { q0: { percentile: 50, filter: strict }, qx: { percentile: 50, filter: strict } } })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/v1/ladders/gone/backfills', {
+          id: 'gb',
+          declared: true,
+          match: 'm-gone',
+          region: 'eu',
+          teams: [['q0'], ['qx']],
+          players: { q0: { percentile: 50, filter: strict }, qx: { percentile: 50, filter: strict } },
+        })
+      ).status,
+    ).toBe(201);
     expect(await turn('gone')).toBe(0);
     expect(engine.matchmakerOf('gone')?.size).toBe(2);
     expect((await admin.get('/v1/ladders/gone/queue')).body.waiting).toBe(2);
@@ -434,7 +530,18 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     };
     const first = engineOn(await store());
     const strict = { within: 10, strict: true };
-    expect((await admin.post('/v1/ladders/handover/backfills', { id: 'hb', declared: true, match: 'm-hand', region: 'eu', teams: [['h0'], ['hx']], players: { h0: { percentile: 50, filter: strict }, hx: { percentile: 50, filter: strict } } })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/v1/ladders/handover/backfills', {
+          id: 'hb',
+          declared: true,
+          match: 'm-hand',
+          region: 'eu',
+          teams: [['h0'], ['hx']],
+          players: { h0: { percentile: 50, filter: strict }, hx: { percentile: 50, filter: strict } },
+        })
+      ).status,
+    ).toBe(201);
     expect((await solo('handover', 'h1', 55, { eu: 20 }, strict)).status).toBe(201);
     expect(await first.turn('handover')).toBe(1);
     expect((await admin.get('/v1/backfills/hb')).body).toMatchObject({ status: 'waiting', open: [0, 1] });
@@ -451,8 +558,14 @@ describe.each(BACKENDS)('backfill on %s', (backend) => {
     expect(await second.turn('handover')).toBe(1);
     const hb = (await admin.get('/v1/backfills/hb')).body;
     expect(hb.status).toBe('filled');
-    expect(hb.teams).toEqual([['h0', 'h1-p'], ['hx', 'h3-p']]);
-    expect(hb.added.map((a: { ticket: string; team: number }) => [a.ticket, a.team])).toEqual([['h1', 0], ['h3', 1]]);
+    expect(hb.teams).toEqual([
+      ['h0', 'h1-p'],
+      ['hx', 'h3-p'],
+    ]);
+    expect(hb.added.map((a: { ticket: string; team: number }) => [a.ticket, a.team])).toEqual([
+      ['h1', 0],
+      ['h3', 1],
+    ]);
     expect(rebuilt.backfillCount).toBe(0);
     await second.engine.release();
   });

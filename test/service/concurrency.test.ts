@@ -20,7 +20,14 @@ function generateMatches(count: number, seed: number) {
     // Eight players only, so nearly every pair of concurrent matches shares someone.
     const a = Math.floor(random() * 8);
     const b = (a + 1 + Math.floor(random() * 7)) % 8;
-    return { id: `c${i}`, at: start + i * 60_000, teams: [{ players: [`p${a}`], rank: random() < 0.5 ? 1 : 2 }, { players: [`p${b}`], rank: random() < 0.5 ? 1 : 2 }] };
+    return {
+      id: `c${i}`,
+      at: start + i * 60_000,
+      teams: [
+        { players: [`p${a}`], rank: random() < 0.5 ? 1 : 2 },
+        { players: [`p${b}`], rank: random() < 0.5 ? 1 : 2 },
+      ],
+    };
   });
 }
 
@@ -135,7 +142,13 @@ describe('concurrent submissions sharing players', () => {
       servers.push(server);
       const api = client(server.url, server.admin);
       await api.post('/v1/ladders', { id: 'race', system: 'glicko2' });
-      const duel = (i: number) => ({ teams: [{ players: ['p0'], rank: 1 }, { players: ['p1'], rank: 2 }], at: Date.now() - 1000 + i });
+      const duel = (i: number) => ({
+        teams: [
+          { players: ['p0'], rank: 1 },
+          { players: ['p1'], rank: 2 },
+        ],
+        at: Date.now() - 1000 + i,
+      });
       for (let i = 0; i < 3; i++) expect((await api.post('/v1/ladders/race/matches', duel(i))).status).toBe(201);
       // What rebuild --fix or an operator does: change a player and add one to the version in one transaction.
       await server.db.transaction(async (tx) => {
@@ -156,7 +169,12 @@ describe('concurrent submissions sharing players', () => {
     const matches = generateMatches(120, 19);
     // Each match twice, the copy a few submissions later, 32 requests in flight: copies land in a later,
     // pipelined batch while the first one's statement has not committed.
-    const sends = matches.flatMap((match, i) => [{ match, order: i }, { match, order: i + 24.5 }]).sort((a, b) => a.order - b.order);
+    const sends = matches
+      .flatMap((match, i) => [
+        { match, order: i },
+        { match, order: i + 24.5 },
+      ])
+      .sort((a, b) => a.order - b.order);
     const replies = new Map<string, string[]>();
     let next = 0;
     await Promise.all(

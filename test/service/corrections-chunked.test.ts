@@ -33,7 +33,14 @@ function log(count: number, seed: number, players: number, size: number): Body[]
       if (!picked.includes(id)) picked.push(id);
     }
     const first = random() < 0.5;
-    return { id: `m${i}`, at: start + i * 3_600_000, teams: [{ players: picked.slice(0, size), rank: first ? 1 : 2 }, { players: picked.slice(size), rank: first ? 2 : 1 }] };
+    return {
+      id: `m${i}`,
+      at: start + i * 3_600_000,
+      teams: [
+        { players: picked.slice(0, size), rank: first ? 1 : 2 },
+        { players: picked.slice(size), rank: first ? 2 : 1 },
+      ],
+    };
   });
 }
 
@@ -88,7 +95,9 @@ describe.each(BACKENDS)('corrections in pages on %s', (backend) => {
     for (const body of bodies) expect((await api.post(`/v1/ladders/${ladder}/matches`, body)).status).toBe(201);
   };
 
-  it('property: corrections in pages of 1–4 matches equal the corrected log rated from scratch, and every chain lists exactly the player\'s matches', { timeout: 600_000 }, async () => {
+  it("property: corrections in pages of 1–4 matches equal the corrected log rated from scratch, and every chain lists exactly the player's matches", {
+    timeout: 600_000,
+  }, async () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -150,7 +159,10 @@ describe.each(BACKENDS)('corrections in pages on %s', (backend) => {
           for (const { id } of await storedPlayers(server.db, ladder)) {
             if (left.has(id)) continue;
             const chain = (await historyOf(server.db, ladder, id, { limit: 1000, offset: 0, maxSkipped: 1000 })).rows.map((row) => row.id);
-            const expected = got.filter((m) => m.changes.some((e) => e.player === id)).map((m) => m.id).reverse();
+            const expected = got
+              .filter((m) => m.changes.some((e) => e.player === id))
+              .map((m) => m.id)
+              .reverse();
             expect(chain, `${ladder} ${id}`).toEqual(expected);
           }
         },
@@ -199,7 +211,9 @@ describe.each(BACKENDS)('corrections in pages on %s', (backend) => {
     const db = spied(server.db, (sql, rows) => {
       if (rows === undefined && /^UPDATE matches SET changes/.test(sql) && ++writes === 3) throw new Error('connection lost');
     });
-    await expect(correctMatch(db, await server.ladders.get('half'), 'm1', { kind: 'void', reason: 'test' }, Date.now(), { chunk: 4, sliceMs: 0 })).rejects.toThrow('the database is unavailable');
+    await expect(correctMatch(db, await server.ladders.get('half'), 'm1', { kind: 'void', reason: 'test' }, Date.now(), { chunk: 4, sliceMs: 0 })).rejects.toThrow(
+      'the database is unavailable',
+    );
     expect(writes).toBe(3);
     expect(await snapshot()).toEqual(before);
     // And the same correction then goes through, counted once.
@@ -217,17 +231,40 @@ describe.each(BACKENDS)('corrections in pages on %s', (backend) => {
     expect(made.status).toBe(201);
     expect(made.body.scopes).toEqual(['correct']);
     const corrector = client(server.url, made.body.key);
-    const flipped = { teams: [{ players: ['p0'], rank: 2 }, { players: ['p1'], rank: 1 }] };
+    const flipped = {
+      teams: [
+        { players: ['p0'], rank: 2 },
+        { players: ['p1'], rank: 1 },
+      ],
+    };
     for (const reply of [await writer.post('/v1/ladders/scoped/matches/m2/void', { reason: 'x' }), await writer.put('/v1/ladders/scoped/matches/m3', flipped)]) {
       expect(reply.status).toBe(403);
       expect(reply.body.error.message).toContain('correct');
     }
     expect((await server.db.query<{ n: number }>('SELECT count(*)::int4 AS n FROM matches WHERE ladder = $1 AND voided_at IS NOT NULL', ['scoped']))[0]!.n).toBe(0);
-    expect((await writer.post('/v1/ladders/scoped/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] })).status).toBe(201);
+    expect(
+      (
+        await writer.post('/v1/ladders/scoped/matches', {
+          teams: [
+            { players: ['a'], rank: 1 },
+            { players: ['b'], rank: 2 },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     expect((await corrector.post('/v1/ladders/scoped/matches/m2/void', { reason: 'x' })).status).toBe(200);
     expect((await corrector.put('/v1/ladders/scoped/matches/m3', flipped)).status).toBe(200);
     // correct ranks above write, below admin.
-    expect((await corrector.post('/v1/ladders/scoped/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] })).status).toBe(201);
+    expect(
+      (
+        await corrector.post('/v1/ladders/scoped/matches', {
+          teams: [
+            { players: ['a'], rank: 1 },
+            { players: ['b'], rank: 2 },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     expect((await corrector.post('/v1/keys', { name: 'nope', scopes: ['read'] })).status).toBe(403);
     // The API description says so.
     const doc = (await api.get('/openapi.json')).body;

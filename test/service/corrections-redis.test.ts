@@ -16,9 +16,13 @@ import { cleanupShared, client, freePort, startTestServer, type TestServer } fro
 
 /** Starts `redis-server` on `port` with its snapshot in `dir` (loaded on start, written only by SAVE). */
 function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', 'dump.rdb', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', 'dump.rdb', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
@@ -72,7 +76,13 @@ describe('a void while Redis is away (PostgreSQL + its own redis-server)', () =>
     const prefix = server.prefix;
     let api = client(server.url, server.admin);
     expect((await api.post('/v1/ladders', { id: 'lb', system: 'elo', public: true, standings: { placementMatches: 0 } })).status).toBe(201);
-    const duel = (id: string, a: string, b: string) => ({ id, teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
+    const duel = (id: string, a: string, b: string) => ({
+      id,
+      teams: [
+        { players: [a], rank: 1 },
+        { players: [b], rank: 2 },
+      ],
+    });
     // `solo` plays only m0: voiding it takes solo out of the ladder.
     for (const body of [duel('m0', 'solo', 'p0'), duel('m1', 'p0', 'p1'), duel('m2', 'p1', 'p2'), duel('m3', 'p2', 'p0'), duel('m4', 'p3', 'p1')]) {
       expect((await api.post('/v1/ladders/lb/matches', body)).status).toBe(201);

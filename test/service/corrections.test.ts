@@ -22,7 +22,14 @@ function log(count: number, seed: number, players = 6, start = Date.now() - coun
     const a = Math.floor(random() * players);
     const b = (a + 1 + Math.floor(random() * (players - 1))) % players;
     const first = random() < 0.5;
-    return { id: `m${i}`, at: start + i * 3_600_000, teams: [{ players: [`p${a}`], rank: first ? 1 : 2 }, { players: [`p${b}`], rank: first ? 2 : 1 }] };
+    return {
+      id: `m${i}`,
+      at: start + i * 3_600_000,
+      teams: [
+        { players: [`p${a}`], rank: first ? 1 : 2 },
+        { players: [`p${b}`], rank: first ? 2 : 1 },
+      ],
+    };
   });
 }
 
@@ -36,7 +43,10 @@ function replay(system: SystemName, bodies: Body[]): Map<string, PlayerState> {
 
 function expectStates(server: TestServer, ladder: string, expected: Map<string, PlayerState>) {
   return (async () => {
-    const rows = await server.db.query<{ id: string; rating: number; rd: number | null; matches: number; last_at: number | null }>('SELECT id, rating, rd, matches, last_at FROM players WHERE ladder = $1', [ladder]);
+    const rows = await server.db.query<{ id: string; rating: number; rd: number | null; matches: number; last_at: number | null }>(
+      'SELECT id, rating, rd, matches, last_at FROM players WHERE ladder = $1',
+      [ladder],
+    );
     expect(rows.length).toBe(expected.size);
     for (const row of rows) {
       const want = expected.get(row.id)!;
@@ -77,7 +87,14 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect(voided.body.rerated).toBeGreaterThan(0);
     const ids = new Set(voided.body.players.map((p: { id: string }) => p.id));
     for (const id of bodies[10]!.teams.flatMap((t) => t.players)) expect(ids.has(id)).toBe(true);
-    await expectStates(server, 'v-g2', replay('glicko2', bodies.filter((b) => b.id !== 'm10')));
+    await expectStates(
+      server,
+      'v-g2',
+      replay(
+        'glicko2',
+        bodies.filter((b) => b.id !== 'm10'),
+      ),
+    );
     const report = await rebuildLadder(server.db, await server.ladders.get('v-g2'));
     expect(report.differences).toEqual([]);
     expect(report.matches).toBe(39);
@@ -93,7 +110,14 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect((await api.post('/v1/ladders/v-g2/matches/nope/void', { reason: 'x' })).status).toBe(404);
     expect((await anon.post('/v1/ladders/v-g2/matches/m11/void', { reason: 'x' })).status).toBe(401);
     // A match after the correction is rated on the corrected states.
-    const next: Body = { id: 'after', at: Date.now(), teams: [{ players: ['p0'], rank: 1 }, { players: ['p1'], rank: 2 }] };
+    const next: Body = {
+      id: 'after',
+      at: Date.now(),
+      teams: [
+        { players: ['p0'], rank: 1 },
+        { players: ['p1'], rank: 2 },
+      ],
+    };
     await post('v-g2', [next]);
     await expectStates(server, 'v-g2', replay('glicko2', [...bodies.filter((b) => b.id !== 'm10'), next]));
   });
@@ -102,7 +126,13 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     await api.post('/v1/ladders', { id: 'c-tr', system: 'teamrank', public: true, standings: { placementMatches: 0 } });
     const bodies = log(30, 2);
     await post('c-tr', bodies);
-    const swapped: Body = { ...bodies[5]!, teams: [{ ...bodies[5]!.teams[0]!, rank: bodies[5]!.teams[1]!.rank }, { ...bodies[5]!.teams[1]!, rank: bodies[5]!.teams[0]!.rank }] };
+    const swapped: Body = {
+      ...bodies[5]!,
+      teams: [
+        { ...bodies[5]!.teams[0]!, rank: bodies[5]!.teams[1]!.rank },
+        { ...bodies[5]!.teams[1]!, rank: bodies[5]!.teams[0]!.rank },
+      ],
+    };
     const { id: _id, ...withoutId } = swapped;
     const reply = await api.put('/v1/ladders/c-tr/matches/m5', withoutId);
     expect(reply.status).toBe(200);
@@ -125,13 +155,20 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
         await post(ladder, bodies);
         const target = bodies[pick % count]!.id;
         expect((await api.post(`/v1/ladders/${ladder}/matches/${target}/void`, { reason: 'test' })).status).toBe(200);
-        await expectStates(server, ladder, replay('elo', bodies.filter((b) => b.id !== target)));
+        await expectStates(
+          server,
+          ladder,
+          replay(
+            'elo',
+            bodies.filter((b) => b.id !== target),
+          ),
+        );
       }),
       { numRuns: 12, seed: 5 },
     );
   });
 
-  it('property: after voids and corrections that change who played, each player\'s history lists exactly the stored matches with them, newest first', async () => {
+  it("property: after voids and corrections that change who played, each player's history lists exactly the stored matches with them, newest first", async () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -180,7 +217,10 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
             }
             const expected = listed.filter((m) => m.teams.some((t) => t.players.includes(player))).map((m) => m.id);
             const history = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=50`)).body.history as Array<{ matchId: string }>;
-            expect(history.map((h) => h.matchId), `${ladder} ${player}`).toEqual(expected);
+            expect(
+              history.map((h) => h.matchId),
+              `${ladder} ${player}`,
+            ).toEqual(expected);
             // Paging walks the same chain: by offset, and by the `before` cursor (the seq of a page's last entry).
             const second = (await api.get(`/v1/ladders/${ladder}/players/${player}/history?limit=2&offset=1`)).body.history as Array<{ matchId: string }>;
             expect(second.map((h) => h.matchId)).toEqual(expected.slice(1, 3));
@@ -244,7 +284,14 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect(player.rating).toBeCloseTo(want.rating, 9);
     // Nobody has played in the new season yet.
     expect((await anon.get('/v1/ladders/sz/leaderboard')).body.total).toBe(0);
-    const later: Body = { id: 'x1', at: Date.now(), teams: [{ players: ['p1'], rank: 1 }, { players: ['p2'], rank: 2 }] };
+    const later: Body = {
+      id: 'x1',
+      at: Date.now(),
+      teams: [
+        { players: ['p1'], rank: 1 },
+        { players: ['p2'], rank: 2 },
+      ],
+    };
     await post('sz', [later]);
     expect((await anon.get('/v1/ladders/sz/leaderboard')).body.entries.map((e: { id: string }) => e.id).sort()).toEqual(['p1', 'p2']);
     expect((await rebuildLadder(server.db, await server.ladders.get('sz'))).differences).toEqual([]);
@@ -268,9 +315,30 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     await api.post('/v1/ladders', { id: 'lobby', system: 'elo', public: true });
     // Known ratings: a beats b twice, c beats d twice.
     await post('lobby', [
-      { id: 'l1', at: Date.now() - 4000, teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] },
-      { id: 'l2', at: Date.now() - 3000, teams: [{ players: ['a'], rank: 1 }, { players: ['c'], rank: 2 }] },
-      { id: 'l3', at: Date.now() - 2000, teams: [{ players: ['c'], rank: 1 }, { players: ['d'], rank: 2 }] },
+      {
+        id: 'l1',
+        at: Date.now() - 4000,
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      },
+      {
+        id: 'l2',
+        at: Date.now() - 3000,
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['c'], rank: 2 },
+        ],
+      },
+      {
+        id: 'l3',
+        at: Date.now() - 2000,
+        teams: [
+          { players: ['c'], rank: 1 },
+          { players: ['d'], rank: 2 },
+        ],
+      },
     ]);
     const reply = await anon.post('/v1/ladders/lobby/balance', { players: ['a', 'b', 'c', 'd'], parties: [['a', 'd']], teams: 2 });
     expect(reply.status).toBe(200);
@@ -290,7 +358,14 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
   it('integrity report (admin): a pair of win-traders among honest players comes first, with its evidence', async () => {
     await api.post('/v1/ladders', { id: 'trade', system: 'elo', public: true });
     const honest = log(300, 9, 30).map((b, i) => ({ ...b, id: `h${i}` }));
-    const traders: Body[] = Array.from({ length: 30 }, (_, i) => ({ id: `t${i}`, at: Date.now() - 1000, teams: [{ players: ['x1'], rank: i % 2 === 0 ? 1 : 2 }, { players: ['x2'], rank: i % 2 === 0 ? 2 : 1 }] }));
+    const traders: Body[] = Array.from({ length: 30 }, (_, i) => ({
+      id: `t${i}`,
+      at: Date.now() - 1000,
+      teams: [
+        { players: ['x1'], rank: i % 2 === 0 ? 1 : 2 },
+        { players: ['x2'], rank: i % 2 === 0 ? 2 : 1 },
+      ],
+    }));
     const mixed: Body[] = [];
     for (let i = 0; i < honest.length; i++) {
       mixed.push(honest[i]!);

@@ -50,7 +50,17 @@ function generate(count: number) {
   return Array.from({ length: count }, (_, i) => {
     const a = Math.floor(random() * 10);
     const b = (a + 1 + Math.floor(random() * 9)) % 10;
-    return { key: `crash-${i}`, body: { id: `k${i}`, at: start + i * 1000, teams: [{ players: [`p${a}`], rank: 1 }, { players: [`p${b}`], rank: 2 }] } };
+    return {
+      key: `crash-${i}`,
+      body: {
+        id: `k${i}`,
+        at: start + i * 1000,
+        teams: [
+          { players: [`p${a}`], rank: 1 },
+          { players: [`p${b}`], rank: 2 },
+        ],
+      },
+    };
   });
 }
 

@@ -179,7 +179,8 @@ describe('matchmaking failover: two instances on one PostgreSQL and Redis', () =
     await sleep(200);
 
     // A first pair shows which instance holds the lock.
-    for (const id of ['warm-a', 'warm-b']) expect((await admin.post('/v1/ladders/fo/tickets', { id, players: [{ id: `${id}-p`, percentile: 50, pings: { eu: 20 } }] })).status).toBe(201);
+    for (const id of ['warm-a', 'warm-b'])
+      expect((await admin.post('/v1/ladders/fo/tickets', { id, players: [{ id: `${id}-p`, percentile: 50, pings: { eu: 20 } }] })).status).toBe(201);
     await waitUntilDrained(admin, 20);
     let holder = -1;
     for (let i = 0; i < 50 && holder === -1; i++) {

@@ -9,13 +9,30 @@ import fc from 'fast-check';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/core/errors.js';
-import { idParams, isIdentifierParams, isPlainMatch, isPlainTicket, ladderParams, matchParams, matchSchema, playerParams, seasonParams, seasonPlayerParams, ticketSchema, validate } from '../../src/service/schemas.js';
+import {
+  idParams,
+  isIdentifierParams,
+  isPlainMatch,
+  isPlainTicket,
+  ladderParams,
+  matchParams,
+  matchSchema,
+  playerParams,
+  seasonParams,
+  seasonPlayerParams,
+  ticketSchema,
+  validate,
+} from '../../src/service/schemas.js';
 
 const text = fc.oneof(
   fc.constantFrom('a', 'eu', 'na', 'toString', 'constructor', '__proto__', '', 'x'.repeat(40), 'x'.repeat(41), 'x'.repeat(201), 'bad\u0000id', '\ud800', 'é', '1'),
   fc.string({ maxLength: 8 }),
 );
-const number = fc.oneof(fc.constantFrom(-1, 0, 1, 50, 100, 101, 1e6, 1e6 + 1, 1e9, 1e9 + 1, -0, 0.5), fc.double({ noNaN: true, min: -1, max: 102 }), fc.double({ noNaN: true, min: -1, max: 2e9 }));
+const number = fc.oneof(
+  fc.constantFrom(-1, 0, 1, 50, 100, 101, 1e6, 1e6 + 1, 1e9, 1e9 + 1, -0, 0.5),
+  fc.double({ noNaN: true, min: -1, max: 102 }),
+  fc.double({ noNaN: true, min: -1, max: 2e9 }),
+);
 /** Any JSON-like value, wrong types included. */
 const anything = fc.oneof(text, number, fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}));
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
@@ -27,9 +44,18 @@ const rare = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq:
 
 const filter = mostly(fc.record({ within: maybe(mostly(number)), strict: maybe(mostly(fc.boolean())), maxPing: maybe(mostly(number)), extra: rare(anything) }).map(defined));
 const pings = mostly(fc.dictionary(text, mostly(number), { maxKeys: 5 }));
-const player = mostly(fc.record({ id: mostly(text), percentile: maybe(mostly(number)), rating: maybe(mostly(number)), pings, filter: maybe(filter), extra: rare(anything) }).map(defined));
+const player = mostly(
+  fc.record({ id: mostly(text), percentile: maybe(mostly(number)), rating: maybe(mostly(number)), pings, filter: maybe(filter), extra: rare(anything) }).map(defined),
+);
 const noisyTicket = mostly(
-  fc.record({ id: maybe(mostly(text)), mode: maybe(mostly(fc.constantFrom('1v1', '6v6', 'x'.repeat(41)))), players: mostly(fc.array(player, { maxLength: 18 })), extra: rare(anything) }).map(defined),
+  fc
+    .record({
+      id: maybe(mostly(text)),
+      mode: maybe(mostly(fc.constantFrom('1v1', '6v6', 'x'.repeat(41)))),
+      players: mostly(fc.array(player, { maxLength: 18 })),
+      extra: rare(anything),
+    })
+    .map(defined),
 );
 
 /** Tickets the schema accepts, built from valid parts only. */
@@ -46,7 +72,11 @@ const validTicket = fc
           rating: maybe(fc.double({ noNaN: true, min: 0, max: 1e9 })),
           // A `__proto__` region is left to zod (the JSON parser refuses such a body before validation anyway).
           pings: fc.dictionary(name, fc.double({ noNaN: true, min: 0, max: 1e6 }), { maxKeys: 5 }).filter((p) => !Object.hasOwn(p, '__proto__')),
-          filter: maybe(fc.record({ within: maybe(fc.double({ noNaN: true, min: 0, max: 100 })), strict: maybe(fc.boolean()), maxPing: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })) }).map(defined)),
+          filter: maybe(
+            fc
+              .record({ within: maybe(fc.double({ noNaN: true, min: 0, max: 100 })), strict: maybe(fc.boolean()), maxPing: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })) })
+              .map(defined),
+          ),
         })
         .map(defined),
       { minLength: 1, maxLength: 16 },
@@ -140,11 +170,15 @@ describe('the path parameters fast check', () => {
     it(`${label}: accepts only what the schema accepts, unchanged, and every valid set of ids`, () => {
       const params = fc.dictionary(fc.constantFrom(...names, 'extra'), mostly(text), { maxKeys: names.length + 1 });
       expect(agreesWithSchema(fast, schema, fc.oneof(params, fc.record(Object.fromEntries(names.map((n) => [n, name])))), 2000)).toBeGreaterThan(100);
-      fc.assert(fc.property(fc.record(Object.fromEntries(names.map((n) => [n, name]))), (value) => {
-        expect(fast(value)).toBe(true);
-      }));
+      fc.assert(
+        fc.property(fc.record(Object.fromEntries(names.map((n) => [n, name]))), (value) => {
+          expect(fast(value)).toBe(true);
+        }),
+      );
       // What it refuses still gets the schema's answer, naming the parameter.
-      expect(() => validate(schema, { ...Object.fromEntries(names.map((n) => [n, 'ok'])), [names[0]!]: 'bad\u0000id' }, 'path')).toThrow(expect.objectContaining({ field: names[0] }));
+      expect(() => validate(schema, { ...Object.fromEntries(names.map((n) => [n, 'ok'])), [names[0]!]: 'bad\u0000id' }, 'path')).toThrow(
+        expect.objectContaining({ field: names[0] }),
+      );
     });
   }
 });
@@ -158,10 +192,25 @@ describe('the match body fast check', () => {
       at: maybe(fc.oneof(fc.constantFrom('2026-01-01T10:00:00Z', '2026-02-30'), fc.double({ noNaN: true, min: 0, max: 8.64e15 }))),
       period: maybe(idOrNumber),
       weight: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })),
-      teams: fc.array(fc.record({ players: fc.array(player, { minLength: 1, maxLength: 8 }), rank: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })), score: maybe(fc.double({ noNaN: true, min: 0, max: 1e15 })) }).map(defined), { minLength: 2, maxLength: 6 }),
+      teams: fc.array(
+        fc
+          .record({
+            players: fc.array(player, { minLength: 1, maxLength: 8 }),
+            rank: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })),
+            score: maybe(fc.double({ noNaN: true, min: 0, max: 1e15 })),
+          })
+          .map(defined),
+        { minLength: 2, maxLength: 6 },
+      ),
     })
     .map(defined);
-  const noisyPlayer = mostly(fc.oneof(mostly(text), number, fc.record({ id: mostly(fc.oneof(text, number)), seconds: maybe(mostly(number)), quit: maybe(mostly(fc.boolean())), extra: rare(anything) }).map(defined)));
+  const noisyPlayer = mostly(
+    fc.oneof(
+      mostly(text),
+      number,
+      fc.record({ id: mostly(fc.oneof(text, number)), seconds: maybe(mostly(number)), quit: maybe(mostly(fc.boolean())), extra: rare(anything) }).map(defined),
+    ),
+  );
   const noisyMatch = mostly(
     fc
       .record({
@@ -169,7 +218,16 @@ describe('the match body fast check', () => {
         at: maybe(mostly(fc.oneof(text, number, fc.constant('x'.repeat(41))))),
         period: maybe(mostly(number)),
         weight: maybe(mostly(number)),
-        teams: mostly(fc.array(mostly(fc.record({ players: mostly(fc.array(noisyPlayer, { maxLength: 6 })), rank: maybe(mostly(number)), score: maybe(mostly(number)), extra: rare(anything) }).map(defined)), { maxLength: 5 })),
+        teams: mostly(
+          fc.array(
+            mostly(
+              fc
+                .record({ players: mostly(fc.array(noisyPlayer, { maxLength: 6 })), rank: maybe(mostly(number)), score: maybe(mostly(number)), extra: rare(anything) })
+                .map(defined),
+            ),
+            { maxLength: 5 },
+          ),
+        ),
         extra: rare(anything),
       })
       .map(defined),
@@ -183,7 +241,7 @@ describe('the match body fast check', () => {
     takesEveryValid(isPlainMatch, matchSchema, validMatch);
   });
 
-  it('a body it refuses still gets the schema\'s answer naming the field', () => {
+  it("a body it refuses still gets the schema's answer naming the field", () => {
     const bad = { teams: [{ players: ['ann'] }, { players: ['b\u0000b'] }] };
     expect(isPlainMatch(bad)).toBe(false);
     expect(() => validate(matchSchema, bad)).toThrow(expect.objectContaining({ field: 'teams[1].players[0]' }));

@@ -10,7 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 
 const VALID: Record<string, unknown> = {
-  '/v1/ladders/fz/matches': { id: 'm', teams: [{ players: ['a', { id: 'b', seconds: 100, quit: false }], rank: 1 }, { players: ['c', 'd'], rank: 2 }] },
+  '/v1/ladders/fz/matches': {
+    id: 'm',
+    teams: [
+      { players: ['a', { id: 'b', seconds: 100, quit: false }], rank: 1 },
+      { players: ['c', 'd'], rank: 2 },
+    ],
+  },
   '/v1/ladders/worlds/rounds': { round: 'r', matches: [{ worlds: { A: 1, B: 2, C: 3 } }] },
   '/v1/ladders/fz/tickets': { players: [{ id: 'a', percentile: 50, pings: { eu: 20 }, filter: { within: 5, strict: false, maxPing: 80 } }] },
   '/v1/ladders': { id: 'new-ladder', system: 'elo', options: { k: 16 }, public: true },
@@ -124,14 +130,64 @@ describe.each(BACKENDS)('fuzzing every write endpoint on %s', (backend) => {
     }
     // Semantic hostility the shapes allow: a player on both teams, a long id, huge bodies, unknown ladders.
     const specials: Array<[string, string]> = [
-      ['/v1/ladders/fz/matches', JSON.stringify({ teams: [{ players: ['a', 'b'], rank: 1 }, { players: ['c', 'a'], rank: 2 }] })],
-      ['/v1/ladders/fz/matches', JSON.stringify({ teams: [{ players: ['a'.repeat(201)], rank: 1 }, { players: ['c'], rank: 2 }] })],
-      ['/v1/ladders/fz/matches', JSON.stringify({ at: 1e300, teams: [{ players: ['a'], rank: 1 }, { players: ['c'], rank: 2 }] })],
-      ['/v1/ladders/fz/matches', JSON.stringify({ at: 'not a date', teams: [{ players: ['a'], rank: 1 }, { players: ['c'], rank: 2 }] })],
+      [
+        '/v1/ladders/fz/matches',
+        JSON.stringify({
+          teams: [
+            { players: ['a', 'b'], rank: 1 },
+            { players: ['c', 'a'], rank: 2 },
+          ],
+        }),
+      ],
+      [
+        '/v1/ladders/fz/matches',
+        JSON.stringify({
+          teams: [
+            { players: ['a'.repeat(201)], rank: 1 },
+            { players: ['c'], rank: 2 },
+          ],
+        }),
+      ],
+      [
+        '/v1/ladders/fz/matches',
+        JSON.stringify({
+          at: 1e300,
+          teams: [
+            { players: ['a'], rank: 1 },
+            { players: ['c'], rank: 2 },
+          ],
+        }),
+      ],
+      [
+        '/v1/ladders/fz/matches',
+        JSON.stringify({
+          at: 'not a date',
+          teams: [
+            { players: ['a'], rank: 1 },
+            { players: ['c'], rank: 2 },
+          ],
+        }),
+      ],
       ['/v1/ladders/fz/matches', JSON.stringify({ teams: [{ players: ['a'] }, { players: ['c'] }] })],
-      ['/v1/ladders/fz/matches', JSON.stringify({ teams: [{ players: ['x'.repeat(100)], rank: 1 }, { players: Array.from({ length: 5000 }, (_, i) => `p${i}`), rank: 2 }] })],
+      [
+        '/v1/ladders/fz/matches',
+        JSON.stringify({
+          teams: [
+            { players: ['x'.repeat(100)], rank: 1 },
+            { players: Array.from({ length: 5000 }, (_, i) => `p${i}`), rank: 2 },
+          ],
+        }),
+      ],
       ['/v1/ladders/nope/matches', JSON.stringify(VALID['/v1/ladders/fz/matches'])],
-      ['/v1/ladders/fz/tickets', JSON.stringify({ players: [{ id: 'a', pings: { eu: 1 } }, { id: 'a', pings: { eu: 1 } }] })],
+      [
+        '/v1/ladders/fz/tickets',
+        JSON.stringify({
+          players: [
+            { id: 'a', pings: { eu: 1 } },
+            { id: 'a', pings: { eu: 1 } },
+          ],
+        }),
+      ],
       ['/v1/ladders/fz/rounds', JSON.stringify(VALID['/v1/ladders/worlds/rounds'])],
       ['/v1/ladders', JSON.stringify({ id: 'a b', system: 'elo' })],
     ];

@@ -44,12 +44,45 @@ const CONTROLS = [...Array.from({ length: 0x20 }, (_, i) => i), ...Array.from({ 
 /** Names of Object.prototype members and friends. */
 const PROTO_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'] as const;
 /** Prototype names that JSON.parse keeps as plain keys (Fastify refuses "__proto__" keys outright). */
-const PROTO_KEYS = ['constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__', '__lookupSetter__', 'propertyIsEnumerable', 'toLocaleString'] as const;
+const PROTO_KEYS = [
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'isPrototypeOf',
+  '__defineGetter__',
+  '__lookupSetter__',
+  'propertyIsEnumerable',
+  'toLocaleString',
+] as const;
 /** Out of range for every numeric field of every body and query. */
 const HUGE = [1e308, -1e308, 2 ** 53 + 1, 1e16] as const;
-const IMPOSSIBLE_DATES = ['2024-02-30', '2024-02-30T00:00:00Z', '2023-13-01', '2023-02-29', '2024-04-31T12:00:00Z', '2024-06-31', '2024-11-31T23:59:59.999Z', '2023-02-29T10:00:00+02:00'] as const;
+const IMPOSSIBLE_DATES = [
+  '2024-02-30',
+  '2024-02-30T00:00:00Z',
+  '2023-13-01',
+  '2023-02-29',
+  '2024-04-31T12:00:00Z',
+  '2024-06-31',
+  '2024-11-31T23:59:59.999Z',
+  '2023-02-29T10:00:00+02:00',
+] as const;
 /** Byte sequences that are not UTF-8: bad lead bytes, overlong forms, encoded surrogates, truncations, past U+10FFFF. */
-const BAD_UTF8 = [[0xff], [0xfe], [0xc0, 0x80], [0xc1, 0xbf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xe2, 0x82], [0x80], [0xbf, 0xbf], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xc3]] as const;
+const BAD_UTF8 = [
+  [0xff],
+  [0xfe],
+  [0xc0, 0x80],
+  [0xc1, 0xbf],
+  [0xed, 0xa0, 0x80],
+  [0xed, 0xbf, 0xbf],
+  [0xe2, 0x82],
+  [0x80],
+  [0xbf, 0xbf],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xc3],
+] as const;
 
 /** Identifiers that break the one rule, by class. */
 const BAD_IDS: Record<'control' | 'surrogate', string[]> = {
@@ -109,7 +142,16 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
     ]) {
       expect((await admin.post('/v1/ladders', ladder)).status).toBe(201);
     }
-    expect((await admin.post('/v1/ladders/ids/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/v1/ladders/ids/matches', {
+          teams: [
+            { players: ['a'], rank: 1 },
+            { players: ['b'], rank: 2 },
+          ],
+        })
+      ).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await server?.dispose();
@@ -129,7 +171,12 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
   it('identifiers in bodies: NUL, control characters and lone surrogates answer 400 naming the field, and nothing is stored', async () => {
     const before = await idsState();
-    const duel = (a: unknown, b: unknown) => ({ teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
+    const duel = (a: unknown, b: unknown) => ({
+      teams: [
+        { players: [a], rank: 1 },
+        { players: [b], rank: 2 },
+      ],
+    });
     for (const bad of ALL_BAD_IDS) {
       const what = (where: string) => `${where} = ${JSON.stringify(bad)}`;
       expect400(await admin.post('/v1/ladders/ids/matches', { id: bad, ...duel('a', 'b') }), 'id', what('match id'));
@@ -153,7 +200,12 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
   it('identifiers in path params: NUL and control characters answer 400 naming the param; lone surrogates (as generalized UTF-8) 400', async () => {
     const before = await idsState();
-    const valid = { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] };
+    const valid = {
+      teams: [
+        { players: ['a'], rank: 1 },
+        { players: ['b'], rank: 2 },
+      ],
+    };
     const routes = (seg: string): Array<[string, string, unknown, string | string[]]> => [
       ['GET', `/v1/ladders/${seg}`, undefined, 'ladder'],
       ['GET', `/v1/ladders/${seg}/leaderboard`, undefined, 'ladder'],
@@ -201,7 +253,12 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
       }
     }
     // Out-of-range paging names its param too (sanity: already so today).
-    for (const [param, value] of [['limit', '1e308'], ['offset', '1e16'], ['limit', String(2 ** 53 + 1)], ['offset', '-1e308']]) {
+    for (const [param, value] of [
+      ['limit', '1e308'],
+      ['offset', '1e16'],
+      ['limit', String(2 ** 53 + 1)],
+      ['offset', '-1e308'],
+    ]) {
       expect400(await anon.get(`/v1/ladders/ids/leaderboard?${param}=${value}`), param, `${param}=${value}`);
       expect400(await anon.get(`/v1/ladders/ids/matches?${param}=${value}`), param, `matches ${param}=${value}`);
       expect400(await anon.get(`/v1/ladders/ids/players/a/history?${param}=${value}`), param, `history ${param}=${value}`);
@@ -211,7 +268,15 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
   it('invalid UTF-8 inside a JSON string answers 400 naming body, not a silent U+FFFD, and stores nothing', async () => {
     const before = await idsState();
     const bodies: Array<[string, string]> = [
-      ['/v1/ladders/ids/matches', JSON.stringify({ teams: [{ players: ['uMARK'], rank: 1 }, { players: ['b'], rank: 2 }] })],
+      [
+        '/v1/ladders/ids/matches',
+        JSON.stringify({
+          teams: [
+            { players: ['uMARK'], rank: 1 },
+            { players: ['b'], rank: 2 },
+          ],
+        }),
+      ],
       ['/v1/ladders/ids-w/rounds', JSON.stringify({ round: 'rMARK', matches: [{ worlds: { A: 1, B: 2 } }] })],
       ['/v1/ladders/ids/tickets', JSON.stringify({ players: [{ id: 'tMARK', pings: { eu: 10 } }] })],
       ['/v1/keys', JSON.stringify({ name: 'kMARK', scopes: ['read'] })],
@@ -230,7 +295,17 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
   it('impossible dates answer 400 naming at', async () => {
     const before = await idsState();
     for (const at of IMPOSSIBLE_DATES) {
-      expect400(await admin.post('/v1/ladders/ids/matches', { at, teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }), 'at', `match at ${at}`);
+      expect400(
+        await admin.post('/v1/ladders/ids/matches', {
+          at,
+          teams: [
+            { players: ['a'], rank: 1 },
+            { players: ['b'], rank: 2 },
+          ],
+        }),
+        'at',
+        `match at ${at}`,
+      );
       expect400(await admin.post('/v1/ladders/ids-w/rounds', { at, matches: [{ worlds: { A: 1, B: 2 } }] }), 'at', `round at ${at}`);
     }
     expect(await idsState()).toBe(before);
@@ -238,20 +313,54 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
   it('two matches with one id in a World-vs-World round answer 400 naming the second', async () => {
     const before = await idsState();
-    const pair = await admin.post('/v1/ladders/ids-w/rounds', { matches: [{ id: 'x', worlds: { A: 1, B: 2 } }, { id: 'x', worlds: { C: 1, D: 2 } }] });
+    const pair = await admin.post('/v1/ladders/ids-w/rounds', {
+      matches: [
+        { id: 'x', worlds: { A: 1, B: 2 } },
+        { id: 'x', worlds: { C: 1, D: 2 } },
+      ],
+    });
     expect400(pair, 'matches[1].id', 'matches x and x');
-    const third = await admin.post('/v1/ladders/ids-w/rounds', { round: 'dup', matches: [{ id: 'x', worlds: { A: 1, B: 2 } }, { id: 'y', worlds: { C: 1, D: 2 } }, { id: 'x', worlds: { E: 1, F: 2 } }] });
+    const third = await admin.post('/v1/ladders/ids-w/rounds', {
+      round: 'dup',
+      matches: [
+        { id: 'x', worlds: { A: 1, B: 2 } },
+        { id: 'y', worlds: { C: 1, D: 2 } },
+        { id: 'x', worlds: { E: 1, F: 2 } },
+      ],
+    });
     expect400(third, 'matches[2].id', 'matches x, y and x');
     expect(await idsState()).toBe(before);
     // The round is fine once the ids differ.
-    expect((await admin.post('/v1/ladders/ids-w/rounds', { round: 'dup', matches: [{ id: 'x', worlds: { A: 1, B: 2 } }, { id: 'y', worlds: { C: 1, D: 2 } }] })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/v1/ladders/ids-w/rounds', {
+          round: 'dup',
+          matches: [
+            { id: 'x', worlds: { A: 1, B: 2 } },
+            { id: 'y', worlds: { C: 1, D: 2 } },
+          ],
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('a bad job never fails another: 200 valid and 200 hostile concurrent submissions to one ladder', async () => {
     expect((await admin.post('/v1/ladders', { id: 'mix', system: 'elo' })).status).toBe(201);
-    const valid = Array.from({ length: 200 }, (_, i) => ({ id: `ok-${i}`, teams: [{ players: [`v${i % 20}`], rank: 1 }, { players: [`w${i % 23}`], rank: 2 }] }));
+    const valid = Array.from({ length: 200 }, (_, i) => ({
+      id: `ok-${i}`,
+      teams: [
+        { players: [`v${i % 20}`], rank: 1 },
+        { players: [`w${i % 23}`], rank: 2 },
+      ],
+    }));
     const hostile = Array.from({ length: 200 }, (_, i): unknown => {
-      const base = { id: `bad-${i}`, teams: [{ players: [`v${i % 20}`], rank: 1 }, { players: [`w${i % 23}`], rank: 2 }] };
+      const base = {
+        id: `bad-${i}`,
+        teams: [
+          { players: [`v${i % 20}`], rank: 1 },
+          { players: [`w${i % 23}`], rank: 2 },
+        ],
+      };
       const bad = ALL_BAD_IDS[i % ALL_BAD_IDS.length]!;
       switch (i % 5) {
         case 0:
@@ -273,7 +382,10 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
     const replies = await Promise.all(sends.map(({ body }) => admin.post('/v1/ladders/mix/matches', body)));
     const validStatuses = replies.filter((_, i) => sends[i]!.good).map((r) => r.status);
     const hostileReplies = replies.filter((_, i) => !sends[i]!.good);
-    expect(validStatuses.filter((s) => s !== 201), `valid submissions not answered 201: ${JSON.stringify(replies.find((r, i) => sends[i]!.good && r.status !== 201)?.text.slice(0, 300))}`).toEqual([]);
+    expect(
+      validStatuses.filter((s) => s !== 201),
+      `valid submissions not answered 201: ${JSON.stringify(replies.find((r, i) => sends[i]!.good && r.status !== 201)?.text.slice(0, 300))}`,
+    ).toEqual([]);
     expect(hostileReplies.filter((r) => r.status < 400 || r.status >= 500).map((r) => `${r.status} ${r.text.slice(0, 120)}`)).toEqual([]);
     for (const r of hostileReplies) expect(errorShapeProblem(r)).toBeUndefined();
     const seqs = replies.filter((_, i) => sends[i]!.good).map((r) => r.body.match.seq as number);
@@ -285,12 +397,24 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
   it('a bad job never fails another: 30 valid and 30 hostile concurrent World-vs-World rounds', async () => {
     expect((await admin.post('/v1/ladders', { id: 'mix-w', system: 'wvw' })).status).toBe(201);
-    const valid = Array.from({ length: 30 }, (_, i) => ({ round: `ok-${i}`, matches: [{ id: `ok-${i}-a`, worlds: { A: i, B: 30 - i, C: 7 } }, { id: `ok-${i}-b`, worlds: { D: 1, E: 2 } }] }));
+    const valid = Array.from({ length: 30 }, (_, i) => ({
+      round: `ok-${i}`,
+      matches: [
+        { id: `ok-${i}-a`, worlds: { A: i, B: 30 - i, C: 7 } },
+        { id: `ok-${i}-b`, worlds: { D: 1, E: 2 } },
+      ],
+    }));
     const hostile = Array.from({ length: 30 }, (_, i): unknown => {
       const bad = ALL_BAD_IDS[i % ALL_BAD_IDS.length]!;
       switch (i % 4) {
         case 0:
-          return { round: `bad-${i}`, matches: [{ id: `bad-${i}`, worlds: { A: 1, B: 2 } }, { id: `bad-${i}`, worlds: { C: 1, D: 2 } }] };
+          return {
+            round: `bad-${i}`,
+            matches: [
+              { id: `bad-${i}`, worlds: { A: 1, B: 2 } },
+              { id: `bad-${i}`, worlds: { C: 1, D: 2 } },
+            ],
+          };
         case 1:
           return { round: `bad-${i}`, matches: [{ worlds: { [bad]: 1, B: 2 } }] };
         case 2:
@@ -314,13 +438,39 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
   it('a lone surrogate never aliases U+FFFD: "s\\ud800" is refused, "s\\ufffd" is a player of its own rated like a replay', async () => {
     expect((await admin.post('/v1/ladders', { id: 'alias', system: 'elo', public: true, standings: { placementMatches: 0 } })).status).toBe(201);
-    const lone = await admin.post('/v1/ladders/alias/matches', { teams: [{ players: ['s\ud800'], rank: 1 }, { players: ['z'], rank: 2 }] });
+    const lone = await admin.post('/v1/ladders/alias/matches', {
+      teams: [
+        { players: ['s\ud800'], rank: 1 },
+        { players: ['z'], rank: 2 },
+      ],
+    });
     expect400(lone, 'teams[0].players[0]', 'player s\\ud800');
-    const m1 = { id: 'r1', teams: [{ players: ['s\ufffd'], rank: 1 }, { players: ['z'], rank: 2 }] };
-    const m2 = { id: 'r2', teams: [{ players: ['z'], rank: 1 }, { players: ['s\ufffd'], rank: 2 }] };
+    const m1 = {
+      id: 'r1',
+      teams: [
+        { players: ['s\ufffd'], rank: 1 },
+        { players: ['z'], rank: 2 },
+      ],
+    };
+    const m2 = {
+      id: 'r2',
+      teams: [
+        { players: ['z'], rank: 1 },
+        { players: ['s\ufffd'], rank: 2 },
+      ],
+    };
     expect((await admin.post('/v1/ladders/alias/matches', m1)).status).toBe(201);
     // Refused again in between: the refusal must not have touched any cached state.
-    expect((await admin.post('/v1/ladders/alias/matches', { teams: [{ players: ['z'], rank: 1 }, { players: ['s\ud800'], rank: 2 }] })).status).toBe(400);
+    expect(
+      (
+        await admin.post('/v1/ladders/alias/matches', {
+          teams: [
+            { players: ['z'], rank: 1 },
+            { players: ['s\ud800'], rank: 2 },
+          ],
+        })
+      ).status,
+    ).toBe(400);
     expect((await admin.post('/v1/ladders/alias/matches', m2)).status).toBe(201);
     const replay = new Replay(createSystem('elo'));
     replay.push(parseMatch(m1));
@@ -342,9 +492,21 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
       const later = Date.now() - HOUR;
       // Older than the default 30-day window: a lastAt moved back to it would drop both players.
       const earlier = later - 40 * 24 * HOUR;
-      const first = await admin.post(`/v1/ladders/${id}/matches`, { at: later, teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] });
+      const first = await admin.post(`/v1/ladders/${id}/matches`, {
+        at: later,
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      });
       expect(first.status).toBe(201);
-      const second = await admin.post(`/v1/ladders/${id}/matches`, { at: earlier, teams: [{ players: ['b'], rank: 1 }, { players: ['a'], rank: 2 }] });
+      const second = await admin.post(`/v1/ladders/${id}/matches`, {
+        at: earlier,
+        teams: [
+          { players: ['b'], rank: 1 },
+          { players: ['a'], rank: 2 },
+        ],
+      });
       expect(second.status).toBe(201);
       const afterFirst = Object.fromEntries(first.body.players.map((p: { id: string; after: { rating: number } }) => [p.id, p.after.rating]));
       for (const p of second.body.players as Array<{ id: string; before: { rating: number; matches: number } }>) {
@@ -375,7 +537,7 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
     expect(queue.text).not.toContain('[native code]');
     expect(queue.text).not.toContain('function');
     for (const region of PROTO_KEYS) {
-      expect(Object.prototype.hasOwnProperty.call(queue.body.byRegion, region), `byRegion has ${region}`).toBe(true);
+      expect(Object.hasOwn(queue.body.byRegion, region), `byRegion has ${region}`).toBe(true);
       expect(queue.body.byRegion[region], `byRegion.${region}`).toBe(1);
     }
     expect(Object.values(queue.body.byRegion).every((n) => typeof n === 'number')).toBe(true);
@@ -390,7 +552,16 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
 
   it('private ladders: without a read key they answer exactly like missing ones; /metrics does not name them', async () => {
     expect((await admin.post('/v1/ladders', { id: 'secret-ladder', system: 'elo', standings: { placementMatches: 0 } })).status).toBe(201);
-    expect((await admin.post('/v1/ladders/secret-ladder/matches', { teams: [{ players: ['p1'], rank: 1 }, { players: ['p2'], rank: 2 }] })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/v1/ladders/secret-ladder/matches', {
+          teams: [
+            { players: ['p1'], rank: 1 },
+            { players: ['p2'], rank: 2 },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     expect((await admin.post('/v1/ladders/secret-ladder/tickets', { players: [{ id: 'p1', pings: { eu: 10 } }] })).status).toBe(201);
     const reader = client(server.url, readKey);
     const routes = ['', '/leaderboard', '/players/p1', '/players/p1/history', '/matches', '/rounds', '/queue'];
@@ -436,7 +607,11 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
     const origin = { origin: 'https://game.example' };
     expect((await anon.get('/v1/ladders', origin)).headers.get('access-control-allow-origin')).toBeNull();
     expect((await admin.post('/v1/ladders/ids/matches', { teams: [] }, origin)).headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await anon.call('OPTIONS', '/v1/ladders/ids/matches', undefined, { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' });
+    const preflight = await anon.call('OPTIONS', '/v1/ladders/ids/matches', undefined, {
+      ...origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization,content-type',
+    });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     expect(preflight.status).toBeLessThan(500);
   });
@@ -447,7 +622,17 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
     expect((await admin.post('/v1/ladders', { id: 'fz', system: 'elo', public: true, standings: { placementMatches: 0 } })).status).toBe(201);
     expect((await admin.post('/v1/ladders', { id: 'fzw', system: 'wvw' })).status).toBe(201);
     for (let i = 0; i < 5; i++) {
-      expect((await admin.post('/v1/ladders/fz/matches', { id: `seed-${i}`, teams: [{ players: [`ha${i}`], rank: 1 }, { players: [`hb${i}`], rank: 2 }] })).status).toBe(201);
+      expect(
+        (
+          await admin.post('/v1/ladders/fz/matches', {
+            id: `seed-${i}`,
+            teams: [
+              { players: [`ha${i}`], rank: 1 },
+              { players: [`hb${i}`], rank: 2 },
+            ],
+          })
+        ).status,
+      ).toBe(201);
     }
     expect((await admin.post('/v1/ladders/fzw/rounds', { round: 'seed', matches: [{ worlds: { A: 1, B: 2 } }] })).status).toBe(201);
     const seedTicket = await admin.post('/v1/ladders/fz/tickets', { id: 'seed-ticket', players: [{ id: 'ha0', pings: { eu: 10 } }] });
@@ -493,7 +678,16 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
         const after = new Set(b[table] ?? []);
         const added = [...after].filter((r) => !before.has(r));
         const removed = [...before].filter((r) => !after.has(r));
-        if (added.length + removed.length > 0) found.push(`${table}: ${added.length} rows added (${added.slice(0, 3).map((r) => r.slice(0, 200)).join(' | ')}), ${removed.length} removed (${removed.slice(0, 3).map((r) => r.slice(0, 200)).join(' | ')})`);
+        if (added.length + removed.length > 0)
+          found.push(
+            `${table}: ${added.length} rows added (${added
+              .slice(0, 3)
+              .map((r) => r.slice(0, 200))
+              .join(' | ')}), ${removed.length} removed (${removed
+              .slice(0, 3)
+              .map((r) => r.slice(0, 200))
+              .join(' | ')})`,
+          );
       }
       return found;
     };
@@ -736,19 +930,42 @@ const printable = fc.string({ minLength: 1, maxLength: 80, unit: fc.integer({ mi
 const token = fc.oneof(
   printable,
   fc
-    .tuple(fc.string({ minLength: 12, maxLength: 12, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789'.split('')) }), fc.string({ minLength: 43, maxLength: 43, unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('')) }))
+    .tuple(
+      fc.string({ minLength: 12, maxLength: 12, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789'.split('')) }),
+      fc.string({ minLength: 43, maxLength: 43, unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('')) }),
+    )
     .map(([id, secret]) => `lk_${id}_${secret}`),
 );
 
 const json = (value: unknown) => JSON.stringify(value);
-const post = (path: string, body: string | Uint8Array, extra: Partial<FuzzRequest> = {}): Omit<FuzzRequest, 'what'> => ({ method: 'POST', path, body, expect: 'hostile', ...extra });
+const post = (path: string, body: string | Uint8Array, extra: Partial<FuzzRequest> = {}): Omit<FuzzRequest, 'what'> => ({
+  method: 'POST',
+  path,
+  body,
+  expect: 'hostile',
+  ...extra,
+});
 const get = (path: string, extra: Partial<FuzzRequest> = {}): Omit<FuzzRequest, 'what'> => ({ method: 'GET', path, expect: 'hostile', ...extra });
 const del = (path: string, extra: Partial<FuzzRequest> = {}): Omit<FuzzRequest, 'what'> => ({ method: 'DELETE', path, expect: 'hostile', ...extra });
 const spec = (route: FuzzRoute, cls: FuzzClass, build: Spec['build']): Spec => ({ route, cls, build });
 
 // Bodies that would be valid but for the one flaw put in them; prototype names sit in valid places as decoration.
-const matchBody = (n: number, decor: string) => ({ id: `h${n}`, at: Date.now() - HOUR, teams: [{ players: [`ha${n % 5}`, decor], rank: 1 }, { players: [{ id: `hb${n % 5}`, seconds: 10 }], rank: 2 }] });
-const roundBody = (n: number, decor: string) => ({ round: `hr${n}`, at: Date.now() - HOUR, matches: [{ id: `hm${n}a`, worlds: { [`W${n}a`]: 1, [decor]: 2 } }, { id: `hm${n}b`, worlds: { [`W${n}c`]: 3, [`W${n}d`]: 4 } }] });
+const matchBody = (n: number, decor: string) => ({
+  id: `h${n}`,
+  at: Date.now() - HOUR,
+  teams: [
+    { players: [`ha${n % 5}`, decor], rank: 1 },
+    { players: [{ id: `hb${n % 5}`, seconds: 10 }], rank: 2 },
+  ],
+});
+const roundBody = (n: number, decor: string) => ({
+  round: `hr${n}`,
+  at: Date.now() - HOUR,
+  matches: [
+    { id: `hm${n}a`, worlds: { [`W${n}a`]: 1, [decor]: 2 } },
+    { id: `hm${n}b`, worlds: { [`W${n}c`]: 3, [`W${n}d`]: 4 } },
+  ],
+});
 const ticketBody = (n: number, region: string) => ({ id: `ht${n}`, players: [{ id: `tp${n}`, percentile: 50, pings: { eu: 30, [region]: 20 } }] });
 const ladderBody = (n: number) => ({ id: `hl${n}`, system: 'elo', options: { k: 16 }, public: true, standings: { placementMatches: 1 } });
 const keyBody = (n: number) => ({ name: `hk${n}`, scopes: ['read'] });
@@ -810,7 +1027,13 @@ const specs: fc.Arbitrary<Spec> = fc.oneof(
     spec('POST matches', 'proto-value', (n) => {
       // Prototype names as every player of an otherwise valid match, sent with a token that is not a key.
       const other = decor === 'constructor' ? 'valueOf' : 'constructor';
-      const body = { id: `hp${n}`, teams: [{ players: [decor], rank: 1 }, { players: [other], rank: 2 }] };
+      const body = {
+        id: `hp${n}`,
+        teams: [
+          { players: [decor], rank: 1 },
+          { players: [other], rank: 2 },
+        ],
+      };
       return post('/v1/ladders/fz/matches', json(body), { token: `not-a-key-${n}` });
     }),
   ),
@@ -840,8 +1063,12 @@ const specs: fc.Arbitrary<Spec> = fc.oneof(
       return post('/v1/ladders/fzw/rounds', json(body), n % 2 === 0 ? { headers: { 'idempotency-key': `hr${n}` } } : {});
     }),
   ),
-  fc.tuple(badBytes, decorKey).map(([bytes, decor]) => spec('POST rounds', 'utf8', (n) => post('/v1/ladders/fzw/rounds', spliceBytes(json({ ...roundBody(n, decor), round: `hr${n}MARK` }), 'MARK', bytes)))),
-  fc.tuple(protoKey, decorKey).map(([key, decor]) => spec('POST rounds', 'proto-key', (n) => post('/v1/ladders/fzw/rounds', withKey(json(roundBody(n, decor)), key, 1, n % 2 === 0 ? 0 : 15)))),
+  fc
+    .tuple(badBytes, decorKey)
+    .map(([bytes, decor]) => spec('POST rounds', 'utf8', (n) => post('/v1/ladders/fzw/rounds', spliceBytes(json({ ...roundBody(n, decor), round: `hr${n}MARK` }), 'MARK', bytes)))),
+  fc
+    .tuple(protoKey, decorKey)
+    .map(([key, decor]) => spec('POST rounds', 'proto-key', (n) => post('/v1/ladders/fzw/rounds', withKey(json(roundBody(n, decor)), key, 1, n % 2 === 0 ? 0 : 15)))),
   fc.tuple(token, decorKey).map(([t, decor]) => spec('POST rounds', 'token', (n) => post('/v1/ladders/fzw/rounds', json(roundBody(n, decor)), { token: t }))),
   // ---- POST tickets
   fc.tuple(fc.constantFrom('id', 'player'), badIdOf, decorKey).map(([slot, bad, region]) =>
@@ -860,7 +1087,11 @@ const specs: fc.Arbitrary<Spec> = fc.oneof(
       return post('/v1/ladders/fz/tickets', json(body));
     }),
   ),
-  fc.tuple(badBytes, decorKey).map(([bytes, region]) => spec('POST tickets', 'utf8', (n) => post('/v1/ladders/fz/tickets', spliceBytes(json({ ...ticketBody(n, region), id: `ht${n}MARK` }), 'MARK', bytes)))),
+  fc
+    .tuple(badBytes, decorKey)
+    .map(([bytes, region]) =>
+      spec('POST tickets', 'utf8', (n) => post('/v1/ladders/fz/tickets', spliceBytes(json({ ...ticketBody(n, region), id: `ht${n}MARK` }), 'MARK', bytes))),
+    ),
   fc.tuple(protoKey, decorKey).map(([key, region]) =>
     spec('POST tickets', 'proto-key', (n) => {
       const text = json(ticketBody(n, region));
@@ -888,7 +1119,11 @@ const specs: fc.Arbitrary<Spec> = fc.oneof(
     }),
   ),
   badIdOf.map((bad) => spec('POST ladders', bad.cls, (n) => post('/v1/ladders', json({ ...ladderBody(n), id: `hl${n}${bad.id}` })))),
-  badBytes.map((bytes) => spec('POST ladders', 'utf8', (n) => post('/v1/ladders', spliceBytes(json({ ...ladderBody(n), standings: { divisions: [{ name: 'dMARK', minPercentile: 1 }] } }), 'MARK', bytes)))),
+  badBytes.map((bytes) =>
+    spec('POST ladders', 'utf8', (n) =>
+      post('/v1/ladders', spliceBytes(json({ ...ladderBody(n), standings: { divisions: [{ name: 'dMARK', minPercentile: 1 }] } }), 'MARK', bytes)),
+    ),
+  ),
   token.map((t) => spec('POST ladders', 'token', (n) => post('/v1/ladders', json(ladderBody(n)), { token: t }))),
   // ---- POST keys, DELETE keys/{id}
   badIdOf.map((bad) => spec('POST keys', bad.cls, (n) => post('/v1/keys', json({ ...keyBody(n), name: `${n}${bad.id}` })))),
@@ -907,31 +1142,45 @@ const specs: fc.Arbitrary<Spec> = fc.oneof(
       return post('/v1/performance', json(body));
     }),
   ),
-  badBytes.map((bytes) => spec('POST performance', 'utf8', () => post('/v1/performance', spliceBytes(json({ ...perfBody(), games: [{ opponent: 1500, result: 'winMARK' }] }), 'MARK', bytes)))),
+  badBytes.map((bytes) =>
+    spec('POST performance', 'utf8', () => post('/v1/performance', spliceBytes(json({ ...perfBody(), games: [{ opponent: 1500, result: 'winMARK' }] }), 'MARK', bytes))),
+  ),
   protoKey.map((key) => spec('POST performance', 'proto-key', (n) => post('/v1/performance', withKey(json(perfBody()), key, 1, n % 2 === 0 ? 0 : 9)))),
   token.map((t) => spec('POST performance', 'token', () => post('/v1/performance', json(perfBody()), { token: t }))),
   // ---- GET ladder-scoped routes with a bad ladder id, a bad player id, prototype names, tokens
   fc.tuple(fc.constantFrom(...LADDER_ROUTES), badIdOf).map(([[route, suffix], bad]) => spec(route, bad.cls, () => get(`/v1/ladders/${encodeLoose(bad.id)}${suffix}`))),
-  fc.tuple(fc.constantFrom<FuzzRoute>('GET players', 'GET history'), badIdOf).map(([route, bad]) =>
-    spec(route, bad.cls, () => get(`/v1/ladders/fz/players/${encodeLoose(bad.id)}${route === 'GET history' ? '/history' : ''}`)),
-  ),
-  fc.tuple(fc.constantFrom(...LADDER_ROUTES), protoValue, fc.boolean()).map(([[route, suffix], name, asLadder]) =>
-    spec(route, 'proto-value', () => get(asLadder ? `/v1/ladders/${encodeLoose(name)}${suffix}` : `/v1/ladders/fz${suffix.replace('ha1', encodeLoose(name))}?${encodeLoose(name)}=1`, { expect: 'neutral' })),
-  ),
+  fc
+    .tuple(fc.constantFrom<FuzzRoute>('GET players', 'GET history'), badIdOf)
+    .map(([route, bad]) => spec(route, bad.cls, () => get(`/v1/ladders/fz/players/${encodeLoose(bad.id)}${route === 'GET history' ? '/history' : ''}`))),
+  fc
+    .tuple(fc.constantFrom(...LADDER_ROUTES), protoValue, fc.boolean())
+    .map(([[route, suffix], name, asLadder]) =>
+      spec(route, 'proto-value', () =>
+        get(asLadder ? `/v1/ladders/${encodeLoose(name)}${suffix}` : `/v1/ladders/fz${suffix.replace('ha1', encodeLoose(name))}?${encodeLoose(name)}=1`, { expect: 'neutral' }),
+      ),
+    ),
   fc.tuple(fc.constantFrom(...LADDER_ROUTES), token).map(([[route, suffix], t]) => spec(route, 'token', () => get(`/v1/ladders/fz${suffix}`, { token: t }))),
   // ---- query params
-  fc.tuple(fc.constantFrom('search', 'around'), badIdOf).map(([param, bad]) => spec('GET leaderboard', bad.cls, () => get(`/v1/ladders/fz/leaderboard?${param}=${encodeLoose(bad.id)}`))),
-  fc.tuple(fc.constantFrom('search', 'around'), protoValue).map(([param, name]) => spec('GET leaderboard', 'proto-value', () => get(`/v1/ladders/fz/leaderboard?${param}=${encodeLoose(name)}`, { expect: 'neutral' }))),
-  fc.tuple(fc.constantFrom<[FuzzRoute, string]>(['GET leaderboard', '/leaderboard'], ['GET matches', '/matches'], ['GET history', '/players/ha1/history']), fc.constantFrom('limit', 'offset'), huge).map(
-    ([[route, suffix], param, value]) => spec(route, 'huge', () => get(`/v1/ladders/fz${suffix}?${param}=${encodeURIComponent(String(value))}`)),
-  ),
+  fc
+    .tuple(fc.constantFrom('search', 'around'), badIdOf)
+    .map(([param, bad]) => spec('GET leaderboard', bad.cls, () => get(`/v1/ladders/fz/leaderboard?${param}=${encodeLoose(bad.id)}`))),
+  fc
+    .tuple(fc.constantFrom('search', 'around'), protoValue)
+    .map(([param, name]) => spec('GET leaderboard', 'proto-value', () => get(`/v1/ladders/fz/leaderboard?${param}=${encodeLoose(name)}`, { expect: 'neutral' }))),
+  fc
+    .tuple(
+      fc.constantFrom<[FuzzRoute, string]>(['GET leaderboard', '/leaderboard'], ['GET matches', '/matches'], ['GET history', '/players/ha1/history']),
+      fc.constantFrom('limit', 'offset'),
+      huge,
+    )
+    .map(([[route, suffix], param, value]) => spec(route, 'huge', () => get(`/v1/ladders/fz${suffix}?${param}=${encodeURIComponent(String(value))}`))),
   // ---- tickets by id
-  fc.tuple(fc.constantFrom<FuzzRoute>('GET ticket', 'DELETE ticket'), badIdOf).map(([route, bad]) =>
-    spec(route, bad.cls, () => (route === 'GET ticket' ? get : del)(`/v1/tickets/${encodeLoose(bad.id)}`)),
-  ),
-  fc.tuple(fc.constantFrom<FuzzRoute>('GET ticket', 'DELETE ticket'), protoValue).map(([route, name]) =>
-    spec(route, 'proto-value', () => (route === 'GET ticket' ? get : del)(`/v1/tickets/${encodeLoose(name)}`, { expect: 'neutral' })),
-  ),
+  fc
+    .tuple(fc.constantFrom<FuzzRoute>('GET ticket', 'DELETE ticket'), badIdOf)
+    .map(([route, bad]) => spec(route, bad.cls, () => (route === 'GET ticket' ? get : del)(`/v1/tickets/${encodeLoose(bad.id)}`))),
+  fc
+    .tuple(fc.constantFrom<FuzzRoute>('GET ticket', 'DELETE ticket'), protoValue)
+    .map(([route, name]) => spec(route, 'proto-value', () => (route === 'GET ticket' ? get : del)(`/v1/tickets/${encodeLoose(name)}`, { expect: 'neutral' }))),
   token.map((t) => spec('DELETE ticket', 'token', () => del('/v1/tickets/seed-ticket', { token: t }))),
   token.map((t) => spec('GET ticket', 'token', () => get('/v1/tickets/seed-ticket', { token: t }))),
 );
@@ -957,7 +1206,15 @@ function fuzzPlan(count: number, seed: number) {
     const pair = [0, 1].map((j): ValidMatch => {
       const k = valid.length + j;
       const first = k < PROTO_NAMES.length ? PROTO_NAMES[k]! : `va${k}`;
-      return { body: { id: `v${k}`, teams: [{ players: [first], rank: 1 }, { players: [`vb${k}`], rank: 2 }] } };
+      return {
+        body: {
+          id: `v${k}`,
+          teams: [
+            { players: [first], rank: 1 },
+            { players: [`vb${k}`], rank: 2 },
+          ],
+        },
+      };
     });
     valid.push(...pair);
     batches.push({ hostile: hostile.slice(i, i + 22), valid: pair });

@@ -34,7 +34,12 @@ async function seedLadder(admin: Client, ladder: string, matches: number): Promi
     const a = Math.floor(random() * 64);
     const b = (a + 1 + Math.floor(random() * 63)) % 64;
     const aWins = random() < 0.2 + 0.6 * (strength[a]! > strength[b]! ? 1 : 0);
-    return { teams: [{ players: [PLAYERS[a]], rank: aWins ? 1 : 2 }, { players: [PLAYERS[b]], rank: aWins ? 2 : 1 }] };
+    return {
+      teams: [
+        { players: [PLAYERS[a]], rank: aWins ? 1 : 2 },
+        { players: [PLAYERS[b]], rank: aWins ? 2 : 1 },
+      ],
+    };
   });
   for (let i = 0; i < bodies.length; i += 32) {
     const replies = await Promise.all(bodies.slice(i, i + 32).map((body) => admin.post(`/v1/ladders/${ladder}/matches`, body)));
@@ -89,7 +94,15 @@ describe('heavy requests on the worker pool (PGlite)', () => {
     const others: Array<Promise<{ status: number }>> = [];
     for (let i = 0; i < 20; i++) {
       others.push(anon.get('/healthz'));
-      if (i % 5 === 0) others.push(admin.post('/v1/ladders/lobby/matches', { teams: [{ players: [`q${i}`], rank: 1 }, { players: [`r${i}`], rank: 2 }] }));
+      if (i % 5 === 0)
+        others.push(
+          admin.post('/v1/ladders/lobby/matches', {
+            teams: [
+              { players: [`q${i}`], rank: 1 },
+              { players: [`r${i}`], rank: 2 },
+            ],
+          }),
+        );
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const [balanced, answered] = await Promise.all([Promise.all(balances), Promise.all(others)]);
@@ -147,7 +160,10 @@ describe('heavy requests on the worker pool (PGlite)', () => {
     expect((await anon.post('/v1/ladders/lobby/predict', { teams: halves })).status).toBe(200);
     expect(jobs).toHaveLength(1);
     const inline = server.ladders.get('lobby').then(async (ladder) => {
-      const rows = await server.db.query<{ id: string; rating: number; rd: number; volatility: number; matches: number }>('SELECT id, rating, rd, volatility, matches FROM players WHERE ladder = $1', ['lobby']);
+      const rows = await server.db.query<{ id: string; rating: number; rd: number; volatility: number; matches: number }>(
+        'SELECT id, rating, rd, volatility, matches FROM players WHERE ladder = $1',
+        ['lobby'],
+      );
       const state = new Map(rows.map((row) => [row.id, { rating: row.rating, rd: row.rd, volatility: row.volatility, matches: row.matches }]));
       return ladder.rating.predict(teams.map((team) => team.players.map((id) => state.get(id)!)));
     });

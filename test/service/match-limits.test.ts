@@ -14,7 +14,7 @@ describe('match limits per system', () => {
     for (const server of servers.splice(0)) await server.dispose();
   });
 
-  it('GET /v1/systems states each system\'s bounds; a whr match beyond them is a 400 naming the field, and nothing is rated', async () => {
+  it("GET /v1/systems states each system's bounds; a whr match beyond them is a 400 naming the field, and nothing is rated", async () => {
     const server = await startTestServer({ backend: 'pglite' });
     servers.push(server);
     const api = client(server.url, server.admin);

@@ -44,7 +44,11 @@ describe.each(BACKENDS)('the matchmaking worker on %s', (backend) => {
     expect(server.matchmaking.host.worker).not.toBe(worker);
     expect(server.matchmaking.host.restarts).toBe(1);
     // And the new worker keeps following the queue.
-    for (const [id, percentile] of [['c3', 30], ['c4', 31]] as const) expect((await admin.post('/v1/ladders/crash/tickets', solo(id, percentile))).status).toBe(201);
+    for (const [id, percentile] of [
+      ['c3', 30],
+      ['c4', 31],
+    ] as const)
+      expect((await admin.post('/v1/ladders/crash/tickets', solo(id, percentile))).status).toBe(201);
     await server.matchmakeNow();
     for (const id of ['c3', 'c4']) expect((await admin.get(`/v1/tickets/${id}`)).body.status).toBe('matched');
     expect(after.size).toBe(0);

@@ -89,7 +89,13 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
   it('one waiting ticket per player and ladder; another after the first leaves', async () => {
     await admin.post('/v1/ladders', { id: 'once', system: 'elo', matchmaking: { teamSize: 2 } });
     expect((await admin.post('/v1/ladders/once/tickets', { id: 'o1', players: [{ id: 'pat', pings: { eu: 10 } }] })).status).toBe(201);
-    const again = await admin.post('/v1/ladders/once/tickets', { id: 'o2', players: [{ id: 'sam', pings: { eu: 10 } }, { id: 'pat', pings: { eu: 10 } }] });
+    const again = await admin.post('/v1/ladders/once/tickets', {
+      id: 'o2',
+      players: [
+        { id: 'sam', pings: { eu: 10 } },
+        { id: 'pat', pings: { eu: 10 } },
+      ],
+    });
     expect(again.status).toBe(409);
     expect(again.body.error.field).toBe('players[1].id');
     expect((await admin.get('/v1/tickets/o2')).status).toBe(404);
@@ -117,7 +123,19 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
     let cancelled = 0;
     const regions = ['eu', 'na', 'toString', 'constructor'];
     const op = fc.oneof(
-      { weight: 5, arbitrary: fc.record({ kind: fc.constant('add' as const), player: fc.nat(9), partner: fc.option(fc.nat(9), { nil: undefined }), percentile: fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }), region: fc.nat(3), other: fc.nat(3), within: fc.integer({ min: 0, max: 60 }), strict: fc.boolean() }) },
+      {
+        weight: 5,
+        arbitrary: fc.record({
+          kind: fc.constant('add' as const),
+          player: fc.nat(9),
+          partner: fc.option(fc.nat(9), { nil: undefined }),
+          percentile: fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }),
+          region: fc.nat(3),
+          other: fc.nat(3),
+          within: fc.integer({ min: 0, max: 60 }),
+          strict: fc.boolean(),
+        }),
+      },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('match' as const) }) },
     );
@@ -150,7 +168,14 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
             const pings = (own: number) => ({ [regions[own]!]: 20, ...(step.other !== own ? { [regions[step.other]!]: 60 } : {}) });
             const body: TicketBody = {
               id: `${ladder}-t${created.length}`,
-              players: [{ id: `p${step.player}`, ...(step.percentile !== undefined ? { percentile: step.percentile } : {}), pings: pings(step.region), filter: { within: step.within, strict: step.strict } }],
+              players: [
+                {
+                  id: `p${step.player}`,
+                  ...(step.percentile !== undefined ? { percentile: step.percentile } : {}),
+                  pings: pings(step.region),
+                  filter: { within: step.within, strict: step.strict },
+                },
+              ],
             };
             if (step.partner !== undefined && step.partner !== step.player) body.players.push({ id: `p${step.partner}`, percentile: 40, pings: pings(step.region) });
             const reply = await admin.post(`/v1/ladders/${ladder}/tickets`, body);
@@ -173,7 +198,18 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
       }),
       // Besides the random sequences, one that surely places a match and cancels a ticket, so the
       // checks below never depend on what the random ones happened to draw.
-      { numRuns: 20, examples: [[[...[0, 1, 2, 3, 4].map((player) => ({ kind: 'add' as const, player, partner: undefined, percentile: 50, region: 0, other: 0, within: 60, strict: false })), { kind: 'cancel' as const, pick: 4 }, { kind: 'match' as const }]]] },
+      {
+        numRuns: 20,
+        examples: [
+          [
+            [
+              ...[0, 1, 2, 3, 4].map((player) => ({ kind: 'add' as const, player, partner: undefined, percentile: 50, region: 0, other: 0, within: 60, strict: false })),
+              { kind: 'cancel' as const, pick: 4 },
+              { kind: 'match' as const },
+            ],
+          ],
+        ],
+      },
     );
     // The sequences did exercise both ways out of the queue.
     expect(placed).toBeGreaterThan(0);
@@ -201,7 +237,14 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
     });
     // The service's own loop gives the lock up so the racing engine can take it.
     await server.matchmaking.stop();
-    const engine = new MatchmakingEngine({ db: server.db, tickets: racing, metrics: serviceMetrics(), ladders: server.ladders }, { onError: (error) => { throw error; } });
+    const engine = new MatchmakingEngine(
+      { db: server.db, tickets: racing, metrics: serviceMetrics(), ladders: server.ladders },
+      {
+        onError: (error) => {
+          throw error;
+        },
+      },
+    );
     // This ladder's turn only: a ladder of an earlier test whose tickets widened into a match since the drain is not under test.
     expect(await engine.turn(['race'])).toBe(0);
     expect(cancelled).toBe(true);
@@ -255,7 +298,17 @@ describe('matchmaking lock on Redis', () => {
           const n = i + k;
           // Seven arrival times only, so chunks end inside runs of equal times.
           const createdAt = now - 7000 + (n % 7) * 1000;
-          return store.add({ id: `snap-${n}`, ladder: 'snap', status: 'waiting', createdAt, ticket: { id: `snap-${n}`, at: createdAt / 1000, players: [{ id: `snap-p${n}`, percentile: 1 + (n % 100), pings: { eu: 20 }, filter: { within: 1, strict: true, maxPing: 10 } }] } });
+          return store.add({
+            id: `snap-${n}`,
+            ladder: 'snap',
+            status: 'waiting',
+            createdAt,
+            ticket: {
+              id: `snap-${n}`,
+              at: createdAt / 1000,
+              players: [{ id: `snap-p${n}`, percentile: 1 + (n % 100), pings: { eu: 20 }, filter: { within: 1, strict: true, maxPing: 10 } }],
+            },
+          });
         }),
       );
       expect(outcomes.every((o) => o.ok)).toBe(true);
@@ -276,15 +329,45 @@ describe('matchmaking lock on Redis', () => {
     const first = await secondStore();
     const second = await secondStore();
     const metrics = serviceMetrics();
-    const engineA = new MatchmakingEngine({ db: server.db, tickets: first.store, metrics, ladders: server.ladders }, { onError: (error) => { throw error; } });
-    const engineB = new MatchmakingEngine({ db: server.db, tickets: second.store, metrics, ladders: server.ladders }, { onError: (error) => { throw error; } });
+    const engineA = new MatchmakingEngine(
+      { db: server.db, tickets: first.store, metrics, ladders: server.ladders },
+      {
+        onError: (error) => {
+          throw error;
+        },
+      },
+    );
+    const engineB = new MatchmakingEngine(
+      { db: server.db, tickets: second.store, metrics, ladders: server.ladders },
+      {
+        onError: (error) => {
+          throw error;
+        },
+      },
+    );
     expect(await first.store.claim('lock')).toBe('acquired');
     expect(await second.store.claim('lock')).toBe('busy');
     // A holder whose lock was taken over (expired, say) may still run its pass, but its placements are refused.
     await first.redis.del(`${server.prefix}mmlock:lock`);
     expect(await second.store.claim('lock')).toBe('acquired');
     const stale = await first.store.assign('lock', [
-      { recent: { matchId: 'x', region: 'eu', teams: [['la'], ['lb']], players: [['la-p'], ['lb-p']], winProbability: null, waitSeconds: { p50: 0, max: 0 }, quality: { averages: [50, 50], balance: 1, percentileSpread: 0, worstPing: 20, wideningStep: 0, waits: [[0], [0]] }, at: new Date().toISOString() }, match: { id: 'x', region: 'eu', teams: [['la'], ['lb']], players: [['la-p'], ['lb-p']], at: Date.now() }, tickets: [{ id: 'la', team: 0 }, { id: 'lb', team: 1 }] },
+      {
+        recent: {
+          matchId: 'x',
+          region: 'eu',
+          teams: [['la'], ['lb']],
+          players: [['la-p'], ['lb-p']],
+          winProbability: null,
+          waitSeconds: { p50: 0, max: 0 },
+          quality: { averages: [50, 50], balance: 1, percentileSpread: 0, worstPing: 20, wideningStep: 0, waits: [[0], [0]] },
+          at: new Date().toISOString(),
+        },
+        match: { id: 'x', region: 'eu', teams: [['la'], ['lb']], players: [['la-p'], ['lb-p']], at: Date.now() },
+        tickets: [
+          { id: 'la', team: 0 },
+          { id: 'lb', team: 1 },
+        ],
+      },
     ]);
     expect(stale).toEqual(['lost']);
     expect((await admin.get('/v1/tickets/la')).body.status).toBe('waiting');

@@ -23,9 +23,19 @@ afterAll(async () => {
 });
 
 it('keeps matches, history and players across migrations 3 to 6', async () => {
-  expect(await migrate(db, MIGRATIONS.filter((m) => m.version <= 2))).toEqual([1, 2]);
+  expect(
+    await migrate(
+      db,
+      MIGRATIONS.filter((m) => m.version <= 2),
+    ),
+  ).toEqual([1, 2]);
   await db.query(`INSERT INTO ladders (id, system, options, settings, public, created_at) VALUES ('l', 'glicko2', '{}', '{}', true, 0)`);
-  const body = { teams: [{ players: [{ id: 'ann' }], rank: 1 }, { players: [{ id: 'bob' }], rank: 2 }] };
+  const body = {
+    teams: [
+      { players: [{ id: 'ann' }], rank: 1 },
+      { players: [{ id: 'bob' }], rank: 2 },
+    ],
+  };
   await db.query(`INSERT INTO matches (ladder, seq, id, at, received_at, body) VALUES ('l', 1, 'm1', 5, 6, $1::jsonb)`, [JSON.stringify(body)]);
   await db.query(`INSERT INTO matches (ladder, seq, id, at, received_at, body) VALUES ('l', 2, 'm2', 9, 9, $1::jsonb), ('l', 3, 'm3', 7, 10, $1::jsonb)`, [JSON.stringify(body)]);
   await db.query(`INSERT INTO rating_changes (ladder, player, seq, team, before, after, terms) VALUES ('l', 'ann', 1, 0, '{"rating":1500}', '{"rating":1662.31}', '{"score":1}')`);
@@ -46,13 +56,26 @@ it('keeps matches, history and players across migrations 3 to 6', async () => {
     { player: 'bob', team: 1, before: { rating: 1500 }, after: { rating: 1337.69 }, terms: { score: 0 }, lastAtBefore: null, lastAtAfter: 5, prev: null },
   ]);
   const [third] = await db.query<{ changes: Array<{ lastAtBefore: number; lastAtAfter: number; prev: number }> }>(`SELECT changes FROM matches WHERE ladder = 'l' AND seq = 3`);
-  expect(third!.changes.map((e) => [e.lastAtBefore, e.lastAtAfter, e.prev])).toEqual([[9, 9, 2], [9, 9, 2]]);
+  expect(third!.changes.map((e) => [e.lastAtBefore, e.lastAtAfter, e.prev])).toEqual([
+    [9, 9, 2],
+    [9, 9, 2],
+  ]);
   const lastSeqs = await db.query<{ id: string; last_seq: number | null }>(`SELECT id, last_seq::int4 FROM players WHERE ladder = 'l' ORDER BY id`);
-  expect(lastSeqs).toEqual([{ id: 'ann', last_seq: 3 }, { id: 'anna', last_seq: null }, { id: 'bob', last_seq: 3 }]);
+  expect(lastSeqs).toEqual([
+    { id: 'ann', last_seq: 3 },
+    { id: 'anna', last_seq: null },
+    { id: 'bob', last_seq: 3 },
+  ]);
   const history = (await historyOf(db, 'l', 'ann', { limit: 2, offset: 1, maxSkipped: 1000 })).rows;
-  expect(history.map((row) => [Number(row.seq), row.id, row.after])).toEqual([[2, 'm2', { rating: 1700 }], [1, 'm1', { rating: 1662.31 }]]);
+  expect(history.map((row) => [Number(row.seq), row.id, row.after])).toEqual([
+    [2, 'm2', { rating: 1700 }],
+    [1, 'm1', { rating: 1662.31 }],
+  ]);
   const before = await lastChangesBefore(db, 'l', ['ann', 'bob', 'anna'], 3);
-  expect([...before].map(([id, last]) => [id, Number(last.seq), last.after.rating, Number(last.lastAtAfter)]).sort()).toEqual([['ann', 2, 1700, 9], ['bob', 2, 1300, 9]]);
+  expect([...before].map(([id, last]) => [id, Number(last.seq), last.after.rating, Number(last.lastAtAfter)]).sort()).toEqual([
+    ['ann', 2, 1700, 9],
+    ['bob', 2, 1300, 9],
+  ]);
   expect((await db.query<{ n: number }>(`SELECT count(*)::int4 AS n FROM pg_tables WHERE schemaname = $1 AND tablename = 'rating_changes'`, [schema]))[0]!.n).toBe(0);
   const found = await db.query<{ id: string }>(`SELECT id FROM players WHERE ladder = 'l' AND id LIKE 'ann%' ORDER BY rating DESC`);
   expect(found.map((r) => r.id)).toEqual(['ann', 'anna']);

@@ -156,7 +156,21 @@ describe('the OpenAPI document', () => {
       writeFileSync(join(dir, 'client.ts'), CLIENT_PROGRAM);
       writeFileSync(
         join(dir, 'tsconfig.json'),
-        JSON.stringify({ compilerOptions: { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true, noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', skipLibCheck: false, types: [] }, files: ['client.ts', 'api.d.ts'] }),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            exactOptionalPropertyTypes: true,
+            noUncheckedIndexedAccess: true,
+            noPropertyAccessFromIndexSignature: true,
+            noEmit: true,
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            target: 'ES2022',
+            skipLibCheck: false,
+            types: [],
+          },
+          files: ['client.ts', 'api.d.ts'],
+        }),
       );
       let output = '';
       try {
@@ -278,7 +292,8 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
   it('validate against the emitted schema, for every operation and every declared error status', { timeout: 120_000 }, async () => {
     const { call, record, checked, errorStatuses } = liveChecker(server.url, validator);
     const admin = server.admin;
-    const get = (template: string, params: Record<string, string> = {}, query?: string, key: string | null = admin) => call('GET', template, 200, { params, ...(query ? { query } : {}), key });
+    const get = (template: string, params: Record<string, string> = {}, query?: string, key: string | null = admin) =>
+      call('GET', template, 200, { params, ...(query ? { query } : {}), key });
 
     // Meta and systems.
     await call('GET', '/healthz', 200);
@@ -297,7 +312,10 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
     for (const descriptor of HOSTED_SYSTEMS) {
       const id = `sys-${descriptor.name}`;
       const [option, spec] = Object.entries(descriptor.options)[0]!;
-      const created = await call('POST', '/v1/ladders', 201, { body: { id, system: descriptor.name, public: true, options: { [option]: spec.default }, standings: { placementMatches: 0 } }, key: admin });
+      const created = await call('POST', '/v1/ladders', 201, {
+        body: { id, system: descriptor.name, public: true, options: { [option]: spec.default }, standings: { placementMatches: 0 } },
+        key: admin,
+      });
       expect(created.body.options).toEqual({ [option]: spec.default });
       expect(Object.keys(created.body.resolvedOptions).sort()).toEqual(Object.keys(descriptor.options).sort());
       if (descriptor.capabilities.rounds) {
@@ -308,33 +326,100 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
       } else {
         const rated = await call('POST', '/v1/ladders/{ladder}/matches', 201, {
           params: { ladder: id },
-          body: { teams: [{ players: ['a', 'c'], rank: 1 }, { players: ['b', { id: 'd', quit: true }], rank: 2 }] },
+          body: {
+            teams: [
+              { players: ['a', 'c'], rank: 1 },
+              { players: ['b', { id: 'd', quit: true }], rank: 2 },
+            ],
+          },
           key: admin,
         });
         const shown = descriptor.dashboard.terms.map((t) => t.key);
         for (const change of rated.body.players) for (const key of shown) expect(change.terms, `${descriptor.name} terms`).toHaveProperty(key);
-        await call('POST', '/v1/ladders/{ladder}/matches', 201, { params: { ladder: id }, body: { teams: [{ players: ['b'], rank: 1 }, { players: ['a'], rank: 1 }] }, key: admin });
+        await call('POST', '/v1/ladders/{ladder}/matches', 201, {
+          params: { ladder: id },
+          body: {
+            teams: [
+              { players: ['b'], rank: 1 },
+              { players: ['a'], rank: 1 },
+            ],
+          },
+          key: admin,
+        });
         await get('/v1/ladders/{ladder}/players/{player}/history', { ladder: id, player: 'a' });
       }
       await get('/v1/ladders/{ladder}', { ladder: id });
     }
 
     // The ladder most of the rest works on.
-    await call('POST', '/v1/ladders', 201, { body: { id: 'oa', system: 'glicko2', public: true, options: { tau: 0.5 }, standings: { placementMatches: 0 }, matchmaking: { teamSize: 1, regions: ['eu', 'na'] } }, key: admin });
+    await call('POST', '/v1/ladders', 201, {
+      body: { id: 'oa', system: 'glicko2', public: true, options: { tau: 0.5 }, standings: { placementMatches: 0 }, matchmaking: { teamSize: 1, regions: ['eu', 'na'] } },
+      key: admin,
+    });
     await get('/v1/ladders');
     await get('/v1/ladders', {}, undefined, null);
     await get('/v1/ladders/{ladder}', { ladder: 'oa' });
-    await call('PATCH', '/v1/ladders/{ladder}', 200, { params: { ladder: 'oa' }, body: { standings: { placementMatches: 0, divisions: [{ name: 'Low', minPercentile: 1 }, { name: 'High', minPercentile: 50 }] } }, key: admin });
-    const pairs = [['ann', 'bob'], ['bob', 'cy'], ['cy', 'dee'], ['dee', 'ann'], ['ann', 'cy'], ['bob', 'dee']] as const;
+    await call('PATCH', '/v1/ladders/{ladder}', 200, {
+      params: { ladder: 'oa' },
+      body: {
+        standings: {
+          placementMatches: 0,
+          divisions: [
+            { name: 'Low', minPercentile: 1 },
+            { name: 'High', minPercentile: 50 },
+          ],
+        },
+      },
+      key: admin,
+    });
+    const pairs = [
+      ['ann', 'bob'],
+      ['bob', 'cy'],
+      ['cy', 'dee'],
+      ['dee', 'ann'],
+      ['ann', 'cy'],
+      ['bob', 'dee'],
+    ] as const;
     for (const [i, [winner, loser]] of pairs.entries()) {
-      await call('POST', '/v1/ladders/{ladder}/matches', 201, { params: { ladder: 'oa' }, body: { id: `m${i + 1}`, teams: [{ players: [winner], rank: 1 }, { players: [loser], rank: 2 }] }, key: admin, headers: { 'idempotency-key': `oa-m${i + 1}` } });
+      await call('POST', '/v1/ladders/{ladder}/matches', 201, {
+        params: { ladder: 'oa' },
+        body: {
+          id: `m${i + 1}`,
+          teams: [
+            { players: [winner], rank: 1 },
+            { players: [loser], rank: 2 },
+          ],
+        },
+        key: admin,
+        headers: { 'idempotency-key': `oa-m${i + 1}` },
+      });
     }
     // An idempotent repeat answers the stored JSON text: it too must validate.
-    await call('POST', '/v1/ladders/{ladder}/matches', 201, { params: { ladder: 'oa' }, body: { id: 'm1', teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] }, key: admin, headers: { 'idempotency-key': 'oa-m1' } });
+    await call('POST', '/v1/ladders/{ladder}/matches', 201, {
+      params: { ladder: 'oa' },
+      body: {
+        id: 'm1',
+        teams: [
+          { players: ['ann'], rank: 1 },
+          { players: ['bob'], rank: 2 },
+        ],
+      },
+      key: admin,
+      headers: { 'idempotency-key': 'oa-m1' },
+    });
     const page = await get('/v1/ladders/{ladder}/matches', { ladder: 'oa' }, 'limit=2');
     expect(page.body.next).not.toBeNull();
     await call('POST', '/v1/ladders/{ladder}/matches/{match}/void', 200, { params: { ladder: 'oa', match: 'm1' }, body: { reason: 'wrong winner reported' }, key: admin });
-    await call('PUT', '/v1/ladders/{ladder}/matches/{match}', 200, { params: { ladder: 'oa', match: 'm2' }, body: { teams: [{ players: ['bob'], rank: 2 }, { players: ['cy'], rank: 1 }] }, key: admin });
+    await call('PUT', '/v1/ladders/{ladder}/matches/{match}', 200, {
+      params: { ladder: 'oa', match: 'm2' },
+      body: {
+        teams: [
+          { players: ['bob'], rank: 2 },
+          { players: ['cy'], rank: 1 },
+        ],
+      },
+      key: admin,
+    });
     await get('/v1/ladders/{ladder}/matches', { ladder: 'oa' });
     await get('/v1/ladders/{ladder}/players/{player}', { ladder: 'oa', player: 'ann' });
     await get('/v1/ladders/{ladder}/players/{player}/history', { ladder: 'oa', player: 'ann' });
@@ -344,7 +429,11 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
 
     // Seasons: the first (no reset), then one opened with a soft reset.
     await get('/v1/ladders/{ladder}/seasons', { ladder: 'oa' });
-    await call('POST', '/v1/ladders/{ladder}/seasons', 201, { params: { ladder: 'oa' }, body: { name: 's2', reset: { toward: 1500, keep: 0.5, rd: 200, restartPlacement: true } }, key: admin });
+    await call('POST', '/v1/ladders/{ladder}/seasons', 201, {
+      params: { ladder: 'oa' },
+      body: { name: 's2', reset: { toward: 1500, keep: 0.5, rd: 200, restartPlacement: true } },
+      key: admin,
+    });
     const seasons = await get('/v1/ladders/{ladder}/seasons', { ladder: 'oa' });
     expect(seasons.body.seasons.at(-1).reset).toMatchObject({ keep: 0.5 });
     await get('/v1/ladders/{ladder}/seasons/{season}/leaderboard', { ladder: 'oa', season: '1' });
@@ -373,7 +462,11 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
     await call('DELETE', '/v1/tickets/{id}', 200, { params: { id: third.body.ticket.id }, key: admin });
 
     // Backfills: one filled by a waiting ticket, one cancelled.
-    const backfill = await call('POST', '/v1/ladders/{ladder}/backfills', 201, { params: { ladder: 'oa' }, body: { declared: true, match: 'live-1', region: 'eu', teams: [['cy'], []] }, key: admin });
+    const backfill = await call('POST', '/v1/ladders/{ladder}/backfills', 201, {
+      params: { ladder: 'oa' },
+      body: { declared: true, match: 'live-1', region: 'eu', teams: [['cy'], []] },
+      key: admin,
+    });
     await call('POST', '/v1/ladders/{ladder}/tickets', 201, { params: { ladder: 'oa' }, body: { id: 'oa-fill', players: [{ id: 'dee', pings: { eu: 20 } }] }, key: admin });
     await server.matchmakeNow();
     const filled = await get('/v1/backfills/{id}', { id: backfill.body.id });
@@ -381,13 +474,17 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
     const fill = await get('/v1/tickets/{id}', { id: 'oa-fill' });
     expect(fill.body.match.backfill).toBe(backfill.body.id);
     await get('/v1/ladders/{ladder}/queue', { ladder: 'oa' });
-    const open = await call('POST', '/v1/ladders/{ladder}/backfills', 201, { params: { ladder: 'oa' }, body: { declared: true, match: 'live-2', region: 'eu', teams: [['eve'], []] }, key: admin });
+    const open = await call('POST', '/v1/ladders/{ladder}/backfills', 201, {
+      params: { ladder: 'oa' },
+      body: { declared: true, match: 'live-2', region: 'eu', teams: [['eve'], []] },
+      key: admin,
+    });
     await call('DELETE', '/v1/backfills/{id}', 200, { params: { id: open.body.id }, key: admin });
 
     // The integrity report, with a pair of win-traders among honest players so that it has entries.
     await call('POST', '/v1/ladders', 201, { body: { id: 'trade', system: 'elo', public: true }, key: admin });
     let seed = 7;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 330; i++) {
       const trade = i % 11 === 0;
       const a = Math.floor(random() * 9);
@@ -395,14 +492,26 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
       const first = trade ? 'x1' : `p${a}`;
       const second = trade ? 'x2' : `p${b}`;
       const win = trade ? (i / 11) % 2 === 0 : random() < 0.5;
-      const reply = await client(server.url, admin).post('/v1/ladders/trade/matches', { teams: [{ players: [first], rank: win ? 1 : 2 }, { players: [second], rank: win ? 2 : 1 }] });
+      const reply = await client(server.url, admin).post('/v1/ladders/trade/matches', {
+        teams: [
+          { players: [first], rank: win ? 1 : 2 },
+          { players: [second], rank: win ? 2 : 1 },
+        ],
+      });
       expect(reply.status).toBe(201);
     }
     const report = await call('GET', '/v1/ladders/{ladder}/reports/integrity', 200, { params: { ladder: 'trade' }, key: admin });
     expect(report.body.entries.length).toBeGreaterThan(0);
 
     // Performance: a mixed record (clamped null) and only wins (clamped "above").
-    const mixed = await call('POST', '/v1/performance', 200, { body: { games: [{ opponent: 1500, result: 'win' }, { opponent: 1400, result: 'loss' }] } });
+    const mixed = await call('POST', '/v1/performance', 200, {
+      body: {
+        games: [
+          { opponent: 1500, result: 'win' },
+          { opponent: 1400, result: 'loss' },
+        ],
+      },
+    });
     expect(mixed.body.clamped).toBeNull();
     const wins = await call('POST', '/v1/performance', 200, { body: { games: [{ opponent: 1500, result: 'win' }] } });
     expect(wins.body.clamped).toBe('above');
@@ -412,7 +521,16 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
     expect(invalid.body.error.field).toBe('teams');
     await call('GET', '/v1/ladders/{ladder}', 401, { params: { ladder: 'oa' }, key: 'not-a-key-of-this-server' });
     await call('GET', '/v1/systems', 401, { key: 'not-a-key-of-this-server' });
-    await call('POST', '/v1/ladders/{ladder}/matches', 403, { params: { ladder: 'oa' }, body: { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }, key: reader.body.key });
+    await call('POST', '/v1/ladders/{ladder}/matches', 403, {
+      params: { ladder: 'oa' },
+      body: {
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      },
+      key: reader.body.key,
+    });
     await call('GET', '/v1/ladders/{ladder}/leaderboard', 403, { params: { ladder: 'sys-elo' }, key: limited.body.key });
     await call('GET', '/v1/ladders/{ladder}', 404, { params: { ladder: 'no-such-ladder' } });
     await call('POST', '/v1/ladders', 409, { body: { id: 'oa', system: 'glicko2' }, key: admin });

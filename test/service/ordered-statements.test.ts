@@ -25,21 +25,23 @@ it('runs statements issued together in order, one failure alone failing, with no
   try {
     const finished: number[] = [];
     const statements = Array.from({ length: 24 }, (_, i) =>
-      db.ordered.query<{ i: number; t: string }>(i === 7 ? 'SELECT 1 / ($1::int - $1::int) AS i' : 'SELECT $1::int AS i, clock_timestamp()::text AS t FROM pg_sleep(0.002)', [i]).then(
-        (rows) => {
-          finished.push(i);
-          return rows;
-        },
-        (error: unknown) => {
-          finished.push(i);
-          return error;
-        },
-      ),
+      db.ordered
+        .query<{ i: number; t: string }>(i === 7 ? 'SELECT 1 / ($1::int - $1::int) AS i' : 'SELECT $1::int AS i, clock_timestamp()::text AS t FROM pg_sleep(0.002)', [i])
+        .then(
+          (rows) => {
+            finished.push(i);
+            return rows;
+          },
+          (error: unknown) => {
+            finished.push(i);
+            return error;
+          },
+        ),
     );
     const results = await Promise.all(statements);
     expect(finished).toEqual(Array.from({ length: 24 }, (_, i) => i));
     expect(results[7]).toBeInstanceOf(DatabaseRejectedError);
-    const rows = results.filter((r, i) => i !== 7) as Array<Array<{ i: number; t: string }>>;
+    const rows = results.filter((_, i) => i !== 7) as Array<Array<{ i: number; t: string }>>;
     expect(rows.map((r) => r[0]!.i)).toEqual(Array.from({ length: 24 }, (_, i) => i).filter((i) => i !== 7));
     // One after another on the server too: each statement started after the one before it.
     const times = rows.map((r) => r[0]!.t);

@@ -25,7 +25,14 @@ it('writes a burst of matches on three ladders with two batches in flight each a
     const api = client(server.url, server.admin);
     for (const id of ['o1', 'o2', 'o3']) expect((await api.post('/v1/ladders', { id, system: 'glicko2', public: true })).status).toBe(201);
     const replies = await Promise.all(
-      Array.from({ length: 150 }, (_, i) => api.post(`/v1/ladders/o${(i % 3) + 1}/matches`, { teams: [{ players: [`p${i % 7}`], rank: 1 }, { players: [`p${(i % 7) + 1}`], rank: 2 }] })),
+      Array.from({ length: 150 }, (_, i) =>
+        api.post(`/v1/ladders/o${(i % 3) + 1}/matches`, {
+          teams: [
+            { players: [`p${i % 7}`], rank: 1 },
+            { players: [`p${(i % 7) + 1}`], rank: 2 },
+          ],
+        }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(replies.map(() => 201));
     for (const id of ['o1', 'o2', 'o3']) expect((await api.get(`/v1/ladders/${id}`)).body.matches).toBe(50);

@@ -224,7 +224,17 @@ describe.each(BACKENDS)('quotas on %s', (backend) => {
     expect(limited.ladders).toEqual(['lim-a']);
     const key = client(server.url, limited.key);
     expect((await key.post('/v1/ladders/lim-a/tickets', ticket('la-1', 'la'))).status).toBe(201);
-    for (const reply of [await key.post('/v1/ladders/lim-b/tickets', ticket('lb-1', 'lb')), await key.get('/v1/ladders/lim-b/leaderboard'), await key.get('/v1/ladders/lim-b/queue'), await key.post('/v1/ladders/lim-b/matches', { teams: [{ players: ['x'], rank: 1 }, { players: ['y'], rank: 2 }] })]) {
+    for (const reply of [
+      await key.post('/v1/ladders/lim-b/tickets', ticket('lb-1', 'lb')),
+      await key.get('/v1/ladders/lim-b/leaderboard'),
+      await key.get('/v1/ladders/lim-b/queue'),
+      await key.post('/v1/ladders/lim-b/matches', {
+        teams: [
+          { players: ['x'], rank: 1 },
+          { players: ['y'], rank: 2 },
+        ],
+      }),
+    ]) {
       expect(reply.status, reply.text).toBe(403);
       expect(reply.body.error).toMatchObject({ code: 'forbidden', field: 'ladder' });
     }
@@ -273,30 +283,35 @@ describe.each(BACKENDS)('quotas on %s', (backend) => {
 describe('stream slots', () => {
   it('never hold more than their caps, and every release gives exactly one slot back', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 3 }), fc.nat()), { maxLength: 60 }), (perAddress, total, steps) => {
-        const slots = new StreamSlots({ perAddress, total });
-        const held: Array<{ address: string; release: () => void }> = [];
-        for (const [take, who, pick] of steps) {
-          const address = `a${who}`;
-          if (take) {
-            const mine = held.filter((h) => h.address === address).length;
-            try {
-              held.push({ address, release: slots.take(address) });
-              expect(mine < perAddress && held.length - 1 < total).toBe(true);
-            } catch (error) {
-              expect(error).toBeInstanceOf(StreamsFullError);
-              expect(mine >= perAddress || held.length >= total).toBe(true);
-              expect((error as StreamsFullError).cap).toBe(mine >= perAddress ? 'perAddress' : 'total');
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 3 }), fc.nat()), { maxLength: 60 }),
+        (perAddress, total, steps) => {
+          const slots = new StreamSlots({ perAddress, total });
+          const held: Array<{ address: string; release: () => void }> = [];
+          for (const [take, who, pick] of steps) {
+            const address = `a${who}`;
+            if (take) {
+              const mine = held.filter((h) => h.address === address).length;
+              try {
+                held.push({ address, release: slots.take(address) });
+                expect(mine < perAddress && held.length - 1 < total).toBe(true);
+              } catch (error) {
+                expect(error).toBeInstanceOf(StreamsFullError);
+                expect(mine >= perAddress || held.length >= total).toBe(true);
+                expect((error as StreamsFullError).cap).toBe(mine >= perAddress ? 'perAddress' : 'total');
+              }
+            } else if (held.length > 0) {
+              const [gone] = held.splice(pick % held.length, 1);
+              gone!.release();
+              // Released twice (a socket's close and the response's): still one slot.
+              gone!.release();
             }
-          } else if (held.length > 0) {
-            const [gone] = held.splice(pick % held.length, 1);
-            gone!.release();
-            // Released twice (a socket's close and the response's): still one slot.
-            gone!.release();
+            expect(slots.size).toBe(held.length);
           }
-          expect(slots.size).toBe(held.length);
-        }
-      }),
+        },
+      ),
     );
   });
 });

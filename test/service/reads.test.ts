@@ -18,7 +18,13 @@ import { BACKENDS, cleanupShared, client, DATABASE_URL, startTestServer, type Cl
 /** Match i: ann against one of seven opponents, except every third match, which bob and cat play (gaps in ann's chain). */
 function body(i: number) {
   const [a, b] = i % 3 === 2 ? ['bob', 'cat'] : ['ann', `p${i % 7}`];
-  return { id: `m${i}`, teams: [{ players: [a], rank: i % 2 === 0 ? 1 : 2 }, { players: [b], rank: i % 2 === 0 ? 2 : 1 }] };
+  return {
+    id: `m${i}`,
+    teams: [
+      { players: [a], rank: i % 2 === 0 ? 1 : 2 },
+      { players: [b], rank: i % 2 === 0 ? 2 : 1 },
+    ],
+  };
 }
 const COUNT = 300;
 const ALL_IDS = Array.from({ length: COUNT }, (_, i) => `m${i}`).reverse();
@@ -159,7 +165,8 @@ describe.each(BACKENDS)('bounded reads on %s', (backend) => {
     expect(listFirst).toBe(limit + 1);
     expect(listDeep).toBe(listFirst);
     expect(listOffset).toBe(250 + limit + 1);
-    const page = (before: number | undefined, offset: number) => (db: Queryable) => historyOf(db, 'r', 'ann', { limit: limit + 1, offset, maxSkipped: HISTORY_MAX_OFFSET, ...(before !== undefined ? { before } : {}) });
+    const page = (before: number | undefined, offset: number) => (db: Queryable) =>
+      historyOf(db, 'r', 'ann', { limit: limit + 1, offset, maxSkipped: HISTORY_MAX_OFFSET, ...(before !== undefined ? { before } : {}) });
     const historyFirst = await matchRowsRead(server.db, page(undefined, 0));
     // Ann played m40: the walk starts from that entry's link, as the first page starts from her newest.
     const historyDeep = await matchRowsRead(server.db, page(deep, 0));
@@ -268,7 +275,12 @@ describe('reads on PostgreSQL: statement timeout, cancellation, their own connec
   it('a read whose client goes away is cancelled in the database; slow readers hold neither the writes’ connections nor /healthz', async () => {
     // Longer than the statement timeout would allow: only cancellation can end these within the test.
     await server.dispose();
-    server = await startTestServer({ backend: 'postgres+redis', schema: server.schema, prefix: server.prefix, options: { rateLimit: { perSecond: 1e6 }, readTimeoutMs: 120_000, readPoolSize: 3 } });
+    server = await startTestServer({
+      backend: 'postgres+redis',
+      schema: server.schema,
+      prefix: server.prefix,
+      options: { rateLimit: { perSecond: 1e6 }, readTimeoutMs: 120_000, readPoolSize: 3 },
+    });
     api = client(server.url, server.admin);
     const restore = slowReads(server.db, marker, 120);
     const readers = Array.from({ length: 12 }, () => new AbortController());

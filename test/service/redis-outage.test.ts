@@ -27,7 +27,10 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Starts `redis-server` on `port` (no RDB, no AOF, in the foreground) and resolves once it accepts connections. */
 function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnv(),
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
@@ -111,8 +114,19 @@ describe('Redis outage under a running service (PostgreSQL + its own redis-serve
         throw new Error(`${method} ${path} did not answer: ${error.message}`);
       });
     expect((await timed('POST', '/v1/ladders', { id: 'out', system: 'elo', public: true, standings: { placementMatches: 0 }, matchmaking: { teamSize: 1 } })).status).toBe(201);
-    const duel = (a: string, b: string) => ({ teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
-    for (const [a, b] of [['p0', 'p1'], ['p2', 'p3'], ['p4', 'p5'], ['p1', 'p2'], ['p3', 'p0']]) {
+    const duel = (a: string, b: string) => ({
+      teams: [
+        { players: [a], rank: 1 },
+        { players: [b], rank: 2 },
+      ],
+    });
+    for (const [a, b] of [
+      ['p0', 'p1'],
+      ['p2', 'p3'],
+      ['p4', 'p5'],
+      ['p1', 'p2'],
+      ['p3', 'p0'],
+    ]) {
       expect((await timed('POST', '/v1/ladders/out/matches', duel(a!, b!))).status).toBe(201);
     }
     const before = await timed('GET', '/v1/ladders/out/leaderboard?limit=100');
@@ -122,7 +136,12 @@ describe('Redis outage under a running service (PostgreSQL + its own redis-serve
     // ---- Redis goes away.
     await kill(redis);
     redis = undefined;
-    for (const [a, b] of [['p0', 'q0'], ['q1', 'p5'], ['q0', 'q1'], ['p2', 'p4']]) {
+    for (const [a, b] of [
+      ['p0', 'q0'],
+      ['q1', 'p5'],
+      ['q0', 'q1'],
+      ['p2', 'p4'],
+    ]) {
       const reply = await timed('POST', '/v1/ladders/out/matches', duel(a!, b!));
       expect(reply.status, `match ${a}–${b} during the outage: ${reply.text.slice(0, 200)}`).toBe(201);
     }
@@ -155,7 +174,8 @@ describe('Redis outage under a running service (PostgreSQL + its own redis-serve
       return JSON.stringify(ids) === JSON.stringify([...players].sort()) ? r : undefined;
     });
     expect(board.body.total).toBe(players.length);
-    for (const entry of board.body.entries as Array<{ id: string; rating: number }>) expect(entry.rating, `leaderboard rating of ${entry.id}`).toBeCloseTo(stored.get(entry.id)!, 9);
+    for (const entry of board.body.entries as Array<{ id: string; rating: number }>)
+      expect(entry.rating, `leaderboard rating of ${entry.id}`).toBeCloseTo(stored.get(entry.id)!, 9);
     const ratings = board.body.entries.map((e: { rating: number }) => e.rating);
     expect(ratings).toEqual([...ratings].sort((x: number, y: number) => y - x));
 
@@ -191,7 +211,14 @@ describe('a Redis that is not there at start-up', () => {
     cleanups.push(() => cleanupShared(schema, undefined));
     const started = Date.now();
     const outcome = await Promise.race([
-      startService({ port: 0, adminKey: ADMIN_KEY, databaseUrl: DATABASE_URL, databaseSchema: schema, redisUrl: `redis://127.0.0.1:${dead}`, redisPrefix: `${uniqueName('nr')}:` }).then(
+      startService({
+        port: 0,
+        adminKey: ADMIN_KEY,
+        databaseUrl: DATABASE_URL,
+        databaseSchema: schema,
+        redisUrl: `redis://127.0.0.1:${dead}`,
+        redisPrefix: `${uniqueName('nr')}:`,
+      }).then(
         async (service) => {
           await service.close();
           return { started: true as const };

@@ -50,7 +50,16 @@ it('/metrics answers while Redis is away, leaving out the Redis series and sayin
   const { server, stop, restart } = await serviceOnOwnRedis();
   const api = client(server.url, server.admin);
   expect((await api.post('/v1/ladders', { id: 'q', system: 'elo', public: true, matchmaking: { teamSize: 1 } })).status).toBe(201);
-  expect((await api.post('/v1/ladders/q/matches', { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] })).status).toBe(201);
+  expect(
+    (
+      await api.post('/v1/ladders/q/matches', {
+        teams: [
+          { players: ['a'], rank: 1 },
+          { players: ['b'], rank: 2 },
+        ],
+      })
+    ).status,
+  ).toBe(201);
   expect((await api.post('/v1/ladders/q/tickets', { players: [{ id: 'a', pings: { eu: 20 } }] })).status).toBe(201);
   const up = await api.get('/metrics');
   expect(up.status).toBe(200);

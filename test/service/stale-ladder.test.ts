@@ -19,7 +19,14 @@ afterAll(async () => {
   await cleanupShared(servers[0]?.schema, servers[0]?.prefix);
 });
 
-const duel = (i: number, a: string, b: string) => ({ id: `m${i}`, at: Date.now() - 60_000 + i, teams: [{ players: [a], rank: 1 }, { players: [b], rank: 2 }] });
+const duel = (i: number, a: string, b: string) => ({
+  id: `m${i}`,
+  at: Date.now() - 60_000 + i,
+  teams: [
+    { players: [a], rank: 1 },
+    { players: [b], rank: 2 },
+  ],
+});
 
 it.each([
   ['had written to it (its player cache at a version of the old row)', true],

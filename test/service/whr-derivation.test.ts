@@ -19,7 +19,14 @@ function matchBody(i: number) {
   const at = START + Math.floor(i / 60) * DAY + (i % 60) * 60_000;
   const player = (k: number) => `p${(i * 7 + k * 13) % 40}`;
   if (i % 10 === 9) return { id: `m${i}`, at, teams: [0, 1, 2, 3].map((k) => ({ players: [player(k)], rank: k + 1 })) };
-  return { id: `m${i}`, at, teams: [{ players: [player(0)], rank: 1 }, { players: [player(1)], rank: i % 7 === 0 ? 1 : 2 }] };
+  return {
+    id: `m${i}`,
+    at,
+    teams: [
+      { players: [player(0)], rank: 1 },
+      { players: [player(1)], rank: i % 7 === 0 ? 1 : 2 },
+    ],
+  };
 }
 
 describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend) => {

@@ -53,11 +53,25 @@ function dayOf(day: number, count: number, seed: number, players = PLAYERS, pref
 }
 
 function body(match: Posted) {
-  return { id: match.id, at: match.at, teams: [{ players: [match.winner], rank: 1 }, { players: [match.loser], rank: match.draw ? 1 : 2 }] };
+  return {
+    id: match.id,
+    at: match.at,
+    teams: [
+      { players: [match.winner], rank: 1 },
+      { players: [match.loser], rank: match.draw ? 1 : 2 },
+    ],
+  };
 }
 
 function coreMatch(match: Posted): Match {
-  return { id: match.id, at: match.at, teams: [{ players: [{ id: match.winner }], rank: 1 }, { players: [{ id: match.loser }], rank: match.draw ? 1 : 2 }] };
+  return {
+    id: match.id,
+    at: match.at,
+    teams: [
+      { players: [{ id: match.winner }], rank: 1 },
+      { players: [{ id: match.loser }], rank: match.draw ? 1 : 2 },
+    ],
+  };
 }
 
 /** The independent computation: the core's WhrHistory fed the log in sequence order, and each player's state as the service shows it. */

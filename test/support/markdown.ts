@@ -4,7 +4,9 @@ import { ROOT } from './cli.js';
 
 /** README.md and every docs/*.md, as [path relative to the project, text]. */
 export function projectDocs(): Array<[file: string, text: string]> {
-  const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`);
   return ['README.md', ...docs].map((file) => [file, readFileSync(join(ROOT, file), 'utf8')]);
 }
 

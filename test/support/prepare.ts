@@ -35,7 +35,8 @@ function aptInstall(packages: string[]): boolean {
   log(`installing ${packages.join(' ')} with apt-get`);
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env: childEnv({ DEBIAN_FRONTEND: 'noninteractive' }) });
   const install =
-    update.status === 0 && spawnSync('apt-get', ['install', '-y', '-qq', ...packages], { stdio: ['ignore', 'ignore', 'inherit'], env: childEnv({ DEBIAN_FRONTEND: 'noninteractive' }) });
+    update.status === 0 &&
+    spawnSync('apt-get', ['install', '-y', '-qq', ...packages], { stdio: ['ignore', 'ignore', 'inherit'], env: childEnv({ DEBIAN_FRONTEND: 'noninteractive' }) });
   return install !== false && install.status === 0;
 }
 
@@ -91,7 +92,8 @@ async function preparePostgres(): Promise<string | undefined> {
       await client.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`);
     } catch (created) {
       // Another run created it first.
-      if ((created as { code?: string }).code !== '42P04') return `the database ${database} (${(created as Error).message}): createdb -h ${url.hostname} -U ${url.username || 'postgres'} ${database}`;
+      if ((created as { code?: string }).code !== '42P04')
+        return `the database ${database} (${(created as Error).message}): createdb -h ${url.hostname} -U ${url.username || 'postgres'} ${database}`;
     } finally {
       await client.end();
     }
@@ -125,7 +127,10 @@ async function prepareRedis(): Promise<string | undefined> {
   if (!LOCAL.has(url.hostname)) return `Redis at ${host}:${port} (no answer to PING)`;
   if (!onPath('redis-server') && !aptInstall(['redis-server'])) return `Redis (nothing answers at ${host}:${port}): apt-get install -y redis-server`;
   log(`starting Redis on port ${port}`);
-  spawnSync('redis-server', ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'ignore', 'inherit'], env: childEnv() });
+  spawnSync('redis-server', ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: childEnv(),
+  });
   if (await until(() => redisAnswers(host, port), 30)) return undefined;
   return `Redis at ${host}:${port} (started, but no answer to PING): redis-server --daemonize yes --bind 127.0.0.1 --port ${port}`;
 }

@@ -213,7 +213,7 @@ describe('voids and seasons in chromium', () => {
     });
   });
 
-  it('at 1280 px a team-rank player\'s match list shows every column, the quitter modifier and the Void buttons included, without scrolling', async () => {
+  it("at 1280 px a team-rank player's match list shows every column, the quitter modifier and the Void buttons included, without scrolling", async () => {
     await withPage('teamrank-columns', async (page) => {
       const { key } = await api.post('/v1/keys', { name: 'dashboard admin', scopes: ['admin'] });
       const { matches } = await api.get('/v1/ladders/squad/matches?limit=1');
@@ -273,14 +273,20 @@ describe('voids and seasons in chromium', () => {
             const index = start + step;
             const a = PLAYERS[index % 32]!;
             const b = PLAYERS[(index * 7 + 3) % 32 === index % 32 ? (index + 1) % 32 : (index * 7 + 3) % 32]!;
-            return api.post('/v1/ladders/league/matches', { id: `league-${index + 1}`, teams: [{ players: [a], rank: a < b ? 1 : 2 }, { players: [b], rank: a < b ? 2 : 1 }] });
+            return api.post('/v1/ladders/league/matches', {
+              id: `league-${index + 1}`,
+              teams: [
+                { players: [a], rank: a < b ? 1 : 2 },
+                { players: [b], rank: a < b ? 2 : 1 },
+              ],
+            });
           }),
         );
       }
       await api.post('/v1/ladders/league/seasons', { name: 'summer', reset: { keep: 0.5, rd: 150 } });
     }
 
-    it('the leaderboard shows a closed season\'s frozen standings, paged, and the player page their final standing', async () => {
+    it("the leaderboard shows a closed season's frozen standings, paged, and the player page their final standing", async () => {
       await withPage('seasons', async (page) => {
         await seedSeasons();
         const { seasons } = await api.get('/v1/ladders/league/seasons');
@@ -309,7 +315,9 @@ describe('voids and seasons in chromium', () => {
           expect(await cellTexts(page, '#leaderboard td.percentile')).toEqual(entries.map((entry) => (entry.percentile === null ? '–' : String(entry.percentile))));
         };
         await checkRows(first.entries);
-        expect(await page.locator('#leaderboard-status').innerText()).toBe(`Final standings of season spring (closed ${seasons[0].closedAt.slice(0, 16).replace('T', ' ')}): showing 1–25 of 32 players.`);
+        expect(await page.locator('#leaderboard-status').innerText()).toBe(
+          `Final standings of season spring (closed ${seasons[0].closedAt.slice(0, 16).replace('T', ' ')}): showing 1–25 of 32 players.`,
+        );
         expect(await page.locator('#page-number').innerText()).toBe('Page 1 of 2');
         expect(await page.locator('#search-form').count(), 'search is the live board’s').toBe(0);
         await page.click('#next-page');
@@ -320,7 +328,13 @@ describe('voids and seasons in chromium', () => {
 
         // Matches in summer: the live board fills, and the current season is the picker's default again.
         for (let index = 0; index < 6; index += 1) {
-          await api.post('/v1/ladders/league/matches', { id: `summer-${index + 1}`, teams: [{ players: [PLAYERS[index]!], rank: 1 }, { players: [PLAYERS[31 - index]!], rank: 2 }] });
+          await api.post('/v1/ladders/league/matches', {
+            id: `summer-${index + 1}`,
+            teams: [
+              { players: [PLAYERS[index]!], rank: 1 },
+              { players: [PLAYERS[31 - index]!], rank: 2 },
+            ],
+          });
         }
         await page.selectOption('#season', 'summer');
         await page.waitForFunction(() => !location.hash.includes('season=') && document.querySelector('main:not([aria-busy]) #leaderboard'));

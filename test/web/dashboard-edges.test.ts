@@ -136,7 +136,9 @@ describe('dashboard edge cases in chromium', () => {
         await page.click('#previous-page');
         const previousOffset = Math.max(0, around.offset - 25);
         await waitForStatus(page, `Showing ${previousOffset + 1}–`);
-        expect(await page.locator('#page-number').innerText()).toBe(`Page ${Math.ceil(previousOffset / 25) + 1} of ${Math.ceil(previousOffset / 25) + Math.ceil((around.total - previousOffset) / 25)}`);
+        expect(await page.locator('#page-number').innerText()).toBe(
+          `Page ${Math.ceil(previousOffset / 25) + 1} of ${Math.ceil(previousOffset / 25) + Math.ceil((around.total - previousOffset) / 25)}`,
+        );
         const previous: Board = await api.get(`/v1/ladders/duel/leaderboard?limit=25&offset=${previousOffset}`);
         expect(await shownPlayers(page)).toEqual(previous.entries.map((entry) => entry.id));
       });
@@ -255,8 +257,14 @@ describe('dashboard edge cases in chromium', () => {
           histories.set(world, (await api.get(`/v1/ladders/worlds/players/${world}/history?limit=20`)).history);
         }
         const all = [...histories.values()].flat();
-        expect(all.some((entry) => entry.result === 'win' && entry.after.rating < entry.before.rating), 'a seeded win that lost rating').toBe(true);
-        expect(all.some((entry) => entry.result === 'loss' && entry.after.rating > entry.before.rating), 'a seeded loss that gained rating').toBe(true);
+        expect(
+          all.some((entry) => entry.result === 'win' && entry.after.rating < entry.before.rating),
+          'a seeded win that lost rating',
+        ).toBe(true);
+        expect(
+          all.some((entry) => entry.result === 'loss' && entry.after.rating > entry.before.rating),
+          'a seeded loss that gained rating',
+        ).toBe(true);
         for (const [world, history] of histories) {
           await open(page, `/ladders/worlds/players/${world}`);
           await page.waitForSelector('#match-list');
@@ -285,7 +293,9 @@ describe('dashboard edge cases in chromium', () => {
       const { rounds } = await api.get('/v1/ladders/worlds/rounds');
       const coloursOf = async () => {
         await page.waitForSelector('.chart .u-legend .u-series');
-        const bars = await page.$$eval('#shares .share', (elements) => elements.map((element) => [(element as HTMLElement).dataset.world!, getComputedStyle(element).backgroundColor]));
+        const bars = await page.$$eval('#shares .share', (elements) =>
+          elements.map((element) => [(element as HTMLElement).dataset.world!, getComputedStyle(element).backgroundColor]),
+        );
         const lines = await page.$$eval('.chart .u-legend .u-series', (rows) =>
           rows.slice(1).map((row) => [row.querySelector('.u-label')!.textContent!, getComputedStyle(row.querySelector('.u-marker')!).borderTopColor]),
         );
@@ -353,7 +363,7 @@ describe('dashboard edge cases in chromium', () => {
           return { opponent: Number(opponent), result, ...(weight === undefined ? {} : { weight: Number(weight) }) };
         });
 
-    it('loading a player\'s games refreshes the cards', async () => {
+    it("loading a player's games refreshes the cards", async () => {
       await withPage('performance-load', async (page) => {
         await open(page, '/performance');
         await page.waitForSelector('#performance-ratings');
@@ -428,12 +438,23 @@ describe('dashboard edge cases in chromium', () => {
     await api.post('/v1/ladders', { id: 'marathon', system: 'elo', public: true });
     const count = 230;
     for (let i = 0; i < count; i++) {
-      await api.post('/v1/ladders/marathon/matches', { id: `run${i}`, teams: [{ players: ['runner'], rank: i % 3 === 0 ? 2 : 1 }, { players: [`rival${i % 7}`], rank: i % 3 === 0 ? 1 : 2 }] });
+      await api.post('/v1/ladders/marathon/matches', {
+        id: `run${i}`,
+        teams: [
+          { players: ['runner'], rank: i % 3 === 0 ? 2 : 1 },
+          { players: [`rival${i % 7}`], rank: i % 3 === 0 ? 1 : 2 },
+        ],
+      });
     }
     await withPage('player-long-history', async (page) => {
       // 20 matches a page: the dashboard fetched all 230 entries (three requests of up to 100, each before the last one's entry).
       await open(page, '/ladders/marathon/players/runner?page=12');
-      expect(await page.locator('.pager').getByText(/^Page \d+ of \d+$/).innerText()).toBe('Page 12 of 12');
+      expect(
+        await page
+          .locator('.pager')
+          .getByText(/^Page \d+ of \d+$/)
+          .innerText(),
+      ).toBe('Page 12 of 12');
       const rows = await page.locator('#match-list tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.match));
       expect(rows).toEqual(Array.from({ length: 10 }, (_, i) => `run${9 - i}`));
       await open(page, '/ladders/marathon/players/runner?page=6');

@@ -43,9 +43,21 @@ describe('integrity report in chromium', () => {
       let b = Math.floor(next() * honest.length);
       if (b === a) b = (a + 1) % honest.length;
       const aWins = next() < 1 / (1 + 10 ** ((b - a) / 30));
-      matches.push({ id: `m${i}`, teams: [{ players: [honest[a]], rank: aWins ? 1 : 2 }, { players: [honest[b]], rank: aWins ? 2 : 1 }] });
+      matches.push({
+        id: `m${i}`,
+        teams: [
+          { players: [honest[a]], rank: aWins ? 1 : 2 },
+          { players: [honest[b]], rank: aWins ? 2 : 1 },
+        ],
+      });
       if (i % 8 === 0 && traded < 30) {
-        matches.push({ id: `trade-${traded}`, teams: [{ players: ['x1'], rank: traded % 2 === 0 ? 1 : 2 }, { players: ['x2'], rank: traded % 2 === 0 ? 2 : 1 }] });
+        matches.push({
+          id: `trade-${traded}`,
+          teams: [
+            { players: ['x1'], rank: traded % 2 === 0 ? 1 : 2 },
+            { players: ['x2'], rank: traded % 2 === 0 ? 2 : 1 },
+          ],
+        });
         traded++;
       }
     }

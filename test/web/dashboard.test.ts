@@ -103,7 +103,9 @@ describe('dashboard in chromium', () => {
       await page.getByLabel('Search players').fill('duelist-1');
       await page.getByLabel('Search players').press('Enter');
       // The status line is written with the searched page's rows: until it names the search, the old rows may still be shown.
-      await page.waitForFunction(() => location.hash.includes('search=duelist-1') && document.querySelector('main:not([aria-busy]) #leaderboard-status')?.textContent?.includes('matching'));
+      await page.waitForFunction(
+        () => location.hash.includes('search=duelist-1') && document.querySelector('main:not([aria-busy]) #leaderboard-status')?.textContent?.includes('matching'),
+      );
       const searched = await api.get('/v1/ladders/duel/leaderboard?limit=25&search=duelist-1');
       expect(searched.entries.length).toBeGreaterThan(0);
       await checkRows(searched);
@@ -203,7 +205,10 @@ describe('dashboard in chromium', () => {
 
   it('matchmaking shows the queue by band and region and updates live', async () => {
     await withPage('matchmaking', async (page) => {
-      const ticket = (id: string, percentile: number, region: string) => ({ id, players: [{ id, percentile, pings: { [region]: 30 }, filter: { within: 2, strict: true, maxPing: 80 } }] });
+      const ticket = (id: string, percentile: number, region: string) => ({
+        id,
+        players: [{ id, percentile, pings: { [region]: 30 }, filter: { within: 2, strict: true, maxPing: 80 } }],
+      });
       await api.post('/v1/ladders/squad/tickets', ticket('solo-eu-1', 15, 'eu'));
       await api.post('/v1/ladders/squad/tickets', ticket('solo-na-1', 85, 'na'));
       await open(page, '/ladders/squad/matchmaking');
@@ -228,13 +233,18 @@ describe('dashboard in chromium', () => {
 
       // Six tickets around the 50th percentile in eu make one 3v3 match; it shows in the recent list.
       for (let index = 1; index <= 6; index += 1) {
-        await api.post('/v1/ladders/squad/tickets', { id: `party-${index}`, players: [{ id: `squad-0${index}`, percentile: 50 + index, pings: { eu: 20 + index }, filter: { within: 10, strict: false, maxPing: 80 } }] });
+        await api.post('/v1/ladders/squad/tickets', {
+          id: `party-${index}`,
+          players: [{ id: `squad-0${index}`, percentile: 50 + index, pings: { eu: 20 + index }, filter: { within: 10, strict: false, maxPing: 80 } }],
+        });
       }
       expect(await service.matchmakeNow()).toBeGreaterThan(0);
       const formed = await api.get('/v1/ladders/squad/queue');
       expect(formed.recent.length).toBeGreaterThan(0);
       await page.waitForSelector('#recent-table tbody tr', { timeout: 10_000 });
-      expect(await cellTexts(page, '#recent-table td.win-probability')).toEqual(formed.recent.map((match: any) => (match.winProbability === null ? '–' : `${(match.winProbability * 100).toFixed(1)}%`)));
+      expect(await cellTexts(page, '#recent-table td.win-probability')).toEqual(
+        formed.recent.map((match: any) => (match.winProbability === null ? '–' : `${(match.winProbability * 100).toFixed(1)}%`)),
+      );
       await page.waitForFunction((waiting) => document.querySelector('#queue-summary')?.textContent?.startsWith(`${waiting} `), formed.waiting, { timeout: 10_000 });
 
       // Rated matches carry the prediction made before rating.

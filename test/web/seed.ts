@@ -90,10 +90,7 @@ export async function seedKnownData(api: Api): Promise<void> {
     const scores = WORLDS.map((world, index) => [world, Math.round(200 + 40 * (6 - index) + next() * 150)] as const);
     await api.post('/v1/ladders/worlds/rounds', {
       round: `w${round}`,
-      matches: [
-        { worlds: Object.fromEntries(scores.slice(0, 3)) },
-        { worlds: Object.fromEntries(scores.slice(3, 6)) },
-      ],
+      matches: [{ worlds: Object.fromEntries(scores.slice(0, 3)) }, { worlds: Object.fromEntries(scores.slice(3, 6)) }],
     });
   }
 }

@@ -24,7 +24,18 @@ describe('registerWeb', () => {
   });
 
   it('serves every client module the page imports', async () => {
-    for (const file of ['app.js', 'api.js', 'ui.js', 'charts.js', 'style.css', 'pages/player.js', 'pages/performance.js', 'pages/matches.js', 'pages/void.js', 'pages/integrity.js']) {
+    for (const file of [
+      'app.js',
+      'api.js',
+      'ui.js',
+      'charts.js',
+      'style.css',
+      'pages/player.js',
+      'pages/performance.js',
+      'pages/matches.js',
+      'pages/void.js',
+      'pages/integrity.js',
+    ]) {
       const response = await app.inject({ method: 'GET', url: `/web/${file}` });
       expect(response.statusCode, file).toBe(200);
       expect(response.body).toBe(readFileSync(join(findPublicDir(), file), 'utf8'));
@@ -82,7 +93,7 @@ describe('the dashboard Content Security Policy', () => {
     await service.close();
   });
 
-  it('allows only the dashboard\'s own origin, no inline code, no plugins, no framing', () => {
+  it("allows only the dashboard's own origin, no inline code, no plugins, no framing", () => {
     const directives = Object.fromEntries(DASHBOARD_CSP.split('; ').map((directive) => [directive.split(' ')[0], directive.split(' ').slice(1)]));
     expect(directives).toEqual({
       'default-src': ["'self'"],

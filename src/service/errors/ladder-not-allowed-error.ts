@@ -7,6 +7,10 @@ import { LadderError } from '../../core/errors.js';
 export class LadderNotAllowedError extends LadderError {
   override name = 'LadderNotAllowedError';
   constructor(readonly ladder: string | null) {
-    super(ladder === null ? 'this API key is limited to named ladders; this needs a key for every ladder' : `this API key is limited to ladders other than ${JSON.stringify(ladder.slice(0, 80))}`);
+    super(
+      ladder === null
+        ? 'this API key is limited to named ladders; this needs a key for every ladder'
+        : `this API key is limited to ladders other than ${JSON.stringify(ladder.slice(0, 80))}`,
+    );
   }
 }

@@ -12,6 +12,10 @@ export class StreamsFullError extends LadderError {
     readonly limit: number,
     readonly retryAfterSeconds = 5,
   ) {
-    super(cap === 'perAddress' ? `this address already holds ${limit} event streams (the cap per address); close one first` : `this instance already serves ${limit} event streams (its cap); retry later`);
+    super(
+      cap === 'perAddress'
+        ? `this address already holds ${limit} event streams (the cap per address); close one first`
+        : `this instance already serves ${limit} event streams (its cap); retry later`,
+    );
   }
 }

@@ -62,7 +62,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     // A path whose percent-encoding is not UTF-8 (a lone surrogate sent as %ED%A0%80) never reaches a route.
     frameworkErrors: (error, request, reply) => {
-      if (error.code === 'FST_ERR_BAD_URL') return void (reply as FastifyReply).code(400).send(errorBody('invalid_input', 'is not valid percent-encoded UTF-8', badPathParameter(request.url)));
+      if (error.code === 'FST_ERR_BAD_URL')
+        return void (reply as FastifyReply).code(400).send(errorBody('invalid_input', 'is not valid percent-encoded UTF-8', badPathParameter(request.url)));
       return void sendError(error, request, reply as FastifyReply, bodyLimit);
     },
   });

@@ -10,8 +10,9 @@ export function clientGone(request: FastifyRequest, reply: FastifyReply): AbortS
   const response = reply.raw;
   // A response closes when it is sent or when its connection is lost; only the second means the client left.
   if (request.raw.socket?.destroyed === true || response.destroyed) controller.abort();
-  else response.once('close', () => {
-    if (!response.writableFinished) controller.abort();
-  });
+  else
+    response.once('close', () => {
+      if (!response.writableFinished) controller.abort();
+    });
   return controller.signal;
 }

@@ -9,9 +9,36 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, LadderError } from '../../core/errors.js';
 import { DatabaseReadStoppedError, DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
-import { BackfillClosedError, ConflictError, ForbiddenError, JobsBusyError, JobTimeoutError, LadderNotAllowedError, NotFoundError, PlayerBusyError, QuotaExceededError, RateLimitedError, StreamsFullError, TicketLostError, UnauthorizedError, UnavailableError } from '../errors/index.js';
+import {
+  BackfillClosedError,
+  ConflictError,
+  ForbiddenError,
+  JobsBusyError,
+  JobTimeoutError,
+  LadderNotAllowedError,
+  NotFoundError,
+  PlayerBusyError,
+  QuotaExceededError,
+  RateLimitedError,
+  StreamsFullError,
+  TicketLostError,
+  UnauthorizedError,
+  UnavailableError,
+} from '../errors/index.js';
 
-export type ErrorCode = 'invalid_input' | 'not_found' | 'gone' | 'unauthorized' | 'forbidden' | 'conflict' | 'rate_limited' | 'quota_exceeded' | 'payload_too_large' | 'unsupported_media_type' | 'unavailable' | 'internal';
+export type ErrorCode =
+  | 'invalid_input'
+  | 'not_found'
+  | 'gone'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'conflict'
+  | 'rate_limited'
+  | 'quota_exceeded'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'unavailable'
+  | 'internal';
 
 export interface ErrorReply {
   status: number;
@@ -31,7 +58,8 @@ export function errorBody(code: ErrorCode, message: string, field?: string, reas
 export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefined {
   if (error instanceof InvalidInputError) return { status: 400, code: 'invalid_input', message: error.detail, ...(error.field !== undefined ? { field: error.field } : {}) };
   // Known gone: 410; an id the client chose, which may never have been queued: 404. Both say why.
-  if (error instanceof TicketLostError) return { status: error.certain ? 410 : 404, code: error.certain ? 'gone' : 'not_found', message: error.message, field: 'ticket', reason: error.reason };
+  if (error instanceof TicketLostError)
+    return { status: error.certain ? 410 : 404, code: error.certain ? 'gone' : 'not_found', message: error.message, field: 'ticket', reason: error.reason };
   if (error instanceof NotFoundError) return { status: 404, code: 'not_found', message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) };
   if (error instanceof ConflictError) return { status: 409, code: 'conflict', message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) };
   if (error instanceof PlayerBusyError) return { status: 409, code: 'conflict', message: error.message, field: error.field };
@@ -40,10 +68,17 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
   if (error instanceof ForbiddenError) return { status: 403, code: 'forbidden', message: error.message };
   if (error instanceof LadderNotAllowedError) return { status: 403, code: 'forbidden', message: error.message, field: 'ladder' };
   if (error instanceof QuotaExceededError) return { status: 429, code: 'quota_exceeded', message: error.message, field: error.field, retryAfterSeconds: error.retryAfterSeconds };
-  if (error instanceof StreamsFullError) return { status: 503, code: 'unavailable', message: error.message, field: `streams.${error.cap}`, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof StreamsFullError)
+    return { status: 503, code: 'unavailable', message: error.message, field: `streams.${error.cap}`, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   // The instance's own cap is the server's state, not the caller's doing: 503, as for any overload.
-  if (error instanceof JobsBusyError) return { status: error.scope === 'instance' ? 503 : 429, code: error.scope === 'instance' ? 'unavailable' : 'rate_limited', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof JobsBusyError)
+    return {
+      status: error.scope === 'instance' ? 503 : 429,
+      code: error.scope === 'instance' ? 'unavailable' : 'rate_limited',
+      message: error.message,
+      retryAfterSeconds: error.retryAfterSeconds,
+    };
   if (error instanceof JobTimeoutError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: Math.ceil(error.limitMs / 1000) };
   if (error instanceof UnavailableError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof DatabaseReadStoppedError) {
@@ -60,10 +95,12 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
     return { status: 503, code: 'unavailable', message: 'the database is unavailable; retry shortly', retryAfterSeconds: 1 };
   }
   // Data the database refused that validation let through: the input's fault, though validation should have caught it.
-  if (error instanceof DatabaseRejectedError) return { status: 400, code: 'invalid_input', message: 'the database refused this request; check its ids and names for characters it cannot store', field: 'body' };
+  if (error instanceof DatabaseRejectedError)
+    return { status: 400, code: 'invalid_input', message: 'the database refused this request; check its ids and names for characters it cannot store', field: 'body' };
   const fastify = error as Partial<FastifyError>;
   if (fastify.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, code: 'payload_too_large', message: `request body is larger than ${bodyLimit} bytes`, field: 'body' };
-  if (fastify.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, code: 'unsupported_media_type', message: 'send JSON with Content-Type: application/json', field: 'content-type' };
+  if (fastify.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return { status: 415, code: 'unsupported_media_type', message: 'send JSON with Content-Type: application/json', field: 'content-type' };
   if (typeof fastify.statusCode === 'number' && fastify.statusCode >= 400 && fastify.statusCode < 500) {
     // Fastify's own client errors (malformed JSON, empty body, bad headers): short, and the input's fault.
     return { status: fastify.statusCode, code: 'invalid_input', message: `request body is not valid JSON: ${String(fastify.message).slice(0, 200)}`, field: 'body' };

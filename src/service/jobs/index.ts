@@ -97,10 +97,15 @@ export class Jobs {
    * input is made only once the job is admitted, so a refused request costs
    * no database read either.
    */
-  async run<Kind extends JobKind>(kind: Kind, owner: JobOwner, input: () => Promise<Parameters<ServiceJobKinds[Kind]>[0]> | Parameters<ServiceJobKinds[Kind]>[0]): Promise<ReturnType<ServiceJobKinds[Kind]>> {
+  async run<Kind extends JobKind>(
+    kind: Kind,
+    owner: JobOwner,
+    input: () => Promise<Parameters<ServiceJobKinds[Kind]>[0]> | Parameters<ServiceJobKinds[Kind]>[0],
+  ): Promise<ReturnType<ServiceJobKinds[Kind]>> {
     const callerJobs = this.byCaller.get(owner.caller) ?? 0;
     const ladderJobs = this.byLadder.get(owner.ladder) ?? 0;
-    const refused = callerJobs >= this.perCaller ? ('caller' as const) : ladderJobs >= this.perLadder ? ('ladder' as const) : this.active >= this.maxJobs ? ('instance' as const) : undefined;
+    const refused =
+      callerJobs >= this.perCaller ? ('caller' as const) : ladderJobs >= this.perLadder ? ('ladder' as const) : this.active >= this.maxJobs ? ('instance' as const) : undefined;
     if (refused !== undefined) {
       this.observe(kind, 'refused');
       throw new JobsBusyError(refused, refused === 'caller' ? this.perCaller : refused === 'ladder' ? this.perLadder : this.maxJobs, this.retryAfterSeconds());

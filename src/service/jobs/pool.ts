@@ -132,7 +132,16 @@ export class WorkerPool<K extends JobKinds> {
     if (!Object.hasOwn(this.kinds, kind)) return Promise.reject(new Error(`no job kind ${JSON.stringify(kind)}`));
     if (this.size === 0) return this.runInline(kind, input);
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, kind, input, timeoutMs: options.timeoutMs ?? this.timeoutMs, queuedAt: performance.now(), startedAt: 0, resolve: resolve as Pending['resolve'], reject });
+      this.queue.push({
+        id: this.nextId++,
+        kind,
+        input,
+        timeoutMs: options.timeoutMs ?? this.timeoutMs,
+        queuedAt: performance.now(),
+        startedAt: 0,
+        resolve: resolve as Pending['resolve'],
+        reject,
+      });
       this.dispatch();
     });
   }
@@ -204,7 +213,8 @@ export class WorkerPool<K extends JobKinds> {
     this.slots.splice(this.slots.indexOf(slot), 1);
     job?.reject(error);
     // A worker that cannot even load (a broken build) would fail every replacement too: the waiting jobs fail now instead of looping.
-    if (!slot.ready) for (const waiting of this.queue.splice(0)) waiting.reject(new UnavailableError('server', 'a worker thread failed to start; retry later', 5, { cause: error }));
+    if (!slot.ready)
+      for (const waiting of this.queue.splice(0)) waiting.reject(new UnavailableError('server', 'a worker thread failed to start; retry later', 5, { cause: error }));
     if (!this.closed) this.dispatch();
   }
 

@@ -10,6 +10,7 @@ import { parentPort } from 'node:worker_threads';
 import { type JobMessage, type JobReply, toWire } from './wire.js';
 
 /** A job kind: plain (structured-clone) data in, plain data out, no I/O. */
+// biome-ignore lint/suspicious/noExplicitAny: a kind's input is whatever its own module declares; the table only carries them.
 export type JobFunction = (input: any) => unknown;
 export type JobKinds = Readonly<Record<string, JobFunction>>;
 

@@ -9,7 +9,11 @@ import type { Backfill, BackfillInput, BackfillResult, FormedMatch, Matchmaker, 
 import type { WarmUpOptions, WarmUpReport } from '../matchmaking-warm-up.js';
 
 /** One change to a matchmaker, as the queue's events describe them. */
-export type MatchmakerOp = { op: 'add'; ticket: TicketInput } | { op: 'cancel'; id: string } | { op: 'addBackfill'; backfill: BackfillInput } | { op: 'removeBackfill'; id: string };
+export type MatchmakerOp =
+  | { op: 'add'; ticket: TicketInput }
+  | { op: 'cancel'; id: string }
+  | { op: 'addBackfill'; backfill: BackfillInput }
+  | { op: 'removeBackfill'; id: string };
 
 /** An InvalidInputError as data (errors lose their class crossing threads). */
 export interface RefusedInput {

@@ -14,6 +14,8 @@ export class MatchmakingWorkerStoppedError extends LadderError {
     /** Why, when the thread said (an uncaught error's message). */
     readonly reason: string | undefined,
   ) {
-    super(`the matchmaking worker stopped${exitCode !== undefined ? ` (exit code ${exitCode})` : ''}${reason !== undefined ? `: ${reason}` : ''}; its matchmakers are rebuilt from the queue`);
+    super(
+      `the matchmaking worker stopped${exitCode !== undefined ? ` (exit code ${exitCode})` : ''}${reason !== undefined ? `: ${reason}` : ''}; its matchmakers are rebuilt from the queue`,
+    );
   }
 }

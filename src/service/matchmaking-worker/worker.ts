@@ -47,7 +47,12 @@ function answer(request: Request): Answer | undefined {
       parts.reverse();
       if (parts.length > 0) unsent.set(request.handle, parts);
       else unsent.delete(request.handle);
-      return { kind: 'pass', result: { matches: result.matches.slice(0, MATCHES_PER_PART), backfills: result.backfills, ms, cpuMs: (used.user + used.system) / 1000 }, parts: parts.length, counts: countsOf(matchmaker) };
+      return {
+        kind: 'pass',
+        result: { matches: result.matches.slice(0, MATCHES_PER_PART), backfills: result.backfills, ms, cpuMs: (used.user + used.system) / 1000 },
+        parts: parts.length,
+        counts: countsOf(matchmaker),
+      };
     }
     case 'part': {
       const part = unsent.get(request.handle)?.pop();

@@ -53,12 +53,22 @@ function fresh(kind: string): string {
   return `${kind}-${process.pid}-${Date.now().toString(36)}-${++serial}`;
 }
 
-export function ticketOf(ladder: string, id: string, players: string[], options: { createdAt?: number; owner?: string; pings?: Record<string, number>[]; percentiles?: number[] } = {}): StoredTicket {
+export function ticketOf(
+  ladder: string,
+  id: string,
+  players: string[],
+  options: { createdAt?: number; owner?: string; pings?: Record<string, number>[]; percentiles?: number[] } = {},
+): StoredTicket {
   const createdAt = options.createdAt ?? Date.now();
   const ticket: Ticket = {
     id,
     at: Math.floor(createdAt / 1000),
-    players: players.map((player, i) => ({ id: player, percentile: options.percentiles?.[i] ?? 50, pings: options.pings?.[i] ?? { eu: 30 }, filter: { within: 10, strict: false, maxPing: 150 } })),
+    players: players.map((player, i) => ({
+      id: player,
+      percentile: options.percentiles?.[i] ?? 50,
+      pings: options.pings?.[i] ?? { eu: 30 },
+      filter: { within: 10, strict: false, maxPing: 150 },
+    })),
   };
   return { id, ladder, status: 'waiting', createdAt, ticket, ...(options.owner !== undefined ? { owner: options.owner } : {}) };
 }
@@ -99,9 +109,29 @@ export function fillOf(backfill: StoredBackfill, ticket: string, player: string,
   return {
     backfill: backfill.id,
     fills: backfill.fills,
-    after: { id: backfill.id, ladder: backfill.ladder, createdAt: backfill.createdAt, match: backfill.match, declared: true, region: backfill.region, request: { ...backfill.request, teams }, added, open, filled: open.every((n) => n === 0) },
+    after: {
+      id: backfill.id,
+      ladder: backfill.ladder,
+      createdAt: backfill.createdAt,
+      match: backfill.match,
+      declared: true,
+      region: backfill.region,
+      request: { ...backfill.request, teams },
+      added,
+      open,
+      filled: open.every((n) => n === 0),
+    },
     newcomers: [player],
-    recent: { matchId: backfill.match, region: 'eu', teams: ticketTeams, players: teams, winProbability: null, waitSeconds: { p50: 0, max: 0 }, backfill: backfill.id, at: new Date(at).toISOString() },
+    recent: {
+      matchId: backfill.match,
+      region: 'eu',
+      teams: ticketTeams,
+      players: teams,
+      winProbability: null,
+      waitSeconds: { p50: 0, max: 0 },
+      backfill: backfill.id,
+      at: new Date(at).toISOString(),
+    },
     match: { id: backfill.match, region: 'eu', teams: ticketTeams, players: teams, at, backfill: backfill.id },
     tickets: [{ id: ticket, team }],
   };
@@ -182,10 +212,28 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
         return out;
       };
       let f = await store.figures(ladder);
-      expect(f).toEqual({ waiting: 3, byRegion: new Map([['eu', 2], ['na', 1]]), byBand: bands([5, 95, 50, 100]), createdSum: 3 * (START - FIGURES_EPOCH) - 9000, oldestCreatedAt: START - 5000 });
+      expect(f).toEqual({
+        waiting: 3,
+        byRegion: new Map([
+          ['eu', 2],
+          ['na', 1],
+        ]),
+        byBand: bands([5, 95, 50, 100]),
+        createdSum: 3 * (START - FIGURES_EPOCH) - 9000,
+        oldestCreatedAt: START - 5000,
+      });
       await store.cancel((await store.get(ids[0]!))!);
       f = await store.figures(ladder);
-      expect(f).toEqual({ waiting: 2, byRegion: new Map([['eu', 1], ['na', 1]]), byBand: bands([50, 100]), createdSum: 2 * (START - FIGURES_EPOCH) - 4000, oldestCreatedAt: START - 3000 });
+      expect(f).toEqual({
+        waiting: 2,
+        byRegion: new Map([
+          ['eu', 1],
+          ['na', 1],
+        ]),
+        byBand: bands([50, 100]),
+        createdSum: 2 * (START - FIGURES_EPOCH) - 4000,
+        oldestCreatedAt: START - 3000,
+      });
       await store.claim(ladder);
       expect(await store.assign(ladder, [placementOf([[ids[1]!], [ids[2]!]], [['c'], ['d']])])).toEqual(['placed']);
       f = await store.figures(ladder);
@@ -196,7 +244,12 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
 
     it('a match is placed only if every one of its tickets still waits', async () => {
       const [t1, t2, t3] = [fresh('t'), fresh('t'), fresh('t')];
-      for (const [id, p] of [[t1, 'a'], [t2, 'b'], [t3, 'c']] as const) await store.add(ticketOf(ladder, id, [p]));
+      for (const [id, p] of [
+        [t1, 'a'],
+        [t2, 'b'],
+        [t3, 'c'],
+      ] as const)
+        await store.add(ticketOf(ladder, id, [p]));
       await store.cancel((await store.get(t2))!);
       expect(await store.claim(ladder)).toBe('acquired');
       const gone = placementOf([[t1], [t2]], [['a'], ['b']]);
@@ -228,7 +281,12 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
 
     it('a ticket is matched or cancelled, never both, never twice', async () => {
       const [t1, t2, t3] = [fresh('t'), fresh('t'), fresh('t')];
-      for (const [id, p] of [[t1, 'a'], [t2, 'b'], [t3, 'c']] as const) await store.add(ticketOf(ladder, id, [p]));
+      for (const [id, p] of [
+        [t1, 'a'],
+        [t2, 'b'],
+        [t3, 'c'],
+      ] as const)
+        await store.add(ticketOf(ladder, id, [p]));
       await store.claim(ladder);
       const cursor = await store.snapshot(ladder, () => {});
       const first = placementOf([[t1], [t2]], [['a'], ['b']]);
@@ -337,7 +395,13 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
 
     it('finished tickets, backfills and formed matches stay readable for FINISHED_TTL_MS, waiting ones for good', async () => {
       const [t1, t2, t3, t4, b1] = [fresh('t'), fresh('t'), fresh('t'), fresh('t'), fresh('b')];
-      for (const [id, p] of [[t1, 'a'], [t2, 'b'], [t3, 'c'], [t4, 'd']] as const) await store.add(ticketOf(ladder, id, [p]));
+      for (const [id, p] of [
+        [t1, 'a'],
+        [t2, 'b'],
+        [t3, 'c'],
+        [t4, 'd'],
+      ] as const)
+        await store.add(ticketOf(ladder, id, [p]));
       await store.addBackfill(backfillOf(ladder, b1, [['p'], []]));
       await store.claim(ladder);
       const placed = placementOf([[t1], [t2]], [['a'], ['b']]);
@@ -416,7 +480,10 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
       expect(await store.add(ticketOf(ladder, ids[1]!, ['b'], { owner: 'k1' }), limits)).toEqual({ ok: true });
       expect(await store.add(ticketOf(ladder, ids[2]!, ['c'], { owner: 'k1' }), limits)).toEqual({ ok: false, reason: 'cap', cap: 'key' });
       // Queued together, each counts the ones before it.
-      const together = await Promise.all([store.add(ticketOf(ladder, ids[3]!, ['d'], { owner: 'k2' }), limits), store.add(ticketOf(ladder, ids[4]!, ['e'], { owner: 'k2' }), limits)]);
+      const together = await Promise.all([
+        store.add(ticketOf(ladder, ids[3]!, ['d'], { owner: 'k2' }), limits),
+        store.add(ticketOf(ladder, ids[4]!, ['e'], { owner: 'k2' }), limits),
+      ]);
       expect(together).toEqual([{ ok: true }, { ok: false, reason: 'cap', cap: 'ladder' }]);
       // Without limits, none.
       expect(await store.add(ticketOf(ladder, ids[5]!, ['f'], { owner: 'k1' }))).toEqual({ ok: true });
@@ -458,7 +525,13 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
     it('random operations agree with a model of the contract', async () => {
       const player = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f');
       const op = fc.oneof(
-        fc.record({ kind: fc.constant('add' as const), ticket: fc.nat(7), players: fc.uniqueArray(player, { minLength: 1, maxLength: 2 }), owner: fc.constantFrom('k1', 'k2'), age: fc.nat(60) }),
+        fc.record({
+          kind: fc.constant('add' as const),
+          ticket: fc.nat(7),
+          players: fc.uniqueArray(player, { minLength: 1, maxLength: 2 }),
+          owner: fc.constantFrom('k1', 'k2'),
+          age: fc.nat(60),
+        }),
         fc.record({ kind: fc.constant('cancel' as const), ticket: fc.nat(7) }),
         fc.record({ kind: fc.constant('assign' as const), matches: fc.array(fc.uniqueArray(fc.nat(7), { minLength: 2, maxLength: 2 }), { minLength: 1, maxLength: 3 }) }),
         fc.record({ kind: fc.constant('claim' as const) }),
@@ -506,7 +579,9 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
               }
               expect(after?.status).toBe(known!.status);
             } else if (o.kind === 'assign') {
-              const placements = o.matches.map((m) => placementOf([[ids[m[0]!]!], [ids[m[1]!]!]], [tickets.get(ids[m[0]!]!)?.players ?? [], tickets.get(ids[m[1]!]!)?.players ?? []]));
+              const placements = o.matches.map((m) =>
+                placementOf([[ids[m[0]!]!], [ids[m[1]!]!]], [tickets.get(ids[m[0]!]!)?.players ?? [], tickets.get(ids[m[1]!]!)?.players ?? []]),
+              );
               const expected = placements.map((p) => {
                 if (!held) return 'lost';
                 if (!p.tickets.every((t) => tickets.get(t.id)?.status === 'waiting')) return 'gone';

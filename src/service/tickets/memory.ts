@@ -77,7 +77,21 @@ export class MemoryTicketStore implements TicketStore {
   private queue(ladder: string): MemoryQueue {
     let queue = this.queuesByLadder.get(ladder);
     if (!queue) {
-      queue = { waiting: new Map(), ordered: true, newest: -Infinity, players: new Set(), regions: new Map(), owners: new Map(), figures: emptyFigures(), events: [], base: 0, recent: [], held: false, backfills: new Map(), playing: new Map() };
+      queue = {
+        waiting: new Map(),
+        ordered: true,
+        newest: -Infinity,
+        players: new Set(),
+        regions: new Map(),
+        owners: new Map(),
+        figures: emptyFigures(),
+        events: [],
+        base: 0,
+        recent: [],
+        held: false,
+        backfills: new Map(),
+        playing: new Map(),
+      };
       this.queuesByLadder.set(ladder, queue);
     }
     return queue;

@@ -41,7 +41,24 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { BackfillInput, Ticket } from '../../matchmaking/index.js';
 import { TicketLostError, UnavailableError } from '../errors/index.js';
 import { redisCall } from '../redis.js';
-import { ASSIGN, BACKFILL_CANCEL, BACKFILL_INTAKE, CANCEL, EPOCH, EXPIRE, FIGURES_PREFIX, FILL, FORGET, INTAKE, RELEASE, RENEW, STREAM_POSITION, TRIM, WAITING, WAITING_PREFIX } from './redis-scripts.js';
+import {
+  ASSIGN,
+  BACKFILL_CANCEL,
+  BACKFILL_INTAKE,
+  CANCEL,
+  EPOCH,
+  EXPIRE,
+  FIGURES_PREFIX,
+  FILL,
+  FORGET,
+  INTAKE,
+  RELEASE,
+  RENEW,
+  STREAM_POSITION,
+  TRIM,
+  WAITING,
+  WAITING_PREFIX,
+} from './redis-scripts.js';
 import {
   type AddOutcome,
   type AssignmentEvent,
@@ -105,7 +122,6 @@ export interface RedisTicketOptions {
   /** Events kept in a ladder's stream at most (about), when no lock holder trims it. @default 1000000 */
   eventsCap?: number;
 }
-
 
 /** A ticket id Ladder issued: a UUID, a dot, the epoch it was issued under (12 hex digits). */
 const ISSUED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.([0-9a-f]{12})$/;
@@ -178,7 +194,9 @@ export class RedisTicketStore implements TicketStore {
 
   /** Reads the shared epoch (writing one into an empty Redis) and remembers it. */
   private async checkEpoch(): Promise<string> {
-    const current = String(await this.scripts.ladderEpoch(this.key('epoch'), this.key('epoch:lost'), randomBytes(6).toString('hex'), this.epoch ?? '', Date.now(), FINISHED_TTL_MS));
+    const current = String(
+      await this.scripts.ladderEpoch(this.key('epoch'), this.key('epoch:lost'), randomBytes(6).toString('hex'), this.epoch ?? '', Date.now(), FINISHED_TTL_MS),
+    );
     this.epoch = current;
     return current;
   }
@@ -302,7 +320,8 @@ export class RedisTicketStore implements TicketStore {
       const own = this.locks.has(ladder) ? this.ownEventsOf(ladder) : undefined;
       adds.forEach((p, i) => {
         const outcome = outcomes[i];
-        if (error || outcome === undefined) p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error ?? new Error('no reply') }));
+        if (error || outcome === undefined)
+          p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error ?? new Error('no reply') }));
         else if (outcome === 'ok') {
           queued.add(ladder);
           if (own !== undefined) {
@@ -387,7 +406,22 @@ export class RedisTicketStore implements TicketStore {
 
   async cancel(ticket: StoredTicket) {
     const k = this.queueKeys(ticket.ladder);
-    const raw = (await redisCall(this.scripts.ladderCancel(this.ticketKey(ticket.id), k.queue, k.players, k.figures, k.events, k.regions, k.owners, ticket.id, Date.now(), FINISHED_TTL_MS, this.eventsCap, FIGURES_EPOCH))) as string | null;
+    const raw = (await redisCall(
+      this.scripts.ladderCancel(
+        this.ticketKey(ticket.id),
+        k.queue,
+        k.players,
+        k.figures,
+        k.events,
+        k.regions,
+        k.owners,
+        ticket.id,
+        Date.now(),
+        FINISHED_TTL_MS,
+        this.eventsCap,
+        FIGURES_EPOCH,
+      ),
+    )) as string | null;
     return raw === null ? undefined : (JSON.parse(raw) as StoredTicket);
   }
 
@@ -408,7 +442,13 @@ export class RedisTicketStore implements TicketStore {
     for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     const flat = results[0]![1] as string[];
     const oldest = results[1]![1] as string[];
-    const figures: QueueFigures = { waiting: 0, byRegion: new Map(), byBand: new Array<number>(10).fill(0), createdSum: 0, oldestCreatedAt: oldest.length === 2 ? Number(oldest[1]) : null };
+    const figures: QueueFigures = {
+      waiting: 0,
+      byRegion: new Map(),
+      byBand: new Array<number>(10).fill(0),
+      createdSum: 0,
+      oldestCreatedAt: oldest.length === 2 ? Number(oldest[1]) : null,
+    };
     for (let i = 0; i < flat.length; i += 2) {
       const field = flat[i]!;
       const value = Number(flat[i + 1]);
@@ -542,7 +582,7 @@ export class RedisTicketStore implements TicketStore {
       if (ids.length > 0) {
         const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
         const batch: Ticket[] = [];
-        for (const raw of raws) if (raw !== null && raw.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
+        for (const raw of raws) if (raw?.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
         await onBatch(batch);
       }
       if (flat.length / 2 < chunk + seenAtFrom.size) break;
@@ -562,11 +602,13 @@ export class RedisTicketStore implements TicketStore {
     const k = this.queueKeys(ladder);
     const [from, addedText] = cursor.split('@') as [string, string | undefined];
     const added = Number(addedText ?? 0);
-    const results = (await redisCall(this.redis.multi().xread('COUNT', max, 'STREAMS', k.events, from).hget(k.figures, 'n').call('XINFO', 'STREAM', k.events).zcard(k.backfills).exec())) ?? [];
+    const results =
+      (await redisCall(this.redis.multi().xread('COUNT', max, 'STREAMS', k.events, from).hget(k.figures, 'n').call('XINFO', 'STREAM', k.events).zcard(k.backfills).exec())) ?? [];
     const [readError, read] = results[0] ?? [null, null];
     const [countError, count] = results[1] ?? [null, null];
     const [backfillsError, backfills] = results[3] ?? [null, 0];
-    if (readError || countError || backfillsError) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: readError ?? countError ?? backfillsError });
+    if (readError || countError || backfillsError)
+      throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: readError ?? countError ?? backfillsError });
     // XINFO fails only when the stream does not exist: nothing was ever added then.
     const [, info] = results[2] ?? [null, null];
     const total = Array.isArray(info) ? streamInfo(info).added : 0;
@@ -606,7 +648,17 @@ export class RedisTicketStore implements TicketStore {
     const held = this.locks.get(ladder);
     if (held === undefined) return placements.map(() => 'lost');
     const k = this.queueKeys(ladder);
-    const args: Array<string | number> = [held, this.key('ticket:'), FINISHED_TTL_MS, Date.now(), FIGURES_EPOCH, RECENT, this.key('assignments'), JSON.stringify(ladder), this.key('formed:')];
+    const args: Array<string | number> = [
+      held,
+      this.key('ticket:'),
+      FINISHED_TTL_MS,
+      Date.now(),
+      FIGURES_EPOCH,
+      RECENT,
+      this.key('assignments'),
+      JSON.stringify(ladder),
+      this.key('formed:'),
+    ];
     for (const { match, recent, tickets } of placements) {
       args.push(JSON.stringify(match).slice(1, -1), JSON.stringify(recent), match.id, match.teams.length, tickets.length);
       for (const t of tickets) args.push(t.id, t.team);
@@ -639,8 +691,20 @@ export class RedisTicketStore implements TicketStore {
     const { status: _status, endedAt: _endedAt, fills: _fills, ...record } = backfill;
     const teams = backfill.request.teams;
     const args: Array<string | number> = [
-      this.backfillKey(backfill.id), k.players, k.playing, k.backfills, k.events, this.key('queues'),
-      backfill.id, backfill.createdAt, backfill.ladder, JSON.stringify(record), JSON.stringify(backfillPlayers(backfill.request)), this.eventsCap, JSON.stringify(backfill.request), teams.length,
+      this.backfillKey(backfill.id),
+      k.players,
+      k.playing,
+      k.backfills,
+      k.events,
+      this.key('queues'),
+      backfill.id,
+      backfill.createdAt,
+      backfill.ladder,
+      JSON.stringify(record),
+      JSON.stringify(backfillPlayers(backfill.request)),
+      this.eventsCap,
+      JSON.stringify(backfill.request),
+      teams.length,
     ];
     for (const team of teams) args.push(team.length, ...team);
     const reply = String(await redisCall(this.scripts.ladderBackfillIntake(...args)));
@@ -677,7 +741,9 @@ export class RedisTicketStore implements TicketStore {
 
   async cancelBackfill(backfill: StoredBackfill) {
     const k = this.queueKeys(backfill.ladder);
-    const fields = (await redisCall(this.scripts.ladderBackfillCancel(this.backfillKey(backfill.id), k.backfills, k.playing, k.events, backfill.id, Date.now(), FINISHED_TTL_MS, this.eventsCap))) as Array<string | null> | null;
+    const fields = (await redisCall(
+      this.scripts.ladderBackfillCancel(this.backfillKey(backfill.id), k.backfills, k.playing, k.events, backfill.id, Date.now(), FINISHED_TTL_MS, this.eventsCap),
+    )) as Array<string | null> | null;
     return fields === null ? undefined : this.backfillOf(fields);
   }
 
@@ -700,7 +766,9 @@ export class RedisTicketStore implements TicketStore {
     for (;;) {
       backfills += await cancelAll(k.backfills, (id) => this.cancelBackfill({ id, ladder } as StoredBackfill));
       tickets += await cancelAll(k.queue, (id) => this.cancel({ id, ladder } as StoredTicket));
-      const forgotten = await redisCall(this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), k.owners, k.regionSet, ladder));
+      const forgotten = await redisCall(
+        this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), k.owners, k.regionSet, ladder),
+      );
       if (forgotten === 1) break;
     }
     this.recentCache.delete(ladder);
@@ -717,9 +785,19 @@ export class RedisTicketStore implements TicketStore {
     for (const placement of placements) {
       const { filled, ...after } = placement.after;
       const args: Array<string | number> = [
-        held, this.key('ticket:'), FINISHED_TTL_MS, now, JSON.stringify(placement.match).slice(1, -1), FIGURES_EPOCH,
-        placement.backfill, placement.fills, JSON.stringify(after), JSON.stringify(backfillPlayers(after.request)), filled ? 1 : 0,
-        placement.newcomers.length, ...placement.newcomers,
+        held,
+        this.key('ticket:'),
+        FINISHED_TTL_MS,
+        now,
+        JSON.stringify(placement.match).slice(1, -1),
+        FIGURES_EPOCH,
+        placement.backfill,
+        placement.fills,
+        JSON.stringify(after),
+        JSON.stringify(backfillPlayers(after.request)),
+        filled ? 1 : 0,
+        placement.newcomers.length,
+        ...placement.newcomers,
       ];
       for (const t of placement.tickets) args.push(t.id, t.team);
       pipeline.ladderFill!(k.queue, k.players, k.figures, k.lock, this.backfillKey(placement.backfill), k.backfills, k.playing, k.regions, k.owners, ...args);
@@ -734,7 +812,10 @@ export class RedisTicketStore implements TicketStore {
       }
       return reply === 1 ? 'placed' : 'gone';
     });
-    await this.announce(ladder, placements.filter((_, i) => outcomes[i] === 'placed').map((p) => p.recent));
+    await this.announce(
+      ladder,
+      placements.filter((_, i) => outcomes[i] === 'placed').map((p) => p.recent),
+    );
     return outcomes;
   }
 
@@ -746,11 +827,32 @@ export class RedisTicketStore implements TicketStore {
     // A thousand of each per script, so one script never holds Redis long however many expire at once.
     for (;;) {
       const reply = (await redisCall(
-        this.scripts.ladderExpire(k.queue, k.players, k.figures, k.regions, k.owners, k.events, k.backfills, k.playing, this.key('ticket:'), this.key('backfill:'), cutoffs.tickets, cutoffs.backfills, now, FINISHED_TTL_MS, this.eventsCap, FIGURES_EPOCH, limit, this.key('expirations'), JSON.stringify(ladder)),
+        this.scripts.ladderExpire(
+          k.queue,
+          k.players,
+          k.figures,
+          k.regions,
+          k.owners,
+          k.events,
+          k.backfills,
+          k.playing,
+          this.key('ticket:'),
+          this.key('backfill:'),
+          cutoffs.tickets,
+          cutoffs.backfills,
+          now,
+          FINISHED_TTL_MS,
+          this.eventsCap,
+          FIGURES_EPOCH,
+          limit,
+          this.key('expirations'),
+          JSON.stringify(ladder),
+        ),
       )) as [string[], string[], string, string];
       tickets.push(...reply[0]);
       backfills.push(...reply[1]);
-      if (reply[0].length < limit && reply[1].length < limit) return { tickets, backfills, oldestTicket: reply[2] === '' ? null : Number(reply[2]), oldestBackfill: reply[3] === '' ? null : Number(reply[3]) };
+      if (reply[0].length < limit && reply[1].length < limit)
+        return { tickets, backfills, oldestTicket: reply[2] === '' ? null : Number(reply[2]), oldestBackfill: reply[3] === '' ? null : Number(reply[3]) };
     }
   }
 

@@ -462,7 +462,15 @@ export class MatchWriter {
       const lastSeq = known.lastSeqs.get(id);
       if (lastSeq !== undefined) lastSeqs.set(id, lastSeq);
     }
-    const planned = planBatch(ladder, batch, { nextSeq: known.nextSeq, roundCount: known.roundCount, stored: new Map(), takenIds: new Set(), takenRounds: new Set(), working, lastSeqs });
+    const planned = planBatch(ladder, batch, {
+      nextSeq: known.nextSeq,
+      roundCount: known.roundCount,
+      stored: new Map(),
+      takenIds: new Set(),
+      takenRounds: new Set(),
+      working,
+      lastSeqs,
+    });
     if (planned.rated === 0) return null;
     const finals = [...planned.changed.values()];
     const newPlayers = finals.filter((p) => known.players.get(p.id) === null).length;
@@ -548,7 +556,11 @@ export class MatchWriter {
     for (const [key, answer] of await findAnswers(tx, ladder.id, keys)) stored.set(key, { hash: answer.hash, outcome: { status: answer.status, body: answer.response } });
     const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
     const takenIds = await takenMatchIds(tx, ladder.id, givenIds);
-    const takenRounds = await takenRoundNames(tx, ladder.id, batch.map((job) => job.roundName).filter((n): n is string => n !== undefined));
+    const takenRounds = await takenRoundNames(
+      tx,
+      ladder.id,
+      batch.map((job) => job.roundName).filter((n): n is string => n !== undefined),
+    );
     const hasRound = batch.some((job) => job.kind === 'round');
     const working = new Map<string, PlayerState>();
     const playerIds = [...new Set(batch.flatMap((job) => job.matches.flatMap((m) => m.teams.flatMap((t) => t.players.map((p) => p.id)))))];

@@ -158,7 +158,12 @@ function showKeyProblem() {
     input.focus();
   });
   box.append(
-    h('p', {}, h('strong', {}, 'The saved API key is wrong: '), 'the service refused it (mistyped, expired or revoked). Public ladders are shown without it; private ones need a working key.'),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'The saved API key is wrong: '),
+      'the service refused it (mistyped, expired or revoked). Public ladders are shown without it; private ones need a working key.',
+    ),
     h('p', { class: 'actions' }, forget, ' ', replace),
   );
   box.hidden = false;

@@ -129,7 +129,15 @@ export function table({ caption, columns, rows, id, stack = false }) {
       'table',
       { id, class: stack ? 'stack-mobile' : null },
       h('caption', {}, caption),
-      h('thead', {}, h('tr', {}, columns.map((column) => h('th', { scope: 'col', class: headClass(column) }, headLabel(column))))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          columns.map((column) => h('th', { scope: 'col', class: headClass(column) }, headLabel(column))),
+        ),
+      ),
       h('tbody', {}, rows),
     ),
   );

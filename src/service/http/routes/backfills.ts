@@ -54,12 +54,34 @@ export const backfillRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, 
   };
   app.get(
     '/v1/backfills/:id',
-    { schema: { params: idParams }, config: { operation: { operationId: 'getBackfill', tags: ['matchmaking'], summary: 'A backfill: waiting, filled or cancelled, with the tickets and players added to each team', auth: 'public ladder or read', responses: { 200: backfillResponse } } } },
+    {
+      schema: { params: idParams },
+      config: {
+        operation: {
+          operationId: 'getBackfill',
+          tags: ['matchmaking'],
+          summary: 'A backfill: waiting, filled or cancelled, with the tickets and players added to each team',
+          auth: 'public ladder or read',
+          responses: { 200: backfillResponse },
+        },
+      },
+    },
     async (request) => backfillJson(await visibleBackfill(request, request.params.id, 'read')),
   );
   app.delete(
     '/v1/backfills/:id',
-    { schema: { params: idParams }, config: { operation: { operationId: 'cancelBackfill', tags: ['matchmaking'], summary: 'Cancel a backfill (409 once filled; players already added stay in the match)', auth: 'write', responses: { 200: cancelledBackfillResponse } } } },
+    {
+      schema: { params: idParams },
+      config: {
+        operation: {
+          operationId: 'cancelBackfill',
+          tags: ['matchmaking'],
+          summary: 'Cancel a backfill (409 once filled; players already added stay in the match)',
+          auth: 'write',
+          responses: { 200: cancelledBackfillResponse },
+        },
+      },
+    },
     async (request) => cancelBackfill(ctx, await visibleBackfill(request, request.params.id, 'write')),
   );
 };

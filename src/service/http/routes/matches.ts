@@ -56,15 +56,21 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
           auth: 'write',
           headers: ['Idempotency-Key'],
           responses: { 201: ratedMatchResponse },
-          example: { teams: [{ players: ['ann'], rank: 1 }, { players: ['bob'], rank: 2 }] },
+          example: {
+            teams: [
+              { players: ['ann'], rank: 1 },
+              { players: ['bob'], rank: 2 },
+            ],
+          },
         },
       },
-    }, async (request, reply) => {
-    const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
-    const key = idempotencyKey(request);
-    const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs }, ladder.system);
-    return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
-  },
+    },
+    async (request, reply) => {
+      const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+      const key = idempotencyKey(request);
+      const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs }, ladder.system);
+      return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
+    },
   );
   app.post(
     '/v1/ladders/:ladder/matches/:match/void',
@@ -74,7 +80,8 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
         operation: {
           operationId: 'voidMatch',
           tags: ['matches'],
-          summary: 'Void a match: it stays stored and listed, marked void, and never counts; every later match whose players’ states change is rated again. A second void changes nothing.',
+          summary:
+            'Void a match: it stays stored and listed, marked void, and never counts; every later match whose players’ states change is rated again. A second void changes nothing.',
           auth: 'correct',
           responses: { 200: correctionResponse },
           example: { reason: 'server bug: wrong winner reported' },
@@ -94,10 +101,16 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
         operation: {
           operationId: 'correctMatch',
           tags: ['matches'],
-          summary: 'Correct a match (teams, ranks or scores, `at`; the stored `at` when absent): it is rated again from the states before it, and so is every later match whose players’ states change.',
+          summary:
+            'Correct a match (teams, ranks or scores, `at`; the stored `at` when absent): it is rated again from the states before it, and so is every later match whose players’ states change.',
           auth: 'correct',
           responses: { 200: correctionResponse },
-          example: { teams: [{ players: ['ann'], rank: 2 }, { players: ['bob'], rank: 1 }] },
+          example: {
+            teams: [
+              { players: ['ann'], rank: 2 },
+              { players: ['bob'], rank: 1 },
+            ],
+          },
         },
       },
     },
@@ -109,9 +122,29 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
       return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'replace', match }));
     },
   );
-  app.get('/v1/ladders/:ladder/matches', { schema: { params: ladderParams, querystring: matchListQuerySchema }, config: { operation: { operationId: 'listMatches', tags: ['matches'], summary: 'Matches, newest first, with the win probability predicted before rating; `next` is the cursor (`before`) of the next page', auth: 'public ladder or read', responses: { 200: matchListResponse } } } }, async (request, reply) => {
-    const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-    const q = request.query;
-    return matchesView(ctx, ladder, { limit: q.limit ?? 50, offset: q.offset ?? 0, ...(q.before !== undefined ? { before: q.before } : {}) }, { signal: clientGone(request, reply) });
-  });
+  app.get(
+    '/v1/ladders/:ladder/matches',
+    {
+      schema: { params: ladderParams, querystring: matchListQuerySchema },
+      config: {
+        operation: {
+          operationId: 'listMatches',
+          tags: ['matches'],
+          summary: 'Matches, newest first, with the win probability predicted before rating; `next` is the cursor (`before`) of the next page',
+          auth: 'public ladder or read',
+          responses: { 200: matchListResponse },
+        },
+      },
+    },
+    async (request, reply) => {
+      const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
+      const q = request.query;
+      return matchesView(
+        ctx,
+        ladder,
+        { limit: q.limit ?? 50, offset: q.offset ?? 0, ...(q.before !== undefined ? { before: q.before } : {}) },
+        { signal: clientGone(request, reply) },
+      );
+    },
+  );
 };

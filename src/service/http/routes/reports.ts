@@ -36,7 +36,8 @@ export const reportRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
         operation: {
           operationId: 'integrityReport',
           tags: ['reports'],
-          summary: 'Pairs who meet far more often than their activity predicts with alternating or one-sided results, and players whose quit rate or results stand out; most suspicious first, with counts, expected counts and z-scores',
+          summary:
+            'Pairs who meet far more often than their activity predicts with alternating or one-sided results, and players whose quit rate or results stand out; most suspicious first, with counts, expected counts and z-scores',
           auth: 'admin',
           responses: { 200: integrityResponse },
         },

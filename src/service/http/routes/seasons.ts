@@ -14,7 +14,18 @@ import type { ZodTypeProvider } from '../zod-provider.js';
 export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
   app.get(
     '/v1/ladders/:ladder/seasons',
-    { schema: { params: ladderParams }, config: { operation: { operationId: 'listSeasons', tags: ['seasons'], summary: 'Seasons, oldest first; the last is the current one', auth: 'public ladder or read', responses: { 200: seasonListResponse } } } },
+    {
+      schema: { params: ladderParams },
+      config: {
+        operation: {
+          operationId: 'listSeasons',
+          tags: ['seasons'],
+          summary: 'Seasons, oldest first; the last is the current one',
+          auth: 'public ladder or read',
+          responses: { 200: seasonListResponse },
+        },
+      },
+    },
     async (request) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
       return { seasons: (await seasonsOf(ctx.db, ladder)).map(seasonJson) };
@@ -52,7 +63,15 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     '/v1/ladders/:ladder/seasons/:season/leaderboard',
     {
       schema: { params: seasonParams, querystring: pageQuerySchema },
-      config: { operation: { operationId: 'getSeasonLeaderboard', tags: ['seasons'], summary: "A season's standings: frozen final standings of a closed season, the live ones of the current season", auth: 'public ladder or read', responses: { 200: seasonLeaderboardResponse } } },
+      config: {
+        operation: {
+          operationId: 'getSeasonLeaderboard',
+          tags: ['seasons'],
+          summary: "A season's standings: frozen final standings of a closed season, the live ones of the current season",
+          auth: 'public ladder or read',
+          responses: { 200: seasonLeaderboardResponse },
+        },
+      },
     },
     async (request, reply) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
@@ -67,7 +86,16 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
           total: live.total,
           offset: live.offset,
           limit,
-          entries: live.entries.map((e, i) => ({ position: live.offset + i + 1, id: e.id, rank: e.rank, rating: e.rating, rd: e.rd ?? null, percentile: e.percentile, division: e.division, matches: e.matches })),
+          entries: live.entries.map((e, i) => ({
+            position: live.offset + i + 1,
+            id: e.id,
+            rank: e.rank,
+            rating: e.rating,
+            rd: e.rd ?? null,
+            percentile: e.percentile,
+            division: e.division,
+            matches: e.matches,
+          })),
         };
       }
       const page = await ctx.db.read((db) => standingsPage(db, ladder.id, season.number, limit, offset), { signal });
@@ -76,13 +104,34 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
   );
   app.get(
     '/v1/ladders/:ladder/seasons/:season/players/:player',
-    { schema: { params: seasonPlayerParams }, config: { operation: { operationId: 'getSeasonPlayer', tags: ['seasons'], summary: "A player's final standing in a season (live in the current one)", auth: 'public ladder or read', responses: { 200: seasonPlayerResponse } } } },
+    {
+      schema: { params: seasonPlayerParams },
+      config: {
+        operation: {
+          operationId: 'getSeasonPlayer',
+          tags: ['seasons'],
+          summary: "A player's final standing in a season (live in the current one)",
+          auth: 'public ladder or read',
+          responses: { 200: seasonPlayerResponse },
+        },
+      },
+    },
     async (request) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
       const season = await findSeason(ctx.db, ladder, request.params.season);
       if (season.closedAt === null) {
         const live = await playerView(ctx, ladder, request.params.player);
-        return { season: season.name, position: live.rank ?? 0, id: live.id, rank: live.rank, rating: live.rating, rd: live.rd ?? null, percentile: live.percentile, division: live.division, matches: live.matches };
+        return {
+          season: season.name,
+          position: live.rank ?? 0,
+          id: live.id,
+          rank: live.rank,
+          rating: live.rating,
+          rd: live.rd ?? null,
+          percentile: live.percentile,
+          division: live.division,
+          matches: live.matches,
+        };
       }
       const standing = await standingOf(ctx.db, ladder.id, season.number, request.params.player);
       if (!standing) throw new NotFoundError(`player ${JSON.stringify(request.params.player.slice(0, 80))} has no standing in season ${season.name}`, 'player');

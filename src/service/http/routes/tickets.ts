@@ -14,10 +14,26 @@ import { cancelledTicketResponse, createdTicketResponse, queueResponse, ticketRe
 export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
   const streams = new StreamSlots(ctx.streams);
   const clock = ctx.clock ?? Date.now;
-  app.post('/v1/ladders/:ladder/tickets', { schema: { params: ladderParams, body: ticketSchema }, config: { operation: { operationId: 'createTicket', tags: ['matchmaking'], summary: 'Join the matchmaking queue (solo or party)', auth: 'write', responses: { 201: createdTicketResponse }, example: { players: [{ id: 'ann', pings: { eu: 30, na: 110 }, filter: { within: 10, maxPing: 80 } }] } } } }, async (request, reply) => {
-    const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
-    return reply.code(201).send({ ticket: ticketJson(await createTicket(ctx, ladder, request.body, request.apiKey?.id)) });
-  });
+  app.post(
+    '/v1/ladders/:ladder/tickets',
+    {
+      schema: { params: ladderParams, body: ticketSchema },
+      config: {
+        operation: {
+          operationId: 'createTicket',
+          tags: ['matchmaking'],
+          summary: 'Join the matchmaking queue (solo or party)',
+          auth: 'write',
+          responses: { 201: createdTicketResponse },
+          example: { players: [{ id: 'ann', pings: { eu: 30, na: 110 }, filter: { within: 10, maxPing: 80 } }] },
+        },
+      },
+    },
+    async (request, reply) => {
+      const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
+      return reply.code(201).send({ ticket: ticketJson(await createTicket(ctx, ladder, request.body, request.apiKey?.id)) });
+    },
+  );
   /** The ticket, when the caller may see it: a ticket of a private ladder is "not found" to a caller without a read key. */
   const visibleTicket = async (request: FastifyRequest, id: string, scope: Scope): Promise<StoredTicket> => {
     const missing = () => new NotFoundError(`no ticket ${JSON.stringify(id.slice(0, 80))}`, 'ticket');
@@ -37,45 +53,100 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     }
     return ticket;
   };
-  app.get('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'getTicket', tags: ['matchmaking'], summary: 'A ticket: waiting, or the match and team it was placed in', auth: 'public ladder or read', responses: { 200: ticketResponse }, errors: [410] } } }, async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')));
-  app.delete('/v1/tickets/:id', { schema: { params: idParams }, config: { operation: { operationId: 'cancelTicket', tags: ['matchmaking'], summary: 'Leave the queue', auth: 'write', responses: { 200: cancelledTicketResponse }, errors: [410] } } }, async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')));
-  app.get('/v1/ladders/:ladder/queue', { schema: { params: ladderParams }, config: { operation: { operationId: 'getQueue', tags: ['matchmaking'], summary: 'Queue summary: waiting tickets by region and band, recent matches', auth: 'public ladder or read', responses: { 200: queueResponse } } } }, async (request) => {
-    const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-    return queueView(ctx, ladder);
-  });
-  app.get('/v1/ladders/:ladder/assignments', { schema: { params: ladderParams }, config: { operation: { operationId: 'streamAssignments', tags: ['matchmaking'], summary: 'Server-sent events: `assignment` for each match the matchmaker forms', auth: 'public ladder or read', responses: { 200: 'text/event-stream' } } } }, async (request, reply) => {
-    const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-    // Before the stream starts: past a cap the answer is a plain 503 with Retry-After.
-    const release = streams.take(request.ip);
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-    });
-    res.write(': assignments of ladder ' + ladder.id + '\n\n');
-    const listener = (event: { ladder: string; match: RecentMatch }) => {
-      if (event.ladder === ladder.id) res.write(`event: assignment\ndata: ${JSON.stringify(event.match)}\n\n`);
-    };
-    const onExpired = (event: ExpiredEvent) => {
-      if (event.ladder === ladder.id) res.write(`event: expired\ndata: ${JSON.stringify({ tickets: event.tickets, backfills: event.backfills })}\n\n`);
-    };
-    ctx.tickets.events.on('assignment', listener);
-    ctx.tickets.events.on('expired', onExpired);
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-    const close = () => {
-      clearInterval(heartbeat);
-      ctx.tickets.events.off('assignment', listener);
-      ctx.tickets.events.off('expired', onExpired);
-      release();
-    };
-    request.raw.on('close', close);
-    res.on('close', close);
-  });
+  app.get(
+    '/v1/tickets/:id',
+    {
+      schema: { params: idParams },
+      config: {
+        operation: {
+          operationId: 'getTicket',
+          tags: ['matchmaking'],
+          summary: 'A ticket: waiting, or the match and team it was placed in',
+          auth: 'public ladder or read',
+          responses: { 200: ticketResponse },
+          errors: [410],
+        },
+      },
+    },
+    async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')),
+  );
+  app.delete(
+    '/v1/tickets/:id',
+    {
+      schema: { params: idParams },
+      config: {
+        operation: { operationId: 'cancelTicket', tags: ['matchmaking'], summary: 'Leave the queue', auth: 'write', responses: { 200: cancelledTicketResponse }, errors: [410] },
+      },
+    },
+    async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')),
+  );
+  app.get(
+    '/v1/ladders/:ladder/queue',
+    {
+      schema: { params: ladderParams },
+      config: {
+        operation: {
+          operationId: 'getQueue',
+          tags: ['matchmaking'],
+          summary: 'Queue summary: waiting tickets by region and band, recent matches',
+          auth: 'public ladder or read',
+          responses: { 200: queueResponse },
+        },
+      },
+    },
+    async (request) => {
+      const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
+      return queueView(ctx, ladder);
+    },
+  );
+  app.get(
+    '/v1/ladders/:ladder/assignments',
+    {
+      schema: { params: ladderParams },
+      config: {
+        operation: {
+          operationId: 'streamAssignments',
+          tags: ['matchmaking'],
+          summary: 'Server-sent events: `assignment` for each match the matchmaker forms',
+          auth: 'public ladder or read',
+          responses: { 200: 'text/event-stream' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
+      // Before the stream starts: past a cap the answer is a plain 503 with Retry-After.
+      const release = streams.take(request.ip);
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer',
+        'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+      });
+      res.write(': assignments of ladder ' + ladder.id + '\n\n');
+      const listener = (event: { ladder: string; match: RecentMatch }) => {
+        if (event.ladder === ladder.id) res.write(`event: assignment\ndata: ${JSON.stringify(event.match)}\n\n`);
+      };
+      const onExpired = (event: ExpiredEvent) => {
+        if (event.ladder === ladder.id) res.write(`event: expired\ndata: ${JSON.stringify({ tickets: event.tickets, backfills: event.backfills })}\n\n`);
+      };
+      ctx.tickets.events.on('assignment', listener);
+      ctx.tickets.events.on('expired', onExpired);
+      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+      const close = () => {
+        clearInterval(heartbeat);
+        ctx.tickets.events.off('assignment', listener);
+        ctx.tickets.events.off('expired', onExpired);
+        release();
+      };
+      request.raw.on('close', close);
+      res.on('close', close);
+    },
+  );
 };

@@ -15,16 +15,15 @@ export function ladderHeader(ladder, active, title) {
   return [
     h('p', { class: 'breadcrumb' }, h('a', { href: '#/ladders' }, 'Ladders'), ' / ', h('a', { href: base }, ladder.id)),
     h('h1', { tabindex: '-1' }, title ?? ladder.id),
-    h(
-      'p',
-      { class: 'meta' },
-      `${systemLabel(ladder.system)} · ${ladder.players} players · ${ladder.matches} matches`,
-      ladder.public ? '' : ' · private',
-    ),
+    h('p', { class: 'meta' }, `${systemLabel(ladder.system)} · ${ladder.players} players · ${ladder.matches} matches`, ladder.public ? '' : ' · private'),
     h(
       'nav',
       { class: 'tabs', 'aria-label': `${ladder.id} pages` },
-      h('ul', {}, tabs.map((tab) => h('li', {}, h('a', { href: tab.href, 'aria-current': tab.key === active ? 'page' : null }, tab.label)))),
+      h(
+        'ul',
+        {},
+        tabs.map((tab) => h('li', {}, h('a', { href: tab.href, 'aria-current': tab.key === active ? 'page' : null }, tab.label))),
+      ),
     ),
   ];
 }

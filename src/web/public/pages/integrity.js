@@ -36,7 +36,8 @@ function mainCount(entry) {
 /** One line on the pattern behind the entry. */
 function patternText(entry, players) {
   const e = entry.evidence;
-  if (entry.kind === 'pair' && entry.pattern === 'alternating') return `${e.runs} runs in ${e.wins[0] + e.wins[1]} results, ${formatNumber(e.expectedRuns, 1)} expected (z ${formatZ(e.runsZ)})`;
+  if (entry.kind === 'pair' && entry.pattern === 'alternating')
+    return `${e.runs} runs in ${e.wins[0] + e.wins[1]} results, ${formatNumber(e.expectedRuns, 1)} expected (z ${formatZ(e.runsZ)})`;
   if (entry.kind === 'pair') return `${players[0]} won ${e.wins[0]} of ${e.wins[0] + e.wins[1]}, ${formatPercent(e.expectedWinShare, 0)} expected (z ${formatZ(e.winZ)})`;
   if (entry.kind === 'quits') return `${e.quits} quits in ${e.matches} matches; the ladder quits ${formatPercent(e.populationRate)} of seats`;
   const top = e.topOpponent ? `, ${formatPercent(e.topOpponentShare, 0)} of them against ${e.topOpponent}` : '';
@@ -94,7 +95,12 @@ function adminOnly(reason) {
   return h(
     'div',
     { id: 'integrity-admin-only', class: 'notice', role: 'status', dataset: { reason } },
-    h('p', {}, h('strong', {}, 'For administrators only. '), 'The integrity report names players who may be trading wins, boosting or quitting, so the service shows it only to a key with the admin scope.'),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'For administrators only. '),
+      'The integrity report names players who may be trading wins, boosting or quitting, so the service shows it only to a key with the admin scope.',
+    ),
     h('p', {}, why),
   );
 }

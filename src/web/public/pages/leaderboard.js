@@ -22,7 +22,11 @@ export async function render(main, { params, query, signal }) {
 
   const picker =
     seasons.length > 0 && current
-      ? seasonPicker(seasons, picked ?? current, (name) => (location.hash = hashLink(path, { season: name === current.name ? '' : name, limit: limit === DEFAULT_LIMIT ? '' : limit })))
+      ? seasonPicker(
+          seasons,
+          picked ?? current,
+          (name) => (location.hash = hashLink(path, { season: name === current.name ? '' : name, limit: limit === DEFAULT_LIMIT ? '' : limit })),
+        )
       : null;
   const pageSize = h(
     'div',
@@ -37,7 +41,12 @@ export async function render(main, { params, query, signal }) {
   if (query.season && !picked) {
     main.append(
       h('div', { class: 'toolbar' }, picker),
-      h('p', { class: 'error', role: 'alert', id: 'leaderboard-status' }, `No season “${query.season}” in ${ladder.id}. `, h('a', { href: hashLink(path) }, 'The current standings')),
+      h(
+        'p',
+        { class: 'error', role: 'alert', id: 'leaderboard-status' },
+        `No season “${query.season}” in ${ladder.id}. `,
+        h('a', { href: hashLink(path) }, 'The current standings'),
+      ),
     );
     return;
   }
@@ -56,13 +65,23 @@ export async function render(main, { params, query, signal }) {
         'form',
         { role: 'search', id: 'search-form', onsubmit: (event) => submit(event, (value) => link({ search: value, around: '', offset: '' })) },
         h('label', { for: 'search' }, 'Search players'),
-        h('div', { class: 'input-row' }, h('input', { id: 'search', name: 'value', type: 'search', value: search, autocomplete: 'off', placeholder: 'player id' }), h('button', { type: 'submit' }, 'Search')),
+        h(
+          'div',
+          { class: 'input-row' },
+          h('input', { id: 'search', name: 'value', type: 'search', value: search, autocomplete: 'off', placeholder: 'player id' }),
+          h('button', { type: 'submit' }, 'Search'),
+        ),
       ),
       h(
         'form',
         { id: 'around-form', onsubmit: (event) => submit(event, (value) => link({ around: value, search: '', offset: '' })) },
         h('label', { for: 'around' }, 'Around me'),
-        h('div', { class: 'input-row' }, h('input', { id: 'around', name: 'value', type: 'text', value: around, autocomplete: 'off', placeholder: 'your player id' }), h('button', { type: 'submit' }, 'Show')),
+        h(
+          'div',
+          { class: 'input-row' },
+          h('input', { id: 'around', name: 'value', type: 'text', value: around, autocomplete: 'off', placeholder: 'your player id' }),
+          h('button', { type: 'submit' }, 'Show'),
+        ),
       ),
       pageSize,
     ),
@@ -82,7 +101,11 @@ export async function render(main, { params, query, signal }) {
   const earlier = seasons.length > 1 ? seasons[seasons.length - 2] : undefined;
   if (count === 0 && shownOffset === 0 && !filters && earlier) {
     // A season just opened: nobody has played in it yet.
-    status.append(`No ranked players in season ${current.name} yet. `, h('a', { href: hashLink(path, { season: earlier.name }), id: 'previous-season' }, `The final standings of ${earlier.name}`), '.');
+    status.append(
+      `No ranked players in season ${current.name} yet. `,
+      h('a', { href: hashLink(path, { season: earlier.name }), id: 'previous-season' }, `The final standings of ${earlier.name}`),
+      '.',
+    );
   } else if (count === 0 && shownOffset === 0) {
     status.append(filters ? `No players ${filters}.` : 'No ranked players yet.');
   } else if (count === 0) {

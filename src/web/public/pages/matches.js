@@ -20,7 +20,11 @@ export async function render(main, { params, query, signal }) {
 
   const status = h('p', { id: 'matches-status', 'aria-live': 'polite' });
   if (matches.length === 0) {
-    status.append(cursor === undefined ? 'No rated matches yet.' : 'No matches this far down the list, ', cursor === undefined ? '' : h('a', { href: hashLink(path), id: 'back-to-list' }, 'back to the newest'), cursor === undefined ? '' : '.');
+    status.append(
+      cursor === undefined ? 'No rated matches yet.' : 'No matches this far down the list, ',
+      cursor === undefined ? '' : h('a', { href: hashLink(path), id: 'back-to-list' }, 'back to the newest'),
+      cursor === undefined ? '' : '.',
+    );
   } else {
     const where = cursor === undefined ? 'the newest' : `from #${matches[0].seq} on down`;
     status.append(`${matches.length} ${matches.length === 1 ? 'match' : 'matches'}, ${where}, newest first${voided ? `; ${voided} voided (struck through, never counted)` : ''}.`);
@@ -53,7 +57,9 @@ export async function render(main, { params, query, signal }) {
       { class: 'pager', 'aria-label': 'Match list pages' },
       cursor !== undefined ? h('a', { href: hashLink(path), rel: 'first', id: 'newer-page' }, '← Newest') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newest'),
       h('span', { id: 'page-number' }, cursor === undefined ? 'Newest matches' : `Matches before #${cursor}`),
-      next !== null ? h('a', { href: hashLink(path, { before: next }), rel: 'next', id: 'older-page' }, 'Older →') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
+      next !== null
+        ? h('a', { href: hashLink(path, { before: next }), rel: 'next', id: 'older-page' }, 'Older →')
+        : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
     ),
   );
 }

@@ -30,7 +30,12 @@ export async function render(main, { params, signal }) {
     h('div', { class: 'live-bar' }, summary, h('div', {}, pauseButton, ' ', updated)),
     waitFigures,
     problem,
-    h('div', { class: 'grid-2' }, h('section', { 'aria-labelledby': 'band-heading' }, h('h2', { id: 'band-heading' }, 'Waiting by percentile band'), bands), h('section', { 'aria-labelledby': 'region-heading' }, h('h2', { id: 'region-heading' }, 'Waiting by region'), regions)),
+    h(
+      'div',
+      { class: 'grid-2' },
+      h('section', { 'aria-labelledby': 'band-heading' }, h('h2', { id: 'band-heading' }, 'Waiting by percentile band'), bands),
+      h('section', { 'aria-labelledby': 'region-heading' }, h('h2', { id: 'region-heading' }, 'Waiting by region'), regions),
+    ),
     h('section', { 'aria-labelledby': 'recent-heading' }, h('h2', { id: 'recent-heading' }, 'Recently made matches'), recent),
     h(
       'section',
@@ -46,10 +51,7 @@ export async function render(main, { params, signal }) {
     if (busy || signal.aborted) return;
     busy = true;
     try {
-      const [queue, matches] = await Promise.all([
-        api.queue(ladder.id, { signal }),
-        api.matches(ladder.id, { limit: 10 }, { signal }).catch((error) => ({ error })),
-      ]);
+      const [queue, matches] = await Promise.all([api.queue(ladder.id, { signal }), api.matches(ladder.id, { limit: 10 }, { signal }).catch((error) => ({ error }))]);
       clear(problem);
       drawQueue(queue);
       drawRated(matches);
@@ -106,7 +108,14 @@ export async function render(main, { params, signal }) {
             caption: 'Matches made by the matchmaker, newest first',
             id: 'recent-table',
             stack: true,
-            columns: [{ label: 'When' }, { label: 'Region' }, { label: 'Teams' }, { label: 'Team 1 wins', numeric: true }, { label: 'Median wait', numeric: true }, { label: 'Longest wait', numeric: true }],
+            columns: [
+              { label: 'When' },
+              { label: 'Region' },
+              { label: 'Teams' },
+              { label: 'Team 1 wins', numeric: true },
+              { label: 'Median wait', numeric: true },
+              { label: 'Longest wait', numeric: true },
+            ],
             rows: recentMatches.map((match) =>
               h(
                 'tr',

@@ -22,7 +22,7 @@ const PRESETS = {
   },
 };
 
-const RESULTS = { win: 'win', w: 'win', 1: 'win', loss: 'loss', lose: 'loss', l: 'loss', 0: 'loss', draw: 'draw', d: 'draw', '0.5': 'draw', '½': 'draw' };
+const RESULTS = { win: 'win', w: 'win', 1: 'win', loss: 'loss', lose: 'loss', l: 'loss', 0: 'loss', draw: 'draw', d: 'draw', 0.5: 'draw', '½': 'draw' };
 
 /**
  * Parses "opponent result [weight]" lines, separated by spaces, commas or tabs.
@@ -93,7 +93,11 @@ function recordDirection(counted) {
 export async function render(main, { signal }) {
   main.append(
     h('h1', { tabindex: '-1' }, 'Performance rating'),
-    h('p', { class: 'explain' }, 'Paste a run of games or pick an example to compare four ways of rating how well the run was played, next to the rating path the run produces under Elo.'),
+    h(
+      'p',
+      { class: 'explain' },
+      'Paste a run of games or pick an example to compare four ways of rating how well the run was played, next to the rating path the run produces under Elo.',
+    ),
   );
   const gamesInput = h('textarea', { id: 'games', rows: '8', spellcheck: 'false', 'aria-describedby': 'games-help' }, PRESETS['blog-example'].text);
   const kInput = h('input', { id: 'k', type: 'number', min: '1', max: '400', step: '1', value: '32', inputmode: 'numeric' });
@@ -216,7 +220,13 @@ function showResult(output, games, result) {
     table({
       caption: 'The run, game by game',
       id: 'performance-games',
-      columns: [{ label: 'Game', numeric: true }, { label: 'Opponent', numeric: true }, { label: 'Result' }, { label: 'Weight', numeric: true }, { label: 'Rating after', numeric: true }],
+      columns: [
+        { label: 'Game', numeric: true },
+        { label: 'Opponent', numeric: true },
+        { label: 'Result' },
+        { label: 'Weight', numeric: true },
+        { label: 'Rating after', numeric: true },
+      ],
       rows: games.map((game, index) =>
         h(
           'tr',
@@ -249,7 +259,11 @@ async function playerRunPicker(gamesInput, signal, onLoaded) {
   // Ladders whose history gives each game's expected score on Elo's 400-point scale (the systems endpoint says which).
   const eligible = ladders.filter((ladder) => systemInfo(ladder.system).dashboard.performanceRuns);
   if (eligible.length === 0) return null;
-  const ladderSelect = h('select', { id: 'run-ladder' }, eligible.map((ladder) => h('option', { value: ladder.id }, ladder.id)));
+  const ladderSelect = h(
+    'select',
+    { id: 'run-ladder' },
+    eligible.map((ladder) => h('option', { value: ladder.id }, ladder.id)),
+  );
   const playerInput = h('input', { id: 'run-player', type: 'text', autocomplete: 'off', placeholder: 'player id' });
   const countInput = h('input', { id: 'run-count', type: 'number', min: '1', max: '200', value: '10', inputmode: 'numeric' });
   const status = h('p', { class: 'meta', 'aria-live': 'polite' });

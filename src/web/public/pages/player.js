@@ -49,7 +49,11 @@ export async function render(main, { params, query, signal }) {
         'form',
         { class: 'toolbar', id: 'season-form', onsubmit: (event) => event.preventDefault() },
         seasonPicker(seasons, season, (name) => (location.hash = hashLink(base, { season: name === current.name ? '' : name }))),
-        h('p', { class: 'meta' }, closed ? `Final standing when season ${season.name} closed; the chart and matches below cover every season.` : `Standing in the current season, ${current.name}.`),
+        h(
+          'p',
+          { class: 'meta' },
+          closed ? `Final standing when season ${season.name} closed; the chart and matches below cover every season.` : `Standing in the current season, ${current.name}.`,
+        ),
       ),
     );
   }
@@ -91,7 +95,13 @@ export async function render(main, { params, query, signal }) {
   }
   if (counted.length < history.length) {
     const voided = history.length - counted.length;
-    main.append(h('p', { class: 'meta', id: 'void-count' }, `${voided} voided ${voided === 1 ? 'match is' : 'matches are'} struck through: ${voided === 1 ? 'it counts' : 'they count'} in no figure on this page, and the chart skips ${voided === 1 ? 'it' : 'them'}.`));
+    main.append(
+      h(
+        'p',
+        { class: 'meta', id: 'void-count' },
+        `${voided} voided ${voided === 1 ? 'match is' : 'matches are'} struck through: ${voided === 1 ? 'it counts' : 'they count'} in no figure on this page, and the chart skips ${voided === 1 ? 'it' : 'them'}.`,
+      ),
+    );
   }
   const pages = Math.ceil(history.length / MATCHES_PER_PAGE);
   const page = Math.min(pages, Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1));
@@ -103,9 +113,13 @@ export async function render(main, { params, query, signal }) {
       h(
         'nav',
         { class: 'pager', 'aria-label': 'Match list pages' },
-        page > 1 ? h('a', { href: hashLink(base, { page: page - 1, season: seasonQuery }), rel: 'prev' }, '← Newer') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newer'),
+        page > 1
+          ? h('a', { href: hashLink(base, { page: page - 1, season: seasonQuery }), rel: 'prev' }, '← Newer')
+          : h('span', { class: 'disabled', 'aria-disabled': 'true' }, '← Newer'),
         h('span', {}, `Page ${page} of ${pages}`),
-        page < pages ? h('a', { href: hashLink(base, { page: page + 1, season: seasonQuery }), rel: 'next' }, 'Older →') : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
+        page < pages
+          ? h('a', { href: hashLink(base, { page: page + 1, season: seasonQuery }), rel: 'next' }, 'Older →')
+          : h('span', { class: 'disabled', 'aria-disabled': 'true' }, 'Older →'),
       ),
     );
   }
@@ -139,7 +153,15 @@ async function seasonStanding(ladder, playerId, season, signal) {
       stat('Matches', String(standing.matches), 'matches'),
       stat('Closed', formatDate(season.closedAt), 'closed'),
     ),
-    h('p', {}, h('a', { href: hashLink(`/ladders/${enc(ladder.id)}`, { season: season.name, offset: leaderboardOffset || '' }) }, `${playerId} in the final standings of season ${season.name}`)),
+    h(
+      'p',
+      {},
+      h(
+        'a',
+        { href: hashLink(`/ladders/${enc(ladder.id)}`, { season: season.name, offset: leaderboardOffset || '' }) },
+        `${playerId} in the final standings of season ${season.name}`,
+      ),
+    ),
   ];
 }
 
@@ -180,8 +202,20 @@ function ratingChart(counted, system, playerId) {
   if (hasRd) {
     // ±2 RD: the usual 95% interval of Glicko ratings.
     series.push(
-      { label: '+2 RD', values: points.map((point) => (typeof point.rd === 'number' ? point.rating + 2 * point.rd : null)), color: 'rgba(37,99,235,0.45)', width: 1, points: false },
-      { label: '−2 RD', values: points.map((point) => (typeof point.rd === 'number' ? point.rating - 2 * point.rd : null)), color: 'rgba(37,99,235,0.45)', width: 1, points: false },
+      {
+        label: '+2 RD',
+        values: points.map((point) => (typeof point.rd === 'number' ? point.rating + 2 * point.rd : null)),
+        color: 'rgba(37,99,235,0.45)',
+        width: 1,
+        points: false,
+      },
+      {
+        label: '−2 RD',
+        values: points.map((point) => (typeof point.rd === 'number' ? point.rating - 2 * point.rd : null)),
+        color: 'rgba(37,99,235,0.45)',
+        width: 1,
+        points: false,
+      },
     );
     bands.push({ upper: 1, lower: 2, fill: 'rgba(37,99,235,0.12)' });
   }
@@ -257,10 +291,7 @@ function teamsCell(entry, ladderId, playerId) {
       'span',
       { class: teamIndex === entry.team ? 'team own' : 'team' },
       teamIndex > 0 ? ' vs ' : '',
-      team.map((member, memberIndex) => [
-        memberIndex > 0 ? ', ' : '',
-        member === playerId ? h('strong', {}, member) : h('a', { href: playerHref(ladderId, member) }, member),
-      ]),
+      team.map((member, memberIndex) => [memberIndex > 0 ? ', ' : '', member === playerId ? h('strong', {}, member) : h('a', { href: playerHref(ladderId, member) }, member)]),
     ),
   );
 }

@@ -17,7 +17,13 @@ export function canVoid(ladder) {
 export function voidButton(ladder, matchId) {
   return h(
     'button',
-    { type: 'button', class: 'secondary void-button', dataset: { match: matchId }, 'aria-label': `Void ${matchId}…`, onclick: (event) => openVoidDialog(ladder, matchId, event.currentTarget) },
+    {
+      type: 'button',
+      class: 'secondary void-button',
+      dataset: { match: matchId },
+      'aria-label': `Void ${matchId}…`,
+      onclick: (event) => openVoidDialog(ladder, matchId, event.currentTarget),
+    },
     'Void…',
   );
 }
@@ -112,13 +118,14 @@ export function voidAnswer(ladder, matchId, answer) {
   const system = ladder.system;
   const rerated = answer.rerated ?? 0;
   const players = answer.players ?? [];
-  const summary = answer.changed === false
-    ? [h('strong', {}, `${matchId} was already void: `), 'nothing changed.']
-    : [
-        h('strong', {}, `Voided ${matchId}: `),
-        `${rerated} later ${rerated === 1 ? 'match' : 'matches'} re-rated, `,
-        `${players.length} ${players.length === 1 ? 'player’s rating' : 'players’ ratings'} changed.`,
-      ];
+  const summary =
+    answer.changed === false
+      ? [h('strong', {}, `${matchId} was already void: `), 'nothing changed.']
+      : [
+          h('strong', {}, `Voided ${matchId}: `),
+          `${rerated} later ${rerated === 1 ? 'match' : 'matches'} re-rated, `,
+          `${players.length} ${players.length === 1 ? 'player’s rating' : 'players’ ratings'} changed.`,
+        ];
   const state = (value) => (value ? formatRating(value.rating, system) : '–');
   const rows = players.map((player) => {
     const change = player.before && player.after ? player.after.rating - player.before.rating : null;
@@ -128,7 +135,11 @@ export function voidAnswer(ladder, matchId, answer) {
       h('td', { class: 'player' }, player.id),
       h('td', { class: 'num before' }, state(player.before)),
       h('td', { class: 'num after' }, state(player.after)),
-      h('td', { class: `num change ${change > 0 ? 'up' : change < 0 ? 'down' : ''}` }, change === null ? (player.after ? 'new' : 'gone') : formatSigned(change, ratingDecimals(system))),
+      h(
+        'td',
+        { class: `num change ${change > 0 ? 'up' : change < 0 ? 'down' : ''}` },
+        change === null ? (player.after ? 'new' : 'gone') : formatSigned(change, ratingDecimals(system)),
+      ),
     );
   });
   return h(

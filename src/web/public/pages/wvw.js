@@ -10,7 +10,10 @@ export async function render(main, { params, query, signal }) {
     main.append(h('p', {}, 'No rounds yet. Post one to /v1/ladders/' + ladder.id + '/rounds.'));
     return;
   }
-  const chosenIndex = Math.max(0, rounds.findIndex((round) => round.round === query.round));
+  const chosenIndex = Math.max(
+    0,
+    rounds.findIndex((round) => round.round === query.round),
+  );
   const index = query.round && rounds.some((round) => round.round === query.round) ? chosenIndex : rounds.length - 1;
   const round = rounds[index];
   const previous = index > 0 ? rounds[index - 1] : undefined;
@@ -130,7 +133,15 @@ export async function render(main, { params, query, signal }) {
       columns: [{ label: 'World' }, { label: 'Rating', numeric: true }, { label: 'RD', numeric: true }],
       rows: allWorlds
         .filter((world) => ratings[world])
-        .map((world) => h('tr', { dataset: { world } }, h('td', {}, swatch(worldColour, world), h('a', { href: playerHref(ladder.id, world) }, world)), h('td', { class: 'num' }, formatNumber(ratings[world].rating, 1)), h('td', { class: 'num' }, formatNumber(ratings[world].rd, 1)))),
+        .map((world) =>
+          h(
+            'tr',
+            { dataset: { world } },
+            h('td', {}, swatch(worldColour, world), h('a', { href: playerHref(ladder.id, world) }, world)),
+            h('td', { class: 'num' }, formatNumber(ratings[world].rating, 1)),
+            h('td', { class: 'num' }, formatNumber(ratings[world].rd, 1)),
+          ),
+        ),
     }),
   );
   return chart.destroy;
