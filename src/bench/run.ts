@@ -14,6 +14,7 @@ import { benchIntegrity } from './integrity.js';
 import { benchServiceMatchmaking } from './service-matchmaking.js';
 import { benchWhr } from './whr.js';
 import { benchAvailability } from './availability.js';
+import { benchRuleSet } from './ruleset.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -28,6 +29,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   'service-matchmaking': () => benchServiceMatchmaking(),
   whr: () => benchWhr(),
   availability: () => benchAvailability(),
+  ruleset: () => benchRuleSet(),
 };
 
 const wanted = process.argv.slice(2);
