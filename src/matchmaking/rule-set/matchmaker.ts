@@ -83,6 +83,8 @@ interface Snapshot {
   sizes: number[];
 }
 
+const NO_REGIONS: Map<string, number> = new Map();
+
 const aggregate = (values: number[], how: PartyAggregation): number =>
   how === 'min' ? Math.min(...values) : how === 'max' ? Math.max(...values) : values.reduce((a, b) => a + b, 0) / values.length;
 
@@ -101,8 +103,17 @@ export class RuleSetMatchmaker {
   private readonly latency: LatencyRule | undefined;
   private readonly byName: Map<string, Rule>;
   private readonly expansion = new Map<string, Array<{ waitTimeSeconds: number; value: number }>>();
+  /** The same steps by kind:name, then property: looked up per rule check without building strings. */
+  private readonly ruleStepsOf = new Map<Rule, Map<string, Array<{ waitTimeSeconds: number; value: number }>> | undefined>();
+  private readonly expansionBy = new Map<string, Map<string, Array<{ waitTimeSeconds: number; value: number }>>>();
   private readonly teamSlots: Array<{ name: string; def: TeamDef }> = [];
   private readonly matchSize: number;
+  /** How far in the ordering value a candidate can be and still join (Infinity unless a batch rule bounds that value). */
+  private readonly orderReach: number = Infinity;
+  private readonly orderAttribute: string | undefined;
+  /** The batch rule that bounds orderReach, and whether it cut the current anchor's candidates short. */
+  private readonly reachRule: string | undefined;
+  private cut = false;
 
   constructor(ruleSet: RuleSet | unknown, options: RuleSetMatchmakerOptions = {}) {
     this.ruleSet = isParsed(ruleSet) ? ruleSet : parseRuleSet(ruleSet);
@@ -120,12 +131,27 @@ export class RuleSetMatchmaker {
     this.numericBatch = batches.filter((r) => type(r.batchAttribute) === 'number');
     this.stringBatch = batches.filter((r) => type(r.batchAttribute) === 'string');
     this.latency = rules.find((r): r is LatencyRule => r.type === 'latency');
-    for (const e of this.ruleSet.expansions) this.expansion.set(`${e.kind}:${e.name}.${e.property}`, e.steps);
+    for (const e of this.ruleSet.expansions) {
+      this.expansion.set(`${e.kind}:${e.name}.${e.property}`, e.steps);
+      const owner = `${e.kind}:${e.name}`;
+      if (!this.expansionBy.has(owner)) this.expansionBy.set(owner, new Map());
+      this.expansionBy.get(owner)!.set(e.property, e.steps);
+    }
     for (const def of this.ruleSet.teams) {
       if (def.quantity === 1) this.teamSlots.push({ name: def.name, def });
       else for (let q = 1; q <= def.quantity; q++) this.teamSlots.push({ name: `${def.name}_${q}`, def });
     }
+    for (const r of rules) this.ruleStepsOf.set(r, this.expansionBy.get(`rule:${r.name}`));
     this.matchSize = this.teamSlots.reduce((sum, t) => sum + t.def.maxPlayers, 0);
+    // Candidates are taken nearest in the balancing value, else the first sortBy attribute, else the first numeric batch attribute.
+    const { algorithm } = this.ruleSet;
+    this.orderAttribute =
+      algorithm.strategy === 'balanced' ? algorithm.balancedAttribute : algorithm.batchingPreference === 'sorted' ? algorithm.sortByAttributes[0] : this.numericBatch[0]?.batchAttribute;
+    for (const r of this.numericBatch) {
+      if (r.batchAttribute !== this.orderAttribute || r.partyAggregation !== 'avg') continue;
+      const widest = Math.max(r.maxDistance!, ...(this.expansion.get(`rule:${r.name}.maxDistance`) ?? []).map((s) => s.value));
+      if (widest < this.orderReach) [this.orderReach, this.reachRule] = [widest, r.name];
+    }
     this.options = { searchWindow: options.searchWindow ?? Math.max(1000, 5 * this.matchSize), seed: options.seed ?? 1, attributes: options.attributes ?? {} };
   }
 
@@ -143,11 +169,11 @@ export class RuleSetMatchmaker {
       return values.size === 1 ? [...values][0] : null;
     });
     const key = parts.includes(null) ? null : JSON.stringify(parts);
-    const regionPing = new Map<string, number>();
-    const regionMin = new Map<string, number>();
-    const regionSum = new Map<string, number>();
-    const first = ticket.players[0].pings ?? {};
-    for (const region of Object.keys(first)) {
+    const first = ticket.players[0].pings;
+    const regionPing = first ? new Map<string, number>() : NO_REGIONS;
+    const regionMin = first ? new Map<string, number>() : NO_REGIONS;
+    const regionSum = first ? new Map<string, number>() : NO_REGIONS;
+    for (const region of first ? Object.keys(first) : []) {
       const pings = ticket.players.map((p) => p.pings?.[region]);
       if (pings.some((x) => x === undefined)) continue;
       regionPing.set(region, Math.max(...(pings as number[])));
@@ -185,14 +211,10 @@ export class RuleSetMatchmaker {
   }
 
   private orderKey(ticket: RuleSetTicket): number {
-    const { algorithm } = this.ruleSet;
-    const value = (name: string): number => {
-      const values = ticket.players.map((p) => p.attributes[name]).filter((v): v is number => typeof v === 'number');
-      return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
-    };
-    if (algorithm.strategy === 'balanced' && algorithm.balancedAttribute) return value(algorithm.balancedAttribute);
-    if (algorithm.batchingPreference === 'sorted' && algorithm.sortByAttributes.length > 0) return value(algorithm.sortByAttributes[0]);
-    return NaN;
+    const name = this.orderAttribute;
+    if (name === undefined) return NaN;
+    const values = ticket.players.map((p) => p.attributes[name]).filter((v): v is number => typeof v === 'number');
+    return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
   }
 
   /** A rule or team property under the expansions for a match whose deciding ticket has waited `age` seconds. */
@@ -261,7 +283,7 @@ export class RuleSetMatchmaker {
     for (const anchor of entries) {
       if (anchor.taken || anchor.key === null) continue;
       const l = lists.get(anchor)!;
-      const candidates = this.candidates(anchor, l, heads.get(l.group)!.head, random);
+      const candidates = this.candidates(anchor, l, heads.get(l.group)!.head, random, blame);
       const built = this.build(anchor, candidates, now, blame);
       if (built) {
         for (const id of built.match.teams.flat()) {
@@ -286,29 +308,62 @@ export class RuleSetMatchmaker {
     return { matches, waiting: waiting.map((e) => e.ticket.id), why: whyOut };
   }
 
-  /** Candidates for an anchor, in the order FlexMatch would try them. */
-  private candidates(anchor: Entry, l: { group: Entry[]; index: number; next: Int32Array; prev: Int32Array }, head: number, random: () => number): Entry[] {
+  /**
+   * Candidates for an anchor, in the order FlexMatch would try them, one at a
+   * time: most anchors fill their match from the first few, so the window is
+   * walked lazily unless a sort rule, the fastest-region preference or random
+   * batching must see all of it first.
+   */
+  private candidates(anchor: Entry, l: { group: Entry[]; index: number; next: Int32Array; prev: Int32Array }, head: number, random: () => number, blame: (e: Entry, reason: string) => void): () => Entry | undefined {
     const { group, next, prev, index } = l;
-    const window = this.options.searchWindow;
-    const out: Entry[] = [];
+    let left = this.options.searchWindow;
+    let pull: () => Entry | undefined;
     if (Number.isNaN(anchor.order)) {
-      for (let k = head; k >= 0 && out.length < window; k = next[k]) if (k !== index) out.push(group[k]);
+      let k = head;
+      pull = () => {
+        if (k === index) k = next[k];
+        if (k < 0 || left-- <= 0) return undefined;
+        const e = group[k];
+        k = next[k];
+        return e;
+      };
     } else {
-      // Outward from the anchor, nearest balancing value first.
+      // Outward from the anchor, nearest ordering value first; past the widest a batch rule on that value can reach, nothing more can join.
+      const reach = this.orderReach;
       let lo = prev[index];
       let hi = next[index];
-      while (out.length < window && (lo >= 0 || hi >= 0)) {
+      this.cut = false;
+      // The first ticket past the reach on each side is kept out by that rule; the ones beyond it, further still, too, but counting one keeps this O(1).
+      const beyond = (k: number): boolean => {
+        if (Math.abs(group[k].order - anchor.order) <= reach) return false;
+        this.cut = true;
+        blame(group[k], this.reachRule!);
+        return true;
+      };
+      if (lo >= 0 && beyond(lo)) lo = -1;
+      if (hi >= 0 && beyond(hi)) hi = -1;
+      pull = () => {
+        if (left-- <= 0 || (lo < 0 && hi < 0)) return undefined;
+        let e: Entry;
         if (hi < 0 || (lo >= 0 && anchor.order - group[lo].order <= group[hi].order - anchor.order)) {
-          out.push(group[lo]);
+          e = group[lo];
           lo = prev[lo];
+          if (lo >= 0 && beyond(lo)) lo = -1;
         } else {
-          out.push(group[hi]);
+          e = group[hi];
           hi = next[hi];
+          if (hi >= 0 && beyond(hi)) hi = -1;
         }
-      }
+        return e;
+      };
     }
-    const { batchingPreference } = this.ruleSet.algorithm;
-    if (batchingPreference === 'random' && this.ruleSet.algorithm.strategy === 'balanced') {
+    const sorts = this.ruleSet.rules.filter((r) => r.type === 'absoluteSort' || r.type === 'distanceSort');
+    const { batchingPreference, strategy } = this.ruleSet.algorithm;
+    const reorder = sorts.length > 0 || (batchingPreference === 'random' && strategy === 'balanced') || (batchingPreference === 'fastestRegion' && anchor.bestRegion !== undefined);
+    if (!reorder) return pull;
+    const out: Entry[] = [];
+    for (let e = pull(); e; e = pull()) out.push(e);
+    if (batchingPreference === 'random' && strategy === 'balanced') {
       for (let k = out.length - 1; k > 0; k--) {
         const j = Math.floor(random() * (k + 1));
         [out[k], out[j]] = [out[j], out[k]];
@@ -320,7 +375,6 @@ export class RuleSetMatchmaker {
       const other = out.filter((e) => e.bestRegion !== anchor.bestRegion);
       out.splice(0, out.length, ...same, ...other);
     }
-    const sorts = this.ruleSet.rules.filter((r) => r.type === 'absoluteSort' || r.type === 'distanceSort');
     if (sorts.length > 0) {
       const keyOf = (rule: (typeof sorts)[number], e: Entry): number => {
         const anchorValue = anchor.ticket.players[0].attributes[rule.sortAttribute];
@@ -349,10 +403,11 @@ export class RuleSetMatchmaker {
         return 0;
       });
     }
-    return out;
+    let k = 0;
+    return () => out[k++];
   }
 
-  private build(anchor: Entry, candidates: Entry[], now: number, blame: (e: Entry, reason: string) => void): { match: RuleSetMatch } | undefined {
+  private build(anchor: Entry, candidates: () => Entry | undefined, now: number, blame: (e: Entry, reason: string) => void): { match: RuleSetMatch } | undefined {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
     const teams: TeamSlot[] = this.teamSlots.map((t) => ({
       name: t.name,
@@ -372,15 +427,28 @@ export class RuleSetMatchmaker {
     let snapshot: Snapshot | undefined;
     let anchorReasons: Map<string, number> | undefined;
 
-    const teamMin = (t: TeamSlot, a: number): number => this.expanded(`team:${t.def.name}.minPlayers`, t.def.minPlayers, a)!;
+    const step = (steps: Array<{ waitTimeSeconds: number; value: number }> | undefined, base: number, a: number): number => {
+      if (!steps) return base;
+      let value = base;
+      for (const s of steps) if (s.waitTimeSeconds <= a) value = s.value;
+      return value;
+    };
+    const teamSteps = teams.map((t) => this.expansionBy.get(`team:${t.def.name}`));
+    const teamMin = (t: TeamSlot, a: number): number => step(teamSteps[teams.indexOf(t)]?.get('minPlayers'), t.def.minPlayers, a);
     const teamMax = (t: TeamSlot, a: number): number => {
-      const max = this.expanded(`team:${t.def.name}.maxPlayers`, t.def.maxPlayers, a)!;
+      const max = step(teamSteps[teams.indexOf(t)]?.get('maxPlayers'), t.def.maxPlayers, a);
       return t.def.roles ? Math.min(max, Object.values(t.def.roles).reduce((s, n) => s + n, 0)) : max;
     };
+    const stepsOf = this.ruleStepsOf;
     const paramAt =
       (a: number): Param =>
-      (rule, property, base) =>
-        this.expanded(`rule:${rule.name}.${property}`, base, a);
+      (rule, property, base) => {
+        const steps = stepsOf.get(rule)?.get(property);
+        if (!steps) return base;
+        let value = base;
+        for (const s of steps) if (s.waitTimeSeconds <= a) value = s.value;
+        return value;
+      };
 
     const acceptableRegions = (stats: Map<string, { max: number; min: number; sum: number }>, count: number, a: number): Array<[string, { max: number; min: number; sum: number }]> => {
       const out: Array<[string, { max: number; min: number; sum: number }]> = [];
@@ -499,7 +567,7 @@ export class RuleSetMatchmaker {
       return undefined;
     }
     if (complete()) remember();
-    for (const candidate of candidates) {
+    for (let candidate = candidates(); candidate; candidate = candidates()) {
       if (teams.every((t) => t.players.length >= teamMax(t, age))) break;
       const reason = tryAdd(candidate);
       if (reason !== undefined) {
@@ -510,7 +578,8 @@ export class RuleSetMatchmaker {
       if (complete()) remember();
     }
     if (!snapshot) {
-      let best = 'minPlayers';
+      // Tickets past the batch rule's widest reach were never tried: that rule held the anchor.
+      let best = this.cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers';
       let most = 0;
       if (anchorReasons) for (const [reason, n] of anchorReasons) if (n > most) [best, most] = [reason, n];
       blame(anchor, best);
