@@ -65,6 +65,16 @@ interface Entry {
   regionPing: Map<string, number>;
   regionMin: Map<string, number>;
   regionSum: Map<string, number>;
+  /** This pass: the entry's batch list and position in it (kept on the entry, not in a per-pass map of 100k objects). */
+  list?: BatchList;
+  index: number;
+}
+
+interface BatchList {
+  group: Entry[];
+  next: Int32Array;
+  prev: Int32Array;
+  head: number;
 }
 
 interface TeamSlot {
@@ -168,7 +178,7 @@ export class RuleSetMatchmaker {
       const values = new Set(ticket.players.map((p) => p.attributes[r.batchAttribute] as string));
       return values.size === 1 ? [...values][0] : null;
     });
-    const key = parts.includes(null) ? null : JSON.stringify(parts);
+    const key = parts.length === 0 ? '' : parts.includes(null) ? null : JSON.stringify(parts);
     const first = ticket.players[0].pings;
     const regionPing = first ? new Map<string, number>() : NO_REGIONS;
     const regionMin = first ? new Map<string, number>() : NO_REGIONS;
@@ -183,7 +193,7 @@ export class RuleSetMatchmaker {
     let bestRegion: string | undefined;
     for (const [region, ms] of regionPing) if (bestRegion === undefined || ms < regionPing.get(bestRegion)!) bestRegion = region;
     const order = this.orderKey(ticket);
-    this.tickets.set(ticket.id, { ticket, seq: this.seq++, taken: false, batch, key, order, bestRegion, regionPing, regionMin, regionSum });
+    this.tickets.set(ticket.id, { ticket, seq: this.seq++, taken: false, batch, key, order, bestRegion, regionPing, regionMin, regionSum, index: 0 });
     for (const p of ticket.players) this.playerTicket.set(p.id, ticket.id);
     return ticket;
   }
@@ -248,7 +258,6 @@ export class RuleSetMatchmaker {
       g.push(e);
     }
     const numericOrder = !Number.isNaN(entries[0]?.order ?? NaN);
-    const lists = new Map<Entry, { group: Entry[]; index: number; next: Int32Array; prev: Int32Array }>();
     for (const group of groups.values()) {
       if (numericOrder) group.sort((a, b) => a.order - b.order || a.ticket.at - b.ticket.at || a.seq - b.seq);
       const next = new Int32Array(group.length);
@@ -257,15 +266,16 @@ export class RuleSetMatchmaker {
         next[k] = k + 1 < group.length ? k + 1 : -1;
         prev[k] = k - 1;
       }
-      const shared = { group, index: 0, next, prev };
-      group.forEach((e, k) => lists.set(e, { ...shared, index: k }));
+      const list: BatchList = { group, next, prev, head: 0 };
+      for (let k = 0; k < group.length; k++) {
+        group[k].list = list;
+        group[k].index = k;
+      }
     }
-    const heads = new Map<Entry[], { head: number }>();
-    for (const group of groups.values()) heads.set(group, { head: 0 });
     const unlink = (e: Entry): void => {
-      const l = lists.get(e)!;
-      const { next, prev, index } = l;
-      const h = heads.get(l.group)!;
+      const h = e.list!;
+      const { next, prev } = h;
+      const index = e.index;
       if (prev[index] >= 0) next[prev[index]] = next[index];
       else h.head = next[index];
       if (next[index] >= 0) prev[next[index]] = prev[index];
@@ -282,8 +292,8 @@ export class RuleSetMatchmaker {
 
     for (const anchor of entries) {
       if (anchor.taken || anchor.key === null) continue;
-      const l = lists.get(anchor)!;
-      const candidates = this.candidates(anchor, l, heads.get(l.group)!.head, random, blame);
+      const l = anchor.list!;
+      const candidates = this.candidates(anchor, { group: l.group, index: anchor.index, next: l.next, prev: l.prev }, l.head, random, blame);
       const built = this.build(anchor, candidates, now, blame);
       if (built) {
         for (const id of built.match.teams.flat()) {
