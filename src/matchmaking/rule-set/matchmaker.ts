@@ -444,9 +444,11 @@ export class RuleSetMatchmaker {
       return value;
     };
     const teamSteps = teams.map((t) => this.expansionBy.get(`team:${t.def.name}`));
-    const teamMin = (t: TeamSlot, a: number): number => step(teamSteps[teams.indexOf(t)]?.get('minPlayers'), t.def.minPlayers, a);
+    const minSteps = teamSteps.map((m) => m?.get('minPlayers'));
+    const maxSteps = teamSteps.map((m) => m?.get('maxPlayers'));
+    const teamMin = (t: TeamSlot, a: number): number => step(minSteps[teams.indexOf(t)], t.def.minPlayers, a);
     const teamMax = (t: TeamSlot, a: number): number => {
-      const max = step(teamSteps[teams.indexOf(t)]?.get('maxPlayers'), t.def.maxPlayers, a);
+      const max = step(maxSteps[teams.indexOf(t)], t.def.maxPlayers, a);
       return t.def.roles ? Math.min(max, Object.values(t.def.roles).reduce((s, n) => s + n, 0)) : max;
     };
     const stepsOf = this.ruleStepsOf;
@@ -477,6 +479,8 @@ export class RuleSetMatchmaker {
       return out;
     };
 
+    const order: number[] = [];
+    const ranks: number[] = teams.map(() => 0);
     /** Tries to add a ticket; returns the reason it cannot join, or undefined when it joined. */
     const tryAdd = (entry: Entry): string | undefined => {
       const ticketAge = now - entry.ticket.at;
@@ -504,13 +508,20 @@ export class RuleSetMatchmaker {
         if (this.latency && acceptableRegions(nextRegions, players + entry.ticket.players.length, a).length === 0) return this.latency.name;
       }
       const size = entry.ticket.players.length;
-      const order = teams
-        .map((t, k) => ({ k, below: t.players.length < teamMin(t, a), open: teamMax(t, a) - t.players.length }))
-        .filter((t) => t.open >= size)
-        .sort((x, y) => Number(y.below) - Number(x.below) || y.open - x.open || x.k - y.k);
+      // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
+      order.length = 0;
+      for (let k = 0; k < teams.length; k++) {
+        const open = teamMax(teams[k], a) - teams[k].players.length;
+        if (open < size) continue;
+        const rank = (teams[k].players.length < teamMin(teams[k], a) ? 1_000_000 : 0) + open;
+        let at = order.length;
+        while (at > 0 && rank > ranks[order[at - 1]]) at--;
+        order.splice(at, 0, k);
+        ranks[k] = rank;
+      }
       if (order.length === 0) return 'maxPlayers';
       let reason: string | undefined;
-      for (const { k } of order) {
+      for (const k of order) {
         const team = teams[k];
         const before = team.players.length;
         if (team.roles) {

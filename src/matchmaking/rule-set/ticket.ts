@@ -38,6 +38,22 @@ const fail = (field: string, message: string): never => {
   throw new InvalidInputError(message, { field });
 };
 
+/** What every ticket is checked against, worked out once per rule set. */
+const shapes = new WeakMap<RuleSet, { needsPings: boolean; roleNames: Set<string>; largestTeam: number; declared: Map<string, RuleSet['playerAttributes'][number]> }>();
+function shapeOf(ruleSet: RuleSet) {
+  let shape = shapes.get(ruleSet);
+  if (!shape) {
+    shape = {
+      needsPings: ruleSet.rules.some((r) => r.type === 'latency'),
+      roleNames: new Set(ruleSet.teams.flatMap((team) => Object.keys(team.roles ?? {}))),
+      largestTeam: Math.max(...ruleSet.teams.map((team) => team.maxPlayers)),
+      declared: new Map(ruleSet.playerAttributes.map((d) => [d.name, d])),
+    };
+    shapes.set(ruleSet, shape);
+  }
+  return shape;
+}
+
 export function parseRuleSetTicket(input: unknown, ruleSet: RuleSet, source: AttributeSource = {}): RuleSetTicket {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return fail('ticket', 'must be an object');
   const t = input as Record<string, unknown>;
@@ -45,9 +61,7 @@ export function parseRuleSetTicket(input: unknown, ruleSet: RuleSet, source: Att
   if (typeof t.id !== 'string' || t.id === '') fail('id', 'must be a non-empty string');
   if (typeof t.at !== 'number' || !Number.isFinite(t.at)) fail('at', 'must be a number of seconds');
   if (!Array.isArray(t.players) || t.players.length === 0) fail('players', 'must be a non-empty list');
-  const needsPings = ruleSet.rules.some((r) => r.type === 'latency');
-  const roleNames = new Set(ruleSet.teams.flatMap((team) => Object.keys(team.roles ?? {})));
-  const largestTeam = Math.max(...ruleSet.teams.map((team) => team.maxPlayers));
+  const { needsPings, roleNames, largestTeam, declared } = shapeOf(ruleSet);
   if ((t.players as unknown[]).length > largestTeam) fail('players', `a party of ${(t.players as unknown[]).length} does not fit any team (largest holds ${largestTeam})`);
   const seen = new Set<string>();
   const players = (t.players as unknown[]).map((p, k): RuleSetPlayer => {
@@ -63,7 +77,7 @@ export function parseRuleSetTicket(input: unknown, ruleSet: RuleSet, source: Att
     if (typeof given !== 'object' || given === null || Array.isArray(given)) fail(`${field}.attributes`, 'must be an object');
     const attributes: Record<string, AttributeValue> = {};
     for (const name of Object.keys(given as object)) {
-      const def = ruleSet.playerAttributes.find((d) => d.name === name);
+      const def = declared.get(name);
       // An undeclared attribute is refused: a typo would otherwise fall back to the default unseen.
       if (!def) fail(`${field}.attributes.${name}`, `is not declared by the rule set; declared: ${ruleSet.playerAttributes.map((d) => d.name).join(', ') || 'none'}`);
       if (source[name]) fail(`${field}.attributes.${name}`, 'comes from the ladder, not from the ticket');
