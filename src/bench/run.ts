@@ -15,6 +15,7 @@ import { benchServiceMatchmaking } from './service-matchmaking.js';
 import { benchWhr } from './whr.js';
 import { benchAvailability } from './availability.js';
 import { benchWhrMatches } from './whr-matches.js';
+import { benchRuleSet } from './ruleset.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
   rating: () => benchRating(),
@@ -30,6 +31,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   whr: () => benchWhr(),
   availability: () => benchAvailability(),
   'whr-matches': () => benchWhrMatches(),
+  ruleset: () => benchRuleSet(),
 };
 
 const wanted = process.argv.slice(2);

@@ -3,6 +3,7 @@
  * and backfill requests.
  *
  *   ladder matchmake --mode 6v6 --now SECONDS [--widen 2,5,10,20,50,100] [--widen-every 30] [--json] TICKETS
+ *   ladder matchmake --rule-set FILE --now SECONDS [--json [--why]] TICKETS   (src/cli/matchmake-rule-set.ts)
  *
  * TICKETS is a file or `-` for standard input, one ticket a line:
  *   {"id":"t1","at":0,"players":[{"id":"p1","percentile":42,"pings":{"eu":35,"na":120},"filter":{"within":2,"strict":false,"maxPing":80}}]}
@@ -18,6 +19,7 @@ import { type BackfillInput, type FormedMatch, Matchmaker, parseMode, type PassR
 import { atLine, readJsonLines } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
 import { warnIfEmpty } from './stderr.js';
+import { ruleSetMatchmakeJson, ruleSetMatchmakeTable, runRuleSetMatchmake } from './matchmake-rule-set.js';
 
 export interface MatchmakeCommandOptions {
   /** Team mode like "6v6". @default '6v6' */
@@ -29,6 +31,10 @@ export interface MatchmakeCommandOptions {
   /** Seconds between widening steps. @default 30 */
   widenEvery?: number;
   json?: boolean;
+  /** A FlexMatch rule set (JSON, comments allowed): the pass runs it instead of the team-rank queue. */
+  ruleSet?: string;
+  /** With --rule-set and --json: add "why" (waiting ticket → the rule that held it). */
+  why?: boolean;
 }
 
 function parseWiden(text: string): number[] {
@@ -148,6 +154,8 @@ export function register(program: Command): void {
     .option('--widen <steps>', 'loose-filter widening steps in percentiles, comma-separated (default 5,10,20,50,100)')
     .option('--widen-every <seconds>', 'seconds between widening steps (default 30)', numberOption('widen-every'))
     .option('--json', 'print {"matches":[{"region","teams"}],"waiting":[...]} (and "backfills", "waitingBackfills" when the input has backfill requests)')
+    .option('--rule-set <file>', 'run a FlexMatch rule set (docs/MATCHMAKING.md) instead of the team-rank queue; tickets carry players[].attributes, pings and roles')
+    .option('--why', 'with --rule-set --json: add "why", the rule that held each waiting ticket')
     .addHelpText(
       'after',
       `
@@ -159,6 +167,15 @@ same skill, region, ping and party rules (docs/MATCHMAKING.md):
     )
     .action(
       action((source: string, options: MatchmakeCommandOptions) => {
+        if (options.ruleSet !== undefined) {
+          if (options.widen !== undefined || options.widenEvery !== undefined)
+            throw new InvalidInputError('applies to the team-rank queue; a rule set widens by its own expansions', {
+              field: options.widen !== undefined ? '--widen' : '--widen-every',
+            });
+          const ruleSetResult = runRuleSetMatchmake(source, { ruleSet: options.ruleSet, now: options.now });
+          process.stdout.write(options.json ? `${ruleSetMatchmakeJson(ruleSetResult, options.why === true)}\n` : ruleSetMatchmakeTable(ruleSetResult));
+          return;
+        }
         const result = runMatchmake(source, options);
         process.stdout.write(options.json ? `${matchmakeJson(result)}\n` : matchmakeTable(result));
       }),

@@ -31,3 +31,15 @@ export {
   imbalanceOf,
   type TeamPredictor,
 } from './balance.js';
+export {
+  type AttributeSource,
+  parseRuleSet,
+  parseTolerantJson,
+  type RuleSet,
+  type RuleSetMatch,
+  RuleSetMatchmaker,
+  type RuleSetMatchmakerOptions,
+  type RuleSetPassResult,
+  type RuleSetTicket,
+  type RuleSetTicketInput,
+} from './rule-set/index.js';
