@@ -12,47 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startRedis, stopRedis } from './own-redis.js';
 import { cleanupShared, client, freePort, startTestServer, type TestServer } from './helpers.js';
-
-/** Starts `redis-server` on `port` with its snapshot in `dir` (loaded on start, written only by SAVE). */
-function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', 'dump.rdb', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}: ${output}`));
-    });
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 describe('a void while Redis is away (PostgreSQL + its own redis-server)', () => {
   let redis: ChildProcess | undefined;
@@ -62,7 +23,7 @@ describe('a void while Redis is away (PostgreSQL + its own redis-server)', () =>
 
   afterAll(async () => {
     await server?.dispose();
-    if (redis) await kill(redis);
+    if (redis) await stopRedis(redis);
     await cleanupShared(schema, undefined);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -70,7 +31,7 @@ describe('a void while Redis is away (PostgreSQL + its own redis-server)', () =>
   it('the leaderboard shows the corrected ratings once Redis is back with its old data, after a restart too', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const url = `redis://127.0.0.1:${port}`;
-    redis = await startRedis(port, dir);
+    redis = await startRedis(port, { dir });
     server = await startTestServer({ backend: 'postgres+redis', redisUrl: url, options: { rateLimit: { perSecond: 1e6 } } });
     schema = server.schema;
     const prefix = server.prefix;
@@ -94,14 +55,14 @@ describe('a void while Redis is away (PostgreSQL + its own redis-server)', () =>
     const admin = new Redis(url);
     await admin.save();
     admin.disconnect();
-    await kill(redis);
+    await stopRedis(redis);
     redis = undefined;
     const voided = await api.post('/v1/ladders/lb/matches/m0/void', { reason: 'test' });
     expect(voided.status).toBe(200);
     expect(voided.body.players.map((p: { id: string }) => p.id)).toContain('solo');
 
     // ---- Redis comes back with the old leaderboard; the service restarts on the same data.
-    redis = await startRedis(port, dir);
+    redis = await startRedis(port, { dir });
     await server.dispose();
     server = await startTestServer({ backend: 'postgres+redis', schema, prefix, redisUrl: url, options: { rateLimit: { perSecond: 1e6 } } });
     api = client(server.url, server.admin);

@@ -1,14 +1,18 @@
 /**
  * A redis-server of a test's own: a child process on a free port that
- * persists nothing (no RDB, no AOF), so stopping and starting it again
- * gives an empty Redis on the same address.
+ * persists nothing by itself (no automatic RDB, no AOF), so stopping and
+ * starting it again gives an empty Redis on the same address; with `dir`,
+ * a snapshot written there by SAVE is loaded on the next start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { childEnv } from '../support/test-env.js';
 
 /** Starts `redis-server` on `port` in the foreground and resolves once it accepts connections. */
-export function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+export function startRedis(port: number, options: { dir?: string } = {}): Promise<ChildProcess> {
+  const snapshot = options.dir !== undefined ? ['--dir', options.dir, '--dbfilename', 'dump.rdb'] : [];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...snapshot, '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnv(),
   });
   let output = '';
   return new Promise((resolve, reject) => {

@@ -22,45 +22,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService } from '../../src/service/index.js';
 import { childEnv } from '../support/test-env.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, errorShapeProblem, freePort, type Reply, startTestServer, type TestServer, uniqueName } from './helpers.js';
+import { startRedis, stopRedis } from './own-redis.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-
-/** Starts `redis-server` on `port` (no RDB, no AOF, in the foreground) and resolves once it accepts connections. */
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnv(),
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}: ${output}`));
-    });
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 async function poll<T>(what: string, seconds: number, attempt: () => Promise<T | undefined>): Promise<T> {
   const until = Date.now() + seconds * 1000;
@@ -97,7 +61,7 @@ describe('Redis outage under a running service (PostgreSQL + its own redis-serve
   });
   afterAll(async () => {
     await server?.dispose();
-    if (redis) await kill(redis);
+    if (redis) await stopRedis(redis);
     await cleanupShared(server?.schema, undefined);
     process.off('unhandledRejection', onUnhandled);
     process.off('uncaughtException', onUnhandled);
@@ -134,7 +98,7 @@ describe('Redis outage under a running service (PostgreSQL + its own redis-serve
     expect(before.body.total).toBe(6);
 
     // ---- Redis goes away.
-    await kill(redis);
+    await stopRedis(redis);
     redis = undefined;
     for (const [a, b] of [
       ['p0', 'q0'],
