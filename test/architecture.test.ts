@@ -49,6 +49,14 @@ describe('the service', () => {
     }
   });
 
+  it('routes only call the domain: no route file imports the store', () => {
+    const routes = tree(join(src, 'service/http/routes'));
+    expect(routes.length).toBeGreaterThan(5);
+    for (const file of routes) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) expect(target.includes('/store/'), `${relative(src, file)} imports ${target}`).toBe(false);
+    }
+  });
+
   it('does not import the dashboard, and the store imports neither the service nor the web', () => {
     for (const file of tree(join(src, 'service'))) {
       for (const target of importsOf(readFileSync(file, 'utf8'))) expect(target.includes('/web/'), `${relative(src, file)} imports ${target}`).toBe(false);

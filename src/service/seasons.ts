@@ -24,7 +24,7 @@ import type { Database } from '../store/database.js';
 import { adjustLadder, countCorrection, lockLadder, updateLadder } from '../store/ladders.js';
 import { allPlayers, upsertPlayers } from '../store/players.js';
 import { rowToState } from '../store/rows.js';
-import { closeSeason, type FrozenStanding, insertSeason, insertStandings, listSeasons, type SeasonRow } from '../store/seasons.js';
+import { closeSeason, type FrozenStanding, insertSeason, insertStandings, listSeasons, type SeasonRow, standingOf, standingsPage } from '../store/seasons.js';
 import { randomInt } from 'node:crypto';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
@@ -158,4 +158,16 @@ export async function openSeason(
     await countCorrection(tx, ladder.id);
     return { closed: { ...current, closedAt: now }, opened, players: players.length };
   });
+}
+
+/** A page of a closed season's frozen standings, by position (a public read: bounded, cancellable). */
+export function frozenStandingsPage(db: Database, ladder: Ladder, season: SeasonRow, limit: number, offset: number, signal?: AbortSignal) {
+  return db.read((read) => standingsPage(read, ladder.id, season.number, limit, offset), { signal });
+}
+
+/** A player's frozen standing in a closed season; NotFoundError naming `player` when they have none. */
+export async function frozenStanding(db: Database, ladder: Ladder, season: SeasonRow, player: string) {
+  const standing = await standingOf(db, ladder.id, season.number, player);
+  if (!standing) throw new NotFoundError(`player ${JSON.stringify(player.slice(0, 80))} has no standing in season ${season.name}`, 'player');
+  return standing;
 }

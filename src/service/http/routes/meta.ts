@@ -1,8 +1,7 @@
 /** Health, metrics, the OpenAPI document and its reference page. */
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { ping } from '../../../store/database.js';
-import { UnavailableError } from '../../errors/index.js';
+import { databaseHealth } from '../../health.js';
 import { buildOpenApi, DOCS_STYLE, docsPage } from '../../openapi.js';
 import { mayRead, requireScope } from '../access.js';
 import type { RouteOptions } from '../context.js';
@@ -18,11 +17,7 @@ export const metaRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodT
     '/healthz',
     { config: { operation: { operationId: 'health', tags: ['meta'], summary: 'Liveness and database check', auth: 'none', responses: { 200: healthResponse } } } },
     async () => {
-      try {
-        await ping(ctx.db);
-      } catch (error) {
-        throw new UnavailableError('database', 'the database is unavailable', 1, { cause: error });
-      }
+      await databaseHealth(ctx.db);
       return { ok: true };
     },
   );

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 import { InvalidInputError } from '../../../core/errors.js';
 import { allSystems, describeSystem } from '../../../core/registry.js';
-import { listRoundSummaries } from '../../../store/rounds.js';
+import { roundsOf } from '../../rounds.js';
 import { ladderParams, roundSchema } from '../../schemas.js';
 import { roundSubmission } from '../../submissions.js';
 import { requestHash } from '../../writer/index.js';
@@ -60,7 +60,7 @@ export const roundRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     },
     async (request, reply) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-      return { rounds: await ctx.db.read((db) => listRoundSummaries(db, ladder.id), { signal: clientGone(request, reply) }) };
+      return { rounds: await roundsOf(ctx.db, ladder, clientGone(request, reply)) };
     },
   );
 };

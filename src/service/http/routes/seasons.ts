@@ -1,11 +1,9 @@
 /** Seasons: listing, opening the next (closing the current), and a closed season's frozen standings. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { NotFoundError } from '../../errors/index.js';
 import { leaderboardView, playerView } from '../../reads.js';
 import { openedSeasonResponse, seasonLeaderboardResponse, seasonListResponse, seasonPlayerResponse } from '../../responses.js';
 import { ladderParams, pageQuerySchema, seasonParams, seasonPlayerParams, seasonSchema } from '../../schemas.js';
-import { findSeason, openSeason, seasonJson, seasonsOf } from '../../seasons.js';
-import { standingOf, standingsPage } from '../../../store/seasons.js';
+import { findSeason, frozenStanding, frozenStandingsPage, openSeason, seasonJson, seasonsOf } from '../../seasons.js';
 import { readableLadder, requireScope } from '../access.js';
 import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
@@ -98,7 +96,7 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
           })),
         };
       }
-      const page = await ctx.db.read((db) => standingsPage(db, ladder.id, season.number, limit, offset), { signal });
+      const page = await frozenStandingsPage(ctx.db, ladder, season, limit, offset, signal);
       return { season: season.name, total: page.total, offset, limit, entries: page.rows };
     },
   );
@@ -133,9 +131,7 @@ export const seasonRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
           matches: live.matches,
         };
       }
-      const standing = await standingOf(ctx.db, ladder.id, season.number, request.params.player);
-      if (!standing) throw new NotFoundError(`player ${JSON.stringify(request.params.player.slice(0, 80))} has no standing in season ${season.name}`, 'player');
-      return { season: season.name, ...standing };
+      return { season: season.name, ...(await frozenStanding(ctx.db, ladder, season, request.params.player)) };
     },
   );
 };
