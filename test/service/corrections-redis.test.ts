@@ -6,7 +6,7 @@
  * port) that keeps its data across a restart (an RDB snapshot taken before
  * it is killed), the way a persistent Redis comes back after an outage.
  */
-import { type ChildProcess, } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

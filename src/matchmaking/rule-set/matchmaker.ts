@@ -15,7 +15,7 @@
  * newest ticket in the match (or the oldest, by expansionAgeSelection).
  */
 import { InvalidInputError } from '../../core/errors.js';
-import { type MatchView } from './expression.js';
+import type { MatchView } from './expression.js';
 import { holds, type Param } from './evaluate.js';
 import { judgedWhenComplete, parseRuleSet } from './parse.js';
 import { RoleAssignment } from './roles.js';
