@@ -66,7 +66,9 @@ describe('progress bars', () => {
     expect(evaluate.stderr).toMatch(/evaluate elo \[=+\] 100% \| 40\/40 matches/);
     const fit = runLadder(['fit', '--system', 'elo', '--split', '2023-01-31', '--rounds', '1', '--evaluate', log], { terminal: true });
     expect(fit.status).toBe(0);
-    expect(fit.stderr).toMatch(/fit elo \[=+\] 100% \| (\d+)\/\1 runs/);
+    expect(fit.stderr).toMatch(/fit elo \[=+\] 100% \| (\d+)\/\1 steps/);
+    // The result names the runs and the steps the bar counted (a revisited point reuses its run).
+    expect(fit.stdout).toMatch(/\(\d+ runs over \d+ search steps;/);
     expect(fit.stderr).toMatch(/evaluate elo \[/);
     const quiet = runLadder(['evaluate', '--system', 'elo', '--split', '2023-01-31', log]);
     expect(quiet.stderr).toBe('');

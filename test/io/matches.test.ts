@@ -108,7 +108,7 @@ describe('the pairwise CSV scanner', () => {
           expect(fast).toEqual(slow);
           expect(fastErrors).toEqual(slowErrors);
           // No player appears who is in no accepted game.
-          expect(new Set(log.ids)).toEqual(new Set(slow.flat()));
+          expect(new Set(log.ids)).toEqual(new Set(slow.flatMap((row) => row.slice(0, 2))));
         },
       ),
       { numRuns: 300 },

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { childEnv } from '../support/test-env.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ const write = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'matchmake', ...args], { cwd: root, encoding: 'utf8' });
+const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'matchmake', ...args], { cwd: root, encoding: 'utf8', env: childEnv() });
 
 const ROLES = fixture('rule-set-roles.json');
 const TICKETS = fixture('tickets-rule-set.jsonl');

@@ -95,8 +95,11 @@ export function inProcessMatchmakers(): MatchmakerHost {
 async function single(matchmaker: RemoteMatchmaker, op: MatchmakerOp): Promise<boolean> {
   const [result] = await matchmaker.apply([op]);
   if (typeof result === 'boolean') return result;
-  // Already held: nothing was added.
-  if (result === 'present') return false;
+  // Already held: refused as the library's own add and addBackfill refuse it.
+  if (result === 'present') {
+    const id = op.op === 'add' ? op.ticket.id : op.op === 'addBackfill' ? op.backfill.id : '';
+    throw new InvalidInputError(`${op.op === 'add' ? 'ticket' : 'backfill'} ${JSON.stringify(String(id))} is already ${op.op === 'add' ? 'queued' : 'open'}`, { field: 'id' });
+  }
   if (result !== null && result !== undefined) throw new InvalidInputError(result.refused.detail, { field: result.refused.field });
   return true;
 }
