@@ -158,7 +158,9 @@ export async function findLeftovers(run: string, runDir: string): Promise<Leftov
   }));
   let files: string[] = [];
   try {
-    files = readdirSync(runDir);
+    // tsx-<uid>: tsx's compile cache, written by worker threads of the test processes that load TypeScript
+    // (the job pool's and the matchmaker's workers run from source); a cache, not litter, and the teardown removes it.
+    files = readdirSync(runDir).filter((name) => !/^tsx-\d+$/.test(name));
   } catch {
     // No folder: nothing in it.
   }
