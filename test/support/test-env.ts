@@ -11,7 +11,7 @@
  * Each run also has an id (LADDER_TEST_RUN) that every schema and Redis
  * prefix the tests create carries, and a temporary folder of its own
  * (TMPDIR), so what a run left behind can be found and told apart from a
- * colleague's run on the same machine.
+ * another test run on the same machine.
  */
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
