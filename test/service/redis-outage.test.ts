@@ -22,24 +22,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService } from '../../src/service/index.js';
 import { childEnv } from '../support/test-env.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, errorShapeProblem, freePort, type Reply, startTestServer, type TestServer, uniqueName } from './helpers.js';
-import { startRedis, stopRedis } from './own-redis.js';
+import { poll, startRedis, stopRedis } from './own-redis.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-
-async function poll<T>(what: string, seconds: number, attempt: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + seconds * 1000;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await attempt();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > until) throw new Error(`${what}: not within ${seconds} s${last ? ` (last: ${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** A 503 of a dependency: Retry-After, the error body, no driver text. */
 function expectUnavailable(reply: Reply, what: string) {
