@@ -8,7 +8,7 @@
  * that reads the fields a client needs.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,14 +146,17 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('generates a client with openapi-typescript whose types let a strict program read every field', async () => {
+  it('generates a client with openapi-typescript and openapi-fetch whose types let a strict program read every field', { timeout: 180_000 }, async () => {
     const { default: openapiTS, astToString } = await import('openapi-typescript');
-    // openapi-fetch is not installed in this project: the program reads the generated `paths` types directly.
-    expect(existsSync(join(ROOT, 'node_modules/openapi-fetch'))).toBe(false);
     const dir = mkdtempSync(join(tmpdir(), 'ladder-openapi-'));
     try {
       writeFileSync(join(dir, 'api.d.ts'), astToString(await openapiTS(doc as never)));
       writeFileSync(join(dir, 'client.ts'), CLIENT_PROGRAM);
+      writeFileSync(join(dir, 'fetch-client.ts'), FETCH_PROGRAM);
+      // openapi-fetch resolved from Ladder's own node_modules (a devDependency), as a studio's project would install it.
+      mkdirSync(join(dir, 'node_modules'));
+      symlinkSync(join(ROOT, 'node_modules/openapi-fetch'), join(dir, 'node_modules/openapi-fetch'), 'dir');
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
       writeFileSync(
         join(dir, 'tsconfig.json'),
         JSON.stringify({
@@ -166,10 +169,12 @@ describe('the OpenAPI document', () => {
             module: 'NodeNext',
             moduleResolution: 'NodeNext',
             target: 'ES2022',
+            // openapi-fetch's types name fetch's Request and Response.
+            lib: ['ES2022', 'DOM'],
             skipLibCheck: false,
             types: [],
           },
-          files: ['client.ts', 'api.d.ts'],
+          files: ['client.ts', 'fetch-client.ts', 'api.d.ts'],
         }),
       );
       let output = '';
@@ -273,6 +278,43 @@ export function failure(reply: Failure): string {
 
 type Body = paths['/v1/ladders/{ladder}/matches']['post']['requestBody'];
 export const body: NonNullable<Body>['content']['application/json'] = { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] };
+`;
+
+/**
+ * The same document through openapi-fetch's typed client: every call's
+ * path, parameters and body are checked against the document, and each
+ * answer's `data` carries the declared fields.
+ */
+const FETCH_PROGRAM = `import createClient from 'openapi-fetch';
+import type { paths } from './api.js';
+
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1:8080', headers: { authorization: 'Bearer key' } });
+
+export async function season(ladder: string): Promise<string | undefined> {
+  const { data, error } = await client.GET('/v1/ladders/{ladder}', { params: { path: { ladder } } });
+  if (error) return error.error.code;
+  // @ts-expect-error a ladder has no such field
+  void data.noSuchField;
+  return data.season + String(data.standings.placementMatches);
+}
+
+export async function post(ladder: string): Promise<number> {
+  const { data } = await client.POST('/v1/ladders/{ladder}/matches', {
+    params: { path: { ladder } },
+    body: { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] },
+  });
+  return data ? data.players.reduce((sum, p) => sum + (p.terms.change ?? 0), 0) : 0;
+}
+
+export async function waiting(ladder: string): Promise<number> {
+  const { data } = await client.GET('/v1/ladders/{ladder}/queue', { params: { path: { ladder } } });
+  return data ? data.waitSeconds.max : 0;
+}
+
+export async function wrongCall(): Promise<void> {
+  // @ts-expect-error the path parameter is required
+  await client.GET('/v1/ladders/{ladder}', {});
+}
 `;
 
 describe.each(BACKENDS)('live answers on %s', (backend) => {
