@@ -121,7 +121,9 @@ export function cliEntry(): { args: string[] } {
 export async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
   // LADDER_BENCH_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra], {
+  // LADDER_BENCH_SERVER_ARGS: extra `ladder serve` flags, e.g. "--no-pglite-thread" to compare a setting in the same build.
+  const serverArgs = (process.env.LADDER_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra, ...serverArgs], {
     env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -32,6 +32,7 @@ export function register(program: Command): void {
         return parsed;
       },
     )
+    .option('--no-pglite-thread', 'run the embedded database on the event loop instead of its own worker thread (for comparison; a long statement then stalls every request)')
     .option('--no-matchmaking-warm-up', "skip warming the matchmaker's code at start (about a second of CPU that makes the first pass after a failover run at full speed)")
     .action(
       action(
@@ -45,6 +46,7 @@ export function register(program: Command): void {
           corsOrigin?: string[];
           metricsKey: boolean;
           matchmakingWarmUp: boolean;
+          pgliteThread: boolean;
           jobThreads?: number;
         }) => {
           const corsOrigins =
@@ -69,6 +71,7 @@ export function register(program: Command): void {
             cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
             metricsAccess: opts.metricsKey ? 'key' : 'public',
             matchmakingWarmUp: opts.matchmakingWarmUp,
+            pgliteThread: opts.pgliteThread,
             ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
             onWarmUp: (report) => (warmUp = report),
             plugins: [(app) => registerWeb(app, {})],

@@ -153,7 +153,7 @@ export async function correctMatch(
   now = Date.now(),
   options: CorrectionOptions = {},
 ): Promise<CorrectionResult> {
-  // PGlite runs each statement on this thread: smaller pages keep each one short.
+  // PGlite runs one statement at a time for every ladder: smaller pages keep each one short.
   const chunk = Math.max(1, Math.floor(options.chunk ?? (db.kind === 'pglite' ? 200 : 1000)));
   const turns = new Turns(options.sliceMs ?? 20);
   return db.transaction((tx) => correctIn(tx, ladder, matchId, correction, now, chunk, turns));

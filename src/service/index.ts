@@ -85,6 +85,12 @@ export interface ServiceOptions {
   /** PostgreSQL connections public reads may hold at once, besides `poolSize`. @default 4 */
   readPoolSize?: number;
   /**
+   * Run embedded PGlite in a worker thread, so its statements never stall the
+   * event loop (docs/SERVICE.md, "Persistence"); `false` runs it on the event
+   * loop. @default true
+   */
+  pgliteThread?: boolean;
+  /**
    * Match writer tuning (see WriterOptions). Unset fields fall back to the
    * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
    */
@@ -195,6 +201,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       poolSize: options.poolSize,
       readTimeoutMs: options.readTimeoutMs ?? positiveEnv('LADDER_READ_TIMEOUT_MS'),
       readPoolSize: options.readPoolSize,
+      pgliteThread: options.pgliteThread,
     });
   } catch (error) {
     if (error instanceof DataDirectoryLockedError) throw new ServiceStartError('data-directory', error.message, { cause: error });

@@ -49,7 +49,7 @@ const PAGE = 20_000;
  * first.
  */
 export interface DerivationOptions {
-  /** @default 100 (PGlite runs a query in this thread: a page of 1,000 matches held it for 130–290 ms here, one of 100 for 5–30 ms of CPU) */
+  /** @default 100 (PGlite runs one query at a time for every ladder: a page of 1,000 matches held it for 130–290 ms here, one of 100 for 5–30 ms of CPU) */
   pageSize?: number;
   /** @default 20 */
   sliceMs?: number;

@@ -3,12 +3,17 @@
  * (a live holder's lock is refused, a dead one's taken over), and PGlite
  * started without zero-filling new WAL segments (it never syncs its files,
  * so reserving a segment's space bought nothing and stalled the process).
+ * Run in its worker thread or in process, it behaves the same to callers:
+ * errors keep their SQLSTATE, a transaction is one at a time and rolls back
+ * when its work throws; only the thread leaves the event loop free.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LadderError } from '../core/errors.js';
 import { DataDirectoryLockedError, openPglite } from './database.js';
+import { DatabaseRejectedError } from './database-errors.js';
 
 const dirs: string[] = [];
 const freshDir = () => {
@@ -46,4 +51,88 @@ it('starts PGlite without zero-filling new WAL segments', async () => {
   } finally {
     await db.close();
   }
+});
+
+describe.each([
+  ['in a worker thread', true],
+  ['in process', false],
+] as const)('PGlite %s', (_, thread) => {
+  it('carries a statement error with its SQLSTATE, and rolls a transaction back when its work throws, passing Ladder errors through', async () => {
+    const db = await openPglite(freshDir(), { thread });
+    try {
+      await db.exec('CREATE TABLE t (id int PRIMARY KEY)');
+      await db.query('INSERT INTO t VALUES ($1)', [1]);
+      const duplicate = await db.query('INSERT INTO t VALUES ($1)', [1]).catch((error: unknown) => error);
+      expect(duplicate).toBeInstanceOf(DatabaseRejectedError);
+      expect((duplicate as DatabaseRejectedError).sqlState).toBe('23505');
+
+      const refusal = new LadderError('refused by the caller');
+      const thrown = await db
+        .transaction(async (tx) => {
+          await tx.query('INSERT INTO t VALUES ($1)', [2]);
+          throw refusal;
+        })
+        .catch((error: unknown) => error);
+      expect(thrown).toBe(refusal);
+      expect(await db.query('SELECT id FROM t ORDER BY id')).toEqual([{ id: 1 }]);
+
+      const failed = await db.transaction((tx) => tx.query('INSERT INTO t VALUES ($1)', ['not a number'])).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(DatabaseRejectedError);
+      expect(await db.transaction(async (tx) => (await tx.query<{ n: number }>('SELECT count(*)::int8 AS n FROM t'))[0]!.n)).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('runs one transaction at a time: a statement outside waits for the open one to commit', async () => {
+    const db = await openPglite(freshDir(), { thread });
+    try {
+      await db.exec('CREATE TABLE t (id int)');
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let inserted!: () => void;
+      const didInsert = new Promise<void>((resolve) => (inserted = resolve));
+      const first = db.transaction(async (tx) => {
+        await tx.query('INSERT INTO t VALUES (1)');
+        inserted();
+        await held;
+      });
+      await didInsert;
+      const outside = db.query<{ n: number }>('SELECT count(*)::int8 AS n FROM t');
+      let answered = false;
+      void outside.then(() => (answered = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(answered).toBe(false);
+      release();
+      await first;
+      expect(await outside).toEqual([{ n: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+it("keeps the event loop turning while PGlite's thread runs a long statement (in process it cannot)", async () => {
+  const ticksDuring = async (thread: boolean): Promise<{ ticks: number; ms: number }> => {
+    const db = await openPglite(freshDir(), { thread });
+    try {
+      await db.query('SELECT 1');
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 5);
+      const started = performance.now();
+      await db.query('SELECT count(*) FROM generate_series(1, 3000000) AS s(i) WHERE i % 7 = 0');
+      const ms = performance.now() - started;
+      clearInterval(timer);
+      return { ticks, ms };
+    } finally {
+      await db.close();
+    }
+  };
+  const inProcess = await ticksDuring(false);
+  const threaded = await ticksDuring(true);
+  // In process the loop waits for the whole statement: at most the one tick already due when it began.
+  expect(inProcess.ticks).toBeLessThanOrEqual(1);
+  // On the thread the 5 ms timer fires all along (a statement of 100+ ms on any machine gives many).
+  expect(threaded.ms).toBeGreaterThan(50);
+  expect(threaded.ticks).toBeGreaterThanOrEqual(5);
 });

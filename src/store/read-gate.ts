@@ -1,8 +1,7 @@
 /**
  * Admission for the public reads of embedded PGlite. PGlite runs every
- * statement on the process's one thread, so a crowd of readers would queue
- * in front of the writers' statements and hold the event loop read after
- * read. The gate lets `concurrency` reads run at once (their statements then
+ * statement, one at a time, on its one thread, so a crowd of readers would
+ * queue in front of the writers' statements read after read. The gate lets `concurrency` reads run at once (their statements then
  * interleave with the writers' in PGlite's own queue), keeps at most
  * `queue` more waiting in arrival order, and refuses the rest at once
  * (DatabaseReadStoppedError 'busy', answered 503 with Retry-After). A

@@ -222,7 +222,7 @@ export class MatchWriter {
           await Promise.race(inflight);
           continue;
         }
-        // Let the requests already received join this batch (PGlite blocks the thread while it runs).
+        // Let the requests already received join this batch (on PGlite every batch waits for the one before).
         if (queue.length < this.maxBatch) await new Promise((resolve) => setImmediate(resolve));
         // The newest definition known (a PATCH, or a later incarnation a batch before this one met).
         ladder = this.definitions.get(ladder.id) ?? ladder;
