@@ -199,7 +199,8 @@ describe('heavy requests on the worker pool (PGlite)', () => {
     await vi.waitFor(() => expect(server.jobs.pool.waiting).toBeLessThanOrEqual(1), { timeout: 15_000, interval: 5 });
     expect((await first).status).toBe(200);
     expect((await second).status).toBe(200);
-    // Only the two whose clients stayed ran; the caller that left holds no place under its cap.
+    // Only the two whose clients stayed ran (a third would have run after them); the caller that left holds no place under its cap.
+    await vi.waitFor(() => expect([server.jobs.pool.running, server.jobs.pool.waiting]).toEqual([0, 0]), { timeout: 15_000, interval: 5 });
     expect(jobs.map((job) => job.kind)).toEqual(['balance', 'balance']);
     expect(await cancelled()).toBe(before + 1);
     expect((await reader.post('/v1/ladders/lobby/balance', { players: ['p1', 'p2'] })).status).toBe(200);
