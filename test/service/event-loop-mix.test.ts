@@ -4,8 +4,8 @@
  * requests (match writes, leaderboard reads, `/healthz`) and expensive ones
  * (deep-offset and cursor pages of a long match list and history, 64-player
  * balances into 8 teams, 16 × 64-player predictions, the largest
- * whole-history many-team matches, voiding and restoring the first of a few
- * thousand matches, the integrity report), sent at once from several
+ * whole-history many-team matches, voids of early matches of a ladder of a
+ * few thousand, the integrity report), sent at once from several
  * callers against one in-process instance, while a probe writes to another
  * ladder every 20 ms.
  *
@@ -14,7 +14,8 @@
  *   on: the server runs in this process) stays within the budget;
  * - every probe write to the other ladder is answered 201 within
  *   PROBE_BOUND_MS;
- * - every request of the mix gets a deliberate answer (no 5xx).
+ * - every request of the mix gets a deliberate answer: 200, 201, 409 or
+ *   429 (a caller past its cap of heavy jobs), never a 5xx.
  *
  * The budget. The promise is 100 ms on a machine that is not itself
  * saturated; the machines this suite runs on are shared and busy, and this
@@ -43,7 +44,7 @@ import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
 import { cleanupShared, type Client, client, DATABASE_URL, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
-/** Matches of the long ladder: deep pages, the void of its first match, the integrity report. */
+/** Matches of the long ladder: deep pages, voids of its early matches, the integrity report. */
 const MATCHES = 3000;
 const RUNS = 6;
 const BALANCE_DEADLINE_MS = 600;
