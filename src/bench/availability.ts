@@ -87,7 +87,7 @@ const STEADY = 'steady';
 const WHOLE_HISTORY = 'whr';
 const TARGET = 'target';
 /** The player in every match of the attacked ladder: their history is as long as the ladder. */
-const STAR = 'star';
+export const STAR = 'star';
 
 function summarize(samples: number[], statuses: Record<string, number>): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -141,7 +141,7 @@ function call(agent: Agent, base: URL, c: Call): Promise<{ status: string; ms: n
 }
 
 /** Loads `total` Elo one-on-one matches, each between STAR and one of `players` others, straight through the store. */
-async function loadLadder(db: Database, id: string, total: number, players: number): Promise<void> {
+export async function loadLadder(db: Database, id: string, total: number, players: number): Promise<void> {
   const ladders = new Ladders(db);
   const ladder = await ladders.create({ id, system: 'elo', public: true });
   const system = ladder.rating;

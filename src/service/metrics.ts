@@ -169,7 +169,7 @@ export function serviceMetrics() {
     jobs: registry.add(
       new Counter(
         'ladder_jobs_total',
-        'Heavy requests run as worker jobs (balance, predict, integrity), by kind and outcome: done, failed (an error, a time limit, a lost worker) or refused (a cap full: 429/503).',
+        'Heavy requests run as worker jobs (balance, predict, integrity), by kind and outcome: done, failed (an error, a time limit, a lost worker), refused (a cap full: 429/503) or cancelled (its client left while it waited for a worker).',
       ),
     ),
     jobSeconds: registry.add(

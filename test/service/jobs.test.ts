@@ -7,7 +7,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JobReport } from '../../src/service/jobs/index.js';
 import { cleanupShared, client, type Client, startTestServer, type TestServer } from './helpers.js';
 
@@ -178,6 +178,32 @@ describe('heavy requests on the worker pool (PGlite)', () => {
     expect(report.body.players).toBeGreaterThanOrEqual(64);
     expect(jobs.map((job) => job.kind)).toEqual(['integrity']);
     expect(jobs[0]!.threadId).not.toBe(threadId);
+  });
+
+  it('drops a balance whose client leaves while it waits for a worker: it never runs, and the metrics count it cancelled', async () => {
+    jobs.length = 0;
+    const cancelled = async () => {
+      const metrics = await admin.get('/metrics');
+      return Number(/^ladder_jobs_total\{kind="balance",outcome="cancelled"\} (\S+)$/m.exec(metrics.text)?.[1] ?? 0);
+    };
+    const before = await cancelled();
+    // One worker: the first balance runs (1.5 s to its deadline), the second waits behind it.
+    const first = anon.post('/v1/ladders/lobby/balance', BIG);
+    const second = admin.post('/v1/ladders/lobby/balance', BIG);
+    await vi.waitFor(() => expect([server.jobs.pool.running, server.jobs.pool.waiting]).toEqual([1, 1]), { timeout: 15_000, interval: 5 });
+    const leaving = new AbortController();
+    const left = reader.call('POST', '/v1/ladders/lobby/balance', BIG, {}, leaving.signal).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(server.jobs.pool.waiting).toBe(2), { timeout: 15_000, interval: 5 });
+    leaving.abort();
+    expect(await left).toMatchObject({ name: 'AbortError' });
+    await vi.waitFor(() => expect(server.jobs.pool.waiting).toBeLessThanOrEqual(1), { timeout: 15_000, interval: 5 });
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    // Only the two whose clients stayed ran (a third would have run after them); the caller that left holds no place under its cap.
+    await vi.waitFor(() => expect([server.jobs.pool.running, server.jobs.pool.waiting]).toEqual([0, 0]), { timeout: 15_000, interval: 5 });
+    expect(jobs.map((job) => job.kind)).toEqual(['balance', 'balance']);
+    expect(await cancelled()).toBe(before + 1);
+    expect((await reader.post('/v1/ladders/lobby/balance', { players: ['p1', 'p2'] })).status).toBe(200);
   });
 
   it('stops its worker threads when the service closes', async () => {

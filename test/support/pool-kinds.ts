@@ -4,7 +4,12 @@ import { threadId } from 'node:worker_threads';
 import { InvalidInputError } from '../../src/core/errors.js';
 import { kernelThreadId } from '../../src/service/jobs/serve.js';
 
+/** Jobs `count` has run on this thread. */
+let counted = 0;
+
 export const TEST_KINDS = Object.freeze({
+  /** How many `count` jobs this thread has run, this one included: a job that never ran is missing from it. */
+  count: () => ({ counted: ++counted, threadId }),
   /** Its input back, with the thread that ran it. */
   echo: (input: { value: unknown }) => ({ value: input.value, threadId }),
   /** Busy for `ms` milliseconds of this thread's time (a stand-in for a long synchronous search). */

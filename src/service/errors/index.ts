@@ -2,6 +2,7 @@
 export { BackfillClosedError } from './backfill-closed-error.js';
 export { ConflictError } from './conflict-error.js';
 export { ForbiddenError } from './forbidden-error.js';
+export { JobCancelledError } from './job-cancelled-error.js';
 export { JobTimeoutError } from './job-timeout-error.js';
 export { JobsBusyError } from './jobs-busy-error.js';
 export { NotFoundError } from './not-found-error.js';

@@ -14,6 +14,7 @@ import {
   ConflictError,
   ForbiddenError,
   JobsBusyError,
+  JobCancelledError,
   JobTimeoutError,
   LadderNotAllowedError,
   NotFoundError,
@@ -79,6 +80,8 @@ export function replyFor(error: unknown, bodyLimit: number): ErrorReply | undefi
       message: error.message,
       retryAfterSeconds: error.retryAfterSeconds,
     };
+  // Its client is gone and never sees this; logged as a 503 like a cancelled read.
+  if (error instanceof JobCancelledError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: 1 };
   if (error instanceof JobTimeoutError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: Math.ceil(error.limitMs / 1000) };
   if (error instanceof UnavailableError) return { status: 503, code: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof DatabaseReadStoppedError) {

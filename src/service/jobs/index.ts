@@ -8,7 +8,7 @@
  * from one client queues nothing behind which another's request would wait.
  * docs/SERVICE.md, "Heavy work: the worker pool".
  */
-import { JobsBusyError } from '../errors/index.js';
+import { JobCancelledError, JobsBusyError } from '../errors/index.js';
 import { type JobKind, JOB_KINDS, type ServiceJobKinds } from './kinds.js';
 import { defaultPoolSize, type JobRun, WorkerPool } from './pool.js';
 
@@ -49,7 +49,7 @@ export interface JobOwner {
   ladder: string;
 }
 
-type Outcome = 'done' | 'failed' | 'refused';
+type Outcome = 'done' | 'failed' | 'refused' | 'cancelled';
 
 /** Hard limits by kind: balance stops itself at its deadline and a prediction is microseconds, so theirs only catch a bug; the report grows with the matches asked for. */
 const JOB_TIMEOUTS: Readonly<Record<JobKind, number>> = Object.freeze({ balance: 5000, predict: 5000, integrity: 120_000 });
@@ -95,12 +95,15 @@ export class Jobs {
   /**
    * Runs a job for `owner`, or refuses it at once when a cap is full. The
    * input is made only once the job is admitted, so a refused request costs
-   * no database read either.
+   * no database read either. When `signal` (the client's) aborts before a
+   * worker takes the job, the job is dropped (JobCancelledError) and its
+   * places under the caps are given back.
    */
   async run<Kind extends JobKind>(
     kind: Kind,
     owner: JobOwner,
     input: () => Promise<Parameters<ServiceJobKinds[Kind]>[0]> | Parameters<ServiceJobKinds[Kind]>[0],
+    signal?: AbortSignal,
   ): Promise<ReturnType<ServiceJobKinds[Kind]>> {
     const callerJobs = this.byCaller.get(owner.caller) ?? 0;
     const ladderJobs = this.byLadder.get(owner.ladder) ?? 0;
@@ -114,13 +117,16 @@ export class Jobs {
     this.byLadder.set(owner.ladder, ladderJobs + 1);
     this.active++;
     try {
-      const run: JobRun<ReturnType<ServiceJobKinds[Kind]>> = await this.pool.run(kind, (await input()) as never, { timeoutMs: this.timeouts[kind] });
+      const run: JobRun<ReturnType<ServiceJobKinds[Kind]>> = await this.pool.run(kind, (await input()) as never, {
+        timeoutMs: this.timeouts[kind],
+        ...(signal !== undefined ? { signal } : {}),
+      });
       this.averageMs = 0.8 * this.averageMs + 0.2 * run.runMs;
       this.observe(kind, 'done', run.runMs);
       this.options.onJob?.({ kind, ladder: owner.ladder, threadId: run.threadId, runMs: run.runMs, waitMs: run.waitMs });
       return run.output;
     } catch (error) {
-      this.observe(kind, 'failed');
+      this.observe(kind, error instanceof JobCancelledError ? 'cancelled' : 'failed');
       throw error;
     } finally {
       this.release(this.byCaller, owner.caller);

@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidInputError } from '../../core/errors.js';
 import { TEST_KINDS } from '../../../test/support/pool-kinds.js';
-import { JobTimeoutError, UnavailableError } from '../errors/index.js';
+import { JobCancelledError, JobTimeoutError, UnavailableError } from '../errors/index.js';
 import { WorkerPool } from './pool.js';
 
 const script = new URL('../../../test/support/pool-worker.ts', import.meta.url);
@@ -74,6 +74,43 @@ describe('WorkerPool (real worker threads, loading the TypeScript source through
     expect((slow as PromiseRejectedResult).reason).toMatchObject({ kind: 'spin', limitMs: 300 });
     expect(queued.status).toBe('fulfilled');
     expect((queued as PromiseFulfilledResult<{ threadId: number }>).value.threadId).not.toBe(first.threadId);
+  });
+
+  it('drops a queued job whose signal aborts: it never runs, it fails with JobCancelledError, and the job behind it takes its place', async () => {
+    const p = pool(1);
+    // The worker is busy with a long job, so the next ones wait in the queue.
+    const busy = p.run('spin', { ms: 2000 });
+    await vi.waitFor(() => expect(p.running).toBe(1), { timeout: 15_000 });
+    const leaving = new AbortController();
+    const dropped = p.run('count', undefined as never, { signal: leaving.signal }).catch((e: unknown) => e);
+    const behind = p.run('count', undefined as never);
+    expect(p.waiting).toBe(2);
+    leaving.abort();
+    expect(p.waiting).toBe(1);
+    const error = await dropped;
+    expect(error).toBeInstanceOf(JobCancelledError);
+    expect((error as Error).message).toBe('the count job was cancelled before it ran: its client went away');
+    const spun = await busy;
+    const next = await behind;
+    // One worker ran both `count` jobs it was given: the dropped one would have made this 2.
+    expect(next.threadId).toBe(spun.threadId);
+    expect(next.output.counted).toBe(1);
+    expect(p.waiting).toBe(0);
+  });
+
+  it('refuses a job whose signal has already aborted, and lets a running job finish when its signal aborts', async () => {
+    const p = pool(1);
+    const gone = new AbortController();
+    gone.abort();
+    await expect(p.run('count', undefined as never, { signal: gone.signal })).rejects.toBeInstanceOf(JobCancelledError);
+    expect(p.waiting).toBe(0);
+    const leaving = new AbortController();
+    const running = p.run('spin', { ms: 1000 }, { signal: leaving.signal });
+    await vi.waitFor(() => expect(p.running).toBe(1), { timeout: 15_000 });
+    leaving.abort();
+    const ran = await running;
+    expect(ran.output).toBe(ran.threadId);
+    expect(ran.runMs).toBeGreaterThanOrEqual(1000);
   });
 
   it('runs its workers at a lower priority than the event loop (Linux)', async () => {

@@ -12,6 +12,11 @@
  *   stop synchronous code) and replaced on the next job; it fails with
  *   JobTimeoutError. A worker that dies under a job (an uncaught error, an
  *   exit) fails that job with UnavailableError and is replaced the same way.
+ * - A job given an AbortSignal (its HTTP client's) that aborts while the
+ *   job still waits in the queue is taken out of it and fails with
+ *   JobCancelledError: it never runs, and the place it held goes to the
+ *   next job. Once a worker has it, it runs on: a job is bounded by its time
+ *   limit, and stopping it would cost a worker and a restart.
  * - `size: 0` runs every job inline, on the calling thread, with no time
  *   limit: for tools and tests that want no threads.
  *
@@ -24,7 +29,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { JobTimeoutError, UnavailableError } from '../errors/index.js';
+import { JobCancelledError, JobTimeoutError, UnavailableError } from '../errors/index.js';
 import type { JobKinds } from './serve.js';
 import { fromWire, type JobMessage, type JobReply } from './wire.js';
 
@@ -58,6 +63,8 @@ interface Pending {
   startedAt: number;
   resolve(run: JobRun<unknown>): void;
   reject(error: unknown): void;
+  /** Stops listening to the job's signal: called when the job leaves the queue, for a worker or for good. */
+  unlisten(): void;
 }
 
 interface Slot {
@@ -127,12 +134,19 @@ export class WorkerPool<K extends JobKinds> {
     return this.slots.filter((slot) => !slot.gone).map((slot) => slot.worker.threadId);
   }
 
-  run<Kind extends keyof K & string>(kind: Kind, input: Parameters<K[Kind]>[0], options: { timeoutMs?: number } = {}): Promise<JobRun<ReturnType<K[Kind]>>> {
+  /**
+   * Runs a job: queued for the first idle worker, or inline with size 0.
+   * `signal`: the job is dropped (JobCancelledError) if it aborts before a
+   * worker takes the job; a job already running is not stopped.
+   */
+  run<Kind extends keyof K & string>(kind: Kind, input: Parameters<K[Kind]>[0], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<JobRun<ReturnType<K[Kind]>>> {
     if (this.closed) return Promise.reject(new UnavailableError('server', 'the server is shutting down'));
     if (!Object.hasOwn(this.kinds, kind)) return Promise.reject(new Error(`no job kind ${JSON.stringify(kind)}`));
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(new JobCancelledError(kind));
     if (this.size === 0) return this.runInline(kind, input);
     return new Promise((resolve, reject) => {
-      this.queue.push({
+      const job: Pending = {
         id: this.nextId++,
         kind,
         input,
@@ -141,7 +155,16 @@ export class WorkerPool<K extends JobKinds> {
         startedAt: 0,
         resolve: resolve as Pending['resolve'],
         reject,
-      });
+        unlisten: () => signal?.removeEventListener('abort', onAbort),
+      };
+      const onAbort = () => {
+        const at = this.queue.indexOf(job);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        reject(new JobCancelledError(kind));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
       this.dispatch();
     });
   }
@@ -160,7 +183,9 @@ export class WorkerPool<K extends JobKinds> {
         if (this.slots.length < this.size && !this.slots.some((s) => !s.ready)) this.spawn();
         return;
       }
-      this.start(slot, this.queue.shift()!);
+      const job = this.queue.shift()!;
+      job.unlisten();
+      this.start(slot, job);
     }
   }
 
@@ -214,7 +239,10 @@ export class WorkerPool<K extends JobKinds> {
     job?.reject(error);
     // A worker that cannot even load (a broken build) would fail every replacement too: the waiting jobs fail now instead of looping.
     if (!slot.ready)
-      for (const waiting of this.queue.splice(0)) waiting.reject(new UnavailableError('server', 'a worker thread failed to start; retry later', 5, { cause: error }));
+      for (const waiting of this.queue.splice(0)) {
+        waiting.unlisten();
+        waiting.reject(new UnavailableError('server', 'a worker thread failed to start; retry later', 5, { cause: error }));
+      }
     if (!this.closed) this.dispatch();
   }
 
@@ -232,7 +260,10 @@ export class WorkerPool<K extends JobKinds> {
     if (this.closed) return;
     this.closed = true;
     const shutting = new UnavailableError('server', 'the server is shutting down');
-    for (const job of this.queue.splice(0)) job.reject(shutting);
+    for (const job of this.queue.splice(0)) {
+      job.unlisten();
+      job.reject(shutting);
+    }
     const slots = [...this.slots];
     for (const slot of slots) this.lose(slot, shutting);
     await Promise.allSettled([...slots.map((slot) => slot.worker.terminate()), ...this.stopping]);

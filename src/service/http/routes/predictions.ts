@@ -4,6 +4,7 @@ import { predictTeams } from '../../heavy-requests.js';
 import { predictionResponse } from '../../responses.js';
 import { ladderParams, predictSchema } from '../../schemas.js';
 import { callerOf, readableLadder } from '../access.js';
+import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 
@@ -23,9 +24,9 @@ export const predictionRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-      return { probabilities: await predictTeams(ctx, ladder, request.body.teams, callerOf(request)) };
+      return { probabilities: await predictTeams(ctx, ladder, request.body.teams, callerOf(request), clientGone(request, reply)) };
     },
   );
 };

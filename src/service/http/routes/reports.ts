@@ -4,6 +4,7 @@ import { balanceLobby, integrityOf } from '../../heavy-requests.js';
 import { balanceResponse, integrityResponse } from '../../responses.js';
 import { balanceSchema, integrityQuerySchema, ladderParams } from '../../schemas.js';
 import { callerOf, readableLadder, requireScope } from '../access.js';
+import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
 
@@ -23,9 +24,9 @@ export const reportRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-      return balanceLobby(ctx, ladder, request.body, callerOf(request));
+      return balanceLobby(ctx, ladder, request.body, callerOf(request), clientGone(request, reply));
     },
   );
   app.get(
@@ -43,10 +44,10 @@ export const reportRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       requireScope(request, 'admin');
       const ladder = await ctx.ladders.get(request.params.ladder);
-      const report = await integrityOf(ctx, ladder, request.query.matches ?? 20_000, request.query.limit ?? 100, callerOf(request));
+      const report = await integrityOf(ctx, ladder, request.query.matches ?? 20_000, request.query.limit ?? 100, callerOf(request), clientGone(request, reply));
       return { matches: report.matches, players: report.players, quitRate: report.quitRate, tested: report.tested, entries: report.entries };
     },
   );
