@@ -16,6 +16,7 @@ export default defineConfig({
       'test/io/**/*.test.ts',
       'test/cli/replay*.test.ts',
       'test/cli/messages.test.ts',
+      'test/cli/progress.test.ts',
       'test/matchmaking/**/*.test.ts',
       'test/cli-performance.test.ts',
     ],
