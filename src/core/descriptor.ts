@@ -62,8 +62,12 @@ export const CAPABILITY_MEANINGS: { readonly [K in keyof SystemCapabilities]: st
 
 /** How the system's numbers are shown. */
 export interface SystemDisplay {
-  /** What the number is called in tables and charts. */
-  readonly quantity: 'rating' | 'rank';
+  /**
+   * What the number is called in tables, charts and answers: a rating, for
+   * every system (team rank's too: "rank" names a leaderboard position and a
+   * team's placing in a match; docs/RATING.md).
+   */
+  readonly quantity: 'rating';
   /** Decimals shown (team rank holds ranks in cents). */
   readonly decimals: number;
   /**
