@@ -74,6 +74,16 @@ describe('replay', () => {
     expect(calls.findIndex(([, , phase]) => phase === 'rating')).toBe(2);
   });
 
+  it('a whole-history system reports reading the log, then the start and end of its rating', () => {
+    const calls = phases(jsonl, 'whr');
+    expect(calls).toEqual([
+      [10_000, GAMES + 1, 'reading'],
+      [20_000, GAMES + 1, 'reading'],
+      [0, GAMES, 'rating'],
+      [GAMES, GAMES, 'rating'],
+    ]);
+  });
+
   it('a JSON Lines log is read and rated line by line under one bar', () => {
     const calls = phases(jsonl, 'elo');
     expect(calls).toEqual([
