@@ -209,7 +209,7 @@ export async function runEvaluate(
       writeStderr(`ladder: the peer rows (${PEER_PACKAGES.join(', ')}) are left out: those packages are not installed (npm install ${PEER_PACKAGES.join(' ')})\n`);
       peers = false;
     }
-    const { rows } = await runPreset(preset, { peers, ...(options.row ? { rows: options.row } : {}), onLog: (m) => writeStderr(`${m}\n`) });
+    const { rows } = await runPreset(preset, { peers, ...(options.row ? { rows: options.row } : {}), onLog: (m) => writeStderr(`${m}\n`), progress });
     return rows.map((row: PresetRow) => ({ ...row, label: `${row.row}. ${row.label}` }));
   }
   if (source === undefined) throw new InvalidInputError('a match log (file or -) is required, or --dataset', { field: 'matches' });

@@ -10,6 +10,7 @@ import { Ladders } from '../service/ladders.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrations.js';
 import { action } from './errors.js';
+import { type ProgressBar, type ProgressStarter, startProgress } from './stderr.js';
 
 /**
  * The one line that ends every text report, so a run is never silent: an
@@ -25,6 +26,19 @@ export function rebuildVerdict(reports: ReadonlyArray<{ differences: readonly un
   const players = reports.reduce((sum, report) => sum + report.differences.length, 0);
   const what = `${differing} of ${ladders(reports.length)} differ from their stored matches (${players} player${players === 1 ? '' : 's'})`;
   return fix ? `${what}: rewritten from the replay` : `${what}: run with --fix to rewrite them from the replay`;
+}
+
+/**
+ * The bar of one ladder's replay, started at its first report; `progress`
+ * decides whether one is drawn (startProgress: on a terminal only).
+ */
+export function rebuildProgress(ladder: string, progress: ProgressStarter): (done: number, total: number) => void {
+  let bar: ProgressBar | undefined;
+  return (done, total) => {
+    bar ??= progress(`rebuild ${ladder}`, total, 'matches');
+    bar?.update(done);
+    if (done === total) bar?.finish();
+  };
 }
 
 export function register(program: Command): void {
@@ -45,7 +59,7 @@ export function register(program: Command): void {
           const targets = opts.ladder !== undefined ? [await ladders.get(opts.ladder)] : await ladders.list();
           const reports = [];
           for (const ladder of targets) {
-            const report = await rebuildLadder(db, ladder, { fix: opts.fix });
+            const report = await rebuildLadder(db, ladder, { fix: opts.fix, onProgress: rebuildProgress(ladder.id, startProgress) });
             differing += report.differences.length;
             reports.push(report);
             if (!opts.json) {

@@ -12,7 +12,7 @@ import { readInputText } from '../io/jsonl.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../io/matches.js';
 import { DAY_MS, standingsAt } from '../standings/index.js';
 import { action, numberOption } from './errors.js';
-import { lazyProgress, reportSkipped, warnIfEmpty } from './stderr.js';
+import { lazyProgress, type ReportStream, reportSkipped, warnIfEmpty } from './stderr.js';
 
 export interface ReplayCommandOptions {
   system: string;
@@ -92,10 +92,24 @@ export function parseStartingStates(text: string): StartingState[] {
   });
 }
 
+/**
+ * The parts of a replay a progress bar shows: `lines` read and rated as they
+ * are read (match by match), or `reading` the whole log first and then
+ * `rating` it (the one-against-one CSV fast path, whole-history systems).
+ */
+export type ReplayPhase = 'lines' | 'reading' | 'rating';
+
+/** A log shorter than this many lines or matches reports no progress: it is done before a bar would help. */
+export const PROGRESS_STEP = 10_000;
+
 /** What a replay tells its caller while it runs. */
 export interface ReplayHooks {
-  /** Lines done of the total, every 10 000 lines of a long log. */
-  onProgress?: (done: number, total: number) => void;
+  /**
+   * Progress of a long log: `done` of `total` lines (`lines`, `reading`)
+   * every 10 000 lines, or matches (`rating`). Only logs of 10 000 lines or
+   * matches or more report any.
+   */
+  onProgress?: (done: number, total: number, phase: ReplayPhase) => void;
   /** With `skipInvalid`: the errors of the lines skipped, once the log is read. */
   onSkipped?: (errors: InvalidInputError[]) => void;
   /** The number of matches rated, once the log is read. */
@@ -118,12 +132,13 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
     if (skipped.length > 0) onSkipped?.(skipped);
   };
   // One-against-one CSV from new players: the system's typed-array fast path, where it has one.
+  const total = onProgress ? countLines(text) : 0;
   if (format === 'csv' && starting.length === 0 && descriptor.fastPath) {
-    const log = parsePairwiseCsv(text, map, onInvalid);
+    const log = parsePairwiseCsv(text, map, onInvalid, onProgress && ((line) => onProgress(line, total, 'reading')));
     if (log) {
       report();
       onRead?.(log.count);
-      const ratings = descriptor.fastPath.replay(log, system.options);
+      const ratings = descriptor.fastPath.replay(log, system.options, onProgress && ((done) => onProgress(done, log.count, 'rating')));
       const players = new Map<string, PlayerState>();
       log.ids.forEach((id, i) => {
         const state: PlayerState = { rating: ratings.rating[i]!, matches: ratings.matches[i]! };
@@ -136,9 +151,8 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
     }
     skipped.length = 0;
   }
-  if (descriptor.rateLog) return wholeLogReplay(descriptor, system.options, starting, text, format, map, onInvalid, report, options, hooks);
+  if (descriptor.rateLog) return wholeLogReplay(descriptor, system.options, starting, text, format, map, onInvalid, report, options, hooks, total);
   const run = new Replay(system, starting);
-  const total = onProgress ? countLines(text) : 0;
   let done = 0;
   for (const { line, match } of parseMatchLog(text, format, { map, onInvalid })) {
     try {
@@ -147,7 +161,7 @@ export function runReplay(source: string, options: ReplayCommandOptions, hooks: 
       if (error instanceof InvalidInputError) throw error.atLine(line);
       throw error;
     }
-    if (onProgress && ++done % 10_000 === 0) onProgress(line, total);
+    if (onProgress && ++done % PROGRESS_STEP === 0) onProgress(line, total, 'lines');
   }
   const players = run.finish();
   report();
@@ -171,15 +185,22 @@ function wholeLogReplay(
   report: () => void,
   options: ReplayCommandOptions,
   hooks: ReplayHooks,
+  total: number,
 ): ReplayOutput {
   if (starting.length > 0) throw new InvalidInputError(`${descriptor.name} rates whole histories and takes no starting states`, { field: 'players' });
+  const { onProgress } = hooks;
   const matches: Match[] = [];
   let lastAt: number | undefined;
-  for (const { match } of parseMatchLog(text, format, { map, onInvalid })) {
+  for (const { line, match } of parseMatchLog(text, format, { map, onInvalid })) {
     matches.push(match);
     if (match.at !== undefined && (lastAt === undefined || match.at > lastAt)) lastAt = match.at;
+    if (onProgress && matches.length % PROGRESS_STEP === 0) onProgress(line, total, 'reading');
   }
+  // The system rates the log in one call with no progress hook: the bar shows that rating is under way, and its end.
+  const rating = matches.length >= PROGRESS_STEP ? onProgress : undefined;
+  rating?.(0, matches.length, 'rating');
   const players = descriptor.rateLog!(matches, systemOptions);
+  rating?.(matches.length, matches.length, 'rating');
   report();
   hooks.onRead?.(matches.length);
   return standings(descriptor.name, players, undefined, standingOptions(options, lastAt));
@@ -291,6 +312,21 @@ function flagDefaults(option: string): string {
     .join(', ');
 }
 
+/**
+ * The bars of `ladder replay` on `stream`, one per phase, each drawn from
+ * its first report on (so a short log draws none); undefined off a
+ * terminal, so the replay skips counting.
+ */
+export function replayProgress(stream: ReportStream = process.stderr): ReplayHooks['onProgress'] {
+  const bars = {
+    lines: lazyProgress('replay', 'lines', stream),
+    reading: lazyProgress('replay: reading', 'lines', stream),
+    rating: lazyProgress('replay: rating', 'matches', stream),
+  };
+  if (!bars.lines) return undefined;
+  return (done, total, phase) => bars[phase]?.(done, total);
+}
+
 export function register(program: Command): void {
   program
     .command('replay')
@@ -315,7 +351,7 @@ export function register(program: Command): void {
           throw new InvalidInputError(`must be jsonl or csv, got ${JSON.stringify(options.format)}`, { field: 'format' });
         }
         const output = runReplay(source, options, {
-          onProgress: lazyProgress('replay', 'lines'),
+          onProgress: replayProgress(),
           onSkipped: reportSkipped,
           onRead: (matches) => warnIfEmpty(matches, source, 'matches'),
         });

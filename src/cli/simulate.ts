@@ -10,6 +10,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { parseMode } from '../matchmaking/index.js';
 import { errorCurveSvg, simulate, simulatedSystem, type SimulationReport } from '../sim/index.js';
 import { action, numberOption } from './errors.js';
+import { noProgress, type ProgressBar, type ProgressStarter, startProgress } from './stderr.js';
 
 export interface SimulateCommandOptions {
   /** @default 2000 */
@@ -26,14 +27,28 @@ export interface SimulateCommandOptions {
   plot?: string;
 }
 
-export function runSimulate(options: SimulateCommandOptions): SimulationReport[] {
+/** Runs `ladder simulate`; `progress` draws a bar per system (the command passes startProgress, which draws on a terminal only). */
+export function runSimulate(options: SimulateCommandOptions, progress: ProgressStarter = noProgress): SimulationReport[] {
   const systems = (options.systems ?? 'teamrank,glicko2').split(',').map((name, index) => simulatedSystem(name.trim(), `--systems[${index}]`));
   const players = options.players ?? 2000;
   const days = options.days ?? 2;
   if (!Number.isInteger(players) || players < 2) throw new InvalidInputError(`must be an integer of at least 2, got ${players}`, { field: '--players' });
   if (!(days > 0)) throw new InvalidInputError(`must be positive, got ${days}`, { field: '--days' });
   const teamSize = parseMode(options.mode ?? '6v6');
-  return systems.map((system) => simulate({ players, days, teamSize, system, seed: options.seed ?? 1 }));
+  return systems.map((system) => {
+    let bar: ProgressBar | undefined;
+    const report = simulate(
+      { players, days, teamSize, system, seed: options.seed ?? 1 },
+      {
+        onProgress: (done, total) => {
+          bar ??= progress(`simulate ${system}`, total, 'ticks');
+          bar?.update(done);
+        },
+      },
+    );
+    bar?.finish();
+    return report;
+  });
 }
 
 /** Shown where a figure has no data: a quantile or share of an empty sample. */
@@ -103,7 +118,7 @@ export function register(program: Command): void {
     .option('--plot <file>', 'write an SVG of the rating-error curves')
     .action(
       action((options: SimulateCommandOptions) => {
-        const reports = runSimulate(options);
+        const reports = runSimulate(options, startProgress);
         if (options.plot) writeFileSync(options.plot, errorCurveSvg(reports));
         process.stdout.write(options.json ? `${JSON.stringify(reports, null, 2)}\n` : simulateText(reports));
       }),

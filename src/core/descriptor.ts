@@ -62,8 +62,12 @@ export const CAPABILITY_MEANINGS: { readonly [K in keyof SystemCapabilities]: st
 
 /** How the system's numbers are shown. */
 export interface SystemDisplay {
-  /** What the number is called in tables and charts. */
-  readonly quantity: 'rating' | 'rank';
+  /**
+   * What the number is called in tables, charts and answers: a rating, for
+   * every system (team rank's too: "rank" names a leaderboard position and a
+   * team's placing in a match; docs/RATING.md).
+   */
+  readonly quantity: 'rating';
   /** Decimals shown (team rank holds ranks in cents). */
   readonly decimals: number;
   /**
@@ -152,8 +156,26 @@ export interface LadderDefaults {
 
 /** A typed-array replay of one-against-one games (see `pairwise.ts`). */
 export interface FastPath<Resolved> {
-  /** Rates the whole log from new players, each game its own period (uncertainty growing with idle time where the system has it). */
-  replay(log: PairwiseLog, options: Resolved): PairwiseRatings;
+  /**
+   * Rates the whole log from new players, each game its own period
+   * (uncertainty growing with idle time where the system has it).
+   * `onProgress` hears the games rated every {@link FAST_PATH_PROGRESS_STEP} games.
+   */
+  replay(log: PairwiseLog, options: Resolved, onProgress?: (done: number) => void): PairwiseRatings;
+}
+
+/** How many games a fast path rates between two progress reports. */
+export const FAST_PATH_PROGRESS_STEP = 10_000;
+
+/**
+ * A fast path's per-game hook that reports every {@link FAST_PATH_PROGRESS_STEP}
+ * games; undefined without a listener, so an unwatched replay pays nothing.
+ */
+export function progressEveryStep(onProgress: ((done: number) => void) | undefined): ((game: number) => void) | undefined {
+  if (!onProgress) return undefined;
+  return (game) => {
+    if ((game + 1) % FAST_PATH_PROGRESS_STEP === 0) onProgress(game + 1);
+  };
 }
 
 /**

@@ -2,7 +2,7 @@
  * Elo on the 400-point logistic scale: E = 1 / (1 + 10^((Rb - Ra) / 400)),
  * R' = R + K * weight * (S - E).
  */
-import { defineSystem, SURPRISE_EXPLANATION, SURPRISE_TERMS } from './descriptor.js';
+import { defineSystem, progressEveryStep, SURPRISE_EXPLANATION, SURPRISE_TERMS } from './descriptor.js';
 import { InvalidInputError } from './errors.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf, defaultsOf } from './options.js';
@@ -188,5 +188,5 @@ export const ELO = defineSystem({
   },
   ladder: { teamSize: 1 },
   create: eloSystem,
-  fastPath: { replay: (log, options) => eloReplayPairwise(log, options) },
+  fastPath: { replay: (log, options, onProgress) => eloReplayPairwise(log, options, progressEveryStep(onProgress)) },
 });

@@ -3,7 +3,7 @@
  * (glicko.net, revised 2022-11-30): steps 1 to 8, the Illinois algorithm for
  * the volatility with the 2022 `<=` revision, convergence tolerance 1e-6.
  */
-import { defineSystem, SURPRISE_EXPLANATION, SURPRISE_TERMS } from './descriptor.js';
+import { defineSystem, progressEveryStep, SURPRISE_EXPLANATION, SURPRISE_TERMS } from './descriptor.js';
 import { InvalidInputError } from './errors.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
@@ -544,5 +544,14 @@ export const GLICKO2 = defineSystem({
   },
   ladder: { teamSize: 1 },
   create: (options): RatingSystem => glicko2RatingSystem('glicko2', options),
-  fastPath: { replay: (log, options) => glicko2ReplayPairwise(log, options) },
+  fastPath: {
+    replay: (log, options, onProgress) => {
+      const onGame = progressEveryStep(onProgress);
+      if (!onGame) return glicko2ReplayPairwise(log, options);
+      // One pass with a per-game hook: rating the log in chunks would recompute each player's carried ln(σ²) and move the last digits.
+      const state = initialGlicko2Ratings(log.ids.length, options);
+      glicko2RatePairwise(log, state, options, 0, log.count, onGame);
+      return state;
+    },
+  },
 });

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { roundHalfUp, type TeamRankPlayer, teamRankMatch, teamRankWinProbability } from './teamrank.js';
+import { rate } from './rate.js';
+import { describeSystem } from './registry.js';
+import { createSystem } from './systems.js';
 
 // team-rank-system.txt, IN-DEPTH EXAMPLE: a 6v6 game of 801 s; "I" am the
 // first player of team A (21.84); one team A player quit after 609 s.
@@ -147,5 +150,21 @@ describe('team rank properties', () => {
           .forEach((c) => expect(c.after).toBeGreaterThanOrEqual(c.before - 0.005));
       }),
     );
+  });
+});
+
+describe("team rank's number is a rating, as in every other system (docs/RATING.md)", () => {
+  it('is described, created and rated as `rating`', () => {
+    expect(describeSystem('teamrank').display.quantity).toBe('rating');
+    const system = createSystem('teamrank');
+    expect(system.initial()).toEqual({ rating: 1, matches: 0 });
+    const after = rate(system, {
+      teams: [
+        { players: ['ann'], rank: 1 },
+        { players: ['bob'], rank: 2 },
+      ],
+    });
+    expect(after.get('ann')).toMatchObject({ rating: 1.05, matches: 1 });
+    expect(Object.keys(after.get('bob')!)).not.toContain('rank');
   });
 });

@@ -300,7 +300,7 @@ export const TEAM_RANK = defineSystem({
     wholeHistory: false,
     deviation: false,
   },
-  display: { quantity: 'rank', decimals: 2, scale: 'multiplicative' },
+  display: { quantity: 'rating', decimals: 2, scale: 'multiplicative' },
   fit: { parameters: [{ name: 'stakeDivisor', min: 2, max: 200, initial: 20 }], byDefault: ['stakeDivisor'] },
   dashboard: {
     terms: [

@@ -28,6 +28,11 @@ export interface PresetRunOptions {
   onRow?: (row: PresetRow) => void;
   onLog?: (message: string) => void;
   /**
+   * Starts a progress bar of `total` steps counted in `unit` for each fit
+   * and each evaluation, or returns undefined where none is drawn.
+   */
+  progress?: (label: string, total: number, unit: string) => { update(done: number): void; finish(): void } | undefined;
+  /**
    * A row measured before, to take as it is instead of running it again
    * (the report's `--keep`): looked up by kind and label. Its row number is
    * set anew.
@@ -72,6 +77,13 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
   const protocol = protocolOf(preset);
   const training = trainingPart(matches, preset.isTest);
   const rows: PresetRow[] = [];
+  const evaluateWithBar = (contender: Contender, label: string): EvaluationResult => {
+    const bar = options.progress?.(`evaluate ${label}`, matches.length, 'matches');
+    const result = evaluate(contender, matches, bar ? { ...protocol, onProgress: (done) => bar.update(done) } : protocol);
+    bar?.update(matches.length);
+    bar?.finish();
+    return result;
+  };
   const add = (row: PresetRow) => {
     rows.push(row);
     options.onRow?.(row);
@@ -95,12 +107,22 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
     let fitSeconds: number | undefined;
     if (run.fit) {
       const fitStart = performance.now();
-      const fit = fitParameters((parameters) => createRunContender(run, parameters), training, run.fit, { draws: preset.draws ?? 'auto' });
+      let fitBar: ReturnType<NonNullable<PresetRunOptions['progress']>>;
+      const fit = fitParameters((parameters) => createRunContender(run, parameters), training, run.fit, {
+        draws: preset.draws ?? 'auto',
+        ...(options.progress && {
+          onProgress: (done: number, planned: number) => {
+            fitBar ??= options.progress!(`fit ${run.label}`, planned, 'steps');
+            fitBar?.update(done);
+          },
+        }),
+      });
+      fitBar?.finish();
       fitted = fit.parameters;
       fitSeconds = (performance.now() - fitStart) / 1000;
       log(`  fitted ${run.label}: ${JSON.stringify(fitted)} (training log-loss ${fit.trainingLogLoss.toFixed(4)}, ${fit.evaluations} runs, ${fitSeconds.toFixed(0)} s)`);
     }
-    const result = evaluate(createRunContender(run, fitted), matches, protocol);
+    const result = evaluateWithBar(createRunContender(run, fitted), run.label);
     const row: PresetRow = { ...result, label: run.label, kind: 'ladder', row: rowNumber };
     if (fitted) row.fitted = fitted;
     if (fitSeconds !== undefined) row.fitSeconds = fitSeconds;
@@ -111,7 +133,7 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
       if (!wanted()) continue;
       for (const contender of await peerContenders([config], training)) {
         if (reused('peer', labelOf(contender, config))) continue;
-        add({ ...evaluate(contender, matches, protocol), label: labelOf(contender, config), kind: 'peer', row: rowNumber });
+        add({ ...evaluateWithBar(contender, labelOf(contender, config)), label: labelOf(contender, config), kind: 'peer', row: rowNumber });
       }
     }
   }

@@ -198,8 +198,14 @@ function* parseCsvMatches(
  * pairwise fast path. Returns undefined when the file is not of that shape
  * (teams of several players, periods or weights), so the caller falls back to
  * the general reader; the two accept and reject exactly the same lines.
+ * `onLine` hears the line number every 10 000 lines (a progress bar's count).
  */
-export function parsePairwiseCsv(text: string, map: Record<string, string> | undefined, onInvalid?: (error: InvalidInputError) => void): PairwiseLog | undefined {
+export function parsePairwiseCsv(
+  text: string,
+  map: Record<string, string> | undefined,
+  onInvalid?: (error: InvalidInputError) => void,
+  onLine?: (line: number) => void,
+): PairwiseLog | undefined {
   const builder = new PairwiseLogBuilder();
   let headerEnd = text.indexOf('\n');
   if (headerEnd === -1) headerEnd = text.length;
@@ -295,6 +301,7 @@ export function parsePairwiseCsv(text: string, map: Record<string, string> | und
     let lineEnd = text.indexOf('\n', position);
     if (lineEnd === -1) lineEnd = length;
     line++;
+    if (onLine !== undefined && line % 10_000 === 0) onLine(line);
     let contentEnd = lineEnd;
     if (contentEnd > position && text.charCodeAt(contentEnd - 1) === 13) contentEnd--;
     const lineStart = position;

@@ -39,7 +39,23 @@ function equal(a: PlayerState, b: PlayerState): boolean {
   return same(a.rating, b.rating) && same(a.rd, b.rd) && same(a.volatility, b.volatility) && a.matches === b.matches && same(a.lastAt, b.lastAt);
 }
 
-export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix?: boolean } = {}): Promise<RebuildReport> {
+export interface RebuildOptions {
+  /** Rewrite the stored states that differ from the replay. */
+  fix?: boolean;
+  /** Matches replayed of the ladder's total (voided ones included), every 1 000 matches and at the end. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The matches in order, telling `onProgress` how many have been handed out every 1 000. */
+export function* counted(matches: readonly StoredMatch[], onProgress: (done: number, total: number) => void): Generator<StoredMatch> {
+  for (let i = 0; i < matches.length; i++) {
+    if (i % 1000 === 0) onProgress(i, matches.length);
+    yield matches[i]!;
+  }
+  onProgress(matches.length, matches.length);
+}
+
+export async function rebuildLadder(db: Database, ladder: Ladder, options: RebuildOptions = {}): Promise<RebuildReport> {
   return db.transaction(async (tx) => {
     // The lock keeps writers out so stored state and match log are read at one point in time.
     await lockLadder(tx, ladder.id);
@@ -54,7 +70,7 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: { fix
     const seasons = (await listSeasons(tx, ladder.id))
       .filter((season) => season.reset !== null && season.reset !== undefined)
       .map((season) => ({ firstSeq: season.firstSeq, reset: (state: PlayerState) => applyReset(ladder.rating, season.reset as SeasonReset, state) }));
-    const replayed = replayStored(ladder.rating, matches, seasons);
+    const replayed = replayStored(ladder.rating, options.onProgress ? counted(matches, options.onProgress) : matches, seasons);
     const stored = new Map<string, PlayerState>();
     for (const row of await allPlayers(tx, ladder.id)) stored.set(row.id, rowToState(row));
     const differences: PlayerDifference[] = [];

@@ -441,7 +441,9 @@ export const systemResponse = z.object({
     >,
   ),
   display: z.object({
-    quantity: z.enum(['rating', 'rank']).describe('What the number is called.'),
+    quantity: z
+      .enum(['rating'])
+      .describe("What the number is called: `rating` for every system, team rank's included (its former `rank` is no longer sent; `rank` is a leaderboard position)."),
     decimals: z.number().int().describe('Decimals shown.'),
     scale: z.enum(['elo', 'glicko', 'multiplicative']).describe("What a difference means: Elo's 400 points for odds of 10, Glicko-2's scale, or ranks as odds."),
   }),

@@ -188,7 +188,13 @@ export function simulatedSystem(name: string, field = 'system'): SystemName {
   return descriptor.name;
 }
 
-export function simulate(options: SimulationOptions = {}): SimulationReport {
+/** What a simulation tells its caller while it runs. */
+export interface SimulationHooks {
+  /** Ticks done of the total (the simulated time in steps of `tickSeconds`), once per simulated hour and at the end. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export function simulate(options: SimulationOptions = {}, hooks: SimulationHooks = {}): SimulationReport {
   const o: Required<SimulationOptions> = { ...SIM_DEFAULTS, ...options };
   const random = seededRandom(o.seed);
   const system = createSystem(simulatedSystem(o.system));
@@ -313,7 +319,11 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
   };
 
   const end = o.days * 86_400;
-  for (let now = 0; now < end; now += o.tickSeconds) {
+  const { onProgress } = hooks;
+  const ticks = Math.ceil(end / o.tickSeconds);
+  const ticksPerHour = Math.max(1, Math.round(3600 / o.tickSeconds));
+  for (let now = 0, tick = 0; now < end; now += o.tickSeconds, tick++) {
+    if (onProgress && tick % ticksPerHour === 0) onProgress(tick, ticks);
     const hour = (now / 3600) % 24;
     const joinPerTick = (o.peakJoinsPerHour * (0.55 + 0.45 * Math.cos((2 * Math.PI * (hour - 20)) / 24)) * o.tickSeconds) / 3600;
     for (const pair of cheatPairs) {
@@ -396,6 +406,7 @@ export function simulate(options: SimulationOptions = {}): SimulationReport {
       }
     }
   }
+  onProgress?.(ticks, ticks);
 
   // Quality figures.
   const n = formed.length;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runReplay } from '../../src/cli/replay.js';
+import { formatTable, runReplay } from '../../src/cli/replay.js';
 import { glicko2Update } from '../../src/core/glicko2.js';
 import { teamRankMatch } from '../../src/core/teamrank.js';
 import { ROOT, runLadder, scratchFiles } from '../support/cli.js';
@@ -197,6 +197,14 @@ describe('ladder replay', () => {
     expect(output.groups!.flat().sort()).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
     expect(output.groups![0]).toContain('A');
     expect(output.groups![0]).toContain('E');
+  });
+
+  it("names team rank's number a rating, in the table and in --json, as the library and the API do", () => {
+    const sample = join(ROOT, 'examples/sample-matches.jsonl');
+    const output = runReplay(sample, { system: 'teamrank' });
+    expect(output.players.every((p) => typeof p.rating === 'number' && !('rank' in p))).toBe(true);
+    const header = formatTable(output).split('\n')[1]!;
+    expect(header.trim().split(/\s+/)).toEqual(['#', 'player', 'rating', 'matches', 'pct', 'division']);
   });
 
   it('gives percentiles and divisions over active, placed players at the time of the last match', () => {

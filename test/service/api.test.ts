@@ -55,8 +55,10 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
       expect(system.options.map((o: { name: string }) => o.name)).toEqual(Object.keys(descriptor.options));
       expect(system.ladders).toBe(true);
     }
-    const teamrank = systems.find((s) => s.capabilities.rounds === false && s.display.quantity === 'rank')!;
+    const teamrank = systems.find((s) => s.name === 'teamrank')!;
     expect(teamrank.display.decimals).toBe(2);
+    // One name for every system's number, team rank's included (docs/RATING.md).
+    expect(systems.map((s) => s.display.quantity)).toEqual(systems.map(() => 'rating'));
     expect(teamrank.options.find((o: { name: string }) => o.name === 'quitterModifier')).toMatchObject({ type: 'choice', values: ['time', 'headcount'], default: 'time' });
   });
 

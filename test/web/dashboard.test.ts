@@ -5,7 +5,7 @@
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PHONE, useDashboard } from './harness.js';
-import type { Api } from './seed.js';
+import { type Api, WORLDS } from './seed.js';
 import { DASHBOARD_CSP } from '../../src/web/csp.js';
 import { describeSystem } from '../../src/core/registry.js';
 
@@ -173,6 +173,24 @@ describe('dashboard in chromium', () => {
       expect(await cellTexts(page, '#match-list td.change')).toEqual(history.map((entry: any) => signed(entry.after.rating - entry.before.rating, 2)));
       // A quitter's match moves by a modifier other than 1.
       expect(history.some((entry: any) => Math.abs(entry.terms.quitterModifier - 1) > 1e-9)).toBe(true);
+    });
+  });
+
+  it("a team rank ladder calls its players' number a rating, as the API and the command line do", async () => {
+    await withPage('teamrank-name', async (page) => {
+      // docs/RATING.md: "rank" is a leaderboard position, so team rank's number is a rating everywhere.
+      const { systems } = await api.get('/v1/systems');
+      expect(systems.find((s: { name: string }) => s.name === 'teamrank').display.quantity).toBe('rating');
+      await open(page, '/ladders/squad');
+      // Text as written (the style shows headers in capitals).
+      const headers = await page.locator('#leaderboard thead th').allTextContents();
+      expect(headers).toEqual(expect.arrayContaining(['Rank', 'Rating']));
+      expect(headers.indexOf('Rating')).toBe(headers.indexOf('Player') + 1);
+      const playerId = await firstQuitter(api);
+      await open(page, `/ladders/squad/players/${playerId}`);
+      expect(await page.locator('#player-stats [data-stat="rating"] dt').textContent()).toBe('Rating');
+      const { rating } = await api.get(`/v1/ladders/squad/players/${playerId}`);
+      expect(await page.locator('#player-stats [data-stat="rating"] dd').innerText()).toBe(rating.toFixed(2));
     });
   });
 
@@ -349,6 +367,45 @@ describe('dashboard in chromium', () => {
     });
   });
 
+  it('on a phone, no world label of the World vs World page is clipped', async () => {
+    await withPage(
+      'wvw-phone',
+      async (page) => {
+        // Real world names are longer than the seed's: the service's answers, renamed on the way.
+        const longNames: Record<string, string> = Object.fromEntries(WORLDS.map((world, i) => [world, LONG_WORLD_NAMES[i]!]));
+        const seedName = new RegExp(`\\b(${WORLDS.join('|')})\\b`, 'g');
+        await page.route('**/v1/ladders/worlds/**', async (route) => {
+          const response = await route.fetch();
+          await route.fulfill({ response, body: (await response.text()).replace(seedName, (world) => longNames[world]!) });
+        });
+        await open(page, '/ladders/worlds/wvw');
+        await page.waitForSelector('#shares .share');
+        // Every label naming a world: in the tier cards, on the score-share bars, in the ratings table.
+        const clipped = await page.evaluate(() => {
+          const out: string[] = [];
+          for (const element of document.querySelectorAll<HTMLElement>('#tiers .world-name, #tiers .world-rating, #shares .share, #world-ratings td, #world-ratings th')) {
+            const box = element.getBoundingClientRect();
+            const parent = (element.closest('.share-bar, li, table') as HTMLElement).getBoundingClientRect();
+            const cut = element.scrollWidth > element.clientWidth + 0.5 || element.scrollHeight > element.clientHeight + 0.5;
+            const outside = box.left < parent.left - 0.5 || box.right > parent.right + 0.5 || box.right > window.innerWidth;
+            if (cut || outside)
+              out.push(
+                `${element.className || element.tagName}: ${element.textContent} (${element.scrollWidth}x${element.scrollHeight} in ${element.clientWidth}x${element.clientHeight})`,
+              );
+          }
+          return out;
+        });
+        expect(clipped).toEqual([]);
+        // Each world's name and share is there to read on its bar.
+        const { rounds } = await api.get('/v1/ladders/worlds/rounds');
+        const latest = rounds[rounds.length - 1];
+        const expectedShares = latest.matches.flatMap((match: any) => Object.keys(match.worlds).map((world) => `${longNames[world]} ${(match.shares[world] * 100).toFixed(0)}%`));
+        expect(await page.locator('#shares .share').allTextContents()).toEqual(expectedShares);
+      },
+      PHONE,
+    );
+  });
+
   it('works on a phone-sized screen without sideways scrolling of the page', async () => {
     await withPage(
       'phone',
@@ -364,6 +421,9 @@ describe('dashboard in chromium', () => {
     );
   });
 });
+
+/** World names as long as real ones, for the seed's six worlds. */
+const LONG_WORLD_NAMES = ['Sea of Sorrows', 'Henge of Denravi', 'Fort Aspenwood', 'Jade Quarry', "Yak's Bend", 'Stormbluff Isle'];
 
 /** A squad player who quit in a seeded match (the seed puts a quitter third on team one of every fourth match). */
 async function firstQuitter(api: Api): Promise<string> {

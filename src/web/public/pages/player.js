@@ -83,7 +83,7 @@ export async function render(main, { params, query, signal }) {
 
   const cleanups = [];
   if (counted.length > 0) {
-    const chart = ratingChart(counted, system, player.id);
+    const chart = ratingChart(counted, player.id);
     main.append(chart.figure);
     cleanups.push(chart.destroy);
   }
@@ -191,7 +191,7 @@ function matchNumbers(history) {
  * before the first one. Voided matches are left out: the service rated every
  * later match again without them, so a void is no step of the rating.
  */
-function ratingChart(counted, system, playerId) {
+function ratingChart(counted, playerId) {
   const oldestFirst = [...counted].reverse();
   const points = [oldestFirst[0].before, ...oldestFirst.map((entry) => entry.after)];
   const x = points.map((_point, index) => index);
@@ -225,7 +225,7 @@ function ratingChart(counted, system, playerId) {
     series,
     bands,
     xLabel: 'Match',
-    yLabel: systemInfo(system).display.quantity === 'rank' ? 'Rank' : 'Rating',
+    yLabel: 'Rating',
     formatX: (value) => (value === 0 ? 'start' : `#${value}`),
   });
 }
