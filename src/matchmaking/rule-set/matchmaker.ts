@@ -89,9 +89,14 @@ interface BatchList {
   at: Float64Array;
   /** Per numeric batchDistance rule: the party's value by position. */
   batch: Float64Array[];
-  /** The first reason (id + 1, 0 for none) that kept each ticket out this pass, and how often; later reasons go on the entry. */
+  /** The first two reasons (id + 1, 0 for none) that kept each ticket out this pass, and how often; later reasons go on the entry. */
   firstWhy: Int32Array;
   firstCount: Int32Array;
+  secondWhy: Int32Array;
+  secondCount: Int32Array;
+  /** Players in the party, and 1 when it reports pings. */
+  size: Int32Array;
+  pinged: Uint8Array;
 }
 
 interface TeamSlot {
@@ -331,6 +336,10 @@ export class RuleSetMatchmaker {
       else if (first === 0) {
         l.firstWhy[k] = id + 1;
         l.firstCount[k] = 1;
+      } else if (l.secondWhy[k] === id + 1) l.secondCount[k]++;
+      else if (l.secondWhy[k] === 0) {
+        l.secondWhy[k] = id + 1;
+        l.secondCount[k] = 1;
       } else later(l.group[k], reasonNames[id]);
     };
     const blame = (entry: Entry, reason: string): void => {
@@ -373,13 +382,31 @@ export class RuleSetMatchmaker {
       const order = new Float64Array(n);
       const at = new Float64Array(n);
       const batch = this.numericBatch.map(() => new Float64Array(n));
+      const size = new Int32Array(n);
+      const pinged = new Uint8Array(n);
       for (let k = 0; k < n; k++) {
         const e = group[k];
+        size[k] = e.ticket.players.length;
+        pinged[k] = e.regionPing.size > 0 ? 1 : 0;
         order[k] = e.order;
         at[k] = e.ticket.at;
         for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
       }
-      const list: BatchList = { group, next, prev, head: 0, order, at, batch, firstWhy: new Int32Array(n), firstCount: new Int32Array(n) };
+      const list: BatchList = {
+        group,
+        next,
+        prev,
+        head: 0,
+        order,
+        at,
+        batch,
+        firstWhy: new Int32Array(n),
+        firstCount: new Int32Array(n),
+        secondWhy: new Int32Array(n),
+        secondCount: new Int32Array(n),
+        size,
+        pinged,
+      };
       for (let k = 0; k < group.length; k++) {
         group[k].list = list;
         group[k].index = k;
@@ -423,7 +450,11 @@ export class RuleSetMatchmaker {
       let best = 'minPlayers';
       let most = 0;
       const l = e.list;
-      if (l !== undefined && l.firstWhy[e.index] > 0) [best, most] = [reasonNames[l.firstWhy[e.index] - 1], l.firstCount[e.index]];
+      if (l !== undefined) {
+        const k = e.index;
+        if (l.firstWhy[k] > 0) [best, most] = [reasonNames[l.firstWhy[k] - 1], l.firstCount[k]];
+        if (l.secondCount[k] > most) [best, most] = [reasonNames[l.secondWhy[k] - 1], l.secondCount[k]];
+      }
       const reasons = e.whyReasons;
       if (reasons) for (let k = 0; k < reasons.length; k++) if (e.whyCounts![k] > most) [best, most] = [reasons[k], e.whyCounts![k]];
       whyOut[e.ticket.id] = best;
@@ -555,7 +586,9 @@ export class RuleSetMatchmaker {
     }));
     const teamCount = teams.length;
     const view: MatchView = { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) };
-    const placed: Array<{ entry: Entry; team: number }> = [];
+    /** Positions in the batch of the tickets placed so far, and their teams. */
+    const placed: number[] = [];
+    const placedTeam: number[] = [];
     let age = NaN;
     const numericBatch = this.numericBatch;
     const batchCount = numericBatch.length;
@@ -629,7 +662,11 @@ export class RuleSetMatchmaker {
 
     const order: number[] = [];
     const ranks: number[] = teams.map(() => 0);
-    const { at: atOf, batch: batchOf, group } = l;
+    const { at: atOf, batch: batchOf, group, size: sizeOf, pinged: pingedOf } = l;
+    // Players are placed in the teams only when something reads them: a rule judged on the match, or role slots.
+    const needPlayers = early.length > 0 || late.length > 0 || teams.some((t) => t.roles);
+    /** Players per team. */
+    const counts: number[] = teams.map(() => 0);
     const batchReason = this.batchReason;
     /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
     const tryAdd = (i: number): number => {
@@ -640,68 +677,77 @@ export class RuleSetMatchmaker {
         const spread = Math.max(batchMax[k], v) - Math.min(batchMin[k], v);
         if (spread > stepped(batchSteps[k], numericBatch[k].maxDistance, a)!) return batchReason[k];
       }
-      const reason = tryJoin(group[i], a);
+      const reason = tryJoin(i, a);
       return reason === undefined ? -1 : this.reasonId(reason);
     };
     /** The rest of tryAdd, once the batch rules hold. */
-    const tryJoin = (entry: Entry, a: number): string | undefined => {
-      const size = entry.ticket.players.length;
+    const tryJoin = (i: number, a: number): string | undefined => {
+      const size = sizeOf[i];
       if (latency) {
         setLatencyLimits(a);
-        if (!reachable(entry, players + size)) return latency.name;
+        if (!reachable(group[i], players + size)) return latency.name;
       }
       // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
-      order.length = 0;
+      let orderCount = 0;
       for (let k = 0; k < teamCount; k++) {
-        const open = teamMax(k, a) - teams[k].players.length;
+        const open = teamMax(k, a) - counts[k];
         if (open < size) continue;
-        const rank = (teams[k].players.length < teamMin(k, a) ? 1_000_000 : 0) + open;
-        let at = order.length;
-        while (at > 0 && rank > ranks[order[at - 1]]) at--;
-        order.splice(at, 0, k);
+        const rank = (counts[k] < teamMin(k, a) ? 1_000_000 : 0) + open;
+        let at = orderCount;
+        while (at > 0 && rank > ranks[order[at - 1]]) {
+          order[at] = order[at - 1];
+          at--;
+        }
+        order[at] = k;
+        orderCount++;
         ranks[k] = rank;
       }
-      if (order.length === 0) return 'maxPlayers';
+      if (orderCount === 0) return 'maxPlayers';
       let reason: string | undefined;
       paramAge = a;
-      for (const k of order) {
+      for (let o = 0; o < orderCount; o++) {
+        const k = order[o];
         const team = teams[k];
-        const before = team.players.length;
-        if (team.roles) {
-          let ok = true;
-          for (const p of entry.ticket.players) if (!(ok = team.roles.add(p.roles))) break;
-          if (!ok) {
-            team.roles.truncate(before);
-            reason ??= `teams[${team.name}].roles`;
+        if (needPlayers) {
+          const entry = group[i];
+          const before = team.players.length;
+          if (team.roles) {
+            let ok = true;
+            for (const p of entry.ticket.players) if (!(ok = team.roles.add(p.roles))) break;
+            if (!ok) {
+              team.roles.truncate(before);
+              reason ??= `teams[${team.name}].roles`;
+              continue;
+            }
+          }
+          for (const p of entry.ticket.players) team.players.push(p);
+          const failed = early.length === 0 ? undefined : judge(early);
+          if (failed) {
+            team.players.length = before;
+            team.roles?.truncate(before);
+            reason ??= failed.name;
             continue;
           }
-        }
-        for (const p of entry.ticket.players) team.players.push(p);
-        const failed = early.length === 0 ? undefined : judge(early);
-        if (failed) {
-          team.players.length = before;
-          team.roles?.truncate(before);
-          reason ??= failed.name;
-          continue;
+          if (team.roles) for (const p of entry.ticket.players) team.roleOwners.push(p.id);
         }
         // Joined: commit the running figures.
-        team.tickets.push(entry.ticket.id);
-        for (const p of entry.ticket.players) team.roleOwners.push(p.id);
-        placed.push({ entry, team: k });
+        counts[k] += size;
+        placed.push(i);
+        placedTeam.push(k);
         age = a;
         players += size;
         for (let b = 0; b < batchCount; b++) {
-          batchMin[b] = Math.min(batchMin[b], entry.batch[b]);
-          batchMax[b] = Math.max(batchMax[b], entry.batch[b]);
+          batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
+          batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
         }
-        if (entry.regionPing.size > 0 || latency) regions = joinedRegions(entry);
+        if (pingedOf[i] === 1 || latency) regions = joinedRegions(group[i]);
         return undefined;
       }
       return reason;
     };
 
     const complete = (): boolean => {
-      for (let k = 0; k < teamCount; k++) if (teams[k].players.length < teamMin(k, age)) return false;
+      for (let k = 0; k < teamCount; k++) if (counts[k] < teamMin(k, age)) return false;
       if (late.length === 0) return true;
       paramAge = age;
       const failed = judge(late);
@@ -712,7 +758,7 @@ export class RuleSetMatchmaker {
       return true;
     };
     const full = (): boolean => {
-      for (let k = 0; k < teamCount; k++) if (teams[k].players.length < teamMax(k, age)) return false;
+      for (let k = 0; k < teamCount; k++) if (counts[k] < teamMax(k, age)) return false;
       return true;
     };
     const remember = (): void => {
@@ -731,7 +777,7 @@ export class RuleSetMatchmaker {
         roles = {};
         for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles![t.roleOwners[k]] = role));
       }
-      snapshot = { count: placed.length, region, sizes: teams.map((t) => t.players.length), ...(roles ? { roles } : {}) };
+      snapshot = { count: placed.length, region, sizes: counts.slice(), ...(roles ? { roles } : {}) };
     };
 
     const anchorReason = tryAdd(anchor.index);
@@ -761,7 +807,7 @@ export class RuleSetMatchmaker {
       blameAt(l, anchor.index, best);
       return undefined;
     }
-    const kept = placed.slice(0, snapshot.count);
+    const kept: Entry[] = [];
     const out: RuleSetMatch = {
       region: snapshot.region,
       teams: teams.map(() => []),
@@ -769,14 +815,17 @@ export class RuleSetMatchmaker {
       players: teams.map(() => []),
       ...(snapshot.roles ? { roles: {} as Record<string, string> } : {}),
     };
-    for (const { entry, team } of kept) {
+    for (let p = 0; p < snapshot.count; p++) {
+      const entry = group[placed[p]];
+      const team = placedTeam[p];
+      kept.push(entry);
       out.teams[team].push(entry.ticket.id);
       for (const p of entry.ticket.players) {
         out.players[team].push(p.id);
         if (snapshot.roles) out.roles![p.id] = snapshot.roles[p.id];
       }
     }
-    return { match: out, entries: kept.map((k) => k.entry) };
+    return { match: out, entries: kept };
   }
 }
 
