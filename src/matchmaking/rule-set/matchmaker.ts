@@ -290,6 +290,20 @@ export class RuleSetMatchmaker {
     return true;
   }
 
+  /** Drops matched tickets: one by one when few matched, else by rebuilding the maps from those still waiting (cheaper than 100,000 deletes). */
+  private keepOnly(entries: Entry[], waiting: Entry[]): void {
+    if (waiting.length * 2 > entries.length) {
+      for (const e of entries) if (e.taken) this.cancel(e.ticket.id);
+      return;
+    }
+    this.tickets.clear();
+    this.playerTicket.clear();
+    for (const e of waiting) {
+      this.tickets.set(e.ticket.id, e);
+      for (const p of e.ticket.players) this.playerTicket.set(p.id, e.ticket.id);
+    }
+  }
+
   private reasonId(reason: string): number {
     let id = this.reasonIds.get(reason);
     if (id === undefined) {
@@ -439,12 +453,12 @@ export class RuleSetMatchmaker {
         for (const e of built.entries) {
           e.taken = true;
           unlink(e);
-          this.cancel(e.ticket.id);
         }
         matches.push(built.match);
       }
     }
     const waiting = entries.filter((e) => !e.taken);
+    if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
     for (const e of waiting) {
       let best = 'minPlayers';
