@@ -369,7 +369,10 @@ export class RuleSetMatchmaker {
       }
       const k = reasons.indexOf(reason);
       if (k >= 0) entry.whyCounts![k]++;
-      else reasons.push(reason), entry.whyCounts!.push(1);
+      else {
+        reasons.push(reason);
+        entry.whyCounts!.push(1);
+      }
     };
 
     // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
@@ -617,7 +620,10 @@ export class RuleSetMatchmaker {
     const countReason = (reason: number): void => {
       const k = anchorReasons.indexOf(reason);
       if (k >= 0) anchorCounts[k]++;
-      else anchorReasons.push(reason), anchorCounts.push(1);
+      else {
+        anchorReasons.push(reason);
+        anchorCounts.push(1);
+      }
     };
 
     const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
