@@ -16,6 +16,7 @@
  */
 import { InvalidInputError } from '../../core/errors.js';
 import type { MatchView } from './expression.js';
+import { type CompiledRule, compileRule } from './compile.js';
 import { holds, type Param } from './evaluate.js';
 import { judgedWhenComplete, parseRuleSet } from './parse.js';
 import { RoleAssignment } from './roles.js';
@@ -66,15 +67,36 @@ interface Entry {
   regionMin: Map<string, number>;
   regionSum: Map<string, number>;
   /** This pass: the entry's batch list and position in it (kept on the entry, not in a per-pass map of 100k objects). */
-  list?: BatchList;
+  list: BatchList | undefined;
   index: number;
+  /** This pass: what kept the entry out of candidate matches, in the order first seen, and how often. */
+  whyReasons: string[] | undefined;
+  whyCounts: number[] | undefined;
 }
 
+/**
+ * One batch for a pass, in candidate order, with what the candidate walk and
+ * the batch-rule check read kept in flat arrays by position: a window of a
+ * thousand candidates is then read from a few contiguous arrays instead of a
+ * thousand scattered tickets.
+ */
 interface BatchList {
   group: Entry[];
   next: Int32Array;
   prev: Int32Array;
   head: number;
+  order: Float64Array;
+  at: Float64Array;
+  /** Per numeric batchDistance rule: the party's value by position. */
+  batch: Float64Array[];
+  /** The first two reasons (id + 1, 0 for none) that kept each ticket out this pass, and how often; later reasons go on the entry. */
+  firstWhy: Int32Array;
+  firstCount: Int32Array;
+  secondWhy: Int32Array;
+  secondCount: Int32Array;
+  /** Players in the party, and 1 when it reports pings. */
+  size: Int32Array;
+  pinged: Uint8Array;
 }
 
 interface TeamSlot {
@@ -95,6 +117,13 @@ interface Snapshot {
 
 const NO_REGIONS: Map<string, number> = new Map();
 
+type Step = { waitTimeSeconds: number; value: number };
+/** A rule judged on a forming or complete match, with its compiled check when it has one. */
+interface CheckedRule {
+  rule: Rule;
+  check: CompiledRule | undefined;
+}
+
 const aggregate = (values: number[], how: PartyAggregation): number =>
   how === 'min' ? Math.min(...values) : how === 'max' ? Math.max(...values) : values.reduce((a, b) => a + b, 0) / values.length;
 
@@ -106,8 +135,15 @@ export class RuleSetMatchmaker {
   private lastWhy: Record<string, string> = {};
   private readonly options: Required<Omit<RuleSetMatchmakerOptions, 'attributes'>> & { attributes: AttributeSource };
   // Compiled from the rule set.
-  private readonly early: Rule[];
-  private readonly late: Rule[];
+  private readonly early: CheckedRule[];
+  private readonly late: CheckedRule[];
+  private readonly sorts: Array<Extract<Rule, { type: 'absoluteSort' | 'distanceSort' }>>;
+  /** Per team slot: minPlayers and maxPlayers expansion steps, and the role slots' total (Infinity without roles). */
+  private readonly slotMinSteps: Array<Step[] | undefined> = [];
+  private readonly slotMaxSteps: Array<Step[] | undefined> = [];
+  private readonly slotRoleCap: number[] = [];
+  /** Per numeric batchDistance rule: its maxDistance expansion steps. */
+  private readonly batchSteps: Array<Step[] | undefined>;
   private readonly numericBatch: BatchDistanceRule[];
   private readonly stringBatch: BatchDistanceRule[];
   private readonly latency: LatencyRule | undefined;
@@ -124,6 +160,11 @@ export class RuleSetMatchmaker {
   /** The batch rule that bounds orderReach, and whether it cut the current anchor's candidates short. */
   private readonly reachRule: string | undefined;
   private cut = false;
+  /** Reasons a ticket was kept out, by small id, so that a pass counts them in flat arrays. */
+  private readonly reasonIds = new Map<string, number>();
+  private readonly reasonNames: string[] = [];
+  /** Per numeric batchDistance rule: its reason id. */
+  private readonly batchReason: number[];
 
   constructor(ruleSet: RuleSet | unknown, options: RuleSetMatchmakerOptions = {}) {
     this.ruleSet = isParsed(ruleSet) ? ruleSet : parseRuleSet(ruleSet);
@@ -134,8 +175,9 @@ export class RuleSetMatchmaker {
     const visit = (s: CompoundStatement): void => ('rule' in s ? void inCompound.add(s.rule) : s.args.forEach(visit));
     for (const r of rules) if (r.type === 'compound') visit(r.statement);
     const judged = rules.filter((r) => (r.type === 'comparison' || r.type === 'distance' || r.type === 'collection' || r.type === 'compound') && !inCompound.has(r.name));
-    this.early = judged.filter((r) => !judgedWhenComplete(r, rules));
-    this.late = judged.filter((r) => judgedWhenComplete(r, rules));
+    const early = judged.filter((r) => !judgedWhenComplete(r, rules));
+    const late = judged.filter((r) => judgedWhenComplete(r, rules));
+    this.sorts = rules.filter((r) => r.type === 'absoluteSort' || r.type === 'distanceSort');
     const batches = rules.filter((r): r is BatchDistanceRule => r.type === 'batchDistance');
     const type = (name: string) => this.ruleSet.playerAttributes.find((a) => a.name === name)!.type;
     this.numericBatch = batches.filter((r) => type(r.batchAttribute) === 'number');
@@ -152,6 +194,19 @@ export class RuleSetMatchmaker {
       else for (let q = 1; q <= def.quantity; q++) this.teamSlots.push({ name: `${def.name}_${q}`, def });
     }
     for (const r of rules) this.ruleStepsOf.set(r, this.expansionBy.get(`rule:${r.name}`));
+    for (const t of this.teamSlots) {
+      const steps = this.expansionBy.get(`team:${t.def.name}`);
+      this.slotMinSteps.push(steps?.get('minPlayers'));
+      this.slotMaxSteps.push(steps?.get('maxPlayers'));
+      this.slotRoleCap.push(t.def.roles ? Object.values(t.def.roles).reduce((s, n) => s + n, 0) : Infinity);
+    }
+    this.batchSteps = this.numericBatch.map((r) => this.ruleStepsOf.get(r)?.get('maxDistance'));
+    this.batchReason = this.numericBatch.map((r) => this.reasonId(r.name));
+    const names = this.teamSlots.map((t) => t.name);
+    const defs = this.teamSlots.map((t) => t.def.name);
+    const checked = (r: Rule): CheckedRule => ({ rule: r, check: compileRule(r, this.ruleSet, names, defs) });
+    this.early = early.map(checked);
+    this.late = late.map(checked);
     this.matchSize = this.teamSlots.reduce((sum, t) => sum + t.def.maxPlayers, 0);
     // Candidates are taken nearest in the balancing value, else the first sortBy attribute, else the first numeric batch attribute.
     const { algorithm } = this.ruleSet;
@@ -205,7 +260,24 @@ export class RuleSetMatchmaker {
     let bestRegion: string | undefined;
     for (const [region, ms] of regionPing) if (bestRegion === undefined || ms < regionPing.get(bestRegion)!) bestRegion = region;
     const order = this.orderKey(ticket);
-    this.tickets.set(ticket.id, { ticket, seq: this.seq++, taken: false, batch, key, order, bestRegion, regionPing, regionMin, regionSum, index: 0 });
+    // Every field from the start, so that all entries share one shape in the pass's hot loops.
+    const entry: Entry = {
+      ticket,
+      seq: this.seq++,
+      taken: false,
+      batch,
+      key,
+      order,
+      bestRegion,
+      regionPing,
+      regionMin,
+      regionSum,
+      list: undefined,
+      index: 0,
+      whyReasons: undefined,
+      whyCounts: undefined,
+    };
+    this.tickets.set(ticket.id, entry);
     for (const p of ticket.players) this.playerTicket.set(p.id, ticket.id);
     return ticket;
   }
@@ -216,6 +288,29 @@ export class RuleSetMatchmaker {
     this.tickets.delete(id);
     for (const p of entry.ticket.players) this.playerTicket.delete(p.id);
     return true;
+  }
+
+  /** Drops matched tickets: one by one when few matched, else by rebuilding the maps from those still waiting (cheaper than 100,000 deletes). */
+  private keepOnly(entries: Entry[], waiting: Entry[]): void {
+    if (waiting.length * 2 > entries.length) {
+      for (const e of entries) if (e.taken) this.cancel(e.ticket.id);
+      return;
+    }
+    this.tickets.clear();
+    this.playerTicket.clear();
+    for (const e of waiting) {
+      this.tickets.set(e.ticket.id, e);
+      for (const p of e.ticket.players) this.playerTicket.set(p.id, e.ticket.id);
+    }
+  }
+
+  private reasonId(reason: string): number {
+    let id = this.reasonIds.get(reason);
+    if (id === undefined) {
+      id = this.reasonNames.push(reason) - 1;
+      this.reasonIds.set(reason, id);
+    }
+    return id;
   }
 
   /** Waiting tickets, oldest first. */
@@ -239,23 +334,45 @@ export class RuleSetMatchmaker {
     return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
   }
 
-  /** A rule or team property under the expansions for a match whose deciding ticket has waited `age` seconds. */
-  private expanded(key: string, base: number | undefined, age: number): number | undefined {
-    const steps = this.expansion.get(key);
-    if (!steps) return base;
-    let value = base;
-    for (const s of steps) if (s.waitTimeSeconds <= age) value = s.value;
-    return value;
-  }
-
   pass(now: number): RuleSetPassResult {
     if (!Number.isFinite(now)) throw new InvalidInputError('must be a number of seconds', { field: 'now' });
     const entries = this.sortedEntries();
-    const why = new Map<Entry, Map<string, number>>();
+    // Why each ticket was kept out this pass: reasons in the order first seen, with counts, on the entry (a few at most per ticket).
+    for (const e of entries) {
+      e.whyReasons = e.whyCounts = undefined;
+      e.list = undefined;
+    }
+    const reasonNames = this.reasonNames;
+    /** Blames the ticket at position k of a batch, by reason id. */
+    const blameAt = (l: BatchList, k: number, id: number): void => {
+      const first = l.firstWhy[k];
+      if (first === id + 1) l.firstCount[k]++;
+      else if (first === 0) {
+        l.firstWhy[k] = id + 1;
+        l.firstCount[k] = 1;
+      } else if (l.secondWhy[k] === id + 1) l.secondCount[k]++;
+      else if (l.secondWhy[k] === 0) {
+        l.secondWhy[k] = id + 1;
+        l.secondCount[k] = 1;
+      } else later(l.group[k], reasonNames[id]);
+    };
     const blame = (entry: Entry, reason: string): void => {
-      let counts = why.get(entry);
-      if (!counts) why.set(entry, (counts = new Map()));
-      counts.set(reason, (counts.get(reason) ?? 0) + 1);
+      if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason));
+      else later(entry, reason);
+    };
+    const later = (entry: Entry, reason: string): void => {
+      const reasons = entry.whyReasons;
+      if (reasons === undefined) {
+        entry.whyReasons = [reason];
+        entry.whyCounts = [1];
+        return;
+      }
+      const k = reasons.indexOf(reason);
+      if (k >= 0) entry.whyCounts![k]++;
+      else {
+        reasons.push(reason);
+        entry.whyCounts!.push(1);
+      }
     };
 
     // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
@@ -278,7 +395,35 @@ export class RuleSetMatchmaker {
         next[k] = k + 1 < group.length ? k + 1 : -1;
         prev[k] = k - 1;
       }
-      const list: BatchList = { group, next, prev, head: 0 };
+      const n = group.length;
+      const order = new Float64Array(n);
+      const at = new Float64Array(n);
+      const batch = this.numericBatch.map(() => new Float64Array(n));
+      const size = new Int32Array(n);
+      const pinged = new Uint8Array(n);
+      for (let k = 0; k < n; k++) {
+        const e = group[k];
+        size[k] = e.ticket.players.length;
+        pinged[k] = e.regionPing.size > 0 ? 1 : 0;
+        order[k] = e.order;
+        at[k] = e.ticket.at;
+        for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
+      }
+      const list: BatchList = {
+        group,
+        next,
+        prev,
+        head: 0,
+        order,
+        at,
+        batch,
+        firstWhy: new Int32Array(n),
+        firstCount: new Int32Array(n),
+        secondWhy: new Int32Array(n),
+        secondCount: new Int32Array(n),
+        size,
+        pinged,
+      };
       for (let k = 0; k < group.length; k++) {
         group[k].list = list;
         group[k].index = k;
@@ -305,27 +450,35 @@ export class RuleSetMatchmaker {
     for (const anchor of entries) {
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
-      const candidates = this.candidates(anchor, { group: l.group, index: anchor.index, next: l.next, prev: l.prev }, l.head, random, blame);
-      const built = this.build(anchor, candidates, now, blame);
+      const candidates = this.candidates(anchor, l, random, blameAt);
+      const built = this.build(anchor, l, candidates, now, blameAt);
       if (built) {
-        for (const id of built.match.teams.flat()) {
-          const e = this.tickets.get(id)!;
+        for (const e of built.entries) {
           e.taken = true;
           unlink(e);
         }
         matches.push(built.match);
       }
     }
-    for (const m of matches) for (const id of m.teams.flat()) this.cancel(id);
     const waiting = entries.filter((e) => !e.taken);
+    if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
     for (const e of waiting) {
-      const counts = why.get(e);
       let best = 'minPlayers';
       let most = 0;
-      if (counts) for (const [reason, n] of counts) if (n > most) [best, most] = [reason, n];
+      const l = e.list;
+      if (l !== undefined) {
+        const k = e.index;
+        if (l.firstWhy[k] > 0) [best, most] = [reasonNames[l.firstWhy[k] - 1], l.firstCount[k]];
+        if (l.secondCount[k] > most) [best, most] = [reasonNames[l.secondWhy[k] - 1], l.secondCount[k]];
+      }
+      const reasons = e.whyReasons;
+      if (reasons) for (let k = 0; k < reasons.length; k++) if (e.whyCounts![k] > most) [best, most] = [reasons[k], e.whyCounts![k]];
       whyOut[e.ticket.id] = best;
+      e.whyReasons = e.whyCounts = undefined;
     }
+    // The batch arrays are this pass's only.
+    for (const e of entries) e.list = undefined;
     this.lastWhy = whyOut;
     return { matches, waiting: waiting.map((e) => e.ticket.id), why: whyOut };
   }
@@ -336,22 +489,17 @@ export class RuleSetMatchmaker {
    * walked lazily unless a sort rule, the fastest-region preference or random
    * batching must see all of it first.
    */
-  private candidates(
-    anchor: Entry,
-    l: { group: Entry[]; index: number; next: Int32Array; prev: Int32Array },
-    head: number,
-    random: () => number,
-    blame: (e: Entry, reason: string) => void,
-  ): () => Entry | undefined {
-    const { group, next, prev, index } = l;
+  private candidates(anchor: Entry, l: BatchList, random: () => number, blameAt: (l: BatchList, k: number, id: number) => void): () => number {
+    const { group, next, prev, order } = l;
+    const index = anchor.index;
     let left = this.options.searchWindow;
-    let pull: () => Entry | undefined;
+    let pull: () => number;
     if (Number.isNaN(anchor.order)) {
-      let k = head;
+      let k = l.head;
       pull = () => {
         if (k === index) k = next[k];
-        if (k < 0 || left-- <= 0) return undefined;
-        const e = group[k];
+        if (k < 0 || left-- <= 0) return -1;
+        const e = k;
         k = next[k];
         return e;
       };
@@ -362,35 +510,37 @@ export class RuleSetMatchmaker {
       let hi = next[index];
       this.cut = false;
       // The first ticket past the reach on each side is kept out by that rule; the ones beyond it, further still, too, but counting one keeps this O(1).
+      const reachId = this.reachRule === undefined ? -1 : this.reasonId(this.reachRule);
+      const centre = anchor.order;
       const beyond = (k: number): boolean => {
-        if (Math.abs(group[k].order - anchor.order) <= reach) return false;
+        if (Math.abs(order[k] - centre) <= reach) return false;
         this.cut = true;
-        blame(group[k], this.reachRule!);
+        blameAt(l, k, reachId);
         return true;
       };
       if (lo >= 0 && beyond(lo)) lo = -1;
       if (hi >= 0 && beyond(hi)) hi = -1;
       pull = () => {
-        if (left-- <= 0 || (lo < 0 && hi < 0)) return undefined;
-        let e: Entry;
-        if (hi < 0 || (lo >= 0 && anchor.order - group[lo].order <= group[hi].order - anchor.order)) {
-          e = group[lo];
+        if (left-- <= 0 || (lo < 0 && hi < 0)) return -1;
+        let e: number;
+        if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
+          e = lo;
           lo = prev[lo];
           if (lo >= 0 && beyond(lo)) lo = -1;
         } else {
-          e = group[hi];
+          e = hi;
           hi = next[hi];
           if (hi >= 0 && beyond(hi)) hi = -1;
         }
         return e;
       };
     }
-    const sorts = this.ruleSet.rules.filter((r) => r.type === 'absoluteSort' || r.type === 'distanceSort');
+    const sorts = this.sorts;
     const { batchingPreference, strategy } = this.ruleSet.algorithm;
     const reorder = sorts.length > 0 || (batchingPreference === 'random' && strategy === 'balanced') || (batchingPreference === 'fastestRegion' && anchor.bestRegion !== undefined);
     if (!reorder) return pull;
     const out: Entry[] = [];
-    for (let e = pull(); e; e = pull()) out.push(e);
+    for (let k = pull(); k >= 0; k = pull()) out.push(group[k]);
     if (batchingPreference === 'random' && strategy === 'balanced') {
       for (let k = out.length - 1; k > 0; k--) {
         const j = Math.floor(random() * (k + 1));
@@ -432,10 +582,16 @@ export class RuleSetMatchmaker {
       });
     }
     let k = 0;
-    return () => out[k++];
+    return () => (k < out.length ? out[k++].index : -1);
   }
 
-  private build(anchor: Entry, candidates: () => Entry | undefined, now: number, blame: (e: Entry, reason: string) => void): { match: RuleSetMatch } | undefined {
+  private build(
+    anchor: Entry,
+    l: BatchList,
+    candidates: () => number,
+    now: number,
+    blameAt: (l: BatchList, k: number, id: number) => void,
+  ): { match: RuleSetMatch; entries: Entry[] } | undefined {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
     const teams: TeamSlot[] = this.teamSlots.map((t) => ({
       name: t.name,
@@ -445,161 +601,195 @@ export class RuleSetMatchmaker {
       roleOwners: [],
       ...(t.def.roles ? { roles: new RoleAssignment(t.def.roles) } : {}),
     }));
+    const teamCount = teams.length;
     const view: MatchView = { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) };
-    const placed: Array<{ entry: Entry; team: number }> = [];
+    /** Positions in the batch of the tickets placed so far, and their teams. */
+    const placed: number[] = [];
+    const placedTeam: number[] = [];
     let age = NaN;
-    const batchMin = this.numericBatch.map(() => Infinity);
-    const batchMax = this.numericBatch.map(() => -Infinity);
+    const numericBatch = this.numericBatch;
+    const batchCount = numericBatch.length;
+    const batchMin = numericBatch.map(() => Infinity);
+    const batchMax = numericBatch.map(() => -Infinity);
     let regions: Map<string, { max: number; min: number; sum: number }> | undefined;
     let players = 0;
     let snapshot: Snapshot | undefined;
-    let anchorReasons: Map<string, number> | undefined;
-
-    const step = (steps: Array<{ waitTimeSeconds: number; value: number }> | undefined, base: number, a: number): number => {
-      if (!steps) return base;
-      let value = base;
-      for (const s of steps) if (s.waitTimeSeconds <= a) value = s.value;
-      return value;
-    };
-    const teamSteps = teams.map((t) => this.expansionBy.get(`team:${t.def.name}`));
-    const minSteps = teamSteps.map((m) => m?.get('minPlayers'));
-    const maxSteps = teamSteps.map((m) => m?.get('maxPlayers'));
-    const teamMin = (t: TeamSlot, a: number): number => step(minSteps[teams.indexOf(t)], t.def.minPlayers, a);
-    const teamMax = (t: TeamSlot, a: number): number => {
-      const max = step(maxSteps[teams.indexOf(t)], t.def.maxPlayers, a);
-      return t.def.roles
-        ? Math.min(
-            max,
-            Object.values(t.def.roles).reduce((s, n) => s + n, 0),
-          )
-        : max;
-    };
-    const stepsOf = this.ruleStepsOf;
-    const paramAt =
-      (a: number): Param =>
-      (rule, property, base) => {
-        const steps = stepsOf.get(rule)?.get(property);
-        if (!steps) return base;
-        let value = base;
-        for (const s of steps) if (s.waitTimeSeconds <= a) value = s.value;
-        return value;
-      };
-
-    const acceptableRegions = (
-      stats: Map<string, { max: number; min: number; sum: number }>,
-      count: number,
-      a: number,
-    ): Array<[string, { max: number; min: number; sum: number }]> => {
-      const out: Array<[string, { max: number; min: number; sum: number }]> = [];
-      const rule = this.latency;
-      const maxLatency = rule ? this.expanded(`rule:${rule.name}.maxLatency`, rule.maxLatency, a)! : Infinity;
-      const maxDistance = rule ? this.expanded(`rule:${rule.name}.maxDistance`, rule.maxDistance, a) : undefined;
-      for (const entry of stats) {
-        const s = entry[1];
-        if (s.max > maxLatency) continue;
-        if (maxDistance !== undefined) {
-          const ref = rule!.distanceReference === 'min' ? s.min : s.sum / count;
-          if (s.max - ref > maxDistance) continue;
-        }
-        out.push(entry);
+    // Why candidates failed this anchor: reasons in the order first seen, with counts.
+    const anchorReasons: number[] = [];
+    const anchorCounts: number[] = [];
+    const countReason = (reason: number): void => {
+      const k = anchorReasons.indexOf(reason);
+      if (k >= 0) anchorCounts[k]++;
+      else {
+        anchorReasons.push(reason);
+        anchorCounts.push(1);
       }
-      return out;
+    };
+
+    const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
+    const teamMin = (k: number, a: number): number => stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
+    const teamMax = (k: number, a: number): number => Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
+    // Rule properties under the expansions for the age being judged (set before each judgement).
+    let paramAge = NaN;
+    const stepsOf = this.ruleStepsOf;
+    const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, paramAge);
+    const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
+      for (const { rule, check } of rules) if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
+      return undefined;
+    };
+
+    const latency = this.latency;
+    const latencySteps = latency ? this.ruleStepsOf.get(latency) : undefined;
+    let maxLatency = Infinity;
+    let maxSpread: number | undefined;
+    /** Whether a region's figures pass the latency rule (limits set by the caller). */
+    const acceptable = (max: number, min: number, sum: number, count: number): boolean => {
+      if (max > maxLatency) return false;
+      if (maxSpread !== undefined && max - (latency!.distanceReference === 'min' ? min : sum / count) > maxSpread) return false;
+      return true;
+    };
+    const setLatencyLimits = (a: number): void => {
+      maxLatency = stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, a)!;
+      maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a);
+    };
+    /** Whether some region every player so far and this party report passes the latency rule. */
+    const reachable = (entry: Entry, count: number): boolean => {
+      if (regions === undefined) {
+        for (const [region, ms] of entry.regionPing) if (acceptable(ms, entry.regionMin.get(region)!, entry.regionSum.get(region)!, count)) return true;
+        return false;
+      }
+      for (const [region, s] of regions) {
+        const ms = entry.regionPing.get(region);
+        if (ms === undefined) continue;
+        if (acceptable(Math.max(s.max, ms), Math.min(s.min, entry.regionMin.get(region)!), s.sum + entry.regionSum.get(region)!, count)) return true;
+      }
+      return false;
+    };
+    /** The regions every player so far and this party report, with their figures. */
+    const joinedRegions = (entry: Entry): Map<string, { max: number; min: number; sum: number }> => {
+      const next = new Map<string, { max: number; min: number; sum: number }>();
+      if (regions === undefined) {
+        for (const [region, ms] of entry.regionPing) next.set(region, { max: ms, min: entry.regionMin.get(region)!, sum: entry.regionSum.get(region)! });
+      } else {
+        for (const [region, s] of regions) {
+          const ms = entry.regionPing.get(region);
+          if (ms === undefined) continue;
+          next.set(region, { max: Math.max(s.max, ms), min: Math.min(s.min, entry.regionMin.get(region)!), sum: s.sum + entry.regionSum.get(region)! });
+        }
+      }
+      return next;
     };
 
     const order: number[] = [];
     const ranks: number[] = teams.map(() => 0);
-    /** Tries to add a ticket; returns the reason it cannot join, or undefined when it joined. */
-    const tryAdd = (entry: Entry): string | undefined => {
-      const ticketAge = now - entry.ticket.at;
+    const { at: atOf, batch: batchOf, group, size: sizeOf, pinged: pingedOf } = l;
+    // Players are placed in the teams only when something reads them: a rule judged on the match, or role slots.
+    const needPlayers = early.length > 0 || late.length > 0 || teams.some((t) => t.roles);
+    /** Players per team. */
+    const counts: number[] = teams.map(() => 0);
+    const batchReason = this.batchReason;
+    /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
+    const tryAdd = (i: number): number => {
+      const ticketAge = now - atOf[i];
       const a = Number.isNaN(age) ? ticketAge : newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
-      const param = paramAt(a);
-      for (let k = 0; k < this.numericBatch.length; k++) {
-        const rule = this.numericBatch[k];
-        const v = entry.batch[k];
+      for (let k = 0; k < batchCount; k++) {
+        const v = batchOf[k][i];
         const spread = Math.max(batchMax[k], v) - Math.min(batchMin[k], v);
-        if (spread > param(rule, 'maxDistance', rule.maxDistance)!) return rule.name;
+        if (spread > stepped(batchSteps[k], numericBatch[k].maxDistance, a)!) return batchReason[k];
       }
-      // Regions every player so far and this party report, with their figures.
-      let nextRegions: Map<string, { max: number; min: number; sum: number }> | undefined;
-      if (entry.regionPing.size > 0 || this.latency) {
-        nextRegions = new Map();
-        if (regions === undefined) {
-          for (const [region, ms] of entry.regionPing) nextRegions.set(region, { max: ms, min: entry.regionMin.get(region)!, sum: entry.regionSum.get(region)! });
-        } else {
-          for (const [region, s] of regions) {
-            const ms = entry.regionPing.get(region);
-            if (ms === undefined) continue;
-            nextRegions.set(region, { max: Math.max(s.max, ms), min: Math.min(s.min, entry.regionMin.get(region)!), sum: s.sum + entry.regionSum.get(region)! });
-          }
-        }
-        if (this.latency && acceptableRegions(nextRegions, players + entry.ticket.players.length, a).length === 0) return this.latency.name;
+      const reason = tryJoin(i, a);
+      return reason === undefined ? -1 : this.reasonId(reason);
+    };
+    /** The rest of tryAdd, once the batch rules hold. */
+    const tryJoin = (i: number, a: number): string | undefined => {
+      const size = sizeOf[i];
+      if (latency) {
+        setLatencyLimits(a);
+        if (!reachable(group[i], players + size)) return latency.name;
       }
-      const size = entry.ticket.players.length;
       // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
-      order.length = 0;
-      for (let k = 0; k < teams.length; k++) {
-        const open = teamMax(teams[k], a) - teams[k].players.length;
+      let orderCount = 0;
+      for (let k = 0; k < teamCount; k++) {
+        const open = teamMax(k, a) - counts[k];
         if (open < size) continue;
-        const rank = (teams[k].players.length < teamMin(teams[k], a) ? 1_000_000 : 0) + open;
-        let at = order.length;
-        while (at > 0 && rank > ranks[order[at - 1]]) at--;
-        order.splice(at, 0, k);
+        const rank = (counts[k] < teamMin(k, a) ? 1_000_000 : 0) + open;
+        let at = orderCount;
+        while (at > 0 && rank > ranks[order[at - 1]]) {
+          order[at] = order[at - 1];
+          at--;
+        }
+        order[at] = k;
+        orderCount++;
         ranks[k] = rank;
       }
-      if (order.length === 0) return 'maxPlayers';
+      if (orderCount === 0) return 'maxPlayers';
       let reason: string | undefined;
-      for (const k of order) {
+      paramAge = a;
+      for (let o = 0; o < orderCount; o++) {
+        const k = order[o];
         const team = teams[k];
-        const before = team.players.length;
-        if (team.roles) {
-          let ok = true;
-          for (const p of entry.ticket.players) if (!(ok = team.roles.add(p.roles))) break;
-          if (!ok) {
-            team.roles.truncate(before);
-            reason ??= `teams[${team.name}].roles`;
+        if (needPlayers) {
+          const entry = group[i];
+          const before = team.players.length;
+          if (team.roles) {
+            let ok = true;
+            for (const p of entry.ticket.players) if (!(ok = team.roles.add(p.roles))) break;
+            if (!ok) {
+              team.roles.truncate(before);
+              reason ??= `teams[${team.name}].roles`;
+              continue;
+            }
+          }
+          for (const p of entry.ticket.players) team.players.push(p);
+          const failed = early.length === 0 ? undefined : judge(early);
+          if (failed) {
+            team.players.length = before;
+            team.roles?.truncate(before);
+            reason ??= failed.name;
             continue;
           }
-        }
-        team.players.push(...entry.ticket.players);
-        const failed = this.early.find((r) => !holds(r, view, param, this.byName));
-        if (failed) {
-          team.players.length = before;
-          team.roles?.truncate(before);
-          reason ??= failed.name;
-          continue;
+          if (team.roles) for (const p of entry.ticket.players) team.roleOwners.push(p.id);
         }
         // Joined: commit the running figures.
-        team.tickets.push(entry.ticket.id);
-        for (const p of entry.ticket.players) team.roleOwners.push(p.id);
-        placed.push({ entry, team: k });
+        counts[k] += size;
+        placed.push(i);
+        placedTeam.push(k);
         age = a;
         players += size;
-        for (let b = 0; b < this.numericBatch.length; b++) {
-          batchMin[b] = Math.min(batchMin[b], entry.batch[b]);
-          batchMax[b] = Math.max(batchMax[b], entry.batch[b]);
+        for (let b = 0; b < batchCount; b++) {
+          batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
+          batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
         }
-        if (nextRegions) regions = nextRegions;
+        if (pingedOf[i] === 1 || latency) regions = joinedRegions(group[i]);
         return undefined;
       }
       return reason;
     };
 
     const complete = (): boolean => {
-      if (!teams.every((t) => t.players.length >= teamMin(t, age))) return false;
-      const param = paramAt(age);
-      const failed = this.late.find((r) => !holds(r, view, param, this.byName));
+      for (let k = 0; k < teamCount; k++) if (counts[k] < teamMin(k, age)) return false;
+      if (late.length === 0) return true;
+      paramAge = age;
+      const failed = judge(late);
       if (failed) {
-        (anchorReasons ??= new Map()).set(failed.name, (anchorReasons.get(failed.name) ?? 0) + 1);
+        countReason(this.reasonId(failed.name));
         return false;
       }
+      return true;
+    };
+    const full = (): boolean => {
+      for (let k = 0; k < teamCount; k++) if (counts[k] < teamMax(k, age)) return false;
       return true;
     };
     const remember = (): void => {
       let region: string | null = null;
       if (regions) {
+        if (latency) setLatencyLimits(age);
         let best: [string, { max: number; min: number; sum: number }] | undefined;
-        for (const r of acceptableRegions(regions, players, age))
+        for (const r of regions) {
+          if (latency && !acceptable(r[1].max, r[1].min, r[1].sum, players)) continue;
           if (!best || r[1].max < best[1].max || (r[1].max === best[1].max && (r[1].sum < best[1].sum || (r[1].sum === best[1].sum && r[0] < best[0])))) best = r;
+        }
         region = best ? best[0] : null;
       }
       let roles: Record<string, string> | undefined;
@@ -607,34 +797,37 @@ export class RuleSetMatchmaker {
         roles = {};
         for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles![t.roleOwners[k]] = role));
       }
-      snapshot = { count: placed.length, region, sizes: teams.map((t) => t.players.length), ...(roles ? { roles } : {}) };
+      snapshot = { count: placed.length, region, sizes: counts.slice(), ...(roles ? { roles } : {}) };
     };
 
-    const anchorReason = tryAdd(anchor);
-    if (anchorReason !== undefined) {
-      blame(anchor, anchorReason);
+    const anchorReason = tryAdd(anchor.index);
+    if (anchorReason >= 0) {
+      blameAt(l, anchor.index, anchorReason);
       return undefined;
     }
     if (complete()) remember();
-    for (let candidate = candidates(); candidate; candidate = candidates()) {
-      if (teams.every((t) => t.players.length >= teamMax(t, age))) break;
+    // Team sizes and the match's age change only when a ticket joins, so fullness is worked out then.
+    let isFull = full();
+    for (let candidate = candidates(); candidate >= 0; candidate = candidates()) {
+      if (isFull) break;
       const reason = tryAdd(candidate);
-      if (reason !== undefined) {
-        blame(candidate, reason);
-        (anchorReasons ??= new Map()).set(reason, (anchorReasons.get(reason) ?? 0) + 1);
+      if (reason >= 0) {
+        blameAt(l, candidate, reason);
+        countReason(reason);
         continue;
       }
       if (complete()) remember();
+      isFull = full();
     }
     if (!snapshot) {
       // Tickets past the batch rule's widest reach were never tried: that rule held the anchor.
-      let best = this.cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers';
+      let best = this.reasonId(this.cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
       let most = 0;
-      if (anchorReasons) for (const [reason, n] of anchorReasons) if (n > most) [best, most] = [reason, n];
-      blame(anchor, best);
+      for (let k = 0; k < anchorReasons.length; k++) if (anchorCounts[k] > most) [best, most] = [anchorReasons[k], anchorCounts[k]];
+      blameAt(l, anchor.index, best);
       return undefined;
     }
-    const kept = placed.slice(0, snapshot.count);
+    const kept: Entry[] = [];
     const out: RuleSetMatch = {
       region: snapshot.region,
       teams: teams.map(() => []),
@@ -642,15 +835,26 @@ export class RuleSetMatchmaker {
       players: teams.map(() => []),
       ...(snapshot.roles ? { roles: {} as Record<string, string> } : {}),
     };
-    for (const { entry, team } of kept) {
+    for (let p = 0; p < snapshot.count; p++) {
+      const entry = group[placed[p]];
+      const team = placedTeam[p];
+      kept.push(entry);
       out.teams[team].push(entry.ticket.id);
       for (const p of entry.ticket.players) {
         out.players[team].push(p.id);
         if (snapshot.roles) out.roles![p.id] = snapshot.roles[p.id];
       }
     }
-    return { match: out };
+    return { match: out, entries: kept };
   }
+}
+
+/** A property's value under expansion steps (sorted by wait) for a match of the given age. */
+function stepped(steps: readonly Step[] | undefined, base: number | undefined, age: number): number | undefined {
+  if (steps === undefined) return base;
+  let value = base;
+  for (let k = 0; k < steps.length; k++) if (steps[k].waitTimeSeconds <= age) value = steps[k].value;
+  return value;
 }
 
 function isParsed(value: unknown): value is RuleSet {
