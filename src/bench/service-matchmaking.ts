@@ -42,7 +42,7 @@ import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import { Matchmaker, type Ticket } from '../matchmaking/index.js';
 import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';

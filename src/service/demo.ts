@@ -7,7 +7,7 @@
  * start, so they are added again whenever the 6v6 queue is empty.
  */
 import { eloExpected } from '../core/elo.js';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import type { Match } from '../core/match.js';
 import { wvwGroups } from '../core/wvw.js';
 import type { Service } from './index.js';

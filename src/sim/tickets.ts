@@ -2,7 +2,7 @@
  * Synthetic matchmaking queues: the benchmark's and the tests' stand-in for
  * a live population. Seeded, so a run can be repeated exactly.
  */
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import type { Ticket, TicketPlayer } from '../matchmaking/ticket.js';
 
 /** The core's seeded generator (Mulberry32), floats in [0, 1). */

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseMatch } from '../../src/core/match.js';
 import { Replay } from '../../src/core/replay.js';
 import { createSystem } from '../../src/core/systems.js';
-import { mulberry32 } from '../../src/core/wvw.js';
+import { mulberry32 } from '../../src/core/random.js';
 import { childEnv } from '../support/test-env.js';
 import { ADMIN_KEY, BACKENDS, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName, type Backend } from './helpers.js';
 
