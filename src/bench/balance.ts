@@ -9,7 +9,7 @@
  */
 import { createSystem, type PlayerState } from '../core/systems.js';
 import { balance, type BalancePlayer } from '../matchmaking/balance.js';
-import { seededRandom } from '../sim/tickets.js';
+import { seededRandom } from '../matchmaking/synthetic-queue.js';
 
 export interface BalanceGapRow {
   players: number;

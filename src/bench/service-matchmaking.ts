@@ -47,7 +47,7 @@ import { Matchmaker, type Ticket } from '../matchmaking/index.js';
 import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';
 import { RedisTicketStore } from '../service/tickets/redis.js';
-import { syntheticQueue } from '../sim/tickets.js';
+import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
 import { cliEntry, postgresCpuSeconds, processCpuSeconds, stop } from './load.js';
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
