@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_NAMES } from '../src/core/registry.js';
 
@@ -15,7 +15,8 @@ function tree(dir: string): string[] {
 }
 
 function importsOf(text: string): string[] {
-  return [...text.matchAll(/(?:from\s+|import\()\s*'([^']+)'/g)].map((m) => m[1]!);
+  // `from '…'`, a bare `import '…'` and `import('…')`.
+  return [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(?\s*)'([^']+)'/g)].map((m) => m[1]!);
 }
 
 describe('the rating core', () => {
@@ -36,6 +37,44 @@ describe('the rating core', () => {
     expect(index).not.toMatch(/export\s+\*/);
   });
 });
+
+/** The imports of each file under `dir` (tests excluded) that stay under `dir`, as absolute paths. */
+function importGraph(dir: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of tree(dir)) {
+    const targets = importsOf(readFileSync(file, 'utf8'))
+      .filter((target) => target.startsWith('.'))
+      .map((target) => {
+        const path = join(dirname(file), target.replace(/\.js$/, '.ts'));
+        return existsSync(path) ? path : join(path.replace(/\.ts$/, ''), 'index.ts');
+      })
+      .filter((path) => path.startsWith(dir));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** Each import circle among the files under `dir`, as the files on it (relative to src). */
+function circles(dir: string): string[][] {
+  const graph = importGraph(dir);
+  const found: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    const at = path.indexOf(file);
+    if (at !== -1) {
+      found.push(path.slice(at).map((f) => relative(src, f)));
+      return;
+    }
+    if (done.has(file)) return;
+    path.push(file);
+    for (const target of graph.get(file) ?? []) visit(target);
+    path.pop();
+    done.add(file);
+  };
+  for (const file of graph.keys()) visit(file);
+  return found;
+}
 
 describe('the service', () => {
   // A statement starts with one of these keywords inside a string literal or template.
@@ -66,6 +105,18 @@ describe('the service', () => {
         expect(/\/(service|web|cli)\//.test(target), `${relative(src, file)} imports ${target}`).toBe(false);
       }
     }
+  });
+
+  it('does not depend on the simulator: production code generates what it needs itself', () => {
+    const files = tree(join(src, 'service'));
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) expect(/(^|\/)sim\//.test(target), `${relative(src, file)} imports ${target}`).toBe(false);
+    }
+  });
+
+  it('has no import circles', () => {
+    expect(circles(join(src, 'service'))).toEqual([]);
   });
 
   it('sets HTTP status codes only in its HTTP layer', () => {
@@ -102,6 +153,19 @@ function textDecisions(text: string): string[] {
   });
   return found;
 }
+
+describe('the library tests', () => {
+  it('do not import the benchmarks', () => {
+    const tests = readdirSync(src, { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.test.ts'))
+      .map((e) => join(e.parentPath, e.name))
+      .filter((file) => !relative(src, file).startsWith('bench/'));
+    expect(tests.length).toBeGreaterThan(20);
+    for (const file of tests) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) expect(/(^|\/)bench\//.test(target), `${relative(src, file)} imports ${target}`).toBe(false);
+    }
+  });
+});
 
 describe('errors', () => {
   it('finds decisions keyed on error text, and not reading the text out', () => {

@@ -5,13 +5,13 @@
  * installed get a message naming the package (never a stack trace), the
  * service starts and answers, and the library imports.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
+import { startServe, stopServe } from './support/serve.js';
 import { childEnv } from './support/test-env.js';
 
 let project = '';
@@ -112,23 +112,12 @@ describe('the installed package', () => {
   });
 
   it('serves: the service starts on embedded PostgreSQL and answers', async () => {
-    const child: ChildProcess = spawn(process.execPath, [ladderBin, 'serve', '--port', '0', '--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], {
-      cwd: project,
-      env: childEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const server = await startServe({ entry: [ladderBin], cwd: project, args: ['--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], timeoutMs: 280_000 });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).on('line', (line) => {
-          if (line.startsWith('{"listening"')) resolve((JSON.parse(line) as { listening: string }).listening);
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-      });
-      expect((await fetch(`${url}/healthz`)).status).toBe(200);
-      expect((await fetch(`${url}/v1/systems`)).status).toBe(200);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${server.url}/v1/systems`)).status).toBe(200);
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await stopServe(server.child);
     }
   }, 300_000);
 

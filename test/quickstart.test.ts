@@ -4,14 +4,13 @@
  * curl calls (create a ladder, post a match, read the leaderboard) succeed
  * against `ladder serve` with that key.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
 import { codeBlocks } from './support/markdown.js';
-import { childEnv } from './support/test-env.js';
+import { type Served, startServe, stopServe } from './support/serve.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const quickstart = readme.slice(readme.indexOf('## Quickstart'), readme.indexOf('\n## ', readme.indexOf('## Quickstart') + 1));
@@ -46,36 +45,18 @@ function curlCalls(text: string): CurlCall[] {
     });
 }
 
-let server: ChildProcess | undefined;
+let server: Served | undefined;
 let url = '';
-let stderr = '';
 const data = mkdtempSync(join(tmpdir(), 'ladder-quickstart-'));
 
 beforeAll(async () => {
   // No LADDER_ADMIN_KEY: the first start makes one and prints it.
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data', join(data, 'db')], {
-    cwd: ROOT,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    server!.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const listening = /\{"listening":"([^"]+)"\}/.exec(stdout);
-      if (listening) resolve(listening[1]!);
-    });
-    server!.on('exit', (code) => reject(new Error(`ladder serve exited ${code}: ${stderr}`)));
-  });
+  server = await startServe({ args: ['--data', join(data, 'db')], timeoutMs: 110_000 });
+  url = server.url;
 }, 120_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server!.on('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopServe(server.child);
   rmSync(data, { recursive: true, force: true });
 });
 
@@ -84,7 +65,7 @@ describe('README quickstart', () => {
     const quoted = blocks.find((block) => block.text.includes('first admin key'))!.text.trim();
     const prefix = quoted.replace(/lk_…$/, '');
     expect(prefix).toBe('ladder: first admin key (shown once, store it now): ');
-    expect(stderr).toContain(prefix);
+    expect(server!.stderr()).toContain(prefix);
   });
 
   it('sets its own admin key with LADDER_ADMIN_KEY of at least 16 characters, the same KEY the curl calls use', () => {
@@ -95,7 +76,7 @@ describe('README quickstart', () => {
   });
 
   it('creates a ladder, rates a match and reads the leaderboard with the curl calls as written', async () => {
-    const key = /first admin key \(shown once, store it now\): (\S+)/.exec(stderr)![1]!;
+    const key = /first admin key \(shown once, store it now\): (\S+)/.exec(server!.stderr())![1]!;
     const calls = curlCalls(blocks.find((block) => block.text.includes('curl '))!.text);
     expect(calls.map((call) => `${call.method} ${new URL(call.url).pathname}`)).toEqual(['POST /v1/ladders', 'POST /v1/ladders/duel/matches', 'GET /v1/ladders/duel/leaderboard']);
     const answers: unknown[] = [];

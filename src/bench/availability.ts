@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Match } from '../core/match.js';
 import type { PlayerState } from '../core/systems.js';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';
 import { type Database, dropSchema, openDatabase } from '../store/database.js';

@@ -22,7 +22,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Match } from '../core/match.js';
 import type { PlayerState } from '../core/systems.js';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import { correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';

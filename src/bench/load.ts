@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 
 export interface LoadOptions {
   backend: 'pglite' | 'postgres';
@@ -117,18 +117,31 @@ export function cliEntry(): { args: string[] } {
   return { args: ['--import', 'tsx', fileURLToPath(new URL('../cli/main.ts', import.meta.url))] };
 }
 
-/** `env` names every store variable (DATABASE_URL, DATABASE_SCHEMA, REDIS_URL, REDIS_PREFIX), so none comes from the shell. */
-export async function startServer(env: Record<string, string>, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
+export interface StartOptions {
+  /** Requests per minute per key. @default 1000000 */
+  rateLimit?: number;
+  /** Sees each stderr line first; a line it returns true for is not kept for the exit message. */
+  onStderrLine?: (line: string) => boolean;
+}
+
+/**
+ * `ladder serve` on a free port, resolved with the URL it prints once it listens: the one start-up of
+ * every benchmark that drives a server. `env` names every store variable (DATABASE_URL, DATABASE_SCHEMA,
+ * REDIS_URL, REDIS_PREFIX), so none comes from the shell.
+ */
+export async function startServer(env: Record<string, string>, extra: string[] = [], options: StartOptions = {}): Promise<{ child: ChildProcess; url: string }> {
   // LADDER_BENCH_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // LADDER_BENCH_SERVER_ARGS: extra `ladder serve` flags, e.g. "--no-pglite-thread" to compare a setting in the same build.
   const serverArgs = (process.env.LADDER_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '1000000', ...extra, ...serverArgs], {
+  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', String(options.rateLimit ?? 1_000_000), ...extra, ...serverArgs], {
     env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (!options.onStderrLine?.(line)) stderr += `${line}\n`;
+  });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line.startsWith('{"listening"')) resolve({ child, url: (JSON.parse(line) as { listening: string }).listening });

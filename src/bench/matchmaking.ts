@@ -19,7 +19,7 @@
  */
 import { loadavg } from 'node:os';
 import { Matchmaker } from '../matchmaking/matchmaker.js';
-import { syntheticQueue } from '../sim/tickets.js';
+import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
 
 export interface MatchmakingBenchRow {
   tickets: number;

@@ -19,7 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { Matchmaker } from '../matchmaking/matchmaker.js';
 import { parseRuleSet, type RuleSet, RuleSetMatchmaker, type RuleSetTicketInput } from '../matchmaking/index.js';
-import { seededRandom, syntheticQueue } from '../sim/tickets.js';
+import { seededRandom, syntheticQueue } from '../matchmaking/synthetic-queue.js';
 
 const example = (name: string): RuleSet => parseRuleSet(readFileSync(new URL(`../../test/fixtures/flexmatch/${name}.json`, import.meta.url), 'utf8'));
 

@@ -33,22 +33,21 @@
  * a throw-away schema), Redis from REDIS_URL (default redis://127.0.0.1:6379,
  * a throw-away key prefix).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import { Matchmaker, type Ticket } from '../matchmaking/index.js';
 import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';
 import { RedisTicketStore } from '../service/tickets/redis.js';
-import { syntheticQueue } from '../sim/tickets.js';
-import { cliEntry, postgresCpuSeconds, processCpuSeconds, stop } from './load.js';
+import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
+import { postgresCpuSeconds, processCpuSeconds, startServer as startLadder, stop } from './load.js';
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -64,25 +63,17 @@ interface Server {
   turns: PassReport[];
 }
 
-function startServer(env: Record<string, string>): Promise<Server> {
-  // LADDER_BENCH_NODE_ARGS: extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', '100000000'], {
-    env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_TRACE: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startServer(env: Record<string, string>): Promise<Server> {
   const turns: PassReport[] = [];
-  let stderr = '';
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    if (line.startsWith('{"matchmakingPass"')) turns.push((JSON.parse(line) as { matchmakingPass: PassReport }).matchmakingPass);
-    else stderr += `${line}\n`;
+  const { child, url } = await startLadder({ LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_TRACE: '1', ...env }, [], {
+    rateLimit: 100_000_000,
+    onStderrLine: (line) => {
+      if (!line.startsWith('{"matchmakingPass"')) return false;
+      turns.push((JSON.parse(line) as { matchmakingPass: PassReport }).matchmakingPass);
+      return true;
+    },
   });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.startsWith('{"listening"')) resolve({ child, url: (JSON.parse(line) as { listening: string }).listening, pid: child.pid!, turns });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
+  return { child, url, pid: child.pid!, turns };
 }
 
 /** A fresh PostgreSQL schema and Redis prefix, removed by `dispose`. */

@@ -5,7 +5,7 @@
  */
 import { loadavg } from 'node:os';
 import { Leaderboard } from '../standings/leaderboard.js';
-import { seededRandom } from '../sim/tickets.js';
+import { seededRandom } from '../matchmaking/synthetic-queue.js';
 
 export interface StandingsBenchResult {
   players: number;

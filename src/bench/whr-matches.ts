@@ -114,7 +114,7 @@ async function firstWriteAfterRestart(
                   { players: [{ id: player() }], rank: random() < 0.1 ? 1 : 2 },
                 ],
               };
-        jobs.push(service.writer.submitMatch(ladder, match, undefined, `seed-${k}`));
+        jobs.push(service.writer.submitMatch(ladder, match));
       }
       await Promise.all(jobs);
     }
@@ -152,18 +152,13 @@ async function firstWriteAfterRestart(
     const startedCpu = process.cpuUsage();
     last = started;
     lastCpu = startedCpu;
-    await service.writer.submitMatch(
-      ladder,
-      {
-        at: Date.now() - DAY,
-        teams: [
-          { players: [{ id: 'p1' }], rank: 1 },
-          { players: [{ id: 'p2' }], rank: 2 },
-        ],
-      },
-      undefined,
-      `after-${derivation ? 'a' : 'b'}-${Date.now()}`,
-    );
+    await service.writer.submitMatch(ladder, {
+      at: Date.now() - DAY,
+      teams: [
+        { players: [{ id: 'p1' }], rank: 1 },
+        { players: [{ id: 'p2' }], rank: 2 },
+      ],
+    });
     const ended = performance.now();
     counting = false;
     longest = Math.max(longest, ended - last);

@@ -28,7 +28,7 @@ import { PairwiseLogBuilder } from './pairwise.js';
 import type { PlayerState, RatingSystem } from './rating-system.js';
 import { Replay } from './replay.js';
 import { createSystem } from './systems.js';
-import { mulberry32 } from './wvw.js';
+import { mulberry32 } from './random.js';
 
 const DAY = 86_400_000;
 /** Players a generated log draws from. */

@@ -31,8 +31,8 @@ export {
   resolveGlicko2Options,
   type ResolvedGlicko2Options,
 } from './glicko2.js';
+export { mulberry32 } from './random.js';
 export {
-  mulberry32,
   WVW,
   WVW_DEFAULTS,
   WVW_OPTIONS,

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { glicko2Update } from './glicko2.js';
-import { mulberry32, wvwExpectedScores, wvwGlickoScore, wvwGroups, wvwRateMatch } from './wvw.js';
+import { mulberry32 } from './random.js';
+import { wvwExpectedScores, wvwGlickoScore, wvwGroups, wvwRateMatch } from './wvw.js';
 
 describe('World-vs-World score transform (gw2-wvw-glicko2.txt)', () => {
   it('maps score shares through (sin((p - 0.5) pi) + 1) / 2', () => {

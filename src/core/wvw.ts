@@ -8,6 +8,7 @@
  */
 import { defineSystem, SURPRISE_TERMS } from './descriptor.js';
 import { InvalidInputError } from './errors.js';
+import { mulberry32 } from './random.js';
 import {
   GLICKO2,
   GLICKO2_OPTIONS,
@@ -114,18 +115,6 @@ export interface WvwGroupOptions {
   random?: () => number;
   /** Seed of the default generator for the randomized rule. @default 1 */
   seed?: number;
-}
-
-/** A small, fast, seedable generator (Mulberry32), so a randomized draw can be replayed. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -7,7 +7,7 @@
  * start, so they are added again whenever the 6v6 queue is empty.
  */
 import { eloExpected } from '../core/elo.js';
-import { mulberry32 } from '../core/wvw.js';
+import { mulberry32 } from '../core/random.js';
 import type { Match } from '../core/match.js';
 import { wvwGroups } from '../core/wvw.js';
 import type { Service } from './index.js';
@@ -51,7 +51,7 @@ export async function seedDemo(service: Service): Promise<boolean> {
         players: team.map((i) => (random() < 0.04 ? { id: `p${i + 1}`, quit: true, seconds: Math.round(200 + random() * 800) } : { id: `p${i + 1}`, seconds: 1200 })),
       })),
     };
-    jobs.push(service.writer.submitMatch(ranked, match, undefined, `demo-${m}`));
+    jobs.push(service.writer.submitMatch(ranked, match));
   }
   await Promise.all(jobs);
 
@@ -68,19 +68,14 @@ export async function seedDemo(service: Service): Promise<boolean> {
     const rank = r < pA * 0.95 ? [1, 2] : r < pA * 0.95 + 0.05 ? [1, 1] : [2, 1];
     const at = now - 21 * DAY + (m / 800) * 21 * DAY;
     jobs.push(
-      service.writer.submitMatch(
-        duel,
-        {
-          id: `demo-duel-${m + 1}`,
-          at,
-          teams: [
-            { players: [{ id: `d${a + 1}` }], rank: rank[0] },
-            { players: [{ id: `d${b + 1}` }], rank: rank[1] },
-          ],
-        },
-        undefined,
-        `demo-d-${m}`,
-      ),
+      service.writer.submitMatch(duel, {
+        id: `demo-duel-${m + 1}`,
+        at,
+        teams: [
+          { players: [{ id: `d${a + 1}` }], rank: rank[0] },
+          { players: [{ id: `d${b + 1}` }], rank: rank[1] },
+        ],
+      }),
     );
   }
   await Promise.all(jobs);
@@ -99,8 +94,8 @@ export async function seedDemo(service: Service): Promise<boolean> {
         return { players: [{ id }], score: Math.round(world.strength * (50_000 + 30_000 * random())) };
       }),
     }));
-    const outcome = await service.writer.submitRound(wvw, `week ${week + 1}`, at, matches, undefined, `demo-w-${week}`);
-    groups = (JSON.parse(outcome.body as string) as { groups: string[][] }).groups;
+    const outcome = await service.writer.submitRound(wvw, `week ${week + 1}`, at, matches);
+    groups = (JSON.parse(outcome.body) as { groups: string[][] }).groups;
   }
 
   await seedDemoTickets(tickets, random, now);

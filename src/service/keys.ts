@@ -12,8 +12,9 @@ import { InvalidInputError } from '../core/errors.js';
 import type { Database } from '../store/database.js';
 import { anyKeyExists, findKeyByHash, findKeyById, insertKey, type KeyRow, listKeys, revokeKey } from '../store/keys.js';
 import { NotFoundError } from './errors/index.js';
+import type { Scope } from './scopes.js';
 
-export type Scope = 'admin' | 'correct' | 'write' | 'read';
+export type { Scope } from './scopes.js';
 
 export interface ApiKey {
   id: string;

@@ -14,7 +14,7 @@
  * for the same work. Nothing of them is kept.
  */
 import { Matchmaker } from '../matchmaking/index.js';
-import { syntheticQueue } from '../sim/tickets.js';
+import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
 
 export interface WarmUpOptions {
   /** Passes to run. @default 8 */

@@ -10,13 +10,11 @@
  *
  * A system that keeps whole histories rates a match from the whole log
  * before it, not from stored states: its ladders are rated through a
- * `LadderHistory` (whole-history.ts), which the writer and the replay fill
- * with the same `add`, one match at a time in sequence order.
+ * `LadderHistory` (whole-history.ts), which the writer and the replay
+ * (replay.ts) fill with the same `add`, one match at a time in sequence order.
  */
 import type { Match } from '../core/match.js';
 import type { MatchRating, PlayerChange, PlayerState, RatingSystem } from '../core/systems.js';
-import { InvalidInputError } from '../core/errors.js';
-import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 
 export interface StoredMatch {
   seq: number;
@@ -28,12 +26,6 @@ export interface StoredMatch {
   body: Match;
   /** A voided match stays in the log and never counts. */
   voided?: boolean;
-}
-
-/** A season boundary: before the first match with seq ≥ `firstSeq`, every player's state is reset. */
-export interface SeasonBoundary {
-  firstSeq: number;
-  reset(state: PlayerState): PlayerState;
 }
 
 export function rateUnit(system: RatingSystem, matches: readonly Match[], states: ReadonlyMap<string, PlayerState>, round: boolean): MatchRating[] {
@@ -82,59 +74,4 @@ export function changeEntry(change: PlayerChange, prev: number | null): { entry:
 /** The history of one match (its `changes` JSON array); `prev` gives the chain link of each player. */
 export function matchChanges(changes: readonly PlayerChange[], prev: (id: string) => number | null = () => null): string {
   return `[${changes.map((change) => changeEntry(change, prev(change.id)).entry).join(',')}]`;
-}
-
-/**
- * Replays stored matches (in seq order) from nothing and returns every
- * player's final state (a whole-history system: through a fresh
- * `LadderHistory`, as the writer rated them). Consecutive matches of the same round form one unit;
- * voided matches are skipped; at each season boundary every state is reset
- * (a boundary after the last match resets the final states).
- */
-export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch>, seasons: readonly SeasonBoundary[] = []): Map<string, PlayerState> {
-  if (keepsWholeHistory(system.name)) {
-    // A fresh history (never `system` itself, which may have rated before), filled as the writer fills its own.
-    if (seasons.length > 0) throw new InvalidInputError(`${system.name} ladders have no seasons`, { field: 'seasons' });
-    const history = new LadderHistory(system.name, system.options as Record<string, unknown>, 0);
-    history.addStored(matches);
-    return new Map(history.states);
-  }
-  const states = new Map<string, PlayerState>();
-  const boundaries = [...seasons].sort((a, b) => a.firstSeq - b.firstSeq);
-  let nextBoundary = 0;
-  const crossTo = (seq: number) => {
-    while (nextBoundary < boundaries.length && boundaries[nextBoundary]!.firstSeq <= seq) {
-      const boundary = boundaries[nextBoundary++]!;
-      for (const [id, state] of states) states.set(id, boundary.reset(state));
-    }
-  };
-  let roundName: string | null = null;
-  let roundMatches: Match[] = [];
-  const apply = (ratings: MatchRating[]) => {
-    for (const rating of ratings) for (const change of rating.players) states.set(change.id, change.after);
-  };
-  const flushRound = () => {
-    if (roundMatches.length > 0) apply(rateUnit(system, roundMatches, states, true));
-    roundMatches = [];
-    roundName = null;
-  };
-  for (const stored of matches) {
-    if (stored.voided) continue;
-    if (nextBoundary < boundaries.length && boundaries[nextBoundary]!.firstSeq <= stored.seq) {
-      flushRound();
-      crossTo(stored.seq);
-    }
-    if (stored.round !== null) {
-      if (stored.round !== roundName) flushRound();
-      roundName = stored.round;
-      roundMatches.push(stored.body);
-      continue;
-    }
-    flushRound();
-    // One match at a time: each sees the states left by the one before.
-    apply(rateUnit(system, [stored.body], states, false));
-  }
-  flushRound();
-  crossTo(Infinity);
-  return states;
 }

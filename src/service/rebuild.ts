@@ -13,7 +13,8 @@ import { rowToState } from '../store/rows.js';
 import { listSeasons } from '../store/seasons.js';
 import { applyReset, type SeasonReset } from './seasons.js';
 import type { Ladder } from './ladders.js';
-import { replayStored, type StoredMatch } from './rating.js';
+import type { StoredMatch } from './rating.js';
+import { replayStored } from './replay.js';
 
 export interface PlayerDifference {
   id: string;

@@ -29,7 +29,7 @@ import { Leaderboard } from '../standings/leaderboard.js';
 import { Matchmaker } from '../matchmaking/matchmaker.js';
 import type { FormedMatch } from '../matchmaking/matchmaker.js';
 import type { Ticket } from '../matchmaking/ticket.js';
-import { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom } from './tickets.js';
+import { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom } from '../matchmaking/synthetic-queue.js';
 
 export interface SimulationOptions {
   /** @default 3000 */

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSystem } from '../../src/core/systems.js';
 import { Replay } from '../../src/core/replay.js';
 import { parseMatch } from '../../src/core/match.js';
-import { mulberry32 } from '../../src/core/wvw.js';
+import { mulberry32 } from '../../src/core/random.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 

@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMatch, type Match } from '../../src/core/match.js';
 import { createSystem, type PlayerState, type SystemName } from '../../src/core/systems.js';
-import { mulberry32 } from '../../src/core/wvw.js';
+import { mulberry32 } from '../../src/core/random.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
-import { replayStored } from '../../src/service/rating.js';
+import { replayStored } from '../../src/service/replay.js';
 import { applyReset } from '../../src/service/seasons.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 

@@ -6,42 +6,17 @@
  * acknowledged ones too), and the stored ratings must equal a replay of the
  * acknowledged matches in the server's order.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseMatch } from '../../src/core/match.js';
 import { Replay } from '../../src/core/replay.js';
 import { createSystem } from '../../src/core/systems.js';
-import { mulberry32 } from '../../src/core/wvw.js';
-import { childEnv } from '../support/test-env.js';
+import { mulberry32 } from '../../src/core/random.js';
+import { startServe } from '../support/serve.js';
 import { ADMIN_KEY, BACKENDS, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName, type Backend } from './helpers.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-
-function startChild(env: Record<string, string>, dataDir: string | undefined): Promise<{ child: ChildProcess; url: string }> {
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--no-matchmaking-warm-up', ...(dataDir ? ['--data', dataDir] : [])];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ LADDER_ADMIN_KEY: ADMIN_KEY, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 90_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const { listening } = JSON.parse(line) as { listening?: string };
-        if (listening) {
-          clearTimeout(timer);
-          resolve({ child, url: listening });
-        }
-      } catch {
-        // Not the listening line.
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}: ${stderr}`));
-    });
-  });
+function startChild(env: Record<string, string>, dataDir: string | undefined) {
+  return startServe({ args: ['--no-matchmaking-warm-up', ...(dataDir ? ['--data', dataDir] : [])], env: { LADDER_ADMIN_KEY: ADMIN_KEY, ...env } });
 }
 
 function generate(count: number) {

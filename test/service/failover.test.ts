@@ -10,48 +10,18 @@
  * kill, and there a ticket's assignment event arrives within an interval
  * (plus the pass) of its creation.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { followAssignments } from '../support/assignments.js';
-import { childEnv } from '../support/test-env.js';
+import { type Served, startServe } from '../support/serve.js';
 import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName } from './helpers.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const INTERVAL_MS = 1000;
 
-interface Child {
-  child: ChildProcess;
-  url: string;
-}
-
-function startChild(env: Record<string, string>, dataDir: string | undefined): Promise<Child> {
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--rate-limit', '1000000', ...(dataDir ? ['--data', dataDir] : [])];
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: childEnv({ LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_INTERVAL_MS: String(INTERVAL_MS), ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 90_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const { listening } = JSON.parse(line) as { listening?: string };
-        if (listening) {
-          clearTimeout(timer);
-          resolve({ child, url: listening });
-        }
-      } catch {
-        // Not the listening line.
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}: ${stderr}`));
-    });
+function startChild(env: Record<string, string>, dataDir: string | undefined): Promise<Served> {
+  return startServe({
+    args: ['--rate-limit', '1000000', ...(dataDir ? ['--data', dataDir] : [])],
+    env: { LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_INTERVAL_MS: String(INTERVAL_MS), ...env },
   });
 }
 

@@ -1,5 +1,5 @@
 import { LadderError } from '../../core/errors.js';
-import type { Scope } from '../keys.js';
+import type { Scope } from '../scopes.js';
 
 /** A valid key that lacks the scope the operation needs. */
 export class ForbiddenError extends LadderError {

@@ -4,6 +4,7 @@
  * of the contract it keeps, and the conformance suite (conformance.ts) holds
  * the rule for both stores.
  */
+import type { Redis } from 'ioredis';
 import { MAX_QUEUE_REGIONS } from './store.js';
 
 /** The start of a waiting ticket's stored text: a script tells a waiting ticket from a finished one by it alone. */
@@ -427,3 +428,43 @@ if not current then
 end
 if ARGV[2] ~= '' and ARGV[2] ~= current then redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4], 'NX') end
 return current`;
+
+type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+/** The scripts as commands of one client (ioredis sends EVALSHA, and the script itself when Redis lacks it). */
+export interface Scripts {
+  ladderIntake: Script;
+  ladderCancel: Script;
+  ladderAssign: Script;
+  ladderBackfillIntake: Script;
+  ladderBackfillCancel: Script;
+  ladderFill: Script;
+  ladderRenew: Script;
+  ladderTrim: Script;
+  ladderRelease: Script;
+  ladderForget: Script;
+  ladderWaiting: Script;
+  ladderEpoch: Script;
+  ladderExpire: Script;
+  ladderStreamPosition: Script;
+}
+
+/** Registers every script on `redis`. */
+export function defineScripts(redis: Redis): Scripts {
+  // The number of keys goes first: one key per ticket of the batch.
+  redis.defineCommand('ladderIntake', { lua: INTAKE });
+  redis.defineCommand('ladderCancel', { numberOfKeys: 7, lua: CANCEL });
+  redis.defineCommand('ladderAssign', { numberOfKeys: 7, lua: ASSIGN });
+  redis.defineCommand('ladderBackfillIntake', { numberOfKeys: 6, lua: BACKFILL_INTAKE });
+  redis.defineCommand('ladderBackfillCancel', { numberOfKeys: 4, lua: BACKFILL_CANCEL });
+  redis.defineCommand('ladderFill', { numberOfKeys: 9, lua: FILL });
+  redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
+  redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
+  redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
+  redis.defineCommand('ladderForget', { numberOfKeys: 11, lua: FORGET });
+  redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
+  redis.defineCommand('ladderEpoch', { numberOfKeys: 2, lua: EPOCH });
+  redis.defineCommand('ladderExpire', { numberOfKeys: 8, lua: EXPIRE });
+  redis.defineCommand('ladderStreamPosition', { numberOfKeys: 1, lua: STREAM_POSITION });
+  return redis as unknown as Scripts;
+}

@@ -41,33 +41,15 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { BackfillInput, Ticket } from '../../matchmaking/index.js';
 import { TicketLostError, UnavailableError } from '../errors/index.js';
 import { redisCall } from '../redis.js';
-import {
-  ASSIGN,
-  BACKFILL_CANCEL,
-  BACKFILL_INTAKE,
-  CANCEL,
-  EPOCH,
-  EXPIRE,
-  FIGURES_PREFIX,
-  FILL,
-  FORGET,
-  INTAKE,
-  RELEASE,
-  RENEW,
-  STREAM_POSITION,
-  TRIM,
-  WAITING,
-  WAITING_PREFIX,
-} from './redis-scripts.js';
+import { defineScripts, FIGURES_PREFIX, type Scripts, WAITING_PREFIX } from './redis-scripts.js';
+import { ISSUED_ID, nextId, relayTo, streamInfo } from './redis-wire.js';
 import {
   type AddOutcome,
-  type AssignmentEvent,
   type BackfillAddOutcome,
   type BackfillPlacement,
   backfillPlayers,
   type Claim,
   type EventBatch,
-  type ExpiredEvent,
   type ExpiryCutoffs,
   FIGURES_EPOCH,
   type FormedMatchRecord,
@@ -86,8 +68,6 @@ import {
   type TicketStore,
 } from './store.js';
 
-type Script = (...args: Array<string | number>) => Promise<unknown>;
-
 interface PendingAdd {
   ticket: StoredTicket;
   limits: IntakeLimits | undefined;
@@ -99,44 +79,11 @@ interface PendingAdd {
 const INTAKE_CHUNK = 200;
 /** Tickets a lock holder keeps for its own intake events, per ladder (see ownEvents). */
 const OWN_EVENTS = 50_000;
-interface Scripts {
-  ladderIntake: Script;
-  ladderCancel: Script;
-  ladderAssign: Script;
-  ladderBackfillIntake: Script;
-  ladderBackfillCancel: Script;
-  ladderFill: Script;
-  ladderRenew: Script;
-  ladderTrim: Script;
-  ladderRelease: Script;
-  ladderForget: Script;
-  ladderWaiting: Script;
-  ladderEpoch: Script;
-  ladderExpire: Script;
-  ladderStreamPosition: Script;
-}
-
 export interface RedisTicketOptions {
   /** Milliseconds a matchmaking lock lasts unless renewed. @default 10000 */
   lockMs?: number;
   /** Events kept in a ladder's stream at most (about), when no lock holder trims it. @default 1000000 */
   eventsCap?: number;
-}
-
-/** A ticket id Ladder issued: a UUID, a dot, the epoch it was issued under (12 hex digits). */
-const ISSUED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.([0-9a-f]{12})$/;
-
-/** The stream id just after `id` (MINID keeps ids ≥ it). */
-function nextId(id: string): string {
-  const [ms, seq] = id.split('-');
-  return `${ms}-${Number(seq) + 1}`;
-}
-
-/** The last id and the count of entries ever added, from an XINFO STREAM reply. */
-function streamInfo(reply: unknown[]): { lastId: string; added: number } {
-  const lastAt = reply.indexOf('last-generated-id');
-  const addedAt = reply.indexOf('entries-added');
-  return { lastId: lastAt === -1 ? '0-0' : String(reply[lastAt + 1]), added: addedAt === -1 ? 0 : Number(reply[addedAt + 1]) };
 }
 
 export class RedisTicketStore implements TicketStore {
@@ -169,22 +116,7 @@ export class RedisTicketStore implements TicketStore {
     this.events.setMaxListeners(0);
     this.lockMs = options.lockMs ?? 10_000;
     this.eventsCap = options.eventsCap ?? 1_000_000;
-    // The number of keys goes first: one key per ticket of the batch.
-    redis.defineCommand('ladderIntake', { lua: INTAKE });
-    redis.defineCommand('ladderCancel', { numberOfKeys: 7, lua: CANCEL });
-    redis.defineCommand('ladderAssign', { numberOfKeys: 7, lua: ASSIGN });
-    redis.defineCommand('ladderBackfillIntake', { numberOfKeys: 6, lua: BACKFILL_INTAKE });
-    redis.defineCommand('ladderBackfillCancel', { numberOfKeys: 4, lua: BACKFILL_CANCEL });
-    redis.defineCommand('ladderFill', { numberOfKeys: 9, lua: FILL });
-    redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
-    redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
-    redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
-    redis.defineCommand('ladderForget', { numberOfKeys: 11, lua: FORGET });
-    redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
-    redis.defineCommand('ladderEpoch', { numberOfKeys: 2, lua: EPOCH });
-    redis.defineCommand('ladderExpire', { numberOfKeys: 8, lua: EXPIRE });
-    redis.defineCommand('ladderStreamPosition', { numberOfKeys: 1, lua: STREAM_POSITION });
-    this.scripts = redis as unknown as Scripts;
+    this.scripts = defineScripts(redis);
     redis.on('ready', () => {
       void this.learnClientId();
       // After a reconnect: a Redis that came back empty gets a new epoch, and the loss is recorded.
@@ -223,31 +155,8 @@ export class RedisTicketStore implements TicketStore {
     // reconnects and subscribes again on its own after an outage.
     await this.subscriber.connect();
     await this.subscriber.subscribe(this.key('assignments'), this.key('expirations'));
-    const expirations = this.key('expirations');
-    this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === expirations) {
-        if (this.events.listenerCount('expired') === 0) return;
-        try {
-          const published = JSON.parse(message) as { ladder: string; tickets?: unknown; backfills?: unknown };
-          // Lua's cjson writes an empty list as {}.
-          const list = (value: unknown) => (Array.isArray(value) ? (value as string[]) : []);
-          this.events.emit('expired', { ladder: published.ladder, tickets: list(published.tickets), backfills: list(published.backfills) } satisfies ExpiredEvent);
-        } catch {
-          // Not ours.
-        }
-        return;
-      }
-      // Nobody streams assignments from this instance: nothing to decode them for.
-      if (this.events.listenerCount('assignment') === 0) return;
-      try {
-        // One message carries the matches a turn placed (an instance of an earlier version sends one each).
-        const published = JSON.parse(message) as AssignmentEvent | { ladder: string; matches: RecentMatch[] };
-        if ('matches' in published) for (const match of published.matches) this.events.emit('assignment', { ladder: published.ladder, match } satisfies AssignmentEvent);
-        else this.events.emit('assignment', published);
-      } catch {
-        // Not ours.
-      }
-    });
+    const relay = relayTo(this.events, this.key('expirations'));
+    this.subscriber.on('message', relay);
   }
 
   private key(name: string): string {

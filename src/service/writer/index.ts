@@ -56,9 +56,9 @@ import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
 import { type DerivationOptions, keepsWholeHistory, LadderHistory } from '../whole-history.js';
 import type { LadderHead } from '../../store/ladders.js';
-import { type CommittedPlayer, type Job, type Outcome, planBatch } from './plan.js';
+import { type CommittedPlayer, type Idempotency, type Job, planBatch, type Written } from './plan.js';
 
-export type { CommittedPlayer, Outcome } from './plan.js';
+export type { CommittedPlayer, Idempotency, Written } from './plan.js';
 
 export interface WriterHooks {
   /** After a commit: the players whose state changed and how many matches were rated. */
@@ -105,7 +105,7 @@ interface BatchResult {
   path: 'fast' | 'locked';
   /** The definition the batch was rated under, when it is not the one it came with (a newer incarnation). */
   ladder?: Ladder;
-  outcomes: Array<Outcome | Error>;
+  outcomes: Array<Written | Error>;
   committed: CommittedPlayer[];
   rated: number;
   lastSeq: number;
@@ -167,13 +167,13 @@ export class MatchWriter {
   }
 
   /** Rates one match (already validated by parseMatch, `at` filled in). */
-  submitMatch(ladder: Ladder, match: Match, key: string | undefined, hash: string): Promise<Outcome> {
-    return this.enqueue(ladder, { kind: 'match', key, hash, matches: [match], receivedAt: Date.now() });
+  submitMatch(ladder: Ladder, match: Match, idempotency?: Idempotency): Promise<Written> {
+    return this.enqueue(ladder, { kind: 'match', idempotency, matches: [match], receivedAt: Date.now() });
   }
 
   /** Rates one World-vs-World round: its matches form one rating period. */
-  submitRound(ladder: Ladder, name: string | undefined, at: number, matches: Match[], key: string | undefined, hash: string): Promise<Outcome> {
-    return this.enqueue(ladder, { kind: 'round', key, hash, matches, roundName: name, roundAt: at, receivedAt: Date.now() });
+  submitRound(ladder: Ladder, name: string | undefined, at: number, matches: Match[], idempotency?: Idempotency): Promise<Written> {
+    return this.enqueue(ladder, { kind: 'round', idempotency, matches, roundName: name, roundAt: at, receivedAt: Date.now() });
   }
 
   /** Stops taking work; waits for transactions in flight. */
@@ -188,10 +188,10 @@ export class MatchWriter {
     if (known === undefined || ladder.incarnation >= known.incarnation) this.definitions.set(ladder.id, ladder);
   }
 
-  private enqueue(ladder: Ladder, job: Omit<Job, 'resolve' | 'reject'>): Promise<Outcome> {
+  private enqueue(ladder: Ladder, job: Omit<Job, 'resolve' | 'reject'>): Promise<Written> {
     if (this.closed) return Promise.reject(new UnavailableError('server', 'the server is shutting down; retry on another instance or shortly'));
     this.learn(ladder);
-    return new Promise<Outcome>((resolve, reject) => {
+    return new Promise<Written>((resolve, reject) => {
       let queue = this.queues.get(ladder.id);
       if (!queue) this.queues.set(ladder.id, (queue = []));
       (job as Job).resolve = resolve;
@@ -331,7 +331,7 @@ export class MatchWriter {
    */
   private async writeOneByOne(ladder: Ladder, batch: Job[]): Promise<BatchResult> {
     this.writes.isolated++;
-    const outcomes: Array<Outcome | Error> = [];
+    const outcomes: Array<Written | Error> = [];
     const committed = new Map<string, CommittedPlayer>();
     let rated = 0;
     let lastSeq = 0;
@@ -406,7 +406,7 @@ export class MatchWriter {
 
   private async sendFast(ladder: Ladder, batch: Job[], inflight: Set<Promise<void>>): Promise<{ result: Promise<BatchResult | null> } | null> {
     if (batch.some((job) => job.kind !== 'match') || keepsWholeHistory(ladder.system)) return null;
-    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
+    const keys = [...new Set(batch.map((job) => job.idempotency?.key).filter((key): key is string => key !== undefined))];
     const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
     const sending = this.sending(ladder.id);
     if (inflight.size > 0 && (keys.some((key) => sending.keys.has(key)) || givenIds.some((id) => sending.ids.has(id)))) {
@@ -551,9 +551,9 @@ export class MatchWriter {
     const { nextSeq, roundCount, version } = head;
     const history = keepsWholeHistory(ladder.system) ? await this.historyAt(tx, ladder, head, kept) : undefined;
 
-    const keys = [...new Set(batch.map((job) => job.key).filter((key): key is string => key !== undefined))];
-    const stored = new Map<string, { hash: string; outcome: Outcome }>();
-    for (const [key, answer] of await findAnswers(tx, ladder.id, keys)) stored.set(key, { hash: answer.hash, outcome: { status: answer.status, body: answer.response } });
+    const keys = [...new Set(batch.map((job) => job.idempotency?.key).filter((key): key is string => key !== undefined))];
+    const stored = new Map<string, { hash: string; written: Written }>();
+    for (const [key, answer] of await findAnswers(tx, ladder.id, keys)) stored.set(key, { hash: answer.hash, written: { body: answer.response, status: answer.status } });
     const givenIds = [...new Set(batch.flatMap((job) => job.matches.map((m) => m.id)).filter((id): id is string => id !== undefined))];
     const takenIds = await takenMatchIds(tx, ladder.id, givenIds);
     const takenRounds = await takenRoundNames(

@@ -18,20 +18,34 @@ import type { Ladder } from '../ladders.js';
 import { changeEntry, publicState, rateUnit } from '../rating.js';
 import type { HistoryStep, LadderHistory } from '../whole-history.js';
 
-/** An answer: `body` is an object, or the exact JSON text stored for an idempotent repeat. */
-export type Outcome = { status: number; body: unknown };
+/**
+ * What the writer gives back for a submission: the JSON text of the records it
+ * wrote (the match or round, and the rating changes). Serialised once, here,
+ * because the same bytes are stored with an Idempotency-Key and replayed.
+ * `status` is set only for a repeat: the status stored with its key.
+ */
+export interface Written {
+  body: string;
+  status?: number;
+}
+
+/** An Idempotency-Key with its request's fingerprint and the status the caller answers a fresh write with (stored for repeats). */
+export interface Idempotency {
+  key: string;
+  hash: string;
+  status: number;
+}
 
 /** One submission waiting to be written: a match, or a World-vs-World round of several. */
 export interface Job {
   kind: 'match' | 'round';
-  key: string | undefined;
-  hash: string;
+  idempotency: Idempotency | undefined;
   matches: Match[];
   roundName?: string;
   /** Epoch ms of the round (rounds only). */
   roundAt?: number;
   receivedAt: number;
-  resolve: (outcome: Outcome) => void;
+  resolve: (written: Written) => void;
   reject: (error: unknown) => void;
 }
 
@@ -49,7 +63,7 @@ export interface BatchStart {
   nextSeq: number;
   roundCount: number;
   /** Stored Idempotency-Keys of the batch. */
-  stored: Map<string, { hash: string; outcome: Outcome }>;
+  stored: Map<string, { hash: string; written: Written }>;
   takenIds: Set<string>;
   takenRounds: Set<string>;
   /** States of the batch's players that exist (others start from the system's initial state); updated as the batch is rated. */
@@ -66,7 +80,7 @@ export interface BatchStart {
 
 export interface BatchPlan {
   /** Per submission: its answer, or the error it gets (the others are written regardless). */
-  outcomes: Array<Outcome | Error>;
+  outcomes: Array<Written | Error>;
   /** The matches, each with its history (`changes`). */
   matchRows: MatchRows;
   idemRows: IdempotencyRows;
@@ -90,14 +104,15 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
   const idemRows = emptyIdempotencyRows();
   const roundRows: RoundRow[] = [];
   const changed = new Map<string, CommittedPlayer>();
-  const batchKeys = new Map<string, { hash: string; outcome: Outcome }>();
+  const batchKeys = new Map<string, { hash: string; written: Written }>();
   let rated = 0;
 
-  const outcomes: Array<Outcome | Error> = batch.map((job) => {
-    if (job.key !== undefined) {
-      const previous = stored.get(job.key) ?? batchKeys.get(job.key);
+  const outcomes: Array<Written | Error> = batch.map((job) => {
+    const idem = job.idempotency;
+    if (idem !== undefined) {
+      const previous = stored.get(idem.key) ?? batchKeys.get(idem.key);
       if (previous) {
-        if (previous.hash === job.hash) return previous.outcome;
+        if (previous.hash === idem.hash) return previous.written;
         return new ConflictError('this Idempotency-Key was already used with a different body', 'Idempotency-Key');
       }
     }
@@ -202,15 +217,15 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
       takenRounds.add(roundName!);
       text = JSON.stringify({ round: roundName, matches: matchesOut, ratings: ratingsOut, groups });
     }
-    const outcome: Outcome = { status: 201, body: text };
-    if (job.key !== undefined) {
-      batchKeys.set(job.key, { hash: job.hash, outcome });
-      idemRows.key.push(job.key);
-      idemRows.hash.push(job.hash);
-      idemRows.status.push(201);
+    if (idem !== undefined) {
+      // A repeat within the batch answers as a later batch would: with the stored status.
+      batchKeys.set(idem.key, { hash: idem.hash, written: { body: text, status: idem.status } });
+      idemRows.key.push(idem.key);
+      idemRows.hash.push(idem.hash);
+      idemRows.status.push(idem.status);
       idemRows.response.push(text);
     }
-    return outcome;
+    return { body: text };
   });
   for (const player of changed.values()) player.lastSeq = lastSeqs.get(player.id) ?? null;
   return { outcomes, matchRows, idemRows, roundRows, changed, rated, nextSeq, roundCount };

@@ -8,7 +8,7 @@ import { correctionResponse } from '../../responses.js';
 import { ladderParams, matchListQuerySchema, matchParams, matchSchema, voidSchema } from '../../schemas.js';
 import type { AppContext } from '../context.js';
 import { matchSubmission } from '../../submissions.js';
-import { requestHash, type Outcome } from '../../writer/index.js';
+import { type Idempotency, requestHash, type Written } from '../../writer/index.js';
 import { correctableLadder, readableLadder, writableLadder } from '../access.js';
 import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
@@ -17,6 +17,9 @@ import { matchListResponse, ratedMatchResponse } from '../../responses.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
+/** A written match or round answers 201 Created; a repeat under its Idempotency-Key answers as it was first answered. */
+const CREATED = 201;
+
 export function idempotencyKey(request: FastifyRequest): string | undefined {
   const key = request.headers['idempotency-key'];
   if (key === undefined) return undefined;
@@ -24,9 +27,17 @@ export function idempotencyKey(request: FastifyRequest): string | undefined {
   return key;
 }
 
-/** A writer's answer: an object, or the exact JSON text stored for an idempotent repeat. */
-export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
-  return typeof outcome.body === 'string' ? reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body) : reply.code(outcome.status).send(outcome.body);
+/** What the writer stores with an Idempotency-Key: the fingerprint of the body (its kind and parsed body) and the status a fresh write answers with. */
+export function idempotency(key: string | undefined, kind: string, body: unknown): Idempotency | undefined {
+  return key === undefined ? undefined : { key, hash: requestHash(kind, body), status: CREATED };
+}
+
+/** The writer's records, sent as the exact JSON text it wrote (and stored for repeats). */
+export function sendWritten(reply: FastifyReply, written: Written) {
+  return reply
+    .code(written.status ?? CREATED)
+    .type('application/json; charset=utf-8')
+    .send(written.body);
 }
 
 /** The answer of a correction; the rankings learn the moved states. */
@@ -69,7 +80,7 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
       const ladder = await writableLadder(ctx.ladders, request, request.params.ladder);
       const key = idempotencyKey(request);
       const match = matchSubmission(request.body, { now: Date.now(), maxFutureMs }, ladder.system);
-      return sendOutcome(reply, await ctx.writer.submitMatch(ladder, match, key, requestHash('match', request.body)));
+      return sendWritten(reply, await ctx.writer.submitMatch(ladder, match, idempotency(key, 'match', request.body)));
     },
   );
   app.post(

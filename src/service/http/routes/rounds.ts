@@ -5,12 +5,11 @@ import { allSystems, describeSystem } from '../../../core/registry.js';
 import { roundsOf } from '../../rounds.js';
 import { ladderParams, roundSchema } from '../../schemas.js';
 import { roundSubmission } from '../../submissions.js';
-import { requestHash } from '../../writer/index.js';
 import { readableLadder, writableLadder } from '../access.js';
 import { clientGone } from '../client-gone.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';
-import { idempotencyKey, sendOutcome } from './matches.js';
+import { idempotency, idempotencyKey, sendWritten } from './matches.js';
 import { ratedRoundResponse, roundListResponse } from '../../responses.js';
 
 export const roundRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
@@ -41,7 +40,7 @@ export const roundRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
       }
       const key = idempotencyKey(request);
       const { at, matches } = roundSubmission(request.body, { now: Date.now(), maxFutureMs });
-      return sendOutcome(reply, await ctx.writer.submitRound(ladder, request.body.round, at, matches, key, requestHash('round', request.body)));
+      return sendWritten(reply, await ctx.writer.submitRound(ladder, request.body.round, at, matches, idempotency(key, 'round', request.body)));
     },
   );
   app.get(

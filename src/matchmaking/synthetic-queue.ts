@@ -1,9 +1,10 @@
 /**
- * Synthetic matchmaking queues: the benchmark's and the tests' stand-in for
- * a live population. Seeded, so a run can be repeated exactly.
+ * Synthetic matchmaking queues: a stand-in for a live population, used by the
+ * benchmarks, the tests and `ladder serve`'s warm-up (which runs passes over
+ * such queues before taking traffic). Seeded, so a run can be repeated exactly.
  */
-import { mulberry32 } from '../core/wvw.js';
-import type { Ticket, TicketPlayer } from '../matchmaking/ticket.js';
+import { mulberry32 } from '../core/random.js';
+import type { Ticket, TicketPlayer } from './ticket.js';
 
 /** The core's seeded generator (Mulberry32), floats in [0, 1). */
 export const seededRandom = mulberry32;

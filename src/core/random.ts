@@ -1,0 +1,13 @@
+/** Seeded random numbers, so anything drawn at random (a randomized grouping, a generated queue) can be replayed. */
+
+/** A small, fast, seedable generator (Mulberry32): numbers in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
