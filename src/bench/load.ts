@@ -134,10 +134,14 @@ export async function startServer(env: Record<string, string>, extra: string[] =
   const nodeArgs = (process.env.LADDER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // LADDER_BENCH_SERVER_ARGS: extra `ladder serve` flags, e.g. "--no-pglite-thread" to compare a setting in the same build.
   const serverArgs = (process.env.LADDER_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', String(options.rateLimit ?? 1_000_000), ...extra, ...serverArgs], {
-    env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, ...cliEntry().args, 'serve', '--port', '0', '--rate-limit', String(options.rateLimit ?? 1_000_000), ...extra, ...serverArgs],
+    {
+      env: { ...process.env, LADDER_ADMIN_KEY: ADMIN_KEY, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   createInterface({ input: child.stderr! }).on('line', (line) => {
     if (!options.onStderrLine?.(line)) stderr += `${line}\n`;
