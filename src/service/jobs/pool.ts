@@ -25,10 +25,9 @@
  * each worker through a two-line bootstrap that registers tsx's loader
  * first, since Node 20 ignores `--import` in a worker's execArgv.
  */
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerStart } from '../../store/worker-start.js';
 import { JobCancelledError, JobTimeoutError, UnavailableError } from '../errors/index.js';
 import type { JobKinds } from './serve.js';
 import { fromWire, type JobMessage, type JobReply } from './wire.js';
@@ -79,16 +78,6 @@ interface Slot {
 
 export function defaultPoolSize(): number {
   return Math.max(1, availableParallelism() - 1);
-}
-
-/** How to start a worker on `script`: directly when it is JavaScript, through tsx's loader when it is TypeScript source. */
-function workerStart(script: URL): { target: URL | string; eval: boolean; workerData?: unknown } {
-  if (!script.pathname.endsWith('.ts')) return { target: script, eval: false };
-  // tsx's ESM API (its package exports only its CommonJS build to require.resolve, so the file is found beside package.json).
-  const tsxPackage = createRequire(import.meta.url).resolve('tsx/package.json');
-  const api = pathToFileURL(tsxPackage.replace(/package\.json$/, 'dist/esm/api/index.mjs')).href;
-  const bootstrap = "const { workerData } = require('node:worker_threads'); import(workerData.api).then((tsx) => { tsx.register(); return import(workerData.entry); });";
-  return { target: bootstrap, eval: true, workerData: { api, entry: script.href } };
 }
 
 export class WorkerPool<K extends JobKinds> {
