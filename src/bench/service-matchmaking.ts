@@ -764,7 +764,8 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
   try {
     let server = await deployment.start();
     const agent = new Agent({ keepAlive: true });
-    await call(agent, new URL(server.url), 'POST', '/v1/ladders', JSON.stringify({ id: 'burst', system: 'teamrank', public: true }));
+    // Tickets that outlive a slow fill and rebuild on a loaded host (the default 600 s would expire them before the pass).
+    await call(agent, new URL(server.url), 'POST', '/v1/ladders', JSON.stringify({ id: 'burst', system: 'teamrank', public: true, matchmaking: { ticketTtlSeconds: 86_400 } }));
     agent.destroy();
     await deployment.stopAll();
     const now = Date.now();
