@@ -532,7 +532,10 @@ export class MatchmakingEngine {
     for (let i = 0; i < formed.length; i++) {
       for (const team of formed[i]!.players) for (const player of team) playerIds.push(player);
       if (playerIds.length >= 50_000) await readRatings();
-      if (i % 100 === 99) await this.slices.pause();
+      if (i % 100 === 99) {
+        await this.keepLock(state, id);
+        await this.slices.pause();
+      }
     }
     if (playerIds.length > 0) await readRatings();
     report.ratingsMs = performance.now() - placeStart;
@@ -579,10 +582,9 @@ export class MatchmakingEngine {
     const putBack: string[] = [];
     const matchesStart = performance.now();
     for (let i = 0; i < result.matches.length; i += PLACE_CHUNK) {
-      if (i > 0) {
-        await this.keepLock(state, id);
-        await this.slices.pause();
-      }
+      // The first chunk too: the pass and the ratings read of a burst can outlast the lock's renewal.
+      await this.keepLock(state, id);
+      if (i > 0) await this.slices.pause();
       const chunk = result.matches.slice(i, i + PLACE_CHUNK);
       const outcomes = await this.ctx.tickets.assign(id, chunk.map(placement));
       let placedHere = 0;
