@@ -16,14 +16,17 @@
  *   ticket to its assignment event on the server-sent-event stream.
  * - held: N tickets that cannot match (no region within any player's
  *   maxPing; strict filters) written into Redis through the service's own
- *   intake script, then one instance started: its rebuild, its pass time
+ *   intake script, then one instance started: its rebuild (and its event
+ *   loop's delay through it, from `/metrics`), its pass time
  *   with a trickle of arrivals (so passes run), `GET /queue` and `/metrics`
  *   latency (1,000 each, one at a time, after 20 not counted; GET /healthz
  *   the same way for comparison) with the server's CPU per request, idle CPU, memory of the instance and of Redis; then the
  *   library's own pass on the same tickets in this process.
  * - burst: N tickets of the library benchmark's synthetic 6v6 queue (most
  *   can match) written into Redis; the instance's first pass over them and
- *   the placement of the matches, against the library's cold pass.
+ *   the placement of the matches, against the library's cold pass; the
+ *   instance's event loop delay (p99 and longest, from `/metrics`) from
+ *   listening through that turn.
  *
  * LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that build's server
  * under this harness (a before/after comparison with the same load);
@@ -617,6 +620,8 @@ export interface HeldResult {
   fillSeconds: number;
   /** The instance taking the lock: the rebuild from Redis (ms). */
   rebuildMs: number;
+  /** The instance's event loop delay from listening through the rebuild's turn (p99 and longest, ms); null from a build without the metric. */
+  rebuildLoopDelayMs: { p99: number; max: number } | null;
   /** Turns with arrivals (so the pass ran): the library's pass inside them and the whole turn, ms. */
   passMs: { median: number; min: number; max: number; runs: number; cpuMedian: number };
   turnMs: { median: number; min: number; max: number };
@@ -679,6 +684,8 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
     base = new URL(server.url);
     agent = new Agent({ keepAlive: true });
     const rebuild = await waitForTurn(server, (t) => t.ladder === 'held' && t.rebuilt, 600);
+    // Over the rebuild (the metric counts from listening): before the reads below add their own.
+    const rebuildLoopDelayMs = await eventLoopDelay(server.url);
     // A trickle of arrivals (that cannot match either), so each turn has events and runs its pass.
     const trickle = heldTickets(trickleSeconds * 5, 2, Date.now());
     const before = server.turns.length;
@@ -707,6 +714,7 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
       players,
       fillSeconds,
       rebuildMs: rebuild.claimMs,
+      rebuildLoopDelayMs,
       passMs: { median: median(passes), min: Math.min(...passes), max: Math.max(...passes), runs: passes.length, cpuMedian: median(turns.map((t) => t.passCpuMs)) },
       turnMs: { median: median(totals), min: Math.min(...totals), max: Math.max(...totals) },
       library,
@@ -747,7 +755,8 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
   try {
     let server = await deployment.start();
     const agent = new Agent({ keepAlive: true });
-    await call(agent, new URL(server.url), 'POST', '/v1/ladders', JSON.stringify({ id: 'burst', system: 'teamrank', public: true }));
+    // Tickets that outlive a slow fill and rebuild on a loaded host (the default 600 s would expire them before the pass).
+    await call(agent, new URL(server.url), 'POST', '/v1/ladders', JSON.stringify({ id: 'burst', system: 'teamrank', public: true, matchmaking: { ticketTtlSeconds: 86_400 } }));
     agent.destroy();
     await deployment.stopAll();
     const now = Date.now();
@@ -839,7 +848,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
         held.push(r);
         const lib = r.library;
         console.log(
-          `held ${size} tickets (${r.players} players) that cannot match: fill ${f(r.fillSeconds)} s, rebuild ${f(r.rebuildMs / 1000, 2)} s; ` +
+          `held ${size} tickets (${r.players} players) that cannot match: fill ${f(r.fillSeconds)} s, rebuild ${f(r.rebuildMs / 1000, 2)} s (event loop delay p99 / max through it ${r.rebuildLoopDelayMs ? `${f(r.rebuildLoopDelayMs.p99)} / ${f(r.rebuildLoopDelayMs.max)} ms` : 'n/a'}); ` +
             `service pass median ${f(r.passMs.median)} ms wall, ${f(r.passMs.cpuMedian)} ms CPU (min ${f(r.passMs.min)}, max ${f(r.passMs.max)}, ${r.passMs.runs} passes), whole turn median ${f(r.turnMs.median)} ms (min ${f(r.turnMs.min)}); ` +
             `library pass cold ${f(lib.coldMs)} ms, warm median ${f(median(lib.warmMs))} ms wall, ${f(median(lib.warmCpuMs))} ms CPU (min ${f(Math.min(...lib.warmMs))}); ratio turn/library (wall medians) ${f(r.turnMs.median / median(lib.warmMs), 2)}; ` +
             `GET queue p50 ${f(r.queueMs.p50, 2)} p99 ${f(r.queueMs.p99, 2)} max ${f(r.queueMs.max, 1)} ms (server CPU ${f(r.queueMs.cpuUs, 0)} µs), metrics p50 ${f(r.metricsMs.p50, 2)} p99 ${f(r.metricsMs.p99, 2)} max ${f(r.metricsMs.max, 1)} ms (${f(r.metricsMs.cpuUs, 0)} µs), healthz p50 ${f(r.healthMs.p50, 2)} p99 ${f(r.healthMs.p99, 2)} ms (${f(r.healthMs.cpuUs, 0)} µs); ` +

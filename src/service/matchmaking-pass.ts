@@ -84,6 +84,12 @@ export interface MatchmakingOptions {
   now?: () => number;
   /** Where the matchmakers live; the caller closes it. @default a worker thread of the engine's own, closed by `close()` */
   host?: MatchmakerHost;
+  /**
+   * Milliseconds of synchronous work after which a turn lets the event loop
+   * turn (a rebuild's batches, the reading of ratings and the placing of a
+   * burst's matches), so requests are served in between. @default 20
+   */
+  sliceMs?: number;
 }
 
 interface LadderState {
@@ -121,6 +127,18 @@ class LadderGoneError extends Error {}
 const RENEW_WITHIN_MS = 2000;
 /** Matches placed per round trip. */
 const PLACE_CHUNK = 250;
+
+/** Lets the event loop turn once `sliceMs` of work has run since it last did (the house pattern of src/service/corrections.ts). */
+class Slices {
+  private since = performance.now();
+  constructor(private readonly sliceMs: number) {}
+
+  async pause(): Promise<void> {
+    if (performance.now() - this.since < this.sliceMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.since = performance.now();
+  }
+}
 
 /** Seconds after its arrival at which a ticket's range last changes (its loosest player's last widening step). */
 function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
@@ -161,6 +179,7 @@ export class MatchmakingEngine {
   private readonly now: () => number;
   readonly host: MatchmakerHost;
   private readonly ownHost: boolean;
+  private readonly slices: Slices;
 
   constructor(
     private readonly ctx: MatchmakingContext,
@@ -170,6 +189,7 @@ export class MatchmakingEngine {
     this.now = options.now ?? Date.now;
     this.ownHost = options.host === undefined;
     this.host = options.host ?? workerMatchmakers();
+    this.slices = new Slices(options.sliceMs ?? 20);
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 
@@ -329,6 +349,8 @@ export class MatchmakingEngine {
           await this.admit(state, batch);
           // A rebuild of a million tickets outlasts the lock.
           await this.keepLock(state, id);
+          // A matchmaker in process answers without a turn of the event loop.
+          await this.slices.pause();
         },
         async (backfills) => {
           const results = await state.matchmaker.apply(backfills.map((backfill) => ({ op: 'addBackfill', backfill })));
@@ -497,12 +519,25 @@ export class MatchmakingEngine {
     const placeStart = performance.now();
     const ladder = state.ladder;
     const states = new Map<string, { rating: number; rd?: number; matches: number }>();
-    const playerIds = [...result.backfills.flatMap((b) => b.players.flat()), ...result.matches.flatMap((m) => m.players.flat())];
-    for (let i = 0; i < playerIds.length; i += 50_000) {
-      for (const row of await findPlayers(this.ctx.db, id, playerIds.slice(i, i + 50_000))) {
+    // The players' ratings, 50,000 ids a read; the ids are gathered a few matches at a time, since a
+    // burst's matches name over a million players.
+    let playerIds: string[] = [];
+    const readRatings = async () => {
+      for (const row of await findPlayers(this.ctx.db, id, playerIds)) {
         states.set(row.id, { rating: row.rating, ...(row.rd !== null ? { rd: row.rd } : {}), matches: row.matches });
       }
+      playerIds = [];
+    };
+    const formed: ReadonlyArray<{ players: string[][] }> = [...result.backfills, ...result.matches];
+    for (let i = 0; i < formed.length; i++) {
+      for (const team of formed[i]!.players) for (const player of team) playerIds.push(player);
+      if (playerIds.length >= 50_000) await readRatings();
+      if (i % 100 === 99) {
+        await this.keepLock(state, id);
+        await this.slices.pause();
+      }
     }
+    if (playerIds.length > 0) await readRatings();
     report.ratingsMs = performance.now() - placeStart;
     const predict = (teams: string[][]): number | null => {
       try {
@@ -540,28 +575,34 @@ export class MatchmakingEngine {
         tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))),
       };
     };
-    // In chunks, so requests are served between them however many matches a pass formed.
-    const outcomes: string[] = [];
+    // In chunks, so requests are served between them however many matches a pass formed; each chunk's
+    // outcomes are booked as they come back, not all at the end in one stretch.
+    let placed = 0;
+    let lost = false;
+    const putBack: string[] = [];
     const matchesStart = performance.now();
     for (let i = 0; i < result.matches.length; i += PLACE_CHUNK) {
-      if (i > 0) await this.keepLock(state, id);
-      outcomes.push(...(await this.ctx.tickets.assign(id, result.matches.slice(i, i + PLACE_CHUNK).map(placement))));
+      // The first chunk too: the pass and the ratings read of a burst can outlast the lock's renewal.
+      await this.keepLock(state, id);
+      if (i > 0) await this.slices.pause();
+      const chunk = result.matches.slice(i, i + PLACE_CHUNK);
+      const outcomes = await this.ctx.tickets.assign(id, chunk.map(placement));
+      let placedHere = 0;
+      outcomes.forEach((outcome, j) => {
+        const match = chunk[j]!;
+        if (outcome === 'placed') {
+          placedHere++;
+          for (const wait of match.quality.waits.flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, wait);
+        } else if (outcome === 'gone') putBack.push(...match.teams.flat());
+        else lost = true;
+      });
+      if (placedHere > 0) this.ctx.metrics.matchesFormed.inc(state.labels, placedHere);
+      placed += placedHere;
     }
     report.assignMs += performance.now() - matchesStart;
-    let placed = 0;
-    const putBack: string[] = [];
-    outcomes.forEach((outcome, i) => {
-      const match = result.matches[i]!;
-      if (outcome === 'placed') {
-        placed++;
-        this.ctx.metrics.matchesFormed.inc(state.labels);
-        for (const wait of match.quality.waits.flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, wait);
-      } else if (outcome === 'gone') {
-        putBack.push(...match.teams.flat());
-      }
-    });
     report.placed = placed;
-    if (outcomes.includes('lost')) throw new LockLostError();
+    report.placeMs = performance.now() - placeStart;
+    if (lost) throw new LockLostError();
     // A match one of whose tickets was cancelled meanwhile: the others are still waiting and go back in.
     if (putBack.length > 0) {
       await this.admit(state, await this.stillWaiting(putBack));

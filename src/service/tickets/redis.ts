@@ -79,6 +79,8 @@ interface PendingAdd {
 const INTAKE_CHUNK = 200;
 /** Tickets a lock holder keeps for its own intake events, per ladder (see ownEvents). */
 const OWN_EVENTS = 50_000;
+/** Tickets of a snapshot's read decoded between turns of the event loop (a read is 5,000). */
+const SNAPSHOT_PART = 1000;
 export interface RedisTicketOptions {
   /** Milliseconds a matchmaking lock lasts unless renewed. @default 10000 */
   lockMs?: number;
@@ -490,8 +492,17 @@ export class RedisTicketStore implements TicketStore {
       }
       if (ids.length > 0) {
         const raws = await redisCall(this.redis.mget(ids.map((id) => this.ticketKey(id))));
+        // Decoded a part at a time with a turn of the event loop between parts (decoding the whole read
+        // in one go would hold it for tens of milliseconds), then handed over as one batch: the caller's
+        // round trips per batch stay as they were.
         const batch: Ticket[] = [];
-        for (const raw of raws) if (raw?.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
+        for (let from = 0; from < raws.length; from += SNAPSHOT_PART) {
+          if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+          for (let i = from; i < Math.min(from + SNAPSHOT_PART, raws.length); i++) {
+            const raw = raws[i];
+            if (raw?.startsWith(WAITING_PREFIX)) batch.push((JSON.parse(raw) as StoredTicket).ticket);
+          }
+        }
         await onBatch(batch);
       }
       if (flat.length / 2 < chunk + seenAtFrom.size) break;
