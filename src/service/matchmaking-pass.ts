@@ -38,6 +38,7 @@ import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from '.
 import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
+import { Turns } from './turns.js';
 
 export interface MatchmakingContext {
   db: Database;
@@ -128,18 +129,6 @@ const RENEW_WITHIN_MS = 2000;
 /** Matches placed per round trip. */
 const PLACE_CHUNK = 250;
 
-/** Lets the event loop turn once `sliceMs` of work has run since it last did (the house pattern of src/service/corrections.ts). */
-class Slices {
-  private since = performance.now();
-  constructor(private readonly sliceMs: number) {}
-
-  async pause(): Promise<void> {
-    if (performance.now() - this.since < this.sliceMs) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.since = performance.now();
-  }
-}
-
 /** Seconds after its arrival at which a ticket's range last changes (its loosest player's last widening step). */
 function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
   let steps = 0;
@@ -179,7 +168,7 @@ export class MatchmakingEngine {
   private readonly now: () => number;
   readonly host: MatchmakerHost;
   private readonly ownHost: boolean;
-  private readonly slices: Slices;
+  private readonly slices: Turns;
 
   constructor(
     private readonly ctx: MatchmakingContext,
@@ -189,7 +178,7 @@ export class MatchmakingEngine {
     this.now = options.now ?? Date.now;
     this.ownHost = options.host === undefined;
     this.host = options.host ?? workerMatchmakers();
-    this.slices = new Slices(options.sliceMs ?? 20);
+    this.slices = new Turns(options.sliceMs ?? 20);
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 
