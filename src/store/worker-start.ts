@@ -5,7 +5,7 @@
  * that registers tsx's loader first, since Node 20 ignores `--import` in a
  * worker's execArgv.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -27,9 +27,10 @@ export function workerStart(script: URL): WorkerStart {
   if (!script.pathname.endsWith('.ts')) return { target: script, eval: false };
   const js = new URL(script.href.replace(/\.ts$/, '.js'));
   if (existsSync(fileURLToPath(js))) return { target: js, eval: false };
-  // tsx's ESM API (its package exports only its CommonJS build to require.resolve, so the file is found beside package.json).
-  const tsxPackage = createRequire(import.meta.url).resolve('tsx/package.json');
-  const api = pathToFileURL(tsxPackage.replace(/package\.json$/, 'dist/esm/api/index.mjs')).href;
+  // tsx's ESM API, found through its package's exports map (require.resolve would give its CommonJS build).
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
+  const api = new URL(exports['./esm/api']!.import.default, pathToFileURL(manifest)).href;
   const bootstrap = "const { workerData } = require('node:worker_threads'); import(workerData.api).then((tsx) => { tsx.register(); return import(workerData.entry); });";
   return { target: bootstrap, eval: true, workerData: { api, entry: script.href } };
 }

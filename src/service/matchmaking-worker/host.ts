@@ -16,10 +16,8 @@
  * the loop then builds them again from the shared queue, and the next
  * `create` starts a new worker.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { threadId as mainThreadId, Worker, type WorkerOptions } from 'node:worker_threads';
+import { threadId as mainThreadId, Worker } from 'node:worker_threads';
+import { siblingModule, workerStart } from '../../store/worker-start.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { type Backfill, type BackfillInput, type FormedMatch, Matchmaker, type MatchmakerOptions, type ResolvedWidening, type TicketInput } from '../../matchmaking/index.js';
 import { warmUpMatchmaker, type WarmUpOptions, type WarmUpReport } from '../matchmaking-warm-up.js';
@@ -190,24 +188,6 @@ class InProcessHost implements MatchmakerHost {
   async close(): Promise<void> {}
 }
 
-/**
- * How to start the worker: the compiled worker.js beside this module
- * (dist/), or else this source's worker.ts through tsx (tests run the
- * TypeScript sources, where no .js exists). Node 20 does not apply
- * `--import tsx` to a worker's own entry, so a two-line script registers
- * tsx's hooks in the worker before it imports the .ts.
- */
-function workerEntry(): { entry: URL | string; options: WorkerOptions } {
-  const js = new URL('./worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return { entry: js, options: {} };
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve('tsx/package.json');
-  const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
-  const api = new URL(exports['./esm/api']!.import.default, pathToFileURL(manifest)).href;
-  const ts = new URL('./worker.ts', import.meta.url).href;
-  return { entry: `import(${JSON.stringify(api)}).then(({ register }) => { register(); return import(${JSON.stringify(ts)}); });`, options: { eval: true } };
-}
-
 interface Pending {
   resolve: (answer: Answer) => void;
   reject: (error: Error) => void;
@@ -223,8 +203,9 @@ class WorkerThread {
   private reason: string | undefined;
 
   constructor() {
-    const { entry, options } = workerEntry();
-    this.worker = new Worker(entry, options);
+    // The compiled worker.js beside this module (dist/), or this source's worker.ts through tsx (tests).
+    const start = workerStart(siblingModule('worker', import.meta.url));
+    this.worker = new Worker(start.target, { eval: start.eval, workerData: start.workerData });
     // Held only while a request waits for its answer: an idle worker keeps no process alive.
     this.worker.unref();
     this.worker.on('message', (message: ReplyMessage) => this.receive(message));
