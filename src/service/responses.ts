@@ -73,6 +73,7 @@ const matchmakingResponse = z
     maxWaiting: z.number().int(),
     maxWaitingPerKey: z.number().int(),
     regions: z.array(z.string()).optional().describe('The regions the queue accepts; absent: any.'),
+    ruleSet: z.record(z.string(), z.unknown()).optional().describe('The FlexMatch rule set the queue forms matches by, as given; absent: team size and percentile ranges.'),
   })
   .describe("Settings of the ladder's matchmaker in force, defaults filled in (see docs/MATCHMAKING.md).");
 
