@@ -169,6 +169,23 @@ export const ticketSchema = z
               .object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() })
               .strict()
               .optional(),
+            attributes: z
+              .record(
+                z.string().min(1).max(100),
+                z.union([
+                  z.string().max(1000),
+                  z.number(),
+                  z.array(z.string().max(1000)).max(1000),
+                  z.record(z.string().max(1000), z.number()).refine((map) => Object.keys(map).length <= 1000, 'at most 1000 entries'),
+                ]),
+              )
+              .optional()
+              .describe("Rule-set queues: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
+            roles: z
+              .array(z.string().min(1).max(100))
+              .max(32)
+              .optional()
+              .describe('Rule-set queues with role slots: the roles the player accepts (none: any).'),
           })
           .strict(),
       )
