@@ -181,11 +181,7 @@ export const ticketSchema = z
               )
               .optional()
               .describe("Rule-set queues: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
-            roles: z
-              .array(z.string().min(1).max(100))
-              .max(32)
-              .optional()
-              .describe('Rule-set queues with role slots: the roles the player accepts (none: any).'),
+            roles: z.array(z.string().min(1).max(100)).max(32).optional().describe('Rule-set queues with role slots: the roles the player accepts (none: any).'),
           })
           .strict(),
       )

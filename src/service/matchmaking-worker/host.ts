@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { threadId as mainThreadId, Worker, type WorkerOptions } from 'node:worker_threads';
 import { InvalidInputError } from '../../core/errors.js';
-import { type Backfill, type BackfillInput, type FormedMatch, Matchmaker, type MatchmakerOptions, type ResolvedWidening, type TicketInput } from '../../matchmaking/index.js';
+import type { Backfill, BackfillInput, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
 import { warmUpMatchmaker, type WarmUpOptions, type WarmUpReport } from '../matchmaking-warm-up.js';
 import {
   type Answer,
@@ -32,11 +32,14 @@ import {
   type MatchmakerOp,
   type MatchmakerSettings,
   type OpResult,
+  type QueueMatchmaker,
   type RemotePassResult,
   type ReplyMessage,
   type Request,
   type RequestMessage,
+  settingsOf,
 } from './protocol.js';
+import { newQueueMatchmaker, type PassMatch, type QueueMatchmakerOptions } from './rule-set-queue.js';
 import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';
 
 /** Ops per message: a rebuild's batch of 10,000 tickets goes in parts, so neither thread copies it in one go. */
@@ -49,6 +52,8 @@ export interface RemoteMatchmaker {
   readonly maxCandidates: number;
   /** Thread the matchmaker lives on (0: the main thread). */
   readonly threadId: number;
+  /** Rule-set queues: seconds after a ticket's arrival at which its last expansion step applies. */
+  readonly expansionSeconds?: number;
   /** Tickets waiting and backfills open, as of the last answer. */
   readonly size: number;
   readonly backfillCount: number;
@@ -74,7 +79,7 @@ export interface MatchmakerHost {
   readonly restarts: number;
   /** The worker thread while one runs (tests, diagnosis). */
   readonly worker: Worker | undefined;
-  create(options: MatchmakerOptions): Promise<RemoteMatchmaker>;
+  create(options: QueueMatchmakerOptions): Promise<RemoteMatchmaker>;
   /** Warms the matchmaker's compiled code where the matchmakers run (src/service/matchmaking-warm-up.ts). */
   warmUp(options?: WarmUpOptions): Promise<WarmUpReport>;
   /** Stops the worker; its matchmakers fail from then on. */
@@ -109,6 +114,7 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
   readonly widening: ResolvedWidening;
   readonly maxCandidates: number;
   readonly threadId: number;
+  readonly expansionSeconds?: number;
   size = 0;
   backfillCount = 0;
   abstract readonly alive: boolean;
@@ -118,6 +124,7 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
     this.widening = settings.widening;
     this.maxCandidates = settings.maxCandidates;
     this.threadId = settings.threadId;
+    if (settings.expansionSeconds !== undefined) this.expansionSeconds = settings.expansionSeconds;
   }
 
   protected count(counts: MatchmakerCounts): void {
@@ -146,8 +153,8 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
 
 class LocalMatchmaker extends MatchmakerBase {
   readonly alive = true;
-  constructor(private readonly matchmaker: Matchmaker) {
-    super({ teamSize: matchmaker.teamSize, widening: matchmaker.widening, maxCandidates: matchmaker.maxCandidates, threadId: mainThreadId });
+  constructor(private readonly matchmaker: QueueMatchmaker) {
+    super(settingsOf(matchmaker, mainThreadId));
   }
 
   async apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]> {
@@ -164,7 +171,13 @@ class LocalMatchmaker extends MatchmakerBase {
     try {
       const result = this.matchmaker.pass(now);
       const used = process.cpuUsage(cpu);
-      return { matches: result.matches, backfills: result.backfills, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+      return {
+        matches: result.matches,
+        backfills: result.backfills,
+        ms: performance.now() - started,
+        cpuMs: (used.user + used.system) / 1000,
+        ...('why' in result ? { why: result.why } : {}),
+      };
     } finally {
       this.count(countsOf(this.matchmaker));
     }
@@ -181,8 +194,8 @@ class InProcessHost implements MatchmakerHost {
   readonly inWorker = false;
   readonly restarts = 0;
   readonly worker = undefined;
-  async create(options: MatchmakerOptions): Promise<RemoteMatchmaker> {
-    return new LocalMatchmaker(new Matchmaker(options));
+  async create(options: QueueMatchmakerOptions): Promise<RemoteMatchmaker> {
+    return new LocalMatchmaker(newQueueMatchmaker(options));
   }
   async warmUp(options?: WarmUpOptions): Promise<WarmUpReport> {
     return warmUpMatchmaker(options);
@@ -309,7 +322,7 @@ class WorkerMatchmaker extends MatchmakerBase {
     const matches = answer.result.matches;
     for (let i = 0; i < answer.parts; i++) {
       const part = (await this.ask({ kind: 'part', handle: this.handle })).matches;
-      for (const match of JSON.parse(part) as FormedMatch[]) matches.push(match);
+      for (const match of JSON.parse(part) as PassMatch[]) matches.push(match);
     }
     return answer.result;
   }
@@ -345,7 +358,7 @@ class WorkerHost implements MatchmakerHost {
     return this.thread;
   }
 
-  async create(options: MatchmakerOptions): Promise<RemoteMatchmaker> {
+  async create(options: QueueMatchmakerOptions): Promise<RemoteMatchmaker> {
     const thread = this.current();
     const handle = this.nextHandle++;
     const answer = await thread.request({ kind: 'create', handle, options });

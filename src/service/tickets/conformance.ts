@@ -399,7 +399,9 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
       expect(rebuilt.map((t) => t.players[0])).toEqual([expect.objectContaining({ id: 'a', ...expected(0) })]);
       expect(await store.add(withRuleSet(ticketOf(ladder, t2, ['b']), 1))).toEqual({ ok: true });
       const events = await drain(store, ladder, start);
-      expect(events.events).toEqual([expect.objectContaining({ kind: 'add', ticket: expect.objectContaining({ id: t2, players: [expect.objectContaining({ id: 'b', ...expected(1) })] }) })]);
+      expect(events.events).toEqual([
+        expect.objectContaining({ kind: 'add', ticket: expect.objectContaining({ id: t2, players: [expect.objectContaining({ id: 'b', ...expected(1) })] }) }),
+      ]);
       expect((await store.get(t1))!.ticket.players[0]).toMatchObject(expected(0));
 
       const placement = placementOf([[t1], [t2]], [['a'], ['b']]);
