@@ -209,4 +209,14 @@ describe.each(BACKENDS)('rule-set matchmaking on %s', (backend) => {
     expect(read.status).toBe('matched');
     expect(read.match.teamNames).toEqual(['red', 'blue']);
   });
+
+  it('backfill is not available for rule-set queues: 409 naming the limitation', async () => {
+    expect((await admin.post('/v1/ladders', { id: 'no-backfill', system: 'elo', matchmaking: { ruleSet: duel } })).status).toBe(201);
+    const refused = await admin.post('/v1/ladders/no-backfill/backfills', { declared: true, match: 'live-1', region: 'eu', teams: [['a'], []] });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.field).toBe('matchmaking.ruleSet');
+    expect(refused.body.error.message).toContain('backfill is not available for rule-set queues');
+    expect((await admin.post('/v1/ladders', { id: 'team-backfill', system: 'elo', matchmaking: { teamSize: 1 } })).status).toBe(201);
+    expect((await admin.post('/v1/ladders/team-backfill/backfills', { declared: true, match: 'live-1', region: 'eu', teams: [['a'], []] })).status).toBe(201);
+  });
 });
