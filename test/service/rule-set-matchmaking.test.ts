@@ -180,11 +180,22 @@ describe.each(BACKENDS)('rule-set matchmaking on %s', (backend) => {
     expect(JSON.parse(data!.slice('data:'.length))).toMatchObject({ teamNames: ['red', 'blue'] });
   });
 
-  it('role slots: each squad gets a tank and a healer, and the assignment says who plays what', async () => {
+  it('role slots: each squad gets a tank and a healer, the assignment says who plays what, and roles survive a rebuild from the store', async () => {
     expect((await admin.post('/v1/ladders', { id: 'roles', system: 'elo', matchmaking: { ruleSet: squads } })).status).toBe(201);
     const accepts: Record<string, string[]> = { p1: ['tank'], p2: ['tank'], p3: ['healer'], p4: ['tank', 'healer'] };
-    for (const [player, roles] of Object.entries(accepts))
-      expect((await admin.post('/v1/ladders/roles/tickets', { id: `roles-${player}`, players: [{ id: player, pings: { eu: 20 }, roles }] })).status).toBe(201);
+    const queue = async (player: string) =>
+      expect((await admin.post('/v1/ladders/roles/tickets', { id: `roles-${player}`, players: [{ id: player, pings: { eu: 20 }, roles: accepts[player] }] })).status).toBe(201);
+    // Two tickets wait through a turn (two squads need four players); then the worker stops, and the next
+    // turn builds the matchmaker again from the ticket store: their roles must come back from the stored tickets.
+    await queue('p1');
+    await queue('p2');
+    expect(await server.matchmakeNow()).toBe(0);
+    const before = server.matchmaking.matchmakerOf('roles')!;
+    expect(before.size).toBe(2);
+    await server.matchmaking.host.worker!.terminate();
+    expect(before.alive).toBe(false);
+    await queue('p3');
+    await queue('p4');
     await server.matchmakeNow();
     const read = (await admin.get('/v1/tickets/roles-p1')).body;
     expect(read.status).toBe('matched');
