@@ -3,13 +3,20 @@
  * Glicko-2 (or the systems named) and prints the match-quality report.
  *
  *   ladder simulate [--players 2000] [--days 2] [--mode 6v6] [--systems teamrank,glicko2] [--seed 1] [--json] [--plot FILE.svg]
+ *
+ * With `--rule-set FILE`: a stream of tickets arrives at that FlexMatch rule
+ * set's queue instead (src/sim/rule-set.ts), and the report gives the share
+ * matched, the waits and the rules that held waiting tickets.
+ *
+ *   ladder simulate --rule-set FILE [--seconds 600] [--arrivals 5] [--seed 1] [--json]
  */
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../core/errors.js';
 import { parseMode } from '../matchmaking/index.js';
-import { errorCurveSvg, simulate, simulatedSystem, type SimulationReport } from '../sim/index.js';
+import { errorCurveSvg, type RuleSetSimulationReport, simulate, simulatedSystem, simulateRuleSet, type SimulationReport } from '../sim/index.js';
 import { action, numberOption } from './errors.js';
+import { readRuleSet } from './matchmake-rule-set.js';
 import { noProgress, type ProgressBar, type ProgressStarter, startProgress } from './stderr.js';
 
 export interface SimulateCommandOptions {
@@ -25,6 +32,41 @@ export interface SimulateCommandOptions {
   seed?: number;
   json?: boolean;
   plot?: string;
+  /** A FlexMatch rule set file: simulate its queue instead. */
+  ruleSet?: string;
+  /** Rule-set run: simulated seconds of arrivals. @default 600 */
+  seconds?: number;
+  /** Rule-set run: mean tickets per second. @default 5 */
+  arrivals?: number;
+}
+
+export function runRuleSetSimulate(options: SimulateCommandOptions & { ruleSet: string }): RuleSetSimulationReport {
+  try {
+    return simulateRuleSet({
+      ruleSet: readRuleSet(options.ruleSet),
+      ...(options.seconds !== undefined ? { seconds: options.seconds } : {}),
+      ...(options.arrivals !== undefined ? { arrivalsPerSecond: options.arrivals } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    });
+  } catch (error) {
+    // The simulator's own option names, as the command line spells them.
+    if (error instanceof InvalidInputError && (error.field === 'seconds' || error.field === 'arrivalsPerSecond'))
+      throw new InvalidInputError(error.detail, { field: error.field === 'seconds' ? '--seconds' : '--arrivals' });
+    throw error;
+  }
+}
+
+export function ruleSetSimulateText(r: RuleSetSimulationReport): string {
+  const seconds = (x: number) => figure(x, (v) => v.toFixed(1));
+  const lines = [
+    `== rule set ${r.ruleSet}: ${r.tickets} tickets over ${r.options.seconds} s (${r.options.arrivalsPerSecond}/s), ${r.matches} matches`,
+    `matched: ${pct(r.matchedShare)} (${r.matched} matched, ${r.timedOut} gave up after ${r.options.maxWaitSeconds} s, ${r.leftWaiting} still waiting at the end)`,
+    `wait (s) of matched tickets: p50 ${seconds(r.wait.p50)} p90 ${seconds(r.wait.p90)} max ${seconds(r.wait.max)}`,
+    'held waiting tickets (ticket-passes, by the rule that kept each out most often):',
+    ...(Object.keys(r.heldBy).length > 0 ? Object.entries(r.heldBy).map(([rule, n]) => `  ${rule}: ${n}`) : [`  ${NO_DATA}`]),
+    '',
+  ];
+  return lines.join('\n');
 }
 
 /** Runs `ladder simulate`; `progress` draws a bar per system (the command passes startProgress, which draws on a terminal only). */
@@ -116,8 +158,16 @@ export function register(program: Command): void {
     .option('--seed <n>', 'random seed (default 1)', numberOption('seed'))
     .option('--json', 'print the reports as JSON')
     .option('--plot <file>', 'write an SVG of the rating-error curves')
+    .option('--rule-set <file>', 'simulate a FlexMatch rule set queue instead: share matched, waits, rules that held tickets')
+    .option('--seconds <n>', 'with --rule-set: simulated seconds of arrivals (default 600)', numberOption('seconds'))
+    .option('--arrivals <n>', 'with --rule-set: mean tickets arriving per second (default 5)', numberOption('arrivals'))
     .action(
       action((options: SimulateCommandOptions) => {
+        if (options.ruleSet !== undefined) {
+          const report = runRuleSetSimulate({ ...options, ruleSet: options.ruleSet });
+          process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : ruleSetSimulateText(report));
+          return;
+        }
         const reports = runSimulate(options, startProgress);
         if (options.plot) writeFileSync(options.plot, errorCurveSvg(reports));
         process.stdout.write(options.json ? `${JSON.stringify(reports, null, 2)}\n` : simulateText(reports));

@@ -36,6 +36,12 @@ export function backfillJson(b: StoredBackfill) {
 }
 
 export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof backfillSchema>): Promise<StoredBackfill> {
+  // The backfill of a rule-set match (its open slots judged under the rule set's rules) is not built: refused rather than filled by percentile.
+  if (ladder.matchmaking.ruleSet !== undefined)
+    throw new ConflictError(
+      `ladder ${ladder.id} matches by a rule set, and backfill is not available for rule-set queues; queue the missing players as tickets instead`,
+      'matchmaking.ruleSet',
+    );
   const given = raw.players ?? {};
   const sent = (player: string) => (Object.hasOwn(given, player) ? given[player] : undefined);
   const onTeams = raw.teams.flat();

@@ -8,6 +8,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { describeSystem } from '../core/registry.js';
 import { createSystem, type RatingSystem, type SystemName } from '../core/systems.js';
 import { type FilterDefaults, type MatchmakerOptions, type PlayerFilter, type ResolvedWidening, resolveWidening, type WideningOptions } from '../matchmaking/index.js';
+import { parseRuleSet, type RuleSet } from '../matchmaking/rule-set/index.js';
 import { resolveFilterDefaults } from '../matchmaking/ticket.js';
 import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeaderboardOptions } from '../standings/index.js';
 import type { Database, Queryable } from '../store/database.js';
@@ -36,6 +37,11 @@ export interface MatchmakingSettings {
   maxWaitingPerKey: number;
   /** The regions the queue accepts (a ping naming another is refused); absent: any, at most 31 named by waiting tickets at once. */
   regions?: string[];
+  /**
+   * A FlexMatch rule set (JSON object, as given): when present the queue forms
+   * matches by it instead of by team size and percentile ranges.
+   */
+  ruleSet?: Record<string, unknown>;
 }
 
 /** Matchmaking settings as a ladder definition gives them (any field may be left out). */
@@ -50,6 +56,7 @@ export interface MatchmakingInput {
   maxWaiting?: number;
   maxWaitingPerKey?: number;
   regions?: string[];
+  ruleSet?: Record<string, unknown>;
 }
 
 const MAX_CANDIDATES_DEFAULT = 256;
@@ -79,6 +86,7 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
     maxWaiting: input.maxWaiting ?? MAX_WAITING_DEFAULT,
     maxWaitingPerKey: input.maxWaitingPerKey ?? MAX_WAITING_PER_KEY_DEFAULT,
     ...(input.regions !== undefined ? { regions: [...input.regions] } : {}),
+    ...(input.ruleSet !== undefined ? { ruleSet: input.ruleSet } : {}),
   };
   for (const field of ['teamSize', 'maxCandidates', 'maxWaiting', 'maxWaitingPerKey'] as const) {
     if (!Number.isInteger(settings[field]) || settings[field] < 1)
@@ -95,6 +103,7 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
       if (settings.regions!.indexOf(region) !== i) throw new InvalidInputError(`region ${JSON.stringify(region)} is listed twice`, { field: `matchmaking.regions[${i}]` });
     });
   }
+  if (settings.ruleSet !== undefined) ruleSetOf(settings);
   try {
     settings.widening = resolveWidening(input.widening);
   } catch (error) {
@@ -107,9 +116,39 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
   return settings;
 }
 
+/** Rule sets parsed, by the settings object that holds them (a cached ladder definition parses its rule set once). */
+const parsedRuleSets = new WeakMap<object, RuleSet>();
+
+/**
+ * The queue's rule set, parsed; undefined when it has none. Throws
+ * InvalidInputError naming the JSON path under `matchmaking.ruleSet`.
+ */
+export function ruleSetOf(settings: MatchmakingSettings): RuleSet | undefined {
+  const raw = settings.ruleSet;
+  if (raw === undefined) return undefined;
+  let parsed = parsedRuleSets.get(raw);
+  if (parsed === undefined) {
+    try {
+      parsed = parseRuleSet(raw);
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      const field = error.field === undefined || error.field === 'rule set' ? 'matchmaking.ruleSet' : `matchmaking.ruleSet.${error.field}`;
+      throw new InvalidInputError(error.detail, { field });
+    }
+    parsedRuleSets.set(raw, parsed);
+  }
+  return parsed;
+}
+
 /** What the ladder's matchmaker is built with. */
-export function matchmakerOptions(settings: MatchmakingSettings): MatchmakerOptions {
-  return { teamSize: settings.teamSize, widening: settings.widening, filterDefaults: settings.filterDefaults, maxCandidates: settings.maxCandidates };
+export function matchmakerOptions(settings: MatchmakingSettings): MatchmakerOptions & { ruleSet?: Record<string, unknown> } {
+  return {
+    teamSize: settings.teamSize,
+    widening: settings.widening,
+    filterDefaults: settings.filterDefaults,
+    maxCandidates: settings.maxCandidates,
+    ...(settings.ruleSet !== undefined ? { ruleSet: settings.ruleSet } : {}),
+  };
 }
 
 export interface Ladder {
@@ -239,7 +278,13 @@ export class Ladders {
    */
   async update(
     id: string,
-    change: { public?: boolean; standings?: LeaderboardOptions; matchmaking?: Partial<MatchmakingSettings>; options?: Record<string, unknown> },
+    change: {
+      public?: boolean;
+      standings?: LeaderboardOptions;
+      /** `ruleSet: null` removes the rule set. */
+      matchmaking?: Partial<Omit<MatchmakingSettings, 'ruleSet'>> & { ruleSet?: Record<string, unknown> | null };
+      options?: Record<string, unknown>;
+    },
   ): Promise<Ladder> {
     const updated = await this.db.transaction(async (tx) => {
       const head = await lockLadder(tx, id);
@@ -248,13 +293,17 @@ export class Ladders {
       if (change.options !== undefined && head.nextSeq > 1) {
         throw new ConflictError(`ladder ${id} has rated matches; its rating options can change only while it has none (create a new ladder instead)`, 'options');
       }
+      const { ruleSet, ...rest } = change.matchmaking ?? {};
+      const matchmaking: MatchmakingInput = { ...current.matchmaking, ...rest };
+      if (ruleSet === null) delete matchmaking.ruleSet;
+      else if (ruleSet !== undefined) matchmaking.ruleSet = ruleSet;
       const next = checkLadder({
         id,
         system: current.system,
         options: change.options ?? current.options,
         public: change.public ?? current.public,
         standings: change.standings ?? current.standings,
-        matchmaking: { ...current.matchmaking, ...(change.matchmaking ?? {}) },
+        matchmaking,
         ...(current.settings.season !== undefined ? { season: current.season } : {}),
       });
       const settings = { ...current.settings, standings: next.standings, matchmaking: next.matchmaking };

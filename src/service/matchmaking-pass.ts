@@ -29,13 +29,14 @@
  * rebuilt like one whose lock was lost.
  */
 import { randomUUID } from 'node:crypto';
-import type { BackfillInput, BackfillResult, FormedMatch, PlayerFilter, ResolvedWidening, Ticket } from '../matchmaking/index.js';
+import type { BackfillInput, BackfillResult, PlayerFilter, ResolvedWidening, Ticket } from '../matchmaking/index.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './matchmaking-worker/host.js';
 import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
+import { type PassMatch, waitsOf } from './matchmaking-worker/rule-set-queue.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
 import { Turns } from './turns.js';
@@ -288,7 +289,7 @@ export class MatchmakingEngine {
     }
     state.refused.delete(ticket.id);
     state.changed = true;
-    const until = (ticket.at + lastWidening(ticket, state.matchmaker.widening)) * 1000;
+    const until = (ticket.at + (state.matchmaker.expansionSeconds ?? lastWidening(ticket, state.matchmaker.widening))) * 1000;
     if (until > state.widenUntil) state.widenUntil = until;
   }
 
@@ -353,6 +354,19 @@ export class MatchmakingEngine {
     this.states.set(id, state);
     this.ctx.metrics.rebuilds.inc({ queue: id, reason });
     return state;
+  }
+
+  /** Whether the ladder's rule set is no longer the one its matchmaker was built with (the cached definition: seen within seconds). */
+  private async ruleSetChanged(state: LadderState, id: string): Promise<boolean> {
+    let ladder: Ladder;
+    try {
+      ladder = await this.ctx.ladders.get(id);
+    } catch {
+      // A ladder gone is found by the next rebuild; nothing to compare meanwhile.
+      return false;
+    }
+    const [now, built] = [ladder.matchmaking.ruleSet, state.ladder.matchmaking.ruleSet];
+    return now !== built && JSON.stringify(now) !== JSON.stringify(built);
   }
 
   /** The tickets of these ids that still wait, in the same order. */
@@ -441,6 +455,10 @@ export class MatchmakingEngine {
     // A matchmaker whose thread stopped holds nothing any more: it is built again, as on a new claim.
     if (claim === 'acquired' || state === undefined || !state.matchmaker.alive) {
       state = await this.rebuild(id, 'claim');
+      rebuilt = true;
+    } else if (await this.ruleSetChanged(state, id)) {
+      // Set or removed while the queue was empty (the definition allows no other time): a matchmaker of the other kind.
+      state = await this.rebuild(id, 'check');
       rebuilt = true;
     }
     state.claimedAt = Date.now();
@@ -544,10 +562,14 @@ export class MatchmakingEngine {
       return report.filled;
     }
     const at = new Date(now).toISOString();
-    const placement = (m: FormedMatch): Placement => {
+    const placement = (m: PassMatch): Placement => {
       const matchId = randomUUID();
       const winProbability = predict(m.players);
-      const waits = m.quality.waits.flat().sort((a, b) => a - b);
+      const waits = waitsOf(m)
+        .flat()
+        .sort((a, b) => a - b);
+      // A rule-set match names its teams (and roles) instead of the team-rank quality figures.
+      const shape = 'quality' in m ? { quality: m.quality } : { teamNames: m.teamNames, ...(m.roles !== undefined ? { roles: m.roles } : {}) };
       const recent: RecentMatch = {
         matchId,
         region: m.region,
@@ -555,12 +577,19 @@ export class MatchmakingEngine {
         players: m.players,
         winProbability,
         waitSeconds: { p50: waits[Math.floor((waits.length - 1) / 2)]!, max: waits[waits.length - 1]! },
-        quality: m.quality,
+        ...shape,
         at,
       };
       return {
         recent,
-        match: { id: matchId, region: m.region, teams: m.teams, players: m.players, at: now },
+        match: {
+          id: matchId,
+          region: m.region,
+          teams: m.teams,
+          players: m.players,
+          ...('teamNames' in m ? { teamNames: m.teamNames, ...(m.roles !== undefined ? { roles: m.roles } : {}) } : {}),
+          at: now,
+        },
         tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))),
       };
     };
@@ -581,7 +610,7 @@ export class MatchmakingEngine {
         const match = chunk[j]!;
         if (outcome === 'placed') {
           placedHere++;
-          for (const wait of match.quality.waits.flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, wait);
+          for (const wait of waitsOf(match).flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, wait);
         } else if (outcome === 'gone') putBack.push(...match.teams.flat());
         else lost = true;
       });

@@ -10,12 +10,13 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
-import { parseMode, type Ticket, type TicketPlayer } from '../matchmaking/index.js';
+import { parseMode } from '../matchmaking/index.js';
+import { parseRuleSetTicket, type RuleSet } from '../matchmaking/rule-set/index.js';
 import { ConflictError, NotFoundError, PlayerBusyError, QuotaExceededError } from './errors/index.js';
-import type { Ladder } from './ladders.js';
+import { type Ladder, ruleSetOf } from './ladders.js';
 import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
-import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type StoredTicket, type TicketStore } from './tickets/store.js';
+import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type QueuedPlayer, type QueuedTicket, type StoredTicket, type TicketStore } from './tickets/store.js';
 
 export interface QueueContext {
   tickets: TicketStore;
@@ -36,14 +37,33 @@ export function ticketJson(t: StoredTicket) {
   };
 }
 
-/** The ticket rules the request schema cannot express. */
-function checkTicket(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
+/**
+ * The ticket rules the request schema cannot express. On a rule-set queue,
+ * the players' attributes (defaults applied) and roles, as checked against
+ * the rule set.
+ */
+function checkTicket(ladder: Ladder, raw: z.infer<typeof ticketSchema>): Array<Pick<QueuedPlayer, 'attributes' | 'roles'>> | undefined {
+  const ruleSet = ruleSetOf(ladder.matchmaking);
+  if (ruleSet !== undefined) {
+    checkRegions(ladder, raw);
+    return checkRuleSetTicket(ladder, ruleSet, raw);
+  }
+  raw.players.forEach((player, index) => {
+    for (const field of ['attributes', 'roles'] as const)
+      if (player[field] !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s queue has no rule set to match ${field} by`, { field: `players[${index}].${field}` });
+  });
   const teamSize = ladder.matchmaking.teamSize;
   if (raw.mode !== undefined) {
     const size = parseMode(raw.mode);
     if (size !== teamSize) throw new InvalidInputError(`ladder ${ladder.id} matches teams of ${teamSize}, not ${raw.mode}`, { field: 'mode' });
   }
   if (raw.players.length > teamSize) throw new InvalidInputError(`party of ${raw.players.length} is larger than a team of ${teamSize}`, { field: 'players' });
+  checkRegions(ladder, raw);
+  return undefined;
+}
+
+/** Players named once, each with a region, and only the regions the queue declares. */
+function checkRegions(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
   raw.players.forEach((player, index) => {
     for (let k = 0; k < index; k++)
       if (raw.players[k]!.id === player.id) throw new InvalidInputError(`player "${player.id}" appears twice in the ticket`, { field: `players[${index}].id` });
@@ -60,16 +80,38 @@ function checkTicket(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
   });
 }
 
+/** A rule-set queue's ticket: attributes and roles by the rule set (the rule-set engine's own check, so intake and pass agree). */
+function checkRuleSetTicket(ladder: Ladder, ruleSet: RuleSet, raw: z.infer<typeof ticketSchema>): Array<Pick<QueuedPlayer, 'attributes' | 'roles'>> {
+  if (raw.mode !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s teams come from its rule set; a ticket names no mode`, { field: 'mode' });
+  raw.players.forEach((player, index) => {
+    if (player.filter !== undefined) throw new InvalidInputError(`ladder ${ladder.id} matches by its rule set, not by percentile filters`, { field: `players[${index}].filter` });
+  });
+  const checked = parseRuleSetTicket(
+    {
+      id: raw.id ?? 'new',
+      at: 0,
+      players: raw.players.map((p) => ({
+        id: p.id,
+        pings: p.pings,
+        ...(p.attributes !== undefined ? { attributes: p.attributes } : {}),
+        ...(p.roles !== undefined ? { roles: p.roles } : {}),
+      })),
+    },
+    ruleSet,
+  );
+  return checked.players.map((p) => ({ attributes: p.attributes, ...(p.roles.length > 0 ? { roles: [...p.roles] } : {}) }));
+}
+
 /** Queues a ticket; `owner` is the id of the API key that sends it (counted against the ladder's per-key cap). */
 export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof ticketSchema>, owner?: string): Promise<StoredTicket> {
-  checkTicket(ladder, raw);
+  const ruleSetFields = checkTicket(ladder, raw);
   const unknown = raw.players.filter((p) => p.percentile === undefined || p.rating === undefined).map((p) => p.id);
   const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
   const defaults = ladder.matchmaking.filterDefaults;
   const now = Date.now();
-  const players = raw.players.map((p): TicketPlayer => {
+  const players = raw.players.map((p, index): QueuedPlayer => {
     const known = facts?.get(p.id);
-    const player: TicketPlayer = {
+    const player: QueuedPlayer = {
       id: p.id,
       // Unknown or unplaced players sit in the middle until the ladder knows better.
       percentile: p.percentile ?? known?.percentile ?? 50,
@@ -78,10 +120,11 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
     };
     const rating = p.rating ?? known?.rating ?? undefined;
     if (rating !== undefined && rating !== null) player.rating = rating;
+    if (ruleSetFields !== undefined) Object.assign(player, ruleSetFields[index]);
     return player;
   });
   const id = raw.id ?? ctx.tickets.newTicketId?.() ?? randomUUID();
-  const ticket: Ticket = { id, at: now / 1000, players };
+  const ticket: QueuedTicket = { id, at: now / 1000, players };
   const stored: StoredTicket = {
     id,
     ladder: ladder.id,

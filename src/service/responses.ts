@@ -73,6 +73,7 @@ const matchmakingResponse = z
     maxWaiting: z.number().int(),
     maxWaitingPerKey: z.number().int(),
     regions: z.array(z.string()).optional().describe('The regions the queue accepts; absent: any.'),
+    ruleSet: z.record(z.string(), z.unknown()).optional().describe('The FlexMatch rule set the queue forms matches by, as given; absent: team size and percentile ranges.'),
   })
   .describe("Settings of the ladder's matchmaker in force, defaults filled in (see docs/MATCHMAKING.md).");
 
@@ -234,7 +235,9 @@ const recentMatch = z.object({
       waits: z.array(z.array(z.number())).describe('Seconds each ticket waited, per team.'),
     })
     .optional()
-    .describe('Of a match the matchmaker formed; a backfill has none.'),
+    .describe('Of a match the team-rank matchmaker formed; a backfill and a rule-set match have none.'),
+  teamNames: z.array(z.string()).optional().describe("Rule-set queues: the rule set's team names, aligned with `teams`."),
+  roles: z.record(z.string(), z.string()).optional().describe('Rule-set queues with role slots: player id → role.'),
   backfill: z.string().optional().describe("Set when this is a backfill's fill: the backfill's id (`matchId` is its match, `teams` the tickets added now per team)."),
   at: isoTime,
 });
@@ -254,6 +257,8 @@ export const ticketResponse = z.object({
       team: z.number().int(),
       teams: z.array(z.array(z.string())).describe('Ticket ids per team (for a backfill: the tickets it added).'),
       players: z.array(z.array(z.string())),
+      teamNames: z.array(z.string()).optional().describe("Rule-set queues: the rule set's team names, aligned with `teams`."),
+      roles: z.record(z.string(), z.string()).optional().describe('Rule-set queues with role slots: player id → role.'),
       at: isoTime,
       backfill: z.string().optional().describe('Set when the ticket filled a backfill: its id (`id` is then the backfill’s match).'),
     })

@@ -38,6 +38,13 @@ export const standingsOptionsSchema = z
   })
   .strict();
 
+/** A FlexMatch rule set: checked by the rule-set parser, whose errors name the JSON path under `matchmaking.ruleSet`. */
+const ruleSetSchema = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'A FlexMatch rule set (ruleLanguageVersion "1.0", plus role slots): the queue forms matches by it instead of by team size and percentile ranges (see docs/MATCHMAKING.md).',
+  );
+
 /** A ladder definition's fields besides `system` and `options`. */
 const ladderFields = {
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
@@ -81,6 +88,7 @@ const ladderFields = {
         .max(31)
         .optional()
         .describe('The regions the queue accepts: a ticket pinging another is refused (400). Absent: any region, at most 31 named by the waiting tickets at once.'),
+      ruleSet: ruleSetSchema.optional(),
     })
     .strict()
     .optional()
@@ -161,6 +169,19 @@ export const ticketSchema = z
               .object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() })
               .strict()
               .optional(),
+            attributes: z
+              .record(
+                z.string().min(1).max(100),
+                z.union([
+                  z.string().max(1000),
+                  z.number(),
+                  z.array(z.string().max(1000)).max(1000),
+                  z.record(z.string().max(1000), z.number()).refine((map) => Object.keys(map).length <= 1000, 'at most 1000 entries'),
+                ]),
+              )
+              .optional()
+              .describe("Rule-set queues: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
+            roles: z.array(z.string().min(1).max(100)).max(32).optional().describe('Rule-set queues with role slots: the roles the player accepts (none: any).'),
           })
           .strict(),
       )
@@ -308,7 +329,14 @@ export const updateLadderSchema = z
     public: z.boolean().optional(),
     standings: standingsOptionsSchema.optional(),
     matchmaking: z
-      .object({ teamSize: z.number().int().min(1).max(16).optional(), teams: z.number().int().min(2).max(8).optional() })
+      .object({
+        teamSize: z.number().int().min(1).max(16).optional(),
+        teams: z.number().int().min(2).max(8).optional(),
+        ruleSet: ruleSetSchema
+          .nullable()
+          .optional()
+          .describe('Set or (null) remove the rule set; only while the queue holds no waiting ticket (else 409 naming `matchmaking.ruleSet`).'),
+      })
       .strict()
       .optional(),
     options: z

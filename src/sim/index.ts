@@ -12,3 +12,4 @@ export {
   type SimulationOptions,
   type SimulationReport,
 } from './simulate.js';
+export { type RuleSetSimulationOptions, type RuleSetSimulationReport, simulateRuleSet } from './rule-set.js';

@@ -462,4 +462,31 @@ describe('dashboard edge cases in chromium', () => {
       expect(middle).toEqual(Array.from({ length: 20 }, (_, i) => `run${count - 101 - i}`));
     });
   });
+
+  it("a rule-set queue's page shows the rule set's teams and role slots, and its matches by team name and role", async () => {
+    const ruleSet = {
+      name: 'squads',
+      ruleLanguageVersion: '1.0',
+      playerAttributes: [],
+      teams: [{ name: 'squad', minPlayers: 2, maxPlayers: 2, quantity: 2, roles: { tank: 1, healer: 1 } }],
+      rules: [],
+    };
+    await api.post('/v1/ladders', { id: 'roles', system: 'elo', public: true, matchmaking: { ruleSet } });
+    const accepts: Record<string, string[]> = { r1: ['tank'], r2: ['healer'], r3: ['tank'], r4: ['healer'] };
+    for (const [player, roles] of Object.entries(accepts)) await api.post('/v1/ladders/roles/tickets', { id: `t-${player}`, players: [{ id: player, pings: { eu: 20 }, roles }] });
+    expect(await dashboard.service.matchmakeNow()).toBe(1);
+    const { recent } = await api.get('/v1/ladders/roles/queue');
+    await withPage('rule-set-queue', async (page) => {
+      await open(page, '/ladders/roles/matchmaking');
+      expect(await page.locator('#rule-set-heading').innerText()).toBe('Rule set: squads');
+      expect(await cellTexts(page, '#rule-set-teams tbody td')).toEqual(['squad', '2–2', '2', '1 tank, 1 healer']);
+      await page.waitForSelector('#recent-table');
+      const shown = await page.locator(`#recent-table tr[data-match="${recent[0].matchId}"] td.teams`).innerText();
+      const expected = recent[0].players
+        .map((team: string[], i: number) => `${recent[0].teamNames[i]}: ${team.map((p) => `${p} (${recent[0].roles[p]})`).join(', ')}`)
+        .join(' vs ');
+      expect(shown).toBe(expected);
+      expect(shown).toMatch(/^squad_1: .+ vs squad_2: /);
+    });
+  });
 });

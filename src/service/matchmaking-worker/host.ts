@@ -19,7 +19,7 @@
 import { threadId as mainThreadId, Worker } from 'node:worker_threads';
 import { siblingModule, workerStart } from '../../store/worker-start.js';
 import { InvalidInputError } from '../../core/errors.js';
-import { type Backfill, type BackfillInput, type FormedMatch, Matchmaker, type MatchmakerOptions, type ResolvedWidening, type TicketInput } from '../../matchmaking/index.js';
+import type { Backfill, BackfillInput, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
 import { warmUpMatchmaker, type WarmUpOptions, type WarmUpReport } from '../matchmaking-warm-up.js';
 import {
   type Answer,
@@ -30,11 +30,14 @@ import {
   type MatchmakerOp,
   type MatchmakerSettings,
   type OpResult,
+  type QueueMatchmaker,
   type RemotePassResult,
   type ReplyMessage,
   type Request,
   type RequestMessage,
+  settingsOf,
 } from './protocol.js';
+import { newQueueMatchmaker, type PassMatch, type QueueMatchmakerOptions } from './rule-set-queue.js';
 import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';
 
 /** Ops per message: a rebuild's batch of 10,000 tickets goes in parts, so neither thread copies it in one go. */
@@ -47,6 +50,8 @@ export interface RemoteMatchmaker {
   readonly maxCandidates: number;
   /** Thread the matchmaker lives on (0: the main thread). */
   readonly threadId: number;
+  /** Rule-set queues: seconds after a ticket's arrival at which its last expansion step applies. */
+  readonly expansionSeconds?: number;
   /** Tickets waiting and backfills open, as of the last answer. */
   readonly size: number;
   readonly backfillCount: number;
@@ -72,7 +77,7 @@ export interface MatchmakerHost {
   readonly restarts: number;
   /** The worker thread while one runs (tests, diagnosis). */
   readonly worker: Worker | undefined;
-  create(options: MatchmakerOptions): Promise<RemoteMatchmaker>;
+  create(options: QueueMatchmakerOptions): Promise<RemoteMatchmaker>;
   /** Warms the matchmaker's compiled code where the matchmakers run (src/service/matchmaking-warm-up.ts). */
   warmUp(options?: WarmUpOptions): Promise<WarmUpReport>;
   /** Stops the worker; its matchmakers fail from then on. */
@@ -107,6 +112,7 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
   readonly widening: ResolvedWidening;
   readonly maxCandidates: number;
   readonly threadId: number;
+  readonly expansionSeconds?: number;
   size = 0;
   backfillCount = 0;
   abstract readonly alive: boolean;
@@ -116,6 +122,7 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
     this.widening = settings.widening;
     this.maxCandidates = settings.maxCandidates;
     this.threadId = settings.threadId;
+    if (settings.expansionSeconds !== undefined) this.expansionSeconds = settings.expansionSeconds;
   }
 
   protected count(counts: MatchmakerCounts): void {
@@ -144,8 +151,8 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
 
 class LocalMatchmaker extends MatchmakerBase {
   readonly alive = true;
-  constructor(private readonly matchmaker: Matchmaker) {
-    super({ teamSize: matchmaker.teamSize, widening: matchmaker.widening, maxCandidates: matchmaker.maxCandidates, threadId: mainThreadId });
+  constructor(private readonly matchmaker: QueueMatchmaker) {
+    super(settingsOf(matchmaker, mainThreadId));
   }
 
   async apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]> {
@@ -162,7 +169,13 @@ class LocalMatchmaker extends MatchmakerBase {
     try {
       const result = this.matchmaker.pass(now);
       const used = process.cpuUsage(cpu);
-      return { matches: result.matches, backfills: result.backfills, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+      return {
+        matches: result.matches,
+        backfills: result.backfills,
+        ms: performance.now() - started,
+        cpuMs: (used.user + used.system) / 1000,
+        ...('why' in result ? { why: result.why } : {}),
+      };
     } finally {
       this.count(countsOf(this.matchmaker));
     }
@@ -179,8 +192,8 @@ class InProcessHost implements MatchmakerHost {
   readonly inWorker = false;
   readonly restarts = 0;
   readonly worker = undefined;
-  async create(options: MatchmakerOptions): Promise<RemoteMatchmaker> {
-    return new LocalMatchmaker(new Matchmaker(options));
+  async create(options: QueueMatchmakerOptions): Promise<RemoteMatchmaker> {
+    return new LocalMatchmaker(newQueueMatchmaker(options));
   }
   async warmUp(options?: WarmUpOptions): Promise<WarmUpReport> {
     return warmUpMatchmaker(options);
@@ -290,7 +303,7 @@ class WorkerMatchmaker extends MatchmakerBase {
     const matches = answer.result.matches;
     for (let i = 0; i < answer.parts; i++) {
       const part = (await this.ask({ kind: 'part', handle: this.handle })).matches;
-      for (const match of JSON.parse(part) as FormedMatch[]) matches.push(match);
+      for (const match of JSON.parse(part) as PassMatch[]) matches.push(match);
     }
     return answer.result;
   }
@@ -326,7 +339,7 @@ class WorkerHost implements MatchmakerHost {
     return this.thread;
   }
 
-  async create(options: MatchmakerOptions): Promise<RemoteMatchmaker> {
+  async create(options: QueueMatchmakerOptions): Promise<RemoteMatchmaker> {
     const thread = this.current();
     const handle = this.nextHandle++;
     const answer = await thread.request({ kind: 'create', handle, options });

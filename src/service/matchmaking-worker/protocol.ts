@@ -5,8 +5,12 @@
  * kept in process behaves exactly as one in the worker.
  */
 import { InvalidInputError } from '../../core/errors.js';
-import type { Backfill, BackfillInput, BackfillResult, FormedMatch, Matchmaker, MatchmakerOptions, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
+import type { Backfill, BackfillInput, BackfillResult, Matchmaker, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
 import type { WarmUpOptions, WarmUpReport } from '../matchmaking-warm-up.js';
+import type { PassMatch, QueueMatchmakerOptions, RuleSetQueue } from './rule-set-queue.js';
+
+/** A ladder's matchmaker: the team-rank one, or a rule-set queue behind the same calls. */
+export type QueueMatchmaker = Matchmaker | RuleSetQueue;
 
 /** One change to a matchmaker, as the queue's events describe them. */
 export type MatchmakerOp =
@@ -37,11 +41,13 @@ export interface MatchmakerCounts {
 
 /** What the loop reads of a pass (the pass's `waiting` list stays in the worker: nobody reads it and it holds every ticket id). */
 export interface RemotePassResult {
-  matches: FormedMatch[];
+  matches: PassMatch[];
   backfills: BackfillResult[];
   /** Wall and CPU milliseconds of the library's pass where it ran. */
   ms: number;
   cpuMs: number;
+  /** Rule-set queues: rule name → waiting tickets it held most often in this pass. */
+  why?: Record<string, number>;
 }
 
 /** The settings a matchmaker resolved from its options. */
@@ -51,10 +57,12 @@ export interface MatchmakerSettings {
   maxCandidates: number;
   /** Thread the matchmaker lives on (worker_threads' threadId; 0 on the main thread). */
   threadId: number;
+  /** Rule-set queues: seconds after a ticket's arrival at which its last expansion step applies. */
+  expansionSeconds?: number;
 }
 
 export type Request =
-  | { kind: 'create'; handle: number; options: MatchmakerOptions }
+  | { kind: 'create'; handle: number; options: QueueMatchmakerOptions }
   | { kind: 'apply'; handle: number; ops: MatchmakerOp[] }
   | { kind: 'pass'; handle: number; now: number }
   | { kind: 'part'; handle: number }
@@ -102,7 +110,7 @@ export const MATCHES_PER_PART = 1000;
  * call by call. An InvalidInputError of an add is that op's refusal; any
  * other error stops the batch and is thrown (the ops before it stay applied).
  */
-export function applyOps(matchmaker: Matchmaker, ops: readonly MatchmakerOp[]): OpResult[] {
+export function applyOps(matchmaker: QueueMatchmaker, ops: readonly MatchmakerOp[]): OpResult[] {
   const results: OpResult[] = [];
   for (const op of ops) {
     if (op.op === 'cancel') results.push(matchmaker.cancel(op.id));
@@ -122,8 +130,19 @@ export function applyOps(matchmaker: Matchmaker, ops: readonly MatchmakerOp[]): 
   return results;
 }
 
-export function countsOf(matchmaker: Matchmaker): MatchmakerCounts {
+export function countsOf(matchmaker: QueueMatchmaker): MatchmakerCounts {
   return { size: matchmaker.size, backfillCount: matchmaker.backfillCount };
+}
+
+/** The settings a matchmaker resolved, as sent to the loop. */
+export function settingsOf(matchmaker: QueueMatchmaker, threadId: number): MatchmakerSettings {
+  return {
+    teamSize: matchmaker.teamSize,
+    widening: matchmaker.widening,
+    maxCandidates: matchmaker.maxCandidates,
+    threadId,
+    ...('expansionSeconds' in matchmaker ? { expansionSeconds: matchmaker.expansionSeconds } : {}),
+  };
 }
 
 export function failureData(error: unknown): FailureData {

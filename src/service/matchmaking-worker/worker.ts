@@ -6,18 +6,29 @@
  * keeps serving requests while a pass over a million tickets runs.
  */
 import { parentPort, threadId } from 'node:worker_threads';
-import { Matchmaker } from '../../matchmaking/index.js';
 import { warmUpMatchmaker } from '../matchmaking-warm-up.js';
-import { type Answer, applyOps, countsOf, failureData, MATCHES_PER_PART, type ReplyMessage, type Request, type RequestMessage } from './protocol.js';
+import {
+  type Answer,
+  applyOps,
+  countsOf,
+  failureData,
+  MATCHES_PER_PART,
+  type QueueMatchmaker,
+  type ReplyMessage,
+  type Request,
+  type RequestMessage,
+  settingsOf,
+} from './protocol.js';
+import { newQueueMatchmaker } from './rule-set-queue.js';
 
 const port = parentPort;
 if (port === null) throw new Error('the matchmaking worker runs only as a worker thread');
 
-const matchmakers = new Map<number, Matchmaker>();
+const matchmakers = new Map<number, QueueMatchmaker>();
 /** Parts of each matchmaker's last pass not yet asked for, last part first. */
 const unsent = new Map<number, string[]>();
 
-function matchmakerOf(handle: number): Matchmaker {
+function matchmakerOf(handle: number): QueueMatchmaker {
   const matchmaker = matchmakers.get(handle);
   if (matchmaker === undefined) throw new Error(`no matchmaker ${handle} in the matchmaking worker`);
   return matchmaker;
@@ -26,9 +37,9 @@ function matchmakerOf(handle: number): Matchmaker {
 function answer(request: Request): Answer | undefined {
   switch (request.kind) {
     case 'create': {
-      const matchmaker = new Matchmaker(request.options);
+      const matchmaker = newQueueMatchmaker(request.options);
       matchmakers.set(request.handle, matchmaker);
-      return { kind: 'create', settings: { teamSize: matchmaker.teamSize, widening: matchmaker.widening, maxCandidates: matchmaker.maxCandidates, threadId } };
+      return { kind: 'create', settings: settingsOf(matchmaker, threadId) };
     }
     case 'apply': {
       const matchmaker = matchmakerOf(request.handle);
@@ -49,7 +60,13 @@ function answer(request: Request): Answer | undefined {
       else unsent.delete(request.handle);
       return {
         kind: 'pass',
-        result: { matches: result.matches.slice(0, MATCHES_PER_PART), backfills: result.backfills, ms, cpuMs: (used.user + used.system) / 1000 },
+        result: {
+          matches: result.matches.slice(0, MATCHES_PER_PART),
+          backfills: result.backfills,
+          ms,
+          cpuMs: (used.user + used.system) / 1000,
+          ...('why' in result ? { why: result.why } : {}),
+        },
         parts: parts.length,
         counts: countsOf(matchmaker),
       };

@@ -384,6 +384,41 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
       if (!old.gap) expect(old.events.map(describeEvent).slice(0, 4)).toEqual(expected);
     });
 
+    it("a rule-set ticket's attributes and roles, and a match's team names and roles, survive the store, a snapshot and the log", async () => {
+      const [t1, t2] = [fresh('t'), fresh('t')];
+      const withRuleSet = (stored: StoredTicket, k: number): StoredTicket => {
+        stored.ticket.players[0]!.attributes = { skill: 20 + k, mode: 'ctf', maps: ['dust', 'pier'], ping: { eu: 30 } };
+        stored.ticket.players[0]!.roles = k === 0 ? ['tank', 'healer'] : ['healer'];
+        return stored;
+      };
+      const expected = (k: number) => ({ attributes: { skill: 20 + k, mode: 'ctf', maps: ['dust', 'pier'], ping: { eu: 30 } }, roles: k === 0 ? ['tank', 'healer'] : ['healer'] });
+      expect(await store.add(withRuleSet(ticketOf(ladder, t1, ['a']), 0))).toEqual({ ok: true });
+      expect(await store.claim(ladder)).toBe('acquired');
+      const rebuilt: Ticket[] = [];
+      const start = await store.snapshot(ladder, (tickets) => void rebuilt.push(...tickets));
+      expect(rebuilt.map((t) => t.players[0])).toEqual([expect.objectContaining({ id: 'a', ...expected(0) })]);
+      expect(await store.add(withRuleSet(ticketOf(ladder, t2, ['b']), 1))).toEqual({ ok: true });
+      const events = await drain(store, ladder, start);
+      expect(events.events).toEqual([
+        expect.objectContaining({ kind: 'add', ticket: expect.objectContaining({ id: t2, players: [expect.objectContaining({ id: 'b', ...expected(1) })] }) }),
+      ]);
+      expect((await store.get(t1))!.ticket.players[0]).toMatchObject(expected(0));
+
+      const placement = placementOf([[t1], [t2]], [['a'], ['b']]);
+      placement.match.teamNames = ['red', 'blue'];
+      placement.match.roles = { a: 'tank', b: 'healer' };
+      placement.recent.teamNames = ['red', 'blue'];
+      placement.recent.roles = { a: 'tank', b: 'healer' };
+      expect(await store.assign(ladder, [placement])).toEqual(['placed']);
+      for (const [id, team] of [
+        [t1, 0],
+        [t2, 1],
+      ] as const) {
+        expect((await store.get(id))!.match).toMatchObject({ team, teamNames: ['red', 'blue'], roles: { a: 'tank', b: 'healer' } });
+      }
+      expect((await store.recent(ladder))[0]).toMatchObject({ teamNames: ['red', 'blue'], roles: { a: 'tank', b: 'healer' } });
+    });
+
     it('trimming the log takes the lock', async () => {
       await store.add(ticketOf(ladder, fresh('t'), ['a']));
       const start = await store.snapshot(ladder, () => {});

@@ -24,7 +24,21 @@
  *   these, once.
  */
 import type { EventEmitter } from 'node:events';
-import type { BackfillInput, FormedMatch, Ticket } from '../../matchmaking/index.js';
+import type { BackfillInput, FormedMatch, Ticket, TicketPlayer } from '../../matchmaking/index.js';
+import type { AttributeValue } from '../../matchmaking/rule-set/index.js';
+
+/** A queued player: the matcher's form, plus what a rule-set queue matches on. */
+export interface QueuedPlayer extends TicketPlayer {
+  /** Rule-set queues: the player's attributes, defaults applied. */
+  attributes?: Record<string, AttributeValue>;
+  /** Rule-set queues with role slots: the roles the player accepts. */
+  roles?: string[];
+}
+
+/** A queued ticket (a `Ticket`, whose players may carry rule-set attributes and roles). */
+export interface QueuedTicket extends Ticket {
+  players: QueuedPlayer[];
+}
 
 export interface TicketAssignment {
   id: string;
@@ -35,6 +49,10 @@ export interface TicketAssignment {
   teams: string[][];
   /** Player ids per team. */
   players: string[][];
+  /** Rule-set queues: the rule set's team names, aligned with `teams`. */
+  teamNames?: string[];
+  /** Rule-set queues with role slots: player id → role. */
+  roles?: Record<string, string>;
   at: number;
   /**
    * Set when the ticket filled a backfill: the backfill's id. `id` is then
@@ -70,7 +88,7 @@ export interface StoredTicket {
   /** Id of the API key that queued it (counted against the ladder's per-key cap while it waits). */
   owner?: string;
   /** The matcher's form (its `at` is in seconds). */
-  ticket: Ticket;
+  ticket: QueuedTicket;
   match?: TicketAssignment;
   /** Filled in by the store. */
   figures?: TicketFigures;
@@ -83,6 +101,10 @@ export interface RecentMatch {
   teams: string[][];
   /** Player ids per team (of a backfill: every player of the match after the fill). */
   players: string[][];
+  /** Rule-set queues: the rule set's team names, aligned with `teams`. */
+  teamNames?: string[];
+  /** Rule-set queues with role slots: player id → role. */
+  roles?: Record<string, string>;
   winProbability: number | null;
   waitSeconds: { p50: number; max: number };
   /** Of a match the matchmaker formed (a backfill has none). */

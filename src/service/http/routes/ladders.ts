@@ -1,5 +1,6 @@
 /** Ladder definitions. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
+import { ConflictError } from '../../errors/index.js';
 import { ladderJson } from '../../ladders.js';
 import { createLadderSchema, ladderParams, updateLadderSchema } from '../../schemas.js';
 import { deletedLadderResponse } from '../../responses.js';
@@ -89,6 +90,15 @@ export const ladderRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     async (request) => {
       requireScope(request, 'admin');
       const body = request.body;
+      // Waiting tickets were checked against the rule set in force: they would not fit another.
+      if (body.matchmaking?.ruleSet !== undefined) {
+        const { waiting } = await ctx.tickets.figures(request.params.ladder);
+        if (waiting > 0)
+          throw new ConflictError(
+            `ladder ${request.params.ladder}'s queue holds ${waiting} waiting tickets; its rule set can change only while the queue is empty`,
+            'matchmaking.ruleSet',
+          );
+      }
       const ladder = await ctx.ladders.update(request.params.ladder, {
         ...(body.public !== undefined ? { public: body.public } : {}),
         ...(body.standings !== undefined ? { standings: body.standings } : {}),

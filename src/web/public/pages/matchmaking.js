@@ -30,6 +30,7 @@ export async function render(main, { params, signal }) {
     h('div', { class: 'live-bar' }, summary, h('div', {}, pauseButton, ' ', updated)),
     waitFigures,
     problem,
+    ...ruleSetSection(ladder.matchmaking?.ruleSet),
     h(
       'div',
       { class: 'grid-2' },
@@ -122,7 +123,7 @@ export async function render(main, { params, signal }) {
                 { dataset: { match: match.matchId } },
                 h('td', {}, formatDate(match.at)),
                 h('td', {}, match.region ?? '–'),
-                h('td', { class: 'teams' }, (match.players ?? match.teams ?? []).map((team) => team.join(', ')).join(' vs ')),
+                h('td', { class: 'teams' }, teamsText(match)),
                 h('td', { class: 'num win-probability' }, formatPercent(match.winProbability)),
                 h('td', { class: 'num' }, formatSeconds(match.waitSeconds?.p50)),
                 h('td', { class: 'num' }, formatSeconds(match.waitSeconds?.max)),
@@ -173,4 +174,49 @@ export async function render(main, { params, signal }) {
     clearInterval(timer);
     stream?.close();
   };
+}
+
+/** A rule-set queue's teams: name, size, and role slots (Ladder's extension); nothing for a team-rank queue. */
+function ruleSetSection(ruleSet) {
+  if (!ruleSet || !Array.isArray(ruleSet.teams)) return [];
+  const slots = (roles) =>
+    roles && typeof roles === 'object'
+      ? Object.entries(roles)
+          .map(([role, count]) => `${count} ${role}`)
+          .join(', ')
+      : '–';
+  return [
+    h(
+      'section',
+      { 'aria-labelledby': 'rule-set-heading', id: 'rule-set' },
+      h('h2', { id: 'rule-set-heading' }, `Rule set${typeof ruleSet.name === 'string' ? `: ${ruleSet.name}` : ''}`),
+      table({
+        caption: 'Teams of every match this queue forms',
+        id: 'rule-set-teams',
+        columns: [{ label: 'Team' }, { label: 'Players', numeric: true }, { label: 'Teams of this kind', numeric: true }, { label: 'Role slots' }],
+        rows: ruleSet.teams.map((team) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, String(team.name)),
+            h('td', { class: 'num' }, `${team.minPlayers}–${team.maxPlayers}`),
+            h('td', { class: 'num' }, String(team.quantity ?? 1)),
+            h('td', {}, slots(team.roles)),
+          ),
+        ),
+      }),
+    ),
+  ];
+}
+
+/** Players per team; a rule-set match names its teams and, with role slots, who plays what. */
+function teamsText(match) {
+  const teams = match.players ?? match.teams ?? [];
+  const roles = match.roles ?? {};
+  return teams
+    .map((team, i) => {
+      const names = team.map((p) => (Object.hasOwn(roles, p) ? `${p} (${roles[p]})` : p)).join(', ');
+      return match.teamNames?.[i] !== undefined ? `${match.teamNames[i]}: ${names}` : names;
+    })
+    .join(' vs ');
 }

@@ -1,0 +1,155 @@
+/**
+ * A rule-set queue behind the surface the matchmaking loop drives a
+ * `Matchmaker` by (add, cancel, pass, the backfill calls), so a ladder whose
+ * `matchmaking.ruleSet` is set runs the rule-set engine where the team-rank
+ * matchmaker would run: in the matchmakers' thread, fed by the same queue
+ * events, its matches placed the same way.
+ *
+ * Backfill is not offered for rule-set queues: the service refuses such a
+ * request (409) before it reaches here, and a backfill event that still
+ * arrives (one opened before the rule set was set) is refused like any
+ * other malformed one.
+ */
+import { InvalidInputError } from '../../core/errors.js';
+import {
+  type Backfill,
+  type BackfillInput,
+  type BackfillResult,
+  type FormedMatch,
+  Matchmaker,
+  type MatchmakerOptions,
+  type ResolvedWidening,
+  type TicketInput,
+} from '../../matchmaking/index.js';
+import { type AttributeValue, type RuleSet, RuleSetMatchmaker, type RuleSetPlayerInput } from '../../matchmaking/rule-set/index.js';
+
+/** What a ladder's matchmaker is built from: the team-rank options, and the rule set when the queue has one. */
+export type QueueMatchmakerOptions = MatchmakerOptions & { ruleSet?: Record<string, unknown> };
+
+/** A match a rule-set queue formed. */
+export interface RuleSetFormedMatch {
+  /** The region every player reaches best (see RuleSetMatch), else the oldest ticket's first player's nearest. */
+  region: string;
+  /** Ticket ids per team, aligned with teamNames. */
+  teams: string[][];
+  players: string[][];
+  teamNames: string[];
+  /** Player id → role, when the teams declare role slots. */
+  roles?: Record<string, string>;
+  /** Seconds each ticket waited, per team, in `teams` order. */
+  waits: number[][];
+}
+
+/** A match either kind of queue formed. */
+export type PassMatch = FormedMatch | RuleSetFormedMatch;
+
+/** Seconds each ticket of a match waited, per team. */
+export function waitsOf(match: PassMatch): number[][] {
+  return 'quality' in match ? match.quality.waits : match.waits;
+}
+
+export interface RuleSetQueuePassResult {
+  matches: RuleSetFormedMatch[];
+  waiting: string[];
+  backfills: BackfillResult[];
+  /** Rule name → waiting tickets it held most often in this pass (the engine's "why waiting"). */
+  why: Record<string, number>;
+}
+
+interface Waiting {
+  at: number;
+  /** The first player's nearest region. */
+  region: string;
+}
+
+export class RuleSetQueue {
+  /** Players of the largest team. */
+  readonly teamSize: number;
+  /** Rule sets widen by their expansions, not by a widening schedule. */
+  readonly widening: ResolvedWidening = { steps: [], everySeconds: 0 };
+  readonly maxCandidates: number;
+  /** Seconds after a ticket's arrival at which the last expansion step applies (its match options stop changing). */
+  readonly expansionSeconds: number;
+  readonly backfillCount = 0;
+  readonly ruleSet: RuleSet;
+  private readonly engine: RuleSetMatchmaker;
+  private readonly tickets = new Map<string, Waiting>();
+
+  constructor(ruleSet: unknown) {
+    this.engine = new RuleSetMatchmaker(ruleSet);
+    this.ruleSet = this.engine.ruleSet;
+    this.teamSize = Math.max(...this.ruleSet.teams.map((t) => t.maxPlayers));
+    const size = this.ruleSet.teams.reduce((sum, t) => sum + t.maxPlayers * t.quantity, 0);
+    this.maxCandidates = Math.max(1000, 5 * size);
+    this.expansionSeconds = Math.max(0, ...this.ruleSet.expansions.flatMap((e) => e.steps.map((s) => s.waitTimeSeconds)));
+  }
+
+  get size(): number {
+    return this.tickets.size;
+  }
+
+  has(id: string): boolean {
+    return this.tickets.has(id);
+  }
+
+  /** Queues a stored ticket (its players' `attributes` and `roles` as intake checked them); InvalidInputError naming the field when the rule set refuses it. */
+  add(ticket: TicketInput): void {
+    const players = ticket.players.map((p): RuleSetPlayerInput => {
+      const extra = p as { attributes?: Record<string, AttributeValue>; roles?: string[] };
+      return {
+        id: String(p.id),
+        pings: p.pings,
+        ...(extra.attributes !== undefined ? { attributes: extra.attributes } : {}),
+        ...(extra.roles !== undefined ? { roles: extra.roles } : {}),
+      };
+    });
+    const id = String(ticket.id);
+    this.engine.add({ id, at: ticket.at, players });
+    const pings = Object.entries(ticket.players[0]?.pings ?? {});
+    let region = pings[0]?.[0] ?? '';
+    let best = pings[0]?.[1] ?? Infinity;
+    for (const [name, ms] of pings) if (ms < best) [region, best] = [name, ms];
+    this.tickets.set(id, { at: ticket.at, region });
+  }
+
+  cancel(id: string): boolean {
+    this.tickets.delete(id);
+    return this.engine.cancel(id);
+  }
+
+  hasBackfill(_id: string): boolean {
+    return false;
+  }
+
+  addBackfill(_backfill: BackfillInput): void {
+    throw new InvalidInputError('a rule-set queue takes no backfill requests', { field: 'backfill' });
+  }
+
+  removeBackfill(_id: string): boolean {
+    return false;
+  }
+
+  backfills(): Backfill[] {
+    return [];
+  }
+
+  pass(now: number): RuleSetQueuePassResult {
+    const result = this.engine.pass(now);
+    const matches = result.matches.map((m): RuleSetFormedMatch => {
+      const waits = m.teams.map((team) => team.map((id) => Math.max(0, now - this.tickets.get(id)!.at)));
+      const first = m.teams.flat()[0];
+      const region = m.region ?? (first !== undefined ? this.tickets.get(first)!.region : '');
+      for (const id of m.teams.flat()) this.tickets.delete(id);
+      return { region, teams: m.teams, players: m.players, teamNames: m.teamNames, ...(m.roles !== undefined ? { roles: m.roles } : {}), waits };
+    });
+    const why: Record<string, number> = {};
+    for (const rule of Object.values(result.why)) why[rule] = (why[rule] ?? 0) + 1;
+    return { matches, waiting: result.waiting, backfills: [], why };
+  }
+}
+
+/** The matchmaker a ladder's options ask for. */
+export function newQueueMatchmaker(options: QueueMatchmakerOptions): Matchmaker | RuleSetQueue {
+  const { ruleSet, ...rest } = options;
+  return ruleSet !== undefined ? new RuleSetQueue(ruleSet) : new Matchmaker(rest);
+}
