@@ -14,7 +14,7 @@ import type { CorsOptions } from './http/security.js';
 import type { StreamLimits } from './http/stream-slots.js';
 import { KeyStore, RateLimiter, type RateLimitOptions } from './keys.js';
 import { Ladders } from './ladders.js';
-import { type MatchmakingLoop, startMatchmakingLoop } from './matchmaking-pass.js';
+import { type MatchmakingLoop, startMatchmakingLoop } from './matchmaking-loop.js';
 import type { WarmUpReport } from './matchmaking-warm-up.js';
 import { inProcessMatchmakers, workerMatchmakers } from './matchmaking-worker/host.js';
 import { serviceMetrics } from './metrics.js';
