@@ -167,8 +167,58 @@ export function lockDataDirectory(dir: string): () => void {
   throw new DataDirectoryLockedError(`could not take the lock ${path}`);
 }
 
+/**
+ * Counts the statements and transactions in flight other than public reads,
+ * and lets a read's next statement wait until there are none (or `maxWaitMs`
+ * has passed): on PGlite's one connection, writes go first.
+ */
+class WritesFirst {
+  private inFlight = 0;
+  /** Statements and transactions other than reads sent so far. */
+  statements = 0;
+  private waiting: Array<() => void> = [];
+  constructor(private readonly maxWaitMs: number) {}
+
+  during<T>(work: Promise<T>): Promise<T> {
+    this.inFlight++;
+    this.statements++;
+    return work.finally(() => {
+      if (--this.inFlight > 0) return;
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const wake of waiting) wake();
+    });
+  }
+
+  track(target: Queryable): Queryable {
+    return {
+      query: <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => this.during(target.query<Row>(sql, params, options)),
+      exec: (sql: string) => this.during(target.exec(sql)),
+    };
+  }
+
+  /** Resolves when no write is in flight, or after `maxWaitMs`. */
+  async turn(): Promise<void> {
+    if (this.inFlight === 0 || this.maxWaitMs <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.waiting.push(resolve);
+      timer = setTimeout(resolve, this.maxWaitMs);
+    });
+    clearTimeout(timer);
+  }
+}
+
 /** How embedded PGlite is opened (`openPglite`). */
 export interface PgliteOptions extends ReadGateOptions {
+  /**
+   * Longest a public read's statement waits for the writes in flight to end
+   * before it is sent anyway, in ms (writes go first on PGlite's one
+   * connection; 0 sends reads at once). @default 25
+   */
+  readYieldMs?: number;
+  /** Milliseconds between the ANALYZE runs that keep the planner's statistics current, when something was written (0: only at open). @default 600000 */
+  analyzeEveryMs?: number;
   /**
    * Run PGlite in a worker thread (src/store/pglite-thread.ts), so its
    * statements never run on the caller's event loop; `false` runs it on the
@@ -190,9 +240,29 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
     // process (PGlite runs in it) once a segment: 6v6 p99 at 64 in flight 63–70 ms with it, 32–40 without.
     const startParams = ['-c', 'wal_init_zero=off'];
     const engine = options.thread === false ? await inProcessPglite(pgDir, startParams) : await threadPglite(pgDir, startParams);
-    const base = classified(engine.db);
     // Public reads take turns (src/store/read-gate.ts): a crowd of readers cannot fill PGlite's one queue in front of the writers.
     const readGate = new ReadGate(options);
+    // Writers first: PGlite runs one statement at a time, in the order sent, so a read statement sent while
+    // a write waits would run before the write's next one. A read's statement is held back while any other
+    // statement or transaction is in flight, but at most `readYieldMs`, so steady writes never starve reads.
+    const priority = new WritesFirst(options.readYieldMs ?? 25);
+    const base = priority.track(classified(engine.db));
+    // PGlite runs no autovacuum (a single-user server has no background workers), so its planner never
+    // gets statistics unless asked: without them it sorted a 100,000-match ladder to serve a page at offset
+    // 500 (60–90 ms a page; 2–4 ms with statistics). ANALYZE samples at most 30,000 rows a table, so it
+    // costs a bounded few hundred ms: at open, then every `analyzeEveryMs` when something was written.
+    await engine.db.exec('ANALYZE');
+    const analyzeEveryMs = options.analyzeEveryMs ?? 600_000;
+    let analyzedAt = priority.statements;
+    const analyzer =
+      analyzeEveryMs > 0
+        ? setInterval(() => {
+            if (priority.statements === analyzedAt) return;
+            analyzedAt = priority.statements;
+            base.exec('ANALYZE').catch(() => {});
+          }, analyzeEveryMs)
+        : undefined;
+    analyzer?.unref();
     let closed = false;
     return {
       kind: 'pglite',
@@ -207,14 +277,17 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
         throwIfCancelled(signal);
         const leave = await readGate.enter(signal);
         try {
+          const reader = classified(engine.db);
           return await work({
-            query: <Row>(sql: string, params?: readonly unknown[], queryOptions?: QueryOptions) => {
+            query: async <Row>(sql: string, params?: readonly unknown[], queryOptions?: QueryOptions) => {
+              await priority.turn();
               throwIfCancelled(signal);
-              return base.query<Row>(sql, params, queryOptions);
+              return reader.query<Row>(sql, params, queryOptions);
             },
-            exec: (sql: string) => {
+            exec: async (sql: string) => {
+              await priority.turn();
               throwIfCancelled(signal);
-              return base.exec(sql);
+              return reader.exec(sql);
             },
           });
         } finally {
@@ -222,14 +295,17 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
         }
       },
       transaction: (work) =>
-        engine
-          .transaction((tx) => work(classified(tx)))
-          .catch((error: unknown) => {
-            throw classifyDatabaseError(error);
-          }),
+        priority.during(
+          engine
+            .transaction((tx) => work(classified(tx)))
+            .catch((error: unknown) => {
+              throw classifyDatabaseError(error);
+            }),
+        ),
       close: async () => {
         if (closed) return;
         closed = true;
+        clearInterval(analyzer);
         try {
           await engine.close();
         } finally {
