@@ -206,15 +206,23 @@ export async function correctMatch(
   }
   // A journal left by a run that stopped (a crash, a failed statement) is finished first.
   await resumeInBackground(db, ladder, options);
-  const token = newVersion();
-  const begun = await db.transaction(async (tx) => {
-    const found = await begin(tx, ladder, matchId, correction);
-    if ('unchanged' in found) return found;
-    await openJournal(tx, { ladder: ladder.id, matchId, correction, at: now, token, version: newVersion() });
-    return found;
-  });
-  if ('unchanged' in begun) return begun.unchanged;
-  return runPhased(db, ladder, token, begun.head, begun.target, correction, now, options, turns);
+  // Held from before the journal exists, so no write refused meanwhile takes this run for a stopped one.
+  const here = runningHere(db);
+  if (here.has(ladder.id)) throw beingCorrected(ladder.id);
+  here.add(ladder.id);
+  try {
+    const token = newVersion();
+    const begun = await db.transaction(async (tx) => {
+      const found = await begin(tx, ladder, matchId, correction);
+      if ('unchanged' in found) return found;
+      await openJournal(tx, { ladder: ladder.id, matchId, correction, at: now, token, version: newVersion() });
+      return found;
+    });
+    if ('unchanged' in begun) return begun.unchanged;
+    return await runPhased(db, ladder, token, begun.head, begun.target, correction, now, options, turns);
+  } finally {
+    here.delete(ladder.id);
+  }
 }
 
 /** Players read or written per statement at the end of a correction (per step when phased). */
@@ -265,8 +273,12 @@ function runningHere(db: Database): Set<string> {
 }
 
 /** A run whose journal another run took over (or that the ladder's deletion removed) stops. */
-function takenOver(ladder: string): ConflictError {
-  return new ConflictError(`the correction of ladder ${ladder} was taken over or the ladder deleted`, 'ladder');
+class TakenOverError extends ConflictError {
+  override name = 'TakenOverError';
+}
+
+function takenOver(ladder: string): TakenOverError {
+  return new TakenOverError(`the correction of ladder ${ladder} was taken over or the ladder deleted`, 'ladder');
 }
 
 /**
@@ -320,24 +332,26 @@ async function runPhased(
  * ladder are refused meanwhile (its rows are part corrected).
  */
 async function applyStaged(db: Database, ladder: string, token: number, options: CorrectionOptions): Promise<void> {
+  // Until the journal closes, reads of the ladder are refused; a run stopped by a failure keeps them refused until it is resumed.
   const applying = applyingCorrections(db);
   applying.add(ladder);
   try {
-    for (;;) {
-      const step = await db.transaction(async (tx) => {
+    let applied = await db.transaction(async (tx) => {
+      const journal = await holdJournal(tx, ladder, token);
+      if (!journal) throw takenOver(ladder);
+      return journal.applied;
+    });
+    for (let more = true; more; ) {
+      await options.onStep?.(ladder, { phase: 'apply', applied });
+      more = await db.transaction(async (tx) => {
         const journal = await holdJournal(tx, ladder, token);
         if (!journal) throw takenOver(ladder);
-        return { applied: journal.applied, text: await stagedStep(tx, ladder, journal.applied) };
-      });
-      if (step.text === undefined) break;
-      await options.onStep?.(ladder, { phase: 'apply', applied: step.applied });
-      await db.transaction(async (tx) => {
-        const journal = await holdJournal(tx, ladder, token);
-        if (!journal) throw takenOver(ladder);
-        // Another run of the same token cannot exist; the check keeps a step from being applied twice all the same.
-        if (journal.applied !== step.applied) return;
-        await applyStep(tx, ladder, JSON.parse(step.text!) as Step);
-        await setApplied(tx, ladder, step.applied + 1);
+        const text = await stagedStep(tx, ladder, journal.applied);
+        if (text === undefined) return false;
+        await applyStep(tx, ladder, JSON.parse(text) as Step);
+        await setApplied(tx, ladder, journal.applied + 1);
+        applied = journal.applied + 1;
+        return true;
       });
     }
     while ((await dropSteps(db, ladder, DROP_BATCH)) > 0);
@@ -345,9 +359,12 @@ async function applyStaged(db: Database, ladder: string, token: number, options:
       if (!(await holdJournal(tx, ladder, token))) throw takenOver(ladder);
       await closeJournal(tx, ladder, newVersion());
     });
-  } finally {
-    applying.delete(ladder);
+  } catch (error) {
+    // Another run has the journal now (or the ladder is gone): that run decides what reads see.
+    if (error instanceof TakenOverError) applying.delete(ladder);
+    throw error;
   }
+  applying.delete(ladder);
 }
 
 /**
@@ -426,12 +443,7 @@ async function resumeOne(db: Database, id: string, ladderOf: (id: string) => Pro
  * answer when there is none (a match voided again). A ladder another
  * correction is under way on is refused (503).
  */
-async function begin(
-  tx: Queryable,
-  ladder: Ladder,
-  matchId: string,
-  correction: Correction,
-): Promise<{ head: LadderHead; target: MatchRecord } | { unchanged: CorrectionResult }> {
+async function begin(tx: Queryable, ladder: Ladder, matchId: string, correction: Correction): Promise<{ head: LadderHead; target: MatchRecord } | { unchanged: CorrectionResult }> {
   const head = await lockLadder(tx, ladder.id);
   if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
   if (head.correcting) throw beingCorrected(ladder.id);

@@ -339,7 +339,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         for (const { ladder } of done) await rankings.reset(ladder).catch(() => {});
       })
       .catch((error: unknown) =>
-        warn('corrections', `an interrupted correction could not be finished (${error instanceof Error ? error.message : String(error)}); it is retried with the next correction of its ladder`),
+        warn(
+          'corrections',
+          `an interrupted correction could not be finished (${error instanceof Error ? error.message : String(error)}); it is retried with the next correction of its ladder`,
+        ),
       );
     cleanups.push(() => resumed);
     const app = await buildApp(context);

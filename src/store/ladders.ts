@@ -68,9 +68,7 @@ export async function lockLadder(tx: Queryable, id: string): Promise<LadderHead 
     [id],
   );
   const row = rows[0];
-  return (
-    row && { version: row.version, incarnation: row.incarnation, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch, correcting: row.correcting }
-  );
+  return row && { version: row.version, incarnation: row.incarnation, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch, correcting: row.correcting };
 }
 
 /** The last sequence number written (0 for none). */

@@ -94,7 +94,11 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     },
     async (request) => {
       const ladder = await correctableLadder(ctx.ladders, request, request.params.ladder);
-      return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'void', reason: request.body.reason }, Date.now(), { mode: correctionMode(ctx) }));
+      return corrected(
+        ctx,
+        ladder,
+        await correctMatch(ctx.db, ladder, request.params.match, { kind: 'void', reason: request.body.reason }, Date.now(), { mode: correctionMode(ctx) }),
+      );
     },
   );
   app.put(
