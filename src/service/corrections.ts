@@ -8,10 +8,26 @@
  * replay of the corrected log from the start (test/service/corrections.test.ts
  * checks it, and `ladder rebuild` confirms it).
  *
- * It runs in one transaction holding the ladder lock: submissions that
+ * Two ways to write it (`CorrectionMode`). 'transaction' (the default on
+ * PostgreSQL): one transaction holding the ladder lock; submissions that
  * arrive meanwhile wait for it, and the version it writes makes every
  * writer's cached states stale, so they are rated on the corrected states.
- * The stored answers of Idempotency-Keys are left as first sent.
+ * 'phased' (the default on PGlite, whose one connection a long transaction
+ * would hold away from every other ladder): a short transaction opens a
+ * journal row and sets the ladder's `correcting` flag (writes to the ladder
+ * then get 503 with Retry-After; other ladders are untouched); phase compute
+ * reads the stored rows, which nothing changes meanwhile, in short
+ * statements and stages each write (a page of history, a batch of players)
+ * in a transaction of its own; phase apply copies the staged writes into
+ * place, one per transaction, recording in the journal how many are applied
+ * in that same transaction, so none is applied twice; the last staged write
+ * moves the counters, and a short transaction closes the journal. A run
+ * stopped in phase compute (a crash, a failed statement) has changed
+ * nothing: it is computed again from scratch; one stopped in phase apply
+ * resumes where it stopped (`resumeCorrections`, at the service's start, on
+ * the ladder's next write or correction). Reads of the ladder serve the
+ * stored rows until the apply starts, and 503 during it (in the process
+ * running it). The stored answers of Idempotency-Keys are left as first sent.
  *
  * Bounded work per step: the later matches are read a page at a time (keyset
  * on seq, `chunk` matches), rated, and the page's new history written before
