@@ -515,7 +515,8 @@ async function correctIn(work: Work, ladder: Ladder, head: LadderHead, target: M
 
   // The affected players' states just before the match (season resets applied up to it).
   const moved = new Map<string, Moved>();
-  const previous = await lastChangesBefore(tx, ladder.id, touched, target.seq);
+  // A walk of `chunk` entries per statement at most (a page's worth of matches).
+  const previous = await lastChangesBefore(tx, ladder.id, touched, target.seq, chunk);
   for (const id of touched) {
     const last = previous.get(id);
     moved.set(id, { state: last ? resetAt(system, seasons, last.seq, target.seq, stateOfRecord(last.after, last.lastAtAfter)) : undefined, at: target.seq });
