@@ -321,6 +321,7 @@ async function runPhased(
     let staged = 0;
     const write = async (step: Step) => {
       const n = staged;
+      await turns.pause();
       await db.transaction(async (tx) => {
         if (!(await holdJournal(tx, ladder.id, token))) throw takenOver(ladder.id);
         await stageSteps(tx, ladder.id, n, [JSON.stringify(step)]);
@@ -357,7 +358,11 @@ async function applyStaged(db: Database, ladder: string, token: number, options:
       if (!journal) throw takenOver(ladder);
       return journal.applied;
     });
+    // PGlite answers on the event loop's own thread, settling promises only: without a turn given here the
+    // loop would not run a timer or take a request until the last step is applied.
+    const turns = new Turns(options.sliceMs ?? 20);
     for (let more = true; more; ) {
+      await turns.pause();
       await options.onStep?.(ladder, { phase: 'apply', applied });
       more = await db.transaction(async (tx) => {
         const journal = await holdJournal(tx, ladder, token);
@@ -370,7 +375,7 @@ async function applyStaged(db: Database, ladder: string, token: number, options:
         return true;
       });
     }
-    while ((await dropSteps(db, ladder, DROP_BATCH)) > 0);
+    while ((await dropSteps(db, ladder, DROP_BATCH)) > 0) await turns.pause();
     await db.transaction(async (tx) => {
       if (!(await holdJournal(tx, ladder, token))) throw takenOver(ladder);
       await closeJournal(tx, ladder, newVersion());
@@ -445,7 +450,7 @@ async function resumeOne(db: Database, id: string, ladderOf: (id: string) => Pro
     return { ladder: id, result: undefined };
   }
   // Nothing of it was applied: staged writes of the stopped run are dropped and it is computed again.
-  while ((await dropSteps(db, id, DROP_BATCH)) > 0);
+  while ((await dropSteps(db, id, DROP_BATCH)) > 0) await new Promise((resolve) => setImmediate(resolve));
   const ladder = await ladderOf(id);
   const head = await db.transaction((tx) => lockLadder(tx, id));
   const target = await findMatch(db, id, taken.matchId);
@@ -516,7 +521,7 @@ async function correctIn(work: Work, ladder: Ladder, head: LadderHead, target: M
   // The affected players' states just before the match (season resets applied up to it).
   const moved = new Map<string, Moved>();
   // A walk of `chunk` entries per statement at most (a page's worth of matches).
-  const previous = await lastChangesBefore(tx, ladder.id, touched, target.seq, chunk);
+  const previous = await lastChangesBefore(tx, ladder.id, touched, target.seq, chunk, () => turns.pause());
   for (const id of touched) {
     const last = previous.get(id);
     moved.set(id, { state: last ? resetAt(system, seasons, last.seq, target.seq, stateOfRecord(last.after, last.lastAtAfter)) : undefined, at: target.seq });

@@ -326,6 +326,7 @@ export async function lastChangesBefore(
   players: readonly string[],
   seq: number,
   steps = 1000,
+  between: () => Promise<void> = async () => {},
 ): Promise<Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>> {
   const found = new Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>();
   if (players.length === 0) return found;
@@ -335,6 +336,7 @@ export async function lastChangesBefore(
   ]);
   let frontier = starts.map((row) => ({ id: row.id, seq: row.last_seq }));
   while (frontier.length > 0) {
+    await between();
     const rows = await db.query<{ id: string; seq: number; depth: number; found: boolean; after: EntryState | null; last_at_after: number | null }>(
       // `found`: the walk reached a counted entry before $3; else a row at depth $5 is where the next statement starts.
       `WITH RECURSIVE walk(id, seq, depth) AS (
