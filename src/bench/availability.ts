@@ -20,8 +20,11 @@
  *   whole-history system accepts (its limits from `GET /v1/systems`);
  * - `whr-restart`: a whole-history ladder of many-team matches is derived
  *   after a restart while the writer runs;
- * - `void`: an admin key voids match 1 of the `matches`-long ladder and
- *   restores it, again and again.
+ * - `void`: an admin key corrects match 1 of the `matches`-long ladder again
+ *   and again (each time flipping its result, so every correction re-rates
+ *   the whole ladder: its star player is in every match), then voids it once
+ *   at the end; the writer runs until that void has answered. Each
+ *   correction's time is printed.
  *
  * PostgreSQL runs use DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
  * in a fresh schema that is dropped afterwards; PGlite runs a fresh
@@ -79,6 +82,8 @@ export interface AvailabilityResult {
   /** Growth of the server's resident memory over the attack (peak minus start), in MB. */
   rssGrowthMb: number;
   held: boolean;
+  /** The `void` attack: each correction's time (the last one the void), in ms. */
+  corrections?: number[];
 }
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
@@ -320,11 +325,15 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
     const random = mulberry32(5);
     const deadline = performance.now() + seconds * 1000;
     const until = () => performance.now() >= deadline;
+    // The writer runs until the attacker's last request has answered.
+    let attackDone = false;
+    const writerUntil = () => until() && attackDone;
+    const corrections: number[] = [];
     let writes = 0;
     // The steady writer: 4 clients, each a match every 20 ms or so, to another ladder.
     const writer = loop(
       4,
-      until,
+      writerUntil,
       (w) => {
         const n = writes++;
         return call(writerAgent, base, {
@@ -390,22 +399,38 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
         );
         break;
       case 'void':
-        attacker = loop(1, until, (_, n) =>
-          n % 2 === 0
-            ? admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches/m1/void`, body: { reason: 'availability benchmark' } })
-            : admin({
+        attacker = (async () => {
+          const samples: number[] = [];
+          const statuses: Record<string, number> = {};
+          const record = ({ status, ms }: { status: string; ms: number }) => {
+            statuses[status] = (statuses[status] ?? 0) + 1;
+            samples.push(ms);
+            corrections.push(ms);
+          };
+          // A voided match cannot be corrected: corrections that flip its result first, the void last.
+          for (let n = 0; !until(); n++) {
+            const starWins = n % 2 === 1;
+            record(
+              await admin({
                 method: 'PUT',
                 path: `/v1/ladders/${TARGET}/matches/m1`,
                 body: {
                   teams: [
-                    { players: [STAR], rank: 1 },
-                    { players: ['p0'], rank: 2 },
+                    { players: [STAR], rank: starWins ? 1 : 2 },
+                    { players: ['p0'], rank: starWins ? 2 : 1 },
                   ],
                 },
               }),
-        );
+            );
+          }
+          record(await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches/m1/void`, body: { reason: 'availability benchmark' } }));
+          return summarize(samples, statuses);
+        })();
         break;
     }
+    void attacker.finally(() => {
+      attackDone = true;
+    });
     const [writerLatency, attackerLatency] = await Promise.all([writer, attacker]);
     clearInterval(sampler);
     const eventLoopMax = await eventLoopMaxMs(agent, base);
@@ -419,6 +444,7 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
       eventLoopMaxMs: eventLoopMax,
       rssGrowthMb: rssPeak - rssStart,
       held: writerLatency.p99ms < 100 && eventLoopMax <= 100 && (writerLatency.statuses['201'] ?? 0) === writerLatency.requests,
+      ...(attack === 'void' ? { corrections } : {}),
     };
     return result;
   } finally {
@@ -438,7 +464,8 @@ function format(r: AvailabilityResult): string {
     `writer ${r.writer.requests} p50 ${r.writer.p50ms.toFixed(1)} p99 ${r.writer.p99ms.toFixed(1)} max ${r.writer.maxms.toFixed(0)} ms`,
     `loop max ${r.eventLoopMaxMs.toFixed(0)} ms`,
     `rss +${r.rssGrowthMb.toFixed(0)} MB`,
-    `attacker p50 ${r.attacker.p50ms.toFixed(0)} p99 ${r.attacker.p99ms.toFixed(0)} ms [${statuses(r.attacker)}]`,
+    `attacker p50 ${r.attacker.p50ms.toFixed(0)} p99 ${r.attacker.p99ms.toFixed(0)} max ${r.attacker.maxms.toFixed(0)} ms [${statuses(r.attacker)}]`,
+    ...(r.corrections ? [`corrections ${r.corrections.map((ms) => (ms / 1000).toFixed(1)).join(' ')} s`] : []),
     r.held ? 'held' : 'NOT HELD',
   ].join(' | ');
 }

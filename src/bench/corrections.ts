@@ -9,7 +9,7 @@
  * longest delay (perf_hooks.monitorEventLoopDelay) and the slowest of the
  * small reads of another ladder sent every 50 ms meanwhile.
  *
- *   node --expose-gc dist/bench/corrections.js [--matches 100000] [--players 10000] [--target 1 | --back B] [--runs 1] [--chunk 1000] [--backend postgres|pglite] [--profile]
+ *   node --expose-gc dist/bench/corrections.js [--matches 100000] [--players 10000] [--target 1 | --back B] [--runs 1] [--chunk 1000] [--backend postgres|pglite] [--mode transaction|phased] [--profile]
  *
  * PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
  * in a fresh schema dropped afterwards; PGlite: a temporary directory.
@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import type { Match } from '../core/match.js';
 import type { PlayerState } from '../core/systems.js';
 import { mulberry32 } from '../core/random.js';
-import { correctMatch } from '../service/corrections.js';
+import { type CorrectionMode, correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';
 import { type Database, dropSchema, openDatabase, type Queryable } from '../store/database.js';
@@ -42,6 +42,8 @@ export interface CorrectionsOptions {
   runs?: number;
   /** Matches per page of the correction. @default the service's */
   chunk?: number;
+  /** How the correction is written. @default the backend's default (corrections.ts) */
+  mode?: CorrectionMode;
   backend?: 'postgres' | 'pglite';
   databaseUrl?: string;
   /** Print the time spent in each kind of statement. */
@@ -200,14 +202,10 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
       loop.enable();
       const started = performance.now();
       const spent = new Map<string, { ms: number; count: number }>();
-      const result = await correctMatch(
-        options.profile ? profiled(db, spent) : db,
-        ladder,
-        target,
-        { kind: 'void', reason: 'benchmark' },
-        Date.now(),
-        options.chunk ? { chunk: options.chunk } : {},
-      );
+      const result = await correctMatch(options.profile ? profiled(db, spent) : db, ladder, target, { kind: 'void', reason: 'benchmark' }, Date.now(), {
+        ...(options.chunk ? { chunk: options.chunk } : {}),
+        ...(options.mode ? { mode: options.mode } : {}),
+      });
       const ms = performance.now() - started;
       loop.disable();
       probing = false;
@@ -246,6 +244,8 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const backend = text('backend');
   if (backend !== undefined && backend !== 'postgres' && backend !== 'pglite') throw new Error(`--backend must be postgres or pglite, got ${JSON.stringify(backend)}`);
+  const mode = text('mode');
+  if (mode !== undefined && mode !== 'transaction' && mode !== 'phased') throw new Error(`--mode must be transaction or phased, got ${JSON.stringify(mode)}`);
   await benchCorrections({
     matches: option('matches'),
     players: option('players'),
@@ -255,5 +255,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     chunk: option('chunk'),
     backend,
     profile: process.argv.includes('--profile'),
+    ...(mode ? { mode } : {}),
   });
 }

@@ -8,10 +8,26 @@
  * replay of the corrected log from the start (test/service/corrections.test.ts
  * checks it, and `ladder rebuild` confirms it).
  *
- * It runs in one transaction holding the ladder lock: submissions that
+ * Two ways to write it (`CorrectionMode`). 'transaction' (the default on
+ * PostgreSQL): one transaction holding the ladder lock; submissions that
  * arrive meanwhile wait for it, and the version it writes makes every
  * writer's cached states stale, so they are rated on the corrected states.
- * The stored answers of Idempotency-Keys are left as first sent.
+ * 'phased' (the default on PGlite, whose one connection a long transaction
+ * would hold away from every other ladder): a short transaction opens a
+ * journal row and sets the ladder's `correcting` flag (writes to the ladder
+ * then get 503 with Retry-After; other ladders are untouched); phase compute
+ * reads the stored rows, which nothing changes meanwhile, in short
+ * statements and stages each write (a page of history, a batch of players)
+ * in a transaction of its own; phase apply copies the staged writes into
+ * place, one per transaction, recording in the journal how many are applied
+ * in that same transaction, so none is applied twice; the last staged write
+ * moves the counters, and a short transaction closes the journal. A run
+ * stopped in phase compute (a crash, a failed statement) has changed
+ * nothing: it is computed again from scratch; one stopped in phase apply
+ * resumes where it stopped (`resumeCorrections`, at the service's start, on
+ * the ladder's next write or correction). Reads of the ladder serve the
+ * stored rows until the apply starts, and 503 during it (in the process
+ * running it). The stored answers of Idempotency-Keys are left as first sent.
  *
  * Bounded work per step: the later matches are read a page at a time (keyset
  * on seq, `chunk` matches), rated, and the page's new history written before
@@ -46,6 +62,19 @@ import type { Match } from '../core/match.js';
 import type { PlayerState } from '../core/systems.js';
 import type { Database, Queryable } from '../store/database.js';
 import { adjustLadder, countCorrection, lockLadder } from '../store/ladders.js';
+import {
+  closeJournal,
+  dropSteps,
+  holdJournal,
+  openJournal,
+  pendingCorrections,
+  setApplied,
+  setJournalPhase,
+  stagedStep,
+  stageSteps,
+  takeOverJournal,
+} from '../store/corrections.js';
+import { applyingCorrections, beingCorrected } from './correction-state.js';
 import {
   type ChangeEntry,
   type ChangeRecord,
@@ -113,11 +142,45 @@ function newVersion(): number {
   return randomInt(1, 2 ** 48 - 1);
 }
 
+/**
+ * How a correction is written. 'transaction': all of it in one transaction
+ * holding the ladder lock (atomic; everything else that needs the
+ * connection waits for it, which on PGlite, with its one connection, is every
+ * other ladder's writes too). 'phased': computed from the untouched log with
+ * its writes staged, then copied into place, each step a short transaction
+ * of its own; durable and resumable (see the top of this file).
+ */
+export type CorrectionMode = 'transaction' | 'phased';
+
+/**
+ * The mode used when none is given: one transaction on both databases. Phased
+ * frees PGlite's one connection between steps, but measured on 100,000 later
+ * matches it made one void take minutes instead of seconds, its ladder
+ * refusing writes all that time, and other ladders' writes still waited up to
+ * 2 s (docs/BENCHMARKS.md, "The void attack with phased corrections"): it is
+ * an option until each step is shown short.
+ */
+export function defaultCorrectionMode(_db: Pick<Database, 'kind'>): CorrectionMode {
+  return 'transaction';
+}
+
+/** Where a phased correction is between two of its steps (test hooks and progress). */
+export type CorrectionPoint = { phase: 'compute'; staged: number } | { phase: 'apply'; applied: number };
+
 export interface CorrectionOptions {
-  /** Matches read, rated and written per page. @default 1000 (200 on PGlite) */
+  /** Matches read, rated and written per page. @default 1000 (200 on PGlite; 100 when phased) */
   chunk?: number;
   /** Longest stretch of work before the event loop gets a turn, in ms. @default 20 */
   sliceMs?: number;
+  /** @default defaultCorrectionMode(db) */
+  mode?: CorrectionMode;
+  /**
+   * Called between two steps of a phased correction (after a write is
+   * staged, before a staged write is applied). A rejection stops the
+   * correction there, as a crash would: the journal stays, and
+   * `resumeCorrections` (or the next correction of the ladder) finishes it.
+   */
+  onStep?: (ladder: string, point: CorrectionPoint) => void | Promise<void>;
 }
 
 /** Gives the event loop a turn once `sliceMs` has passed since the last one. */
@@ -153,31 +216,280 @@ export async function correctMatch(
   now = Date.now(),
   options: CorrectionOptions = {},
 ): Promise<CorrectionResult> {
-  // PGlite runs one statement at a time for every ladder: smaller pages keep each one short.
-  const chunk = Math.max(1, Math.floor(options.chunk ?? (db.kind === 'pglite' ? 200 : 1000)));
+  const mode = options.mode ?? defaultCorrectionMode(db);
   const turns = new Turns(options.sliceMs ?? 20);
-  return db.transaction((tx) => correctIn(tx, ladder, matchId, correction, now, chunk, turns));
+  if (mode === 'transaction') {
+    // PGlite runs each statement on this thread: smaller pages keep each one short.
+    const chunk = Math.max(1, Math.floor(options.chunk ?? (db.kind === 'pglite' ? 200 : 1000)));
+    return db.transaction(async (tx) => {
+      const begun = await begin(tx, ladder, matchId, correction);
+      if ('unchanged' in begun) return begun.unchanged;
+      return compute({ reads: tx, write: (step) => applyStep(tx, ladder.id, step), chunk, playerBatch: PLAYER_BATCH, turns }, ladder, begun.head, begun.target, correction, now);
+    });
+  }
+  // A journal left by a run that stopped (a crash, a failed statement) is finished first.
+  await resumeInBackground(db, ladder, options);
+  // Held from before the journal exists, so no write refused meanwhile takes this run for a stopped one.
+  const here = runningHere(db);
+  if (here.has(ladder.id)) throw beingCorrected(ladder.id);
+  here.add(ladder.id);
+  try {
+    const token = newVersion();
+    const begun = await db.transaction(async (tx) => {
+      const found = await begin(tx, ladder, matchId, correction);
+      if ('unchanged' in found) return found;
+      await openJournal(tx, { ladder: ladder.id, matchId, correction, at: now, token, version: newVersion() });
+      return found;
+    });
+    if ('unchanged' in begun) return begun.unchanged;
+    return await runPhased(db, ladder, token, begun.head, begun.target, correction, now, options, turns);
+  } finally {
+    here.delete(ladder.id);
+  }
 }
 
-/** Players read or written per statement at the end of a correction. */
+/** Players read or written per statement at the end of a correction (per step when phased). */
 const PLAYER_BATCH = 5000;
+const PHASED_PLAYER_BATCH = 1000;
+/** Staged writes deleted per statement once applied. */
+const DROP_BATCH = 50;
 
-async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correction: Correction, now: number, chunk: number, turns: Turns): Promise<CorrectionResult> {
+/** One write of a correction: run at once in the transaction, or staged (as JSON) and applied later. */
+type Step =
+  | { op: 'void'; seq: number; reason: string; at: number }
+  | { op: 'replace'; seq: number; at: number; body: string; winProbability: string }
+  | { op: 'history'; seq: number[]; changes: string[]; winProbability: (string | null)[] }
+  | { op: 'lastSeqs'; ids: string[]; seqs: (number | null)[] }
+  | { op: 'upsert'; players: CommittedPlayer[] }
+  | { op: 'delete'; ids: string[] }
+  | { op: 'adjust'; matches: number; players: number; version: number; logEpoch?: number };
+
+async function applyStep(tx: Queryable, ladder: string, step: Step): Promise<void> {
+  switch (step.op) {
+    case 'void':
+      return markVoid(tx, ladder, step.seq, step.reason, step.at);
+    case 'replace':
+      return replaceMatchBody(tx, ladder, step.seq, { at: step.at, body: step.body, winProbability: step.winProbability });
+    case 'history':
+      return rewriteHistory(tx, ladder, step);
+    case 'lastSeqs':
+      return setLastSeqs(tx, ladder, step.ids, step.seqs);
+    case 'upsert':
+      await upsertPlayers(tx, ladder, step.players);
+      return;
+    case 'delete':
+      return deletePlayers(tx, ladder, step.ids);
+    case 'adjust':
+      // The count shared leaderboards compare, moved in the same transaction as the counters.
+      await countCorrection(tx, ladder);
+      return adjustLadder(tx, ladder, { matches: step.matches, players: step.players, version: step.version, ...(step.logEpoch !== undefined ? { logEpoch: step.logEpoch } : {}) });
+  }
+}
+
+const running = new WeakMap<Database, Set<string>>();
+
+/** Ladders with a phased correction run in this process now. */
+function runningHere(db: Database): Set<string> {
+  let set = running.get(db);
+  if (!set) running.set(db, (set = new Set()));
+  return set;
+}
+
+/** A run whose journal another run took over (or that the ladder's deletion removed) stops. */
+class TakenOverError extends ConflictError {
+  override name = 'TakenOverError';
+}
+
+function takenOver(ladder: string): TakenOverError {
+  return new TakenOverError(`the correction of ladder ${ladder} was taken over or the ladder deleted`, 'ladder');
+}
+
+/**
+ * Phase compute, then phase apply, of the correction whose journal `token`
+ * holds: the corrected rows are computed from the stored ones (untouched
+ * until the apply) and each write staged in a short transaction; then the
+ * journal moves to apply and the staged writes are copied into place.
+ */
+async function runPhased(
+  db: Database,
+  ladder: Ladder,
+  token: number,
+  head: LadderHead,
+  target: MatchRecord,
+  correction: Correction,
+  now: number,
+  options: CorrectionOptions,
+  turns: Turns,
+): Promise<CorrectionResult> {
+  const here = runningHere(db);
+  const held = here.has(ladder.id);
+  here.add(ladder.id);
+  try {
+    let staged = 0;
+    const write = async (step: Step) => {
+      const n = staged;
+      await turns.pause();
+      await db.transaction(async (tx) => {
+        if (!(await holdJournal(tx, ladder.id, token))) throw takenOver(ladder.id);
+        await stageSteps(tx, ladder.id, n, [JSON.stringify(step)]);
+      });
+      staged = n + 1;
+      await options.onStep?.(ladder.id, { phase: 'compute', staged });
+    };
+    const chunk = Math.max(1, Math.floor(options.chunk ?? 100));
+    const result = await compute({ reads: db, write, chunk, playerBatch: PHASED_PLAYER_BATCH, turns }, ladder, head, target, correction, now);
+    await db.transaction(async (tx) => {
+      if (!(await holdJournal(tx, ladder.id, token))) throw takenOver(ladder.id);
+      await setJournalPhase(tx, ladder.id, 'apply');
+    });
+    await applyStaged(db, ladder.id, token, options);
+    return result;
+  } finally {
+    if (!held) here.delete(ladder.id);
+  }
+}
+
+/**
+ * Copies the staged writes into place from the first not yet applied, one
+ * per transaction, each recorded as applied in the same transaction (so none
+ * is applied twice); then deletes them and closes the journal. Reads of the
+ * ladder are refused meanwhile (its rows are part corrected).
+ */
+async function applyStaged(db: Database, ladder: string, token: number, options: CorrectionOptions): Promise<void> {
+  // Until the journal closes, reads of the ladder are refused; a run stopped by a failure keeps them refused until it is resumed.
+  const applying = applyingCorrections(db);
+  applying.add(ladder);
+  try {
+    let applied = await db.transaction(async (tx) => {
+      const journal = await holdJournal(tx, ladder, token);
+      if (!journal) throw takenOver(ladder);
+      return journal.applied;
+    });
+    // PGlite answers on the event loop's own thread, settling promises only: without a turn given here the
+    // loop would not run a timer or take a request until the last step is applied.
+    const turns = new Turns(options.sliceMs ?? 20);
+    for (let more = true; more; ) {
+      await turns.pause();
+      await options.onStep?.(ladder, { phase: 'apply', applied });
+      more = await db.transaction(async (tx) => {
+        const journal = await holdJournal(tx, ladder, token);
+        if (!journal) throw takenOver(ladder);
+        const text = await stagedStep(tx, ladder, journal.applied);
+        if (text === undefined) return false;
+        await applyStep(tx, ladder, JSON.parse(text) as Step);
+        await setApplied(tx, ladder, journal.applied + 1);
+        applied = journal.applied + 1;
+        return true;
+      });
+    }
+    while ((await dropSteps(db, ladder, DROP_BATCH)) > 0) await turns.pause();
+    await db.transaction(async (tx) => {
+      if (!(await holdJournal(tx, ladder, token))) throw takenOver(ladder);
+      await closeJournal(tx, ladder, newVersion());
+    });
+  } catch (error) {
+    // Another run has the journal now (or the ladder is gone): that run decides what reads see.
+    if (error instanceof TakenOverError) applying.delete(ladder);
+    throw error;
+  }
+  applying.delete(ladder);
+}
+
+/**
+ * Finishes the ladder's unfinished correction unless a run of this process
+ * has it (resolves true when it finished one). Nothing else of this process
+ * runs it meanwhile; another process's run is taken over.
+ */
+export async function resumeInBackground(db: Database, ladder: Ladder, options: CorrectionOptions): Promise<boolean> {
+  const here = runningHere(db);
+  if (here.has(ladder.id)) return false;
+  here.add(ladder.id);
+  try {
+    return (await resumeCorrections(db, async () => ladder, { ...options, only: ladder.id, held: true })).length > 0;
+  } finally {
+    here.delete(ladder.id);
+  }
+}
+
+/** A correction left unfinished and finished now: its ladder and what it changed. */
+export interface ResumedCorrection {
+  ladder: string;
+  result: CorrectionResult | undefined;
+}
+
+/**
+ * Finishes every phased correction left unfinished (a crash, a failed
+ * statement): one in phase apply resumes copying where it stopped; one in
+ * phase compute is computed again from scratch (nothing of it was applied).
+ * `ladderOf` gives a ladder's definition. Each is taken over with a new
+ * token, so a run still going elsewhere stops at its next step.
+ */
+export async function resumeCorrections(
+  db: Database,
+  ladderOf: (id: string) => Promise<Ladder>,
+  options: CorrectionOptions & { only?: string; held?: boolean } = {},
+): Promise<ResumedCorrection[]> {
+  const done: ResumedCorrection[] = [];
+  const here = runningHere(db);
+  for (const pending of await pendingCorrections(db)) {
+    if (options.only !== undefined && pending.ladder !== options.only) continue;
+    // A run of this process has it (unless the caller is that run).
+    if (!options.held) {
+      if (here.has(pending.ladder)) continue;
+      here.add(pending.ladder);
+    }
+    try {
+      const result = await resumeOne(db, pending.ladder, ladderOf, options);
+      if (result) done.push(result);
+    } finally {
+      if (!options.held) here.delete(pending.ladder);
+    }
+  }
+  return done;
+}
+
+async function resumeOne(db: Database, id: string, ladderOf: (id: string) => Promise<Ladder>, options: CorrectionOptions): Promise<ResumedCorrection | undefined> {
+  const token = newVersion();
+  const taken = await db.transaction((tx) => takeOverJournal(tx, id, token));
+  if (!taken) return undefined;
+  if (taken.phase === 'apply') {
+    await applyStaged(db, id, token, options);
+    return { ladder: id, result: undefined };
+  }
+  // Nothing of it was applied: staged writes of the stopped run are dropped and it is computed again.
+  while ((await dropSteps(db, id, DROP_BATCH)) > 0) await new Promise((resolve) => setImmediate(resolve));
+  const ladder = await ladderOf(id);
+  const head = await db.transaction((tx) => lockLadder(tx, id));
+  const target = await findMatch(db, id, taken.matchId);
+  if (!head || !target) throw takenOver(id);
+  const result = await runPhased(db, ladder, token, head, target, taken.correction as Correction, taken.at, options, new Turns(options.sliceMs ?? 20));
+  return { ladder: id, result };
+}
+
+/**
+ * The ladder locked, the match found and checked: the work to do, or the
+ * answer when there is none (a match voided again). A ladder another
+ * correction is under way on is refused (503).
+ */
+async function begin(tx: Queryable, ladder: Ladder, matchId: string, correction: Correction): Promise<{ head: LadderHead; target: MatchRecord } | { unchanged: CorrectionResult }> {
   const head = await lockLadder(tx, ladder.id);
   if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+  if (head.correcting) throw beingCorrected(ladder.id);
   const target = await findMatch(tx, ladder.id, matchId);
   if (!target) throw new NotFoundError(`no match ${JSON.stringify(matchId.slice(0, 80))} in ladder ${ladder.id}`, 'match');
-  const unchanged: CorrectionResult = {
-    match: { id: target.id, seq: target.seq, void: target.voidedAt !== null },
-    changed: false,
-    players: [],
-    rerated: 0,
-    committed: [],
-    removed: [],
-    lastSeq: head.nextSeq - 1,
-  };
   if (target.voidedAt !== null) {
-    if (correction.kind === 'void') return unchanged;
+    if (correction.kind === 'void')
+      return {
+        unchanged: {
+          match: { id: target.id, seq: target.seq, void: true },
+          changed: false,
+          players: [],
+          rerated: 0,
+          committed: [],
+          removed: [],
+          lastSeq: head.nextSeq - 1,
+        },
+      };
     throw new ConflictError(`match ${JSON.stringify(target.id)} is void; a voided match cannot be corrected`, 'match');
   }
   if (target.round !== null)
@@ -185,8 +497,26 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
       `match ${JSON.stringify(target.id)} is part of round ${JSON.stringify(target.round)}; World-vs-World rounds are rated as one period and cannot be corrected match by match`,
       'match',
     );
-  await countCorrection(tx, ladder.id);
-  if (keepsWholeHistory(ladder.system)) return correctWholeHistory(tx, ladder, head, target, correction, now, chunk, turns);
+  return { head, target };
+}
+
+/** How a correction reads the ladder as it was and where its writes go. */
+interface Work {
+  reads: Queryable;
+  write: (step: Step) => Promise<void>;
+  chunk: number;
+  playerBatch: number;
+  turns: Turns;
+}
+
+/** Computes the correction from the stored (uncorrected) rows, handing every write to `work.write` in order. */
+function compute(work: Work, ladder: Ladder, head: LadderHead, target: MatchRecord, correction: Correction, now: number): Promise<CorrectionResult> {
+  if (keepsWholeHistory(ladder.system)) return correctWholeHistory(work, ladder, head, target, correction, now);
+  return correctIn(work, ladder, head, target, correction, now);
+}
+
+async function correctIn(work: Work, ladder: Ladder, head: LadderHead, target: MatchRecord, correction: Correction, now: number): Promise<CorrectionResult> {
+  const { reads: tx, write, chunk, turns } = work;
 
   const system = ladder.rating;
   const seasons = await listSeasons(tx, ladder.id);
@@ -197,7 +527,8 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
 
   // The affected players' states just before the match (season resets applied up to it).
   const moved = new Map<string, Moved>();
-  const previous = await lastChangesBefore(tx, ladder.id, touched, target.seq);
+  // A walk of `chunk` entries per statement at most (a page's worth of matches).
+  const previous = await lastChangesBefore(tx, ladder.id, touched, target.seq, chunk, () => turns.pause());
   for (const id of touched) {
     const last = previous.get(id);
     moved.set(id, { state: last ? resetAt(system, seasons, last.seq, target.seq, stateOfRecord(last.after, last.lastAtAfter)) : undefined, at: target.seq });
@@ -241,10 +572,10 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
     const probabilities = system.predict(replacement.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())));
     const rating = rateUnit(system, [replacement], states, false)[0]!;
     for (const change of rating.players) moved.set(change.id, { state: change.after, at: target.seq });
-    await replaceMatchBody(tx, ladder.id, target.seq, { at: replacement.at!, body: JSON.stringify(replacement), winProbability: JSON.stringify(probabilities) });
-    await rewriteHistory(tx, ladder.id, { seq: [target.seq], changes: [matchChanges(rating.players, (id) => storedPrev.get(id) ?? null)], winProbability: [null] });
+    await write({ op: 'replace', seq: target.seq, at: replacement.at!, body: JSON.stringify(replacement), winProbability: JSON.stringify(probabilities) });
+    await write({ op: 'history', seq: [target.seq], changes: [matchChanges(rating.players, (id) => storedPrev.get(id) ?? null)], winProbability: [null] });
   } else {
-    await markVoid(tx, ladder.id, target.seq, correction.kind === 'void' ? correction.reason : '', now);
+    await write({ op: 'void', seq: target.seq, reason: correction.kind === 'void' ? correction.reason : '', at: now });
   }
 
   // Later matches, in order, a page at a time; only those with a player whose state moved are rated again.
@@ -283,11 +614,11 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
         out.winProbability.push(null);
       }
     }
-    await rewriteHistory(tx, ladder.id, out);
+    if (out.seq.length > 0) await write({ op: 'history', ...out });
     if (!more) break;
   }
   // Players with no entry after the match: their newest entry is the link kept for them.
-  await setLastSeqs(tx, ladder.id, [...relink.keys()], [...relink.values()]);
+  if (relink.size > 0) await write({ op: 'lastSeqs', ids: [...relink.keys()], seqs: [...relink.values()] });
 
   // Moved states carried past the last season boundary, compared with the stored ones.
   const finals: CommittedPlayer[] = [];
@@ -295,8 +626,8 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
   const players: CorrectionResult['players'] = [];
   let added = 0;
   const ids = [...moved.keys()];
-  for (let i = 0; i < ids.length; i += PLAYER_BATCH) {
-    const batch = ids.slice(i, i + PLAYER_BATCH);
+  for (let i = 0; i < ids.length; i += work.playerBatch) {
+    const batch = ids.slice(i, i + work.playerBatch);
     const stored = new Map((await findPlayers(tx, ladder.id, batch)).map((row) => [row.id, rowToState(row)]));
     const written: CommittedPlayer[] = [];
     const gone: string[] = [];
@@ -313,12 +644,12 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
         if (!before) added++;
       } else gone.push(id);
     }
-    await upsertPlayers(tx, ladder.id, written);
-    await deletePlayers(tx, ladder.id, gone);
+    if (written.length > 0) await write({ op: 'upsert', players: written });
+    if (gone.length > 0) await write({ op: 'delete', ids: gone });
     finals.push(...written);
     removed.push(...gone);
   }
-  await adjustLadder(tx, ladder.id, { matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion() });
+  await write({ op: 'adjust', matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion() });
   return { match: { id: target.id, seq: target.seq, void: !replacement }, changed: true, players, rerated, committed: finals, removed, lastSeq: head.nextSeq - 1 };
 }
 
@@ -327,16 +658,8 @@ async function correctIn(tx: Queryable, ladder: Ladder, matchId: string, correct
  * history derived again from it, page by page; the history of the corrected
  * match and of every counted match after it is rewritten a page at a time.
  */
-async function correctWholeHistory(
-  tx: Queryable,
-  ladder: Ladder,
-  head: LadderHead,
-  target: MatchRecord,
-  correction: Correction,
-  now: number,
-  chunk: number,
-  turns: Turns,
-): Promise<CorrectionResult> {
+async function correctWholeHistory(work: Work, ladder: Ladder, head: LadderHead, target: MatchRecord, correction: Correction, now: number): Promise<CorrectionResult> {
+  const { reads: tx, write, chunk, turns } = work;
   const replacement = correction.kind === 'replace' ? { ...correction.match, id: target.id, at: correction.match.at ?? target.at } : undefined;
   // Players a replacement takes out of the match or puts in, with the link their next entry must carry.
   const relink = new Map<string, number | null>();
@@ -353,10 +676,12 @@ async function correctWholeHistory(
       relink.set(id, target.seq);
     }
     // Its win probability is set below with the others, once the history before it is known.
-    await replaceMatchBody(tx, ladder.id, target.seq, { at: replacement.at!, body: JSON.stringify(replacement), winProbability: 'null' });
+    await write({ op: 'replace', seq: target.seq, at: replacement.at!, body: JSON.stringify(replacement), winProbability: 'null' });
   } else {
-    await markVoid(tx, ladder.id, target.seq, correction.kind === 'void' ? correction.reason : '', now);
+    await write({ op: 'void', seq: target.seq, reason: correction.kind === 'void' ? correction.reason : '', at: now });
   }
+  // The log is read as stored; the corrected match is taken as corrected (its write may not be applied yet).
+  const correctedBody = replacement ? (JSON.parse(JSON.stringify(replacement)) as Match) : undefined;
   const takeLink = (id: string, stored: number | null): number | null => {
     if (!relink.has(id)) return stored;
     const link = relink.get(id)!;
@@ -373,9 +698,9 @@ async function correctWholeHistory(
     const out: { seq: number[]; changes: string[]; winProbability: (string | null)[] } = { seq: [], changes: [], winProbability: [] };
     for (const row of page) {
       await turns.pause();
-      // The corrected match is read as corrected above (same transaction).
-      const body = JSON.parse(row.body) as Match;
-      const voided = row.voided;
+      const isTarget = row.seq === target.seq;
+      const body = isTarget && correctedBody ? correctedBody : (JSON.parse(row.body) as Match);
+      const voided = row.voided || (isTarget && !correctedBody);
       if (voided || row.seq < target.seq) {
         // Before the corrected match, history and probabilities stay as they are: the same steps give the same states.
         history.add(row.seq, body, voided);
@@ -396,10 +721,10 @@ async function correctWholeHistory(
       out.winProbability.push(JSON.stringify(probabilities));
       rewritten++;
     }
-    await rewriteHistory(tx, ladder.id, out);
+    if (out.seq.length > 0) await write({ op: 'history', ...out });
     if (!more) break;
   }
-  await setLastSeqs(tx, ladder.id, [...relink.keys()], [...relink.values()]);
+  if (relink.size > 0) await write({ op: 'lastSeqs', ids: [...relink.keys()], seqs: [...relink.values()] });
 
   const finals: CommittedPlayer[] = [];
   const removed: string[] = [];
@@ -408,7 +733,7 @@ async function correctWholeHistory(
   // Every stored player, a batch at a time (keyset on id), then the derived players the table does not hold.
   const seen = new Set<string>();
   for (let from = ''; ; ) {
-    const rows = await playersAfter(tx, ladder.id, from, PLAYER_BATCH);
+    const rows = await playersAfter(tx, ladder.id, from, work.playerBatch);
     const written: CommittedPlayer[] = [];
     const gone: string[] = [];
     for (const row of rows) {
@@ -421,11 +746,11 @@ async function correctWholeHistory(
       if (after) written.push(lastSeqOf({ id: row.id, state: after, seq: head.nextSeq - 1 }, relink));
       else gone.push(row.id);
     }
-    await upsertPlayers(tx, ladder.id, written);
-    await deletePlayers(tx, ladder.id, gone);
+    if (written.length > 0) await write({ op: 'upsert', players: written });
+    if (gone.length > 0) await write({ op: 'delete', ids: gone });
     finals.push(...written);
     removed.push(...gone);
-    if (rows.length < PLAYER_BATCH) break;
+    if (rows.length < work.playerBatch) break;
     from = rows[rows.length - 1]!.id;
   }
   const fresh: CommittedPlayer[] = [];
@@ -435,9 +760,9 @@ async function correctWholeHistory(
     fresh.push(lastSeqOf({ id, state: after, seq: head.nextSeq - 1 }, relink));
     added++;
   }
-  for (let i = 0; i < fresh.length; i += PLAYER_BATCH) await upsertPlayers(tx, ladder.id, fresh.slice(i, i + PLAYER_BATCH));
+  for (let i = 0; i < fresh.length; i += work.playerBatch) await write({ op: 'upsert', players: fresh.slice(i, i + work.playerBatch) });
   finals.push(...fresh);
-  await adjustLadder(tx, ladder.id, { matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion(), logEpoch });
+  await write({ op: 'adjust', matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion(), logEpoch });
   return {
     match: { id: target.id, seq: target.seq, void: !replacement },
     changed: true,

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { DataDirectoryLockedError, type Database, openDatabase } from '../store/database.js';
 import { isDatabaseUnreachable } from '../store/database-errors.js';
 import { MigrationFailedError, migrate } from '../store/migrations.js';
+import { type CorrectionMode, defaultCorrectionMode, resumeCorrections, resumeInBackground } from './corrections.js';
 import { type AppContext, buildApp } from './http/app.js';
 import { type JobOptions, Jobs } from './jobs/index.js';
 import type { CorsOptions } from './http/security.js';
@@ -57,6 +58,13 @@ export interface ServiceOptions {
   /** @default 65536 */
   bodyLimit?: number;
   rateLimit?: RateLimitOptions;
+  /**
+   * How voids and corrections are written (corrections.ts): 'phased' never
+   * holds the database for long (each step a short transaction; durable and
+   * resumed on start), 'transaction' writes each in one transaction.
+   * @default 'phased' on PGlite, 'transaction' on PostgreSQL
+   */
+  corrections?: CorrectionMode;
   /** Milliseconds between matchmaking passes. @default LADDER_MATCHMAKING_INTERVAL_MS, else 1000 */
   matchmakingIntervalMs?: number;
   /**
@@ -290,6 +298,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         },
         // A ladder created anew by another instance: the writer rates under the new definition, and this instance serves it.
         reloadLadder: (id, tx) => ladders.reload(id, tx),
+        // A correction that stopped on a failure (its run gone) is finished on the ladder's next write.
+        onCorrecting: (ladder) => {
+          void resumeInBackground(db, ladder, {}).then(
+            (done) => (done ? rankings.reset(ladder.id) : undefined),
+            (error: unknown) => warn('corrections', `the correction of ladder ${ladder.id} could not be finished (${error instanceof Error ? error.message : String(error)})`),
+          );
+        },
       },
       {
         maxBatch: options.writer?.maxBatch ?? positiveEnv('LADDER_WRITE_BATCH'),
@@ -323,7 +338,20 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       cors: options.cors,
       streams: options.streams,
       clock: options.clock,
+      corrections: options.corrections ?? defaultCorrectionMode(db),
     };
+    // Corrections a stop interrupted are finished in the background; their ladders answer 503 until then.
+    const resumed = resumeCorrections(db, (id) => ladders.get(id))
+      .then(async (done) => {
+        for (const { ladder } of done) await rankings.reset(ladder).catch(() => {});
+      })
+      .catch((error: unknown) =>
+        warn(
+          'corrections',
+          `an interrupted correction could not be finished (${error instanceof Error ? error.message : String(error)}); it is retried with the next correction of its ladder`,
+        ),
+      );
+    cleanups.push(() => resumed);
     const app = await buildApp(context);
     for (const plugin of options.plugins ?? []) await plugin(app);
 

@@ -243,7 +243,7 @@ export function checkLadder(input: CreateLadderInput): Ladder {
 
 export class Ladders {
   private readonly cache = new Map<string, { ladder: Ladder; until: number }>();
-  constructor(private readonly db: Database) {}
+  constructor(readonly db: Database) {}
 
   async create(input: CreateLadderInput): Promise<Ladder> {
     const ladder = checkLadder(input);

@@ -13,6 +13,7 @@ import { rowToState } from '../store/rows.js';
 import { listSeasons } from '../store/seasons.js';
 import { applyReset, type SeasonReset } from './seasons.js';
 import type { Ladder } from './ladders.js';
+import { beingCorrected } from './correction-state.js';
 import type { StoredMatch } from './rating.js';
 import { replayStored } from './replay.js';
 
@@ -59,7 +60,8 @@ export function* counted(matches: readonly StoredMatch[], onProgress: (done: num
 export async function rebuildLadder(db: Database, ladder: Ladder, options: RebuildOptions = {}): Promise<RebuildReport> {
   return db.transaction(async (tx) => {
     // The lock keeps writers out so stored state and match log are read at one point in time.
-    await lockLadder(tx, ladder.id);
+    // A ladder under a phased correction is part corrected until it finishes.
+    if ((await lockLadder(tx, ladder.id))?.correcting) throw beingCorrected(ladder.id);
     const matches: StoredMatch[] = [];
     const pageSize = 20_000;
     for (let after = 0; ; ) {

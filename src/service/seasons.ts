@@ -28,6 +28,7 @@ import { closeSeason, type FrozenStanding, insertSeason, insertStandings, listSe
 import { randomInt } from 'node:crypto';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
+import { beingCorrected } from './correction-state.js';
 import type { seasonSchema } from './schemas.js';
 import { refuseSeasons } from './whole-history.js';
 
@@ -126,6 +127,7 @@ export async function openSeason(
   return db.transaction(async (tx) => {
     const head = await lockLadder(tx, ladder.id);
     if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+    if (head.correcting) throw beingCorrected(ladder.id);
     const stored = await listSeasons(tx, ladder.id);
     const seasons = stored.length > 0 ? stored : [{ number: 1, name: ladder.season, startedAt: ladder.createdAt, firstSeq: 1, closedAt: null, reset: null }];
     if (stored.length === 0) await insertSeason(tx, ladder.id, seasons[0]!);

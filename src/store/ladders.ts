@@ -27,6 +27,8 @@ export interface LadderHead {
   roundCount: number;
   /** Changes when the log is rewritten before its end (a void, a correction) or the ladder is created anew. */
   logEpoch: number;
+  /** A phased correction of the ladder is under way (store/corrections.ts): nothing else may write it. */
+  correcting: boolean;
 }
 
 const COLUMNS = 'id, system, options, settings, public, created_at, incarnation';
@@ -61,12 +63,12 @@ export async function ladderCounts(db: Queryable, id: string): Promise<LadderCou
 
 /** The ladder's head, locking the row until the transaction ends (serialises writers across instances). */
 export async function lockLadder(tx: Queryable, id: string): Promise<LadderHead | undefined> {
-  const rows = await tx.query<{ next_seq: number; round_count: number; version: number; log_epoch: number; incarnation: number }>(
-    'SELECT next_seq, round_count, version, log_epoch, incarnation FROM ladders WHERE id = $1 FOR UPDATE',
+  const rows = await tx.query<{ next_seq: number; round_count: number; version: number; log_epoch: number; incarnation: number; correcting: boolean }>(
+    'SELECT next_seq, round_count, version, log_epoch, incarnation, correcting FROM ladders WHERE id = $1 FOR UPDATE',
     [id],
   );
   const row = rows[0];
-  return row && { version: row.version, incarnation: row.incarnation, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch };
+  return row && { version: row.version, incarnation: row.incarnation, nextSeq: row.next_seq, roundCount: row.round_count, logEpoch: row.log_epoch, correcting: row.correcting };
 }
 
 /** The last sequence number written (0 for none). */
@@ -117,7 +119,7 @@ export async function updateLadder(tx: Queryable, id: string, change: { options:
 
 /** Deletes a ladder and everything of it; false when there is no such ladder. */
 export async function deleteLadder(tx: Queryable, id: string): Promise<boolean> {
-  for (const table of ['idempotency', 'rounds', 'season_standings', 'seasons', 'players', 'matches']) {
+  for (const table of ['correction_steps', 'pending_corrections', 'idempotency', 'rounds', 'season_standings', 'seasons', 'players', 'matches']) {
     // Table names come from the list above, never from input.
     await tx.query(`DELETE FROM ${table} WHERE ladder = $1`, [id]);
   }

@@ -321,32 +321,54 @@ export interface ChangeRecord extends ChangeEntry {
  * Each player's last counted history entry before `seq` (the state after
  * it), with that entry's sequence number; players with none are absent. A
  * walk back along each player's chain from `players.last_seq`, past the
- * entries from `seq` on and those of voided matches.
+ * entries from `seq` on and those of voided matches. Each statement takes
+ * at most `steps` steps of every walk and the next one carries on from
+ * there: a player in every match of a long ladder has a chain as long as
+ * the ladder, and one statement walking all of it would hold the database
+ * (on PGlite, the process's thread) for seconds.
  */
 export async function lastChangesBefore(
   db: Queryable,
   ladder: string,
   players: readonly string[],
   seq: number,
+  steps = 1000,
+  between: () => Promise<void> = async () => {},
 ): Promise<Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>> {
   const found = new Map<string, { seq: number; after: EntryState; lastAtAfter: number | null }>();
   if (players.length === 0) return found;
-  const rows = await db.query<{ id: string; seq: number; after: EntryState; last_at_after: number | null }>(
-    `WITH RECURSIVE walk(id, seq) AS (
-       SELECT id, last_seq FROM players WHERE ladder = $1 AND id = ANY($2::text[]) AND last_seq IS NOT NULL
-       UNION ALL
-       SELECT w.id, (x->>'prev')::int8 FROM walk w
-       JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+  const starts = await db.query<{ id: string; last_seq: number }>('SELECT id, last_seq FROM players WHERE ladder = $1 AND id = ANY($2::text[]) AND last_seq IS NOT NULL', [
+    ladder,
+    players,
+  ]);
+  let frontier = starts.map((row) => ({ id: row.id, seq: row.last_seq }));
+  while (frontier.length > 0) {
+    await between();
+    const rows = await db.query<{ id: string; seq: number; depth: number; found: boolean; after: EntryState | null; last_at_after: number | null }>(
+      // `found`: the walk reached a counted entry before $3; else a row at depth $5 is where the next statement starts.
+      `WITH RECURSIVE walk(id, seq, depth) AS (
+         SELECT id, s, 0 FROM unnest($2::text[], $4::int8[]) AS u(id, s)
+         UNION ALL
+         SELECT w.id, (x->>'prev')::int8, w.depth + 1 FROM walk w
+         JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
+         CROSS JOIN LATERAL json_array_elements(m.changes) x
+         WHERE w.depth < $5 AND (m.seq >= $3 OR m.voided_at IS NOT NULL) AND x->>'player' = w.id AND x->>'prev' IS NOT NULL
+       )
+       SELECT w.id, w.seq, w.depth, (m.seq < $3 AND m.voided_at IS NULL) AS found,
+         CASE WHEN m.seq < $3 AND m.voided_at IS NULL THEN x->'after' END AS after,
+         CASE WHEN m.seq < $3 AND m.voided_at IS NULL THEN (x->>'lastAtAfter')::int8 END AS last_at_after
+       FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
        CROSS JOIN LATERAL json_array_elements(m.changes) x
-       WHERE (m.seq >= $3 OR m.voided_at IS NOT NULL) AND x->>'player' = w.id AND x->>'prev' IS NOT NULL
-     )
-     SELECT w.id, m.seq, x->'after' AS after, (x->>'lastAtAfter')::int8 AS last_at_after
-     FROM walk w JOIN matches m ON m.ladder = $1 AND m.seq = w.seq
-     CROSS JOIN LATERAL json_array_elements(m.changes) x
-     WHERE m.seq < $3 AND m.voided_at IS NULL AND x->>'player' = w.id`,
-    [ladder, players, seq],
-  );
-  for (const row of rows) found.set(row.id, { seq: row.seq, after: row.after, lastAtAfter: row.last_at_after });
+       WHERE x->>'player' = w.id AND ((m.seq < $3 AND m.voided_at IS NULL) OR w.depth = $5)`,
+      [ladder, frontier.map((f) => f.id), seq, frontier.map((f) => f.seq), steps],
+    );
+    const next: Array<{ id: string; seq: number }> = [];
+    for (const row of rows) {
+      if (row.found) found.set(row.id, { seq: row.seq, after: row.after!, lastAtAfter: row.last_at_after });
+      else next.push({ id: row.id, seq: row.seq });
+    }
+    frontier = next;
+  }
   return found;
 }
 

@@ -244,6 +244,36 @@ ALTER TABLE api_keys ADD COLUMN ladders text[];`,
 -- count it was loaded at and reloads the ladder when this one differs.
 ALTER TABLE ladders ADD COLUMN corrections int8 NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 10,
+    name: 'phased corrections: a journal per ladder under correction, its staged writes, and the flag writers check',
+    sql: `
+-- A phased correction (the default on PGlite, which has one connection) never
+-- holds a transaction for long: it computes the corrected history from the
+-- untouched log and stages every write (phase compute), then copies the staged
+-- writes into place a step at a time (phase apply), recording in the journal
+-- how many it applied in the same transaction as each step. While the journal
+-- row exists the ladder's flag is set and its writers are refused (503).
+ALTER TABLE ladders ADD COLUMN correcting boolean NOT NULL DEFAULT false;
+CREATE TABLE pending_corrections (
+  ladder text PRIMARY KEY,
+  -- 'compute' (staging; restarted from scratch after a crash) or 'apply' (resumed after a crash).
+  phase text NOT NULL,
+  match_id text NOT NULL,
+  correction json NOT NULL,
+  at int8 NOT NULL,
+  -- Who runs it: every step checks it, so a correction taken over by another run stops.
+  token int8 NOT NULL,
+  applied int4 NOT NULL DEFAULT 0,
+  started_at int8 NOT NULL
+);
+CREATE TABLE correction_steps (
+  ladder text NOT NULL,
+  n int4 NOT NULL,
+  step json NOT NULL,
+  PRIMARY KEY (ladder, n)
+);`,
+  },
 ];
 
 /** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */

@@ -73,15 +73,15 @@ export async function playersChangedSince(db: Queryable, ladder: string, seq: nu
  * with them. Undefined when the ladder does not exist.
  */
 export async function readHeadAndPlayers(db: Queryable, ladder: string, ids: readonly string[]): Promise<{ head: Omit<LadderHead, 'logEpoch'>; players: PlayerRow[] } | undefined> {
-  const rows = await db.query<PlayerRow & { version: number; incarnation: number; next_seq: number; round_count: number }>(
-    `SELECT l.version, l.incarnation, l.next_seq, l.round_count, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at, p.last_seq
+  const rows = await db.query<PlayerRow & { version: number; incarnation: number; next_seq: number; round_count: number; correcting: boolean }>(
+    `SELECT l.version, l.incarnation, l.next_seq, l.round_count, l.correcting, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at, p.last_seq
      FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,
     [ladder, ids],
   );
   const first = rows[0];
   if (!first) return undefined;
   return {
-    head: { version: first.version, incarnation: first.incarnation, nextSeq: first.next_seq, roundCount: first.round_count },
+    head: { version: first.version, incarnation: first.incarnation, nextSeq: first.next_seq, roundCount: first.round_count, correcting: first.correcting },
     players: rows.filter((row) => row.id !== null),
   };
 }

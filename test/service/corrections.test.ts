@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMatch, type Match } from '../../src/core/match.js';
 import { createSystem, type PlayerState, type SystemName } from '../../src/core/systems.js';
 import { mulberry32 } from '../../src/core/random.js';
+import { defaultCorrectionMode } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { replayStored } from '../../src/service/replay.js';
 import { applyReset } from '../../src/service/seasons.js';
@@ -58,13 +59,17 @@ function expectStates(server: TestServer, ladder: string, expected: Map<string, 
   })();
 }
 
-describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
+/** Every backend with both ways of writing a correction; the tests that make no correction run with the backend's default only. */
+const CASES = BACKENDS.flatMap((backend) => (['phased', 'transaction'] as const).map((mode) => [backend, mode] as const));
+
+describe.each(CASES)('live-ladder features on %s, corrections %s', (backend, mode) => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
   let anon: ReturnType<typeof client>;
+  const usual = mode === defaultCorrectionMode({ kind: backend === 'pglite' ? 'pglite' : 'postgres' }) ? it : it.skip;
 
   beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, corrections: mode } });
     api = client(server.url, server.admin);
     anon = client(server.url);
   });
@@ -250,10 +255,20 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     const bodies = log(30, 3);
     await post('race-v', bodies);
     const more = log(40, 4, 6, Date.now() - 3_600_000).map((b, i) => ({ ...b, id: `n${i}`, at: Date.now() - 1000 }));
+    // A phased correction answers 503 (Retry-After) to writes of its ladder, and to a second correction, while it runs: the client retries.
+    const retried = async (send: () => ReturnType<typeof api.post>, want: number) => {
+      for (;;) {
+        const reply = await send();
+        if (reply.status !== 503) return expect(reply.status).toBe(want);
+        expect(mode).toBe('phased');
+        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
     await Promise.all([
-      ...more.map((b) => api.post('/v1/ladders/race-v/matches', b)),
-      api.post('/v1/ladders/race-v/matches/m3/void', { reason: 'x' }),
-      api.post('/v1/ladders/race-v/matches/m20/void', { reason: 'y' }),
+      ...more.map((b) => retried(() => api.post('/v1/ladders/race-v/matches', b), 201)),
+      retried(() => api.post('/v1/ladders/race-v/matches/m3/void', { reason: 'x' }), 200),
+      retried(() => api.post('/v1/ladders/race-v/matches/m20/void', { reason: 'y' }), 200),
     ]);
     const report = await rebuildLadder(server.db, await server.ladders.get('race-v'));
     expect(report.differences).toEqual([]);
@@ -301,7 +316,7 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect((await anon.get('/v1/ladders/sz/seasons/nope/leaderboard')).status).toBe(404);
   });
 
-  it('predicts win probabilities from current ratings (unknown players at the default)', async () => {
+  usual('predicts win probabilities from current ratings (unknown players at the default)', async () => {
     const reply = await anon.post('/v1/ladders/v-g2/predict', { teams: [{ players: ['p0'] }, { players: ['nobody'] }] });
     expect(reply.status).toBe(200);
     const [a, b] = reply.body.probabilities;
@@ -311,7 +326,7 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect(a).toBeCloseTo(system.predict([[{ rating: p0.rating, rd: p0.rd, volatility: p0.volatility, matches: p0.matches }], [system.initial()]])[0]!, 12);
   });
 
-  it('balances a lobby: equal teams, parties whole, the split closest to even', async () => {
+  usual('balances a lobby: equal teams, parties whole, the split closest to even', async () => {
     await api.post('/v1/ladders', { id: 'lobby', system: 'elo', public: true });
     // Known ratings: a beats b twice, c beats d twice.
     await post('lobby', [
@@ -355,7 +370,7 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect(unbalanced.status).toBe(400);
   });
 
-  it('integrity report (admin): a pair of win-traders among honest players comes first, with its evidence', async () => {
+  usual('integrity report (admin): a pair of win-traders among honest players comes first, with its evidence', async () => {
     await api.post('/v1/ladders', { id: 'trade', system: 'elo', public: true });
     const honest = log(300, 9, 30).map((b, i) => ({ ...b, id: `h${i}` }));
     const traders: Body[] = Array.from({ length: 30 }, (_, i) => ({
@@ -381,7 +396,7 @@ describe.each(BACKENDS)('live-ladder features on %s', (backend) => {
     expect(report.body.matches).toBe(330);
   });
 
-  it('changes and deletes a ladder; rating options only while it has no matches', async () => {
+  usual('changes and deletes a ladder; rating options only while it has no matches', async () => {
     const conflict = await api.patch('/v1/ladders/v-g2', { options: { tau: 0.3 } });
     expect(conflict.status).toBe(409);
     expect(conflict.body.error.field).toBe('options');

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenError, LadderNotAllowedError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors/index.js';
 import { allows, allowsLadder, type ApiKey, type KeyStore, type RateLimiter, type Scope } from '../keys.js';
 import type { Ladder, Ladders } from '../ladders.js';
+import { refuseHalfCorrected } from '../correction-state.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -91,6 +92,7 @@ export function ladderNotFound(id: string): NotFoundError {
 export async function readableLadder(ladders: Ladders, request: FastifyRequest, id: string): Promise<Ladder> {
   const ladder = await ladders.get(id);
   if (!ladder.public && !mayRead(request)) throw ladderNotFound(id);
+  refuseHalfCorrected(ladders.db, id);
   return ladder;
 }
 

@@ -3,6 +3,7 @@ import type { RouteOptions as FastifyRouteOptions } from 'fastify';
 import type { Database } from '../../store/database.js';
 import type { Jobs } from '../jobs/index.js';
 import type { KeyStore, RateLimiter } from '../keys.js';
+import type { CorrectionMode } from '../corrections.js';
 import type { Ladders } from '../ladders.js';
 import type { ServiceMetrics } from '../metrics.js';
 import type { PlayerLookup } from '../player-lookup.js';
@@ -43,6 +44,8 @@ export interface AppContext {
   streams?: StreamLimits;
   /** The clock tickets and backfills expire by (epoch ms). @default Date.now */
   clock?: () => number;
+  /** How voids and corrections are written (corrections.ts). @default defaultCorrectionMode(db) */
+  corrections?: CorrectionMode;
 }
 
 /** The options every route plugin is registered with. */

@@ -47,6 +47,7 @@ import { DatabaseRejectedError } from '../../store/database-errors.js';
 import type { Database, Queryable } from '../../store/database.js';
 import { findAnswers, insertAnswers } from '../../store/idempotency.js';
 import { advanceLadder, findLadder, lockLadder, logHead } from '../../store/ladders.js';
+import { beingCorrected } from '../correction-state.js';
 import { insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/matches.js';
 import { allPlayers, findPlayers, readHeadAndPlayers, upsertPlayers } from '../../store/players.js';
 import { takenRoundNames, insertRounds } from '../../store/rounds.js';
@@ -71,6 +72,8 @@ export interface WriterHooks {
    * read the row.
    */
   reloadLadder?: (id: string, tx: Queryable) => Promise<Ladder | undefined>;
+  /** A batch was refused because the ladder is under correction (a correction stopped by a failure is resumed from here). */
+  onCorrecting?: (ladder: Ladder) => void;
 }
 
 export interface WriterOptions {
@@ -430,7 +433,8 @@ export class MatchWriter {
       if (!read) return null;
       const { head } = read;
       // A ladder created anew under this id since the definition was read: the locked path rates under the new one.
-      if (head.incarnation !== ladder.incarnation) return null;
+      // A ladder under correction: the locked path refuses the batch.
+      if (head.incarnation !== ladder.incarnation || head.correcting) return null;
       if (cache && this.caches.get(ladder.id) !== cache) {
         // Replaced while we read (a locked transaction finished): use the newer one.
         cache = this.caches.get(ladder.id);
@@ -541,6 +545,11 @@ export class MatchWriter {
     let ladder = given;
     const head = await lockLadder(tx, ladder.id);
     if (!head) throw new NotFoundError(`no ladder ${JSON.stringify(ladder.id)}`, 'ladder');
+    // Never rated against a half-corrected ladder: the client retries once the correction is done.
+    if (head.correcting) {
+      this.hooks.onCorrecting?.(ladder);
+      throw beingCorrected(ladder.id);
+    }
     if (head.incarnation !== ladder.incarnation) {
       // The ladder was deleted and created anew (by another instance): rate under the definition stored
       // now, read under the lock that keeps it so until this transaction ends.

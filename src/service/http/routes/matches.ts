@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import { InvalidInputError } from '../../../core/errors.js';
 import { matchesView } from '../../reads.js';
-import { correctMatch, type CorrectionResult } from '../../corrections.js';
+import { correctMatch, type CorrectionMode, type CorrectionResult, defaultCorrectionMode } from '../../corrections.js';
 import type { Ladder } from '../../ladders.js';
 import { correctionResponse } from '../../responses.js';
 import { ladderParams, matchListQuerySchema, matchParams, matchSchema, voidSchema } from '../../schemas.js';
@@ -53,6 +53,10 @@ async function corrected(ctx: AppContext, ladder: Ladder, result: CorrectionResu
   return { match: result.match, changed: result.changed, rerated: result.rerated, players: result.players };
 }
 
+function correctionMode(ctx: AppContext): CorrectionMode {
+  return ctx.corrections ?? defaultCorrectionMode(ctx.db);
+}
+
 export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, ZodTypeProvider> = async (app, { ctx }) => {
   const maxFutureMs = ctx.maxFutureMs ?? 86_400_000;
   app.post(
@@ -101,7 +105,11 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
     },
     async (request) => {
       const ladder = await correctableLadder(ctx.ladders, request, request.params.ladder);
-      return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'void', reason: request.body.reason }));
+      return corrected(
+        ctx,
+        ladder,
+        await correctMatch(ctx.db, ladder, request.params.match, { kind: 'void', reason: request.body.reason }, Date.now(), { mode: correctionMode(ctx) }),
+      );
     },
   );
   app.put(
@@ -130,7 +138,7 @@ export const matchRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zod
       const { id: _id, at, ...rest } = request.body;
       const match = matchSubmission({ ...rest, at: at ?? 0 }, { now: Date.now(), maxFutureMs }, ladder.system);
       if (at === undefined) delete match.at;
-      return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'replace', match }));
+      return corrected(ctx, ladder, await correctMatch(ctx.db, ladder, request.params.match, { kind: 'replace', match }, Date.now(), { mode: correctionMode(ctx) }));
     },
   );
   app.get(
