@@ -12,16 +12,16 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
-      'src/core/**/*.test.ts',
-      'src/standings/**/*.test.ts',
-      'src/matchmaking/**/*.test.ts',
+      'packages/core/src/core/**/*.test.ts',
+      'packages/core/src/standings/**/*.test.ts',
+      'packages/core/src/matchmaking/**/*.test.ts',
       'test/io/**/*.test.ts',
       'test/cli/replay*.test.ts',
       'test/cli/progress.test.ts',
       'test/matchmaking/**/*.test.ts',
       'test/cli-performance.test.ts',
     ],
-    exclude: ['src/core/conformance.test.ts', 'test/matchmaking/cli.test.ts', 'test/matchmaking/cli-rule-set.test.ts'],
+    exclude: ['packages/core/src/core/conformance.test.ts', 'test/matchmaking/cli.test.ts', 'test/matchmaking/cli-rule-set.test.ts'],
     globalSetup: ['test/support/run-setup.ts'],
     setupFiles: ['test/support/file-setup.ts'],
     testTimeout: 60_000,

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SYSTEM_NAMES } from '../src/core/registry.js';
+import { SYSTEM_NAMES } from 'ladder-core/core/registry.js';
 
 const src = join(import.meta.dirname, '../src');
 const core = join(src, 'core');

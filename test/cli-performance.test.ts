@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { computePerformance, formatPerformance } from '../src/cli/performance.js';
-import { InvalidInputError } from '../src/core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { childEnv } from './support/test-env.js';
 
 const root = join(import.meta.dirname, '..');
@@ -49,7 +49,7 @@ describe('computePerformance', () => {
     expect(computePerformance(seedFile, { method: 'algo400' }).rating).toBe(1500);
     expect(computePerformance(seedFile, { method: 'ml' }).rating).toBeCloseTo(1500, 9);
     expect(computePerformance(seedFile, { method: 'netzero-unordered' }).rating).toBeCloseTo(1500, 9);
-    // Netzero with Elo K = 32: 1475.4715729689282752 (mpmath, see src/core/performance.test.ts).
+    // Netzero with Elo K = 32: 1475.4715729689282752 (mpmath, see packages/core/src/core/performance.test.ts).
     expect(computePerformance(seedFile, { method: 'netzero' }).rating).toBeCloseTo(1475.4715729689282752, 8);
   });
 

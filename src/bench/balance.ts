@@ -7,9 +7,9 @@
  * The gap is heuristic imbalance − exact imbalance, in win probability
  * (imbalance = max_i |p_i − 1/k|).
  */
-import { type BalanceGapRow, measureBalanceGap } from '../matchmaking/balance-gap.js';
+import { type BalanceGapRow, measureBalanceGap } from 'ladder-core/matchmaking/balance-gap.js';
 
-export type { BalanceGapRow } from '../matchmaking/balance-gap.js';
+export type { BalanceGapRow } from 'ladder-core/matchmaking/balance-gap.js';
 
 export async function benchBalance(instances = 500): Promise<BalanceGapRow[]> {
   const rows: BalanceGapRow[] = [];

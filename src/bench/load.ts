@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { mulberry32 } from '../core/random.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 
 export interface LoadOptions {
   backend: 'pglite' | 'postgres';

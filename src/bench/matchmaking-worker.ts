@@ -12,7 +12,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { inProcessMatchmakers, type MatchmakerHost, workerMatchmakers } from '../service/matchmaking-worker/host.js';
-import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
+import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 export interface WorkerBenchRow {
   host: 'in process' | 'worker';

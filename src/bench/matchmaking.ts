@@ -18,8 +18,8 @@
  * the garbage collector's helper threads, so it can exceed wall time).
  */
 import { loadavg } from 'node:os';
-import { Matchmaker } from '../matchmaking/matchmaker.js';
-import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
+import { Matchmaker } from 'ladder-core/matchmaking/matchmaker.js';
+import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 export interface MatchmakingBenchRow {
   tickets: number;

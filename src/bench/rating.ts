@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rate as openskillRate, rating as openskillRating } from 'openskill';
 import { rate_1vs1 as trueskillRate1vs1, Rating as TrueSkillRating } from 'ts-trueskill';
-import { glicko2RatePairwise, initialGlicko2Ratings, type PairwiseLog } from '../core/pairwise.js';
+import { glicko2RatePairwise, initialGlicko2Ratings, type PairwiseLog } from 'ladder-core/core/pairwise.js';
 import { readInputText } from '../io/jsonl.js';
 import { parsePairwiseCsv } from '../io/matches.js';
 import { dataRoot, TENNIS_KDD19_FILE } from '../eval/datasets.js';

@@ -17,9 +17,9 @@
  *   LADDER_BENCH_RULESET_1M=1 npm run bench -- ruleset   (adds 1M aliens-vs-cowboys)
  */
 import { readFileSync } from 'node:fs';
-import { Matchmaker } from '../matchmaking/matchmaker.js';
-import { parseRuleSet, type RuleSet, RuleSetMatchmaker, type RuleSetTicketInput } from '../matchmaking/index.js';
-import { seededRandom, syntheticQueue } from '../matchmaking/synthetic-queue.js';
+import { Matchmaker } from 'ladder-core/matchmaking/matchmaker.js';
+import { parseRuleSet, type RuleSet, RuleSetMatchmaker, type RuleSetTicketInput } from 'ladder-core/matchmaking';
+import { seededRandom, syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 const example = (name: string): RuleSet => parseRuleSet(readFileSync(new URL(`../../test/fixtures/flexmatch/${name}.json`, import.meta.url), 'utf8'));
 

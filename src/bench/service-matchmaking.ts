@@ -44,12 +44,12 @@ import { connect, type Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { mulberry32 } from '../core/random.js';
-import { Matchmaker, type Ticket } from '../matchmaking/index.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
+import { Matchmaker, type Ticket } from 'ladder-core/matchmaking';
 import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';
 import { RedisTicketStore } from '../service/tickets/redis.js';
-import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
+import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 import { postgresCpuSeconds, processCpuSeconds, startServer as startLadder, stop } from './load.js';
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';

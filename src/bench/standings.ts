@@ -4,8 +4,8 @@
  * Target: p99 under 10 µs.
  */
 import { loadavg } from 'node:os';
-import { Leaderboard } from '../standings/leaderboard.js';
-import { seededRandom } from '../matchmaking/synthetic-queue.js';
+import { Leaderboard } from 'ladder-core/standings/leaderboard.js';
+import { seededRandom } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 export interface StandingsBenchResult {
   players: number;

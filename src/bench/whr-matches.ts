@@ -19,8 +19,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Match } from '../core/match.js';
-import { WhrHistory } from '../core/whr.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { WhrHistory } from 'ladder-core/core/whr.js';
 import { startService } from '../service/index.js';
 import type { DerivationOptions } from '../service/whole-history.js';
 

@@ -4,7 +4,7 @@
  * a missing or unknown option) exits 2; anything else exits 1.
  */
 import { type CommanderError, InvalidArgumentError } from 'commander';
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 import { finishProgress, report } from './stderr.js';
 
 export const EXIT_INPUT = 2;

@@ -7,10 +7,10 @@
 import { loadPeers, PEER_PACKAGES, peersAvailable } from '../eval/load-peers.js';
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { InvalidInputError } from '../core/errors.js';
-import { parseTime } from '../core/match.js';
-import { allSystems } from '../core/registry.js';
-import { SYSTEM_NAMES, type SystemName } from '../core/systems.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { parseTime } from 'ladder-core/core/match.js';
+import { allSystems } from 'ladder-core/core/registry.js';
+import { SYSTEM_NAMES, type SystemName } from 'ladder-core/core/systems.js';
 import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from '../eval/contenders.js';
 import { type DrawHandling, evaluate, type EvaluationOptions, type EvaluationResult, type ScoredMatches, splitAtDate } from '../eval/engine.js';
 import { reliabilitySvg } from '../eval/plot.js';

@@ -5,9 +5,9 @@
  * `--evaluate` then scores the fitted parameters on it, once.
  */
 import type { Command } from 'commander';
-import { InvalidInputError } from '../core/errors.js';
-import { HOME_ADVANTAGE_FIT } from '../core/descriptor.js';
-import { describeSystem, isSystemName, type RegisteredDescriptor, SYSTEM_NAMES } from '../core/registry.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { HOME_ADVANTAGE_FIT } from 'ladder-core/core/descriptor.js';
+import { describeSystem, isSystemName, type RegisteredDescriptor, SYSTEM_NAMES } from 'ladder-core/core/registry.js';
 import type { CoreContenderOptions, EvalMatch } from '../eval/contenders.js';
 import { systemContender } from '../eval/contenders.js';
 import { splitAtDate } from '../eval/engine.js';

@@ -6,8 +6,8 @@
  * mistake exits 2 naming the JSON path of the rule set, or the line and field
  * of the ticket.
  */
-import { InvalidInputError } from '../core/errors.js';
-import { parseRuleSet, type RuleSet, RuleSetMatchmaker, type RuleSetPassResult } from '../matchmaking/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { parseRuleSet, type RuleSet, RuleSetMatchmaker, type RuleSetPassResult } from 'ladder-core/matchmaking';
 import { atLine, readInputText, readJsonLines } from '../io/jsonl.js';
 import { warnIfEmpty } from './stderr.js';
 

@@ -14,8 +14,8 @@
  * exits 2 with a message naming its line and field.
  */
 import type { Command } from 'commander';
-import { InvalidInputError } from '../core/errors.js';
-import { type BackfillInput, type FormedMatch, Matchmaker, parseMode, type PassResult, type TicketInput } from '../matchmaking/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { type BackfillInput, type FormedMatch, Matchmaker, parseMode, type PassResult, type TicketInput } from 'ladder-core/matchmaking';
 import { atLine, readJsonLines } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
 import { warnIfEmpty } from './stderr.js';

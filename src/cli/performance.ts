@@ -3,8 +3,8 @@
  * JSON Lines file, one game a line: {"opponent":1500,"result":"win","weight":1}.
  */
 import type { Command } from 'commander';
-import { InvalidInputError } from '../core/errors.js';
-import { displayTier } from '../core/display.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { displayTier } from 'ladder-core/core/display.js';
 import {
   PERFORMANCE_METHODS,
   REPLAY_RULES,
@@ -15,7 +15,7 @@ import {
   type PerformanceMethod,
   type PerformanceOptions,
   type UnboundedPolicy,
-} from '../core/performance.js';
+} from 'ladder-core/core/performance.js';
 import { atLine, readJsonLines } from '../io/jsonl.js';
 import { action, numberOption } from './errors.js';
 import { inputName } from './stderr.js';

@@ -2,15 +2,15 @@
  * `ladder replay`: rates a match log and prints the standings.
  */
 import type { Command } from 'commander';
-import { InvalidInputError } from '../core/errors.js';
-import { Replay, type StartingState } from '../core/replay.js';
-import type { Match } from '../core/match.js';
-import { allSystems, describeSystem, type RegisteredDescriptor, systemsWhere } from '../core/registry.js';
-import { createSystem, type PlayerState, SYSTEM_NAMES, type SystemName } from '../core/systems.js';
-import { wvwGroups } from '../core/wvw.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { Replay, type StartingState } from 'ladder-core/core/replay.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { allSystems, describeSystem, type RegisteredDescriptor, systemsWhere } from 'ladder-core/core/registry.js';
+import { createSystem, type PlayerState, SYSTEM_NAMES, type SystemName } from 'ladder-core/core/systems.js';
+import { wvwGroups } from 'ladder-core/core/wvw.js';
 import { readInputText } from '../io/jsonl.js';
 import { formatOf, type MatchLogFormat, parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../io/matches.js';
-import { DAY_MS, standingsAt } from '../standings/index.js';
+import { DAY_MS, standingsAt } from 'ladder-core/standings';
 import { action, numberOption } from './errors.js';
 import { lazyProgress, type ReportStream, reportSkipped, warnIfEmpty } from './stderr.js';
 

@@ -12,8 +12,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { InvalidInputError } from '../core/errors.js';
-import { parseMode } from '../matchmaking/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { parseMode } from 'ladder-core/matchmaking';
 import { errorCurveSvg, type RuleSetSimulationReport, simulate, simulatedSystem, simulateRuleSet, type SimulationReport } from '../sim/index.js';
 import { action, numberOption } from './errors.js';
 import { readRuleSet } from './matchmake-rule-set.js';

@@ -4,12 +4,12 @@
  * FiveThirtyEight-style Elo. The peer libraries are in peers.ts.
  * Each predicts a two-team match before it is played, then learns from it.
  */
-import { eloExpected } from '../core/elo.js';
-import { InvalidInputError } from '../core/errors.js';
-import { type Match, teamPlacements } from '../core/match.js';
-import { Replay } from '../core/replay.js';
-import { describeSystem, type RegisteredDescriptor } from '../core/registry.js';
-import { createSystem, type PlayerState, type RatingSystem, type SystemName } from '../core/systems.js';
+import { eloExpected } from 'ladder-core/core/elo.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { type Match, teamPlacements } from 'ladder-core/core/match.js';
+import { Replay } from 'ladder-core/core/replay.js';
+import { describeSystem, type RegisteredDescriptor } from 'ladder-core/core/registry.js';
+import { createSystem, type PlayerState, type RatingSystem, type SystemName } from 'ladder-core/core/systems.js';
 
 /**
  * A match as the evaluation reads it: a core Match, plus the index of the

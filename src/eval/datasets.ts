@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { InvalidInputError, LadderError } from '../core/errors.js';
+import { InvalidInputError, LadderError } from 'ladder-core/core/errors.js';
 import type { EvalMatch } from './contenders.js';
 
 /** The project's root: this module is src/eval/datasets.ts or, built, dist/eval/datasets.js. */

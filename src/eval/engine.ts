@@ -8,8 +8,8 @@
  * seen before it is predicted, and nothing of the test part is used to pick
  * parameters (see fit.ts) or the draw model.
  */
-import { InvalidInputError } from '../core/errors.js';
-import { teamPlacements } from '../core/match.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { teamPlacements } from 'ladder-core/core/match.js';
 import type { Contender, EvalMatch, ParameterValue } from './contenders.js';
 import { davidsonOutcome, fitDavidsonNu } from './draws.js';
 import { type CalibrationBin, type Metrics, MetricsAccumulator, type OutcomeProbabilities } from './metrics.js';

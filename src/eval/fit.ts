@@ -8,7 +8,7 @@
  * over the parameters `rounds` times. The test part is never read: callers
  * pass only the training matches, and `fitOnTraining` cuts them itself.
  */
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import type { Contender, EvalMatch } from './contenders.js';
 import { type DrawHandling, evaluate, type EvaluationOptions } from './engine.js';
 

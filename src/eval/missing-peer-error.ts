@@ -1,4 +1,4 @@
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * A peer rating library (openskill, ts-trueskill) that evaluation compares

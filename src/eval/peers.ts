@@ -6,7 +6,7 @@
 import { predictWin as openskillPredictWin, rate as openskillRate, rating as openskillRating } from 'openskill';
 import type { Options as OpenSkillOptions, Rating as OpenSkillRating } from 'openskill';
 import { type Rating as TrueSkillRating, TrueSkill } from 'ts-trueskill';
-import { type Match, teamPlacements } from '../core/match.js';
+import { type Match, teamPlacements } from 'ladder-core/core/match.js';
 import { type Contender, type ParameterValue, requireTwoTeams } from './contenders.js';
 
 /** Ranks for the peers: placements (1 best, equal for a draw). */

@@ -5,9 +5,9 @@
  * published numbers to compare with. `ladder evaluate --dataset NAME` and the
  * report (report.ts) run these.
  */
-import { HOME_ADVANTAGE_FIT } from '../core/descriptor.js';
-import { describeSystem } from '../core/registry.js';
-import type { SystemName } from '../core/systems.js';
+import { HOME_ADVANTAGE_FIT } from 'ladder-core/core/descriptor.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
+import type { SystemName } from 'ladder-core/core/systems.js';
 import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from './contenders.js';
 import { chessMonth, loadChess, loadFootball, loadHalo2, loadOverwatch, loadTennisKdd19, loadTennisTour, type TourMatch } from './datasets.js';
 import type { DrawHandling, EvaluationOptions, ScoredMatches } from './engine.js';

@@ -12,7 +12,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 import { reliabilitySvg } from './plot.js';
 import { type DatasetPreset, PRESETS } from './presets.js';
 import { type PresetRow, runPreset } from './run.js';

@@ -3,7 +3,7 @@
  * fields may not span lines (match logs never need it), which keeps line
  * numbers exact for error messages.
  */
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 
 /**
  * Splits one CSV line into its fields. With `limit`, only the first that

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 
 /** Reads a whole file (or standard input for `-`) as text, gunzipping `.gz`. */
 export function readInputText(source: string): string {

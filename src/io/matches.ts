@@ -12,9 +12,9 @@
  *   the first side (`winner` or `a`) at home (`home: 0`), as in football data.
  * A cell may name several players separated by `|`.
  */
-import { InvalidInputError } from '../core/errors.js';
-import { type Match, type MatchTeam, parseMatch, parseTime } from '../core/match.js';
-import { type PairwiseLog, PairwiseLogBuilder } from '../core/pairwise.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { type Match, type MatchTeam, parseMatch, parseTime } from 'ladder-core/core/match.js';
+import { type PairwiseLog, PairwiseLogBuilder } from 'ladder-core/core/pairwise.js';
 import { splitCsvLine } from './csv.js';
 import { atLine, numberedLines, readInputText } from './jsonl.js';
 

@@ -10,9 +10,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { BackfillInput, BackfillPlayerInput } from '../matchmaking/index.js';
-import { parseBackfill } from '../matchmaking/backfill.js';
-import { InvalidInputError } from '../core/errors.js';
+import type { BackfillInput, BackfillPlayerInput } from 'ladder-core/matchmaking';
+import { parseBackfill } from 'ladder-core/matchmaking/backfill.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { QueueContext } from './queue.js';

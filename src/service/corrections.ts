@@ -58,8 +58,8 @@
  * transaction: a shared leaderboard compares it with the count it was loaded
  * at (rankings.ts), since a correction moves states but no sequence number.
  */
-import type { Match } from '../core/match.js';
-import type { PlayerState } from '../core/systems.js';
+import type { Match } from 'ladder-core/core/match.js';
+import type { PlayerState } from 'ladder-core/core/systems.js';
 import type { Database, Queryable } from '../store/database.js';
 import { adjustLadder, countCorrection, lockLadder } from '../store/ladders.js';
 import {

@@ -6,10 +6,10 @@
  * except the waiting tickets: the in-process queue starts empty at every
  * start, so they are added again whenever the 6v6 queue is empty.
  */
-import { eloExpected } from '../core/elo.js';
-import { mulberry32 } from '../core/random.js';
-import type { Match } from '../core/match.js';
-import { wvwGroups } from '../core/wvw.js';
+import { eloExpected } from 'ladder-core/core/elo.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { wvwGroups } from 'ladder-core/core/wvw.js';
 import type { Service } from './index.js';
 import { NotFoundError } from './errors/index.js';
 import type { TicketStore } from './tickets/store.js';

@@ -4,7 +4,7 @@
  * the computation to the worker pool (jobs/), under its caps; given the
  * client's signal, a job still queued when the client leaves is dropped.
  */
-import type { IntegrityReport } from '../integrity/report.js';
+import type { IntegrityReport } from 'ladder-core/integrity/report.js';
 import type { Database } from '../store/database.js';
 import { recentCountingMatchesJson } from '../store/matches.js';
 import { findPlayers } from '../store/players.js';

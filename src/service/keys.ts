@@ -8,7 +8,7 @@
  * cannot rewrite a ladder's history.
  */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import type { Database } from '../store/database.js';
 import { anyKeyExists, findKeyByHash, findKeyById, insertKey, type KeyRow, listKeys, revokeKey } from '../store/keys.js';
 import { NotFoundError } from './errors/index.js';

@@ -4,13 +4,13 @@
  * them for a few seconds: a change (PATCH, a new season) is seen at once by
  * the instance that made it and by the others within `CACHE_MS`.
  */
-import { InvalidInputError } from '../core/errors.js';
-import { describeSystem } from '../core/registry.js';
-import { createSystem, type RatingSystem, type SystemName } from '../core/systems.js';
-import { type FilterDefaults, type MatchmakerOptions, type PlayerFilter, type ResolvedWidening, resolveWidening, type WideningOptions } from '../matchmaking/index.js';
-import { parseRuleSet, type RuleSet } from '../matchmaking/rule-set/index.js';
-import { resolveFilterDefaults } from '../matchmaking/ticket.js';
-import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeaderboardOptions } from '../standings/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
+import { createSystem, type RatingSystem, type SystemName } from 'ladder-core/core/systems.js';
+import { type FilterDefaults, type MatchmakerOptions, type PlayerFilter, type ResolvedWidening, resolveWidening, type WideningOptions } from 'ladder-core/matchmaking';
+import { parseRuleSet, type RuleSet } from 'ladder-core/matchmaking/rule-set/index.js';
+import { resolveFilterDefaults } from 'ladder-core/matchmaking/ticket.js';
+import { type LeaderboardOptions, resolveLeaderboardOptions, type ResolvedLeaderboardOptions } from 'ladder-core/standings';
 import type { Database, Queryable } from '../store/database.js';
 import { deleteLadder, findLadder, insertLadder, type LadderCounts, ladderCounts, type LadderRow, listLadders, lockLadder, updateLadder } from '../store/ladders.js';
 import { ConflictError, NotFoundError } from './errors/index.js';

@@ -29,7 +29,7 @@
  * rebuilt like one whose lock was lost.
  */
 import { randomUUID } from 'node:crypto';
-import type { BackfillInput, BackfillResult, PlayerFilter, ResolvedWidening, Ticket } from '../matchmaking/index.js';
+import type { BackfillInput, BackfillResult, PlayerFilter, ResolvedWidening, Ticket } from 'ladder-core/matchmaking';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';

@@ -13,8 +13,8 @@
  * get compiled); several small passes warm the code better than one big one
  * for the same work. Nothing of them is kept.
  */
-import { Matchmaker } from '../matchmaking/index.js';
-import { syntheticQueue } from '../matchmaking/synthetic-queue.js';
+import { Matchmaker } from 'ladder-core/matchmaking';
+import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 export interface WarmUpOptions {
   /** Passes to run. @default 8 */

@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { InvalidInputError } from '../core/errors.js';
-import { parseMode } from '../matchmaking/index.js';
-import { parseRuleSetTicket, type RuleSet } from '../matchmaking/rule-set/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { parseMode } from 'ladder-core/matchmaking';
+import { parseRuleSetTicket, type RuleSet } from 'ladder-core/matchmaking/rule-set/index.js';
 import { ConflictError, NotFoundError, PlayerBusyError, QuotaExceededError } from './errors/index.js';
 import { type Ladder, ruleSetOf } from './ladders.js';
 import type { PlayerLookup } from './player-lookup.js';

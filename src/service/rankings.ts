@@ -6,7 +6,7 @@
  * ranked once placed and while their last match is within the window.
  */
 import type { Redis } from 'ioredis';
-import { divisionOf, Leaderboard, percentileOf } from '../standings/index.js';
+import { divisionOf, Leaderboard, percentileOf } from 'ladder-core/standings';
 import type { Database } from '../store/database.js';
 import { syncPoint } from '../store/ladders.js';
 import { allPlayers, playersChangedSince } from '../store/players.js';

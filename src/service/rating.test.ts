@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { PlayerState } from '../core/systems.js';
+import type { PlayerState } from 'ladder-core/core/systems.js';
 import { publicState, publicStateJson } from './rating.js';
 
 const number = fc.oneof(fc.double(), fc.constantFrom(0, -0, 1e-7, 1e21, 1e300, -1e-300, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY), fc.integer());

@@ -13,8 +13,8 @@
  * `LadderHistory` (whole-history.ts), which the writer and the replay
  * (replay.ts) fill with the same `add`, one match at a time in sequence order.
  */
-import type { Match } from '../core/match.js';
-import type { MatchRating, PlayerChange, PlayerState, RatingSystem } from '../core/systems.js';
+import type { Match } from 'ladder-core/core/match.js';
+import type { MatchRating, PlayerChange, PlayerState, RatingSystem } from 'ladder-core/core/systems.js';
 
 export interface StoredMatch {
   seq: number;

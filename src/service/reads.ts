@@ -10,8 +10,8 @@
  * work (schemas.ts), and the lists page on through keyset cursors (`before`,
  * answered as `next`) whose every page costs what the first does.
  */
-import { InvalidInputError } from '../core/errors.js';
-import { type Match, teamPlacements } from '../core/match.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { type Match, teamPlacements } from 'ladder-core/core/match.js';
 import type { Database, ReadOptions } from '../store/database.js';
 import { historyOf, listMatches } from '../store/matches.js';
 import { findPlayer, findPlayers, searchPlayers } from '../store/players.js';

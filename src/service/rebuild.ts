@@ -4,7 +4,7 @@
  * with the stored player states; with `fix` it rewrites the states that differ
  * (and the player count) in one transaction that holds the ladder lock.
  */
-import type { PlayerState } from '../core/systems.js';
+import type { PlayerState } from 'ladder-core/core/systems.js';
 import type { Database } from '../store/database.js';
 import { lockLadder, resetLadderCounts } from '../store/ladders.js';
 import { matchesAfter } from '../store/matches.js';

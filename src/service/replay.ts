@@ -5,9 +5,9 @@
  * through a fresh `LadderHistory` (whole-history.ts), so it reproduces the
  * stored states exactly.
  */
-import type { Match } from '../core/match.js';
-import type { MatchRating, PlayerState, RatingSystem } from '../core/systems.js';
-import { InvalidInputError } from '../core/errors.js';
+import type { Match } from 'ladder-core/core/match.js';
+import type { MatchRating, PlayerState, RatingSystem } from 'ladder-core/core/systems.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { rateUnit, type StoredMatch } from './rating.js';
 import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 

@@ -5,12 +5,12 @@
  * document cannot drift from the server.
  */
 import { z } from 'zod';
-import { CAPABILITY_MEANINGS } from '../core/descriptor.js';
-import type { OptionSpec } from '../core/options.js';
-import type { PairEntry, QuitEntry, ResultsEntry } from '../integrity/index.js';
-import type { MatchQuality } from '../matchmaking/index.js';
-import type { RegisteredDescriptor } from '../core/registry.js';
-import type { TeamRankOutcome } from '../core/teamrank.js';
+import { CAPABILITY_MEANINGS } from 'ladder-core/core/descriptor.js';
+import type { OptionSpec } from 'ladder-core/core/options.js';
+import type { PairEntry, QuitEntry, ResultsEntry } from 'ladder-core/integrity';
+import type { MatchQuality } from 'ladder-core/matchmaking';
+import type { RegisteredDescriptor } from 'ladder-core/core/registry.js';
+import type { TeamRankOutcome } from 'ladder-core/core/teamrank.js';
 import type { ladderJson } from './ladders.js';
 import type { SeasonReset } from './seasons.js';
 import { HOSTED_SYSTEMS } from './systems.js';
@@ -106,7 +106,7 @@ const everyOutcome: [MissingOutcome] extends [never] ? true : MissingOutcome = t
 void everyOutcome;
 
 /**
- * The terms that moved a rating (src/core/rating-system.ts, PlayerChange):
+ * The terms that moved a rating (packages/core/src/core/rating-system.ts, PlayerChange):
  * which keys appear depends on the ladder's system, so each is optional.
  * The systems' `dashboard.terms` columns are all among them (checked in
  * test/service/openapi.test.ts).
@@ -355,7 +355,7 @@ export const balanceResponse = z.object({
     .describe('Every split was tried (up to 16 players, within the search deadline); otherwise the best split the local-search heuristic of docs/MATCHMAKING.md found by then.'),
 });
 
-/** One entry of the integrity report (src/integrity/report.ts: PairEntry, QuitEntry, ResultsEntry). */
+/** One entry of the integrity report (packages/core/src/integrity/report.ts: PairEntry, QuitEntry, ResultsEntry). */
 const integrityEvidence = {
   z: z.number(),
   p: z.number(),

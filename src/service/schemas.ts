@@ -6,12 +6,12 @@
  * parsers, which name the field the same way.
  */
 import { z } from 'zod';
-import { InvalidInputError } from '../core/errors.js';
-import { identifierProblem, isIdentifier, MAX_ID_LENGTH } from '../core/ids.js';
-import type { RegisteredDescriptor, SystemName } from '../core/registry.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { identifierProblem, isIdentifier, MAX_ID_LENGTH } from 'ladder-core/core/ids.js';
+import type { RegisteredDescriptor, SystemName } from 'ladder-core/core/registry.js';
 import { HOSTED_SYSTEMS, optionsSchemaOf } from './systems.js';
 
-/** An identifier as the core defines it (src/core/ids.ts): well-formed Unicode, no control characters, 1 to 200 characters. */
+/** An identifier as the core defines it (packages/core/src/core/ids.ts): well-formed Unicode, no control characters, 1 to 200 characters. */
 export const identifier = z
   .string()
   .min(1)

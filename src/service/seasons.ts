@@ -17,9 +17,9 @@
  * soft reset has nothing to act on (400 naming `ladder`).
  */
 import type { z } from 'zod';
-import type { PlayerState, RatingSystem } from '../core/systems.js';
-import { InvalidInputError } from '../core/errors.js';
-import { Leaderboard, softReset } from '../standings/index.js';
+import type { PlayerState, RatingSystem } from 'ladder-core/core/systems.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { Leaderboard, softReset } from 'ladder-core/standings';
 import type { Database } from '../store/database.js';
 import { adjustLadder, countCorrection, lockLadder, updateLadder } from '../store/ladders.js';
 import { allPlayers, upsertPlayers } from '../store/players.js';

@@ -1,4 +1,4 @@
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * The service could not start for a reason the operator fixes (a busy port,

@@ -4,8 +4,8 @@
  * statement could refuse is checked here, before the submission joins a
  * write batch, so one client's bad submission never fails another's.
  */
-import { InvalidInputError } from '../core/errors.js';
-import { type Match, parseMatch, parseTime } from '../core/match.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { type Match, parseMatch, parseTime } from 'ladder-core/core/match.js';
 import type { z } from 'zod';
 import type { matchSchema, roundSchema } from './schemas.js';
 import { checkMatchLimits } from './systems.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../core/errors.js';
-import type { Match } from '../core/match.js';
-import { describeSystem } from '../core/registry.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
 import { checkLimits, checkMatchLimits, matchLimitsOf, SERVICE_MATCH_LIMITS, systemJson } from './systems.js';
 
 const match = (sizes: number[]): Match => ({ teams: sizes.map((size, t) => ({ players: Array.from({ length: size }, (_, i) => ({ id: `t${t}p${i}` })), rank: t + 1 })) });

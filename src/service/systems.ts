@@ -6,10 +6,10 @@
  * description `GET /v1/systems` answers.
  */
 import { z } from 'zod';
-import { InvalidInputError } from '../core/errors.js';
-import type { Match } from '../core/match.js';
-import { type OptionSpec, optionProblem } from '../core/options.js';
-import { allSystems, describeSystem, type RegisteredDescriptor, type SystemName } from '../core/registry.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { type OptionSpec, optionProblem } from 'ladder-core/core/options.js';
+import { allSystems, describeSystem, type RegisteredDescriptor, type SystemName } from 'ladder-core/core/registry.js';
 
 /**
  * Whether a ladder may use the system: every registered one. Most are rated

@@ -12,10 +12,10 @@
  * players of a day when the day closes): `add` reports every player whose
  * state changed, and the writer stores them all.
  */
-import { InvalidInputError } from '../core/errors.js';
-import type { Match } from '../core/match.js';
-import { describeSystem } from '../core/registry.js';
-import { createWholeHistorySystem, type MatchRating, type PlayerState, type WholeHistorySystem } from '../core/systems.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
+import { createWholeHistorySystem, type MatchRating, type PlayerState, type WholeHistorySystem } from 'ladder-core/core/systems.js';
 import type { Queryable } from '../store/database.js';
 import { matchesAfter } from '../store/matches.js';
 import { rateUnit, type StoredMatch } from './rating.js';

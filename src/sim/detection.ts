@@ -9,8 +9,8 @@
  * names booster and boostee or a quit entry names the booster. False
  * positives: entries that name no cheater.
  */
-import type { SystemName } from '../core/systems.js';
-import { type IntegrityEntry, integrityReport } from '../integrity/report.js';
+import type { SystemName } from 'ladder-core/core/systems.js';
+import { type IntegrityEntry, integrityReport } from 'ladder-core/integrity/report.js';
 import { simulate } from './simulate.js';
 
 export interface DetectionScenario {

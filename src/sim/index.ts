@@ -1,5 +1,5 @@
 /** Simulation: synthetic queues and the matchmaking simulator. */
-export { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom, syntheticQueue, type SyntheticQueueOptions } from '../matchmaking/synthetic-queue.js';
+export { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom, syntheticQueue, type SyntheticQueueOptions } from 'ladder-core/matchmaking/synthetic-queue.js';
 export {
   type CheatOptions,
   errorCurveSvg,

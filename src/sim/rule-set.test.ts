@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { simulateRuleSet } from './rule-set.js';
 
 const aliens = readFileSync(new URL('../../test/fixtures/flexmatch/01-aliens-vs-cowboys.json', import.meta.url), 'utf8');

@@ -19,10 +19,10 @@
  * for staying out of the pass's candidate matches was that rule, summed over
  * passes (`minPlayers`: too few tickets fitted at all).
  */
-import { InvalidInputError } from '../core/errors.js';
-import { type RuleSet, RuleSetMatchmaker, type RuleSetPlayerInput } from '../matchmaking/rule-set/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { type RuleSet, RuleSetMatchmaker, type RuleSetPlayerInput } from 'ladder-core/matchmaking/rule-set/index.js';
 import { quantiles } from './simulate.js';
-import { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom } from '../matchmaking/synthetic-queue.js';
+import { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 export interface RuleSetSimulationOptions {
   /** The rule set (JSON object or text). */

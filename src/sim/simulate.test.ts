@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Matchmaker } from '../matchmaking/matchmaker.js';
+import { Matchmaker } from 'ladder-core/matchmaking/matchmaker.js';
 import { errorCurveSvg, quantiles, simulate, syntheticQueue } from './index.js';
 
 describe('quantiles', () => {

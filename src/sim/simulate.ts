@@ -24,12 +24,12 @@
  *   true skill) always lose to their boostee (one from the bottom half) and
  *   quit `boosterQuitShare` of those matches.
  */
-import { createSystem, describeSystem, InvalidInputError, type Match, type PlayerState, systemsWhere, type SystemName } from '../core/index.js';
-import { Leaderboard } from '../standings/leaderboard.js';
-import { Matchmaker } from '../matchmaking/matchmaker.js';
-import type { FormedMatch } from '../matchmaking/matchmaker.js';
-import type { Ticket } from '../matchmaking/ticket.js';
-import { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom } from '../matchmaking/synthetic-queue.js';
+import { createSystem, describeSystem, InvalidInputError, type Match, type PlayerState, systemsWhere, type SystemName } from 'ladder-core';
+import { Leaderboard } from 'ladder-core/standings/leaderboard.js';
+import { Matchmaker } from 'ladder-core/matchmaking/matchmaker.js';
+import type { FormedMatch } from 'ladder-core/matchmaking/matchmaker.js';
+import type { Ticket } from 'ladder-core/matchmaking/ticket.js';
+import { DEFAULT_REGIONS, pickWeighted, pingsFrom, seededRandom } from 'ladder-core/matchmaking/synthetic-queue.js';
 
 export interface SimulationOptions {
   /** @default 3000 */

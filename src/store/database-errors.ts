@@ -5,7 +5,7 @@
  * not be reached or could not finish (a retry may succeed). Drivers' own
  * messages stay inside these errors, as `cause`, for logs only.
  */
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /** The database refused the data of a statement (SQLSTATE class 22 data exception or 23 integrity violation). */
 export class DatabaseRejectedError extends LadderError {

@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 import { classifyDatabaseError, DatabaseReadStoppedError, QUERY_CANCELED } from './database-errors.js';
 import { ReadGate, type ReadGateOptions } from './read-gate.js';
 

@@ -4,7 +4,7 @@
  * every player it rated, one JSON array in the match's own row, chained per
  * player (`ChangeEntry.prev`, `players.last_seq`).
  */
-import type { Match } from '../core/match.js';
+import type { Match } from 'ladder-core/core/match.js';
 import type { Queryable } from './database.js';
 import { numberArray, type PlayerStateRecord, stateColumns, textArray } from './rows.js';
 import type { IdempotencyRows } from './idempotency.js';

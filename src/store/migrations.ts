@@ -5,7 +5,7 @@
  * migrations table), keeps two instances starting together from racing. Never edit a shipped
  * migration: add the next number.
  */
-import { LadderError } from '../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 import { type Database, MIGRATION_LOCK } from './database.js';
 import { DatabaseRejectedError, DatabaseUnavailableError } from './database-errors.js';
 

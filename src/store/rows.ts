@@ -3,7 +3,7 @@
  * rows and the rating core's `PlayerState`, written once for the writer,
  * `ladder rebuild` and the routes.
  */
-import type { PlayerState } from '../core/systems.js';
+import type { PlayerState } from 'ladder-core/core/systems.js';
 
 /** A row of the players table as every query selects it (`PLAYER_COLUMNS`). */
 export interface PlayerRow {

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatTable, runReplay } from '../../src/cli/replay.js';
-import { glicko2Update } from '../../src/core/glicko2.js';
-import { teamRankMatch } from '../../src/core/teamrank.js';
+import { glicko2Update } from 'ladder-core/core/glicko2.js';
+import { teamRankMatch } from 'ladder-core/core/teamrank.js';
 import { ROOT, runLadder, scratchFiles } from '../support/cli.js';
 
 const file = scratchFiles('ladder-replay-');

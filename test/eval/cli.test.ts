@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEvaluate } from '../../src/cli/evaluate.js';
 import { runFit } from '../../src/cli/fit.js';
-import { InvalidInputError } from '../../src/core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { loadFootball } from '../../src/eval/datasets.js';
 import { ROOT, runLadder, scratchFiles } from '../support/cli.js';
 

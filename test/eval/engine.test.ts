@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/core/errors.js';
-import { parseMatch } from '../../src/core/match.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { parseMatch } from 'ladder-core/core/match.js';
 import { type EvalMatch, systemContender } from '../../src/eval/contenders.js';
 import { evaluate, splitAtDate } from '../../src/eval/engine.js';
 

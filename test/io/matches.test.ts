@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseMatch } from '../../src/core/match.js';
-import { createSystem } from '../../src/core/systems.js';
+import { parseMatch } from 'ladder-core/core/match.js';
+import { createSystem } from 'ladder-core/core/systems.js';
 import { parseColumnMap, parseMatchLog } from '../../src/io/matches.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

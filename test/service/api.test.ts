@@ -6,7 +6,7 @@
 import glicko2 from 'glicko2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
-import { describeSystem, SYSTEM_NAMES } from '../../src/core/registry.js';
+import { describeSystem, SYSTEM_NAMES } from 'ladder-core/core/registry.js';
 
 describe.each(BACKENDS)('service API on %s', (backend) => {
   let server: TestServer;

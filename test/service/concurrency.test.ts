@@ -5,10 +5,10 @@
  * PostgreSQL database and one Redis.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSystem } from '../../src/core/systems.js';
-import { Replay } from '../../src/core/replay.js';
-import { parseMatch } from '../../src/core/match.js';
-import { mulberry32 } from '../../src/core/random.js';
+import { createSystem } from 'ladder-core/core/systems.js';
+import { Replay } from 'ladder-core/core/replay.js';
+import { parseMatch } from 'ladder-core/core/match.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 

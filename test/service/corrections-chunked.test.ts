@@ -16,8 +16,8 @@ import { correctMatch, type Correction } from '../../src/service/corrections.js'
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import type { Database, Queryable } from '../../src/store/database.js';
 import { historyOf } from '../../src/store/matches.js';
-import { mulberry32 } from '../../src/core/random.js';
-import { parseMatch, type Match } from '../../src/core/match.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
+import { parseMatch, type Match } from 'ladder-core/core/match.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 
 type Body = { id: string; at: number; teams: Array<{ players: string[]; rank: number }> };

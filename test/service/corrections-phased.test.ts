@@ -10,7 +10,7 @@
  * go through.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/core/random.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { type CorrectionPoint, correctMatch, resumeCorrections } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';

@@ -6,9 +6,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMatch, type Match } from '../../src/core/match.js';
-import { createSystem, type PlayerState, type SystemName } from '../../src/core/systems.js';
-import { mulberry32 } from '../../src/core/random.js';
+import { parseMatch, type Match } from 'ladder-core/core/match.js';
+import { createSystem, type PlayerState, type SystemName } from 'ladder-core/core/systems.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { defaultCorrectionMode } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { replayStored } from '../../src/service/replay.js';

@@ -8,10 +8,10 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseMatch } from '../../src/core/match.js';
-import { Replay } from '../../src/core/replay.js';
-import { createSystem } from '../../src/core/systems.js';
-import { mulberry32 } from '../../src/core/random.js';
+import { parseMatch } from 'ladder-core/core/match.js';
+import { Replay } from 'ladder-core/core/replay.js';
+import { createSystem } from 'ladder-core/core/systems.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { startServe } from '../support/serve.js';
 import { ADMIN_KEY, BACKENDS, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL, uniqueName, type Backend } from './helpers.js';
 

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import {
   idParams,
   isIdentifierParams,

@@ -20,9 +20,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMatch } from '../../src/core/match.js';
-import { Replay } from '../../src/core/replay.js';
-import { createSystem } from '../../src/core/systems.js';
+import { parseMatch } from 'ladder-core/core/match.js';
+import { Replay } from 'ladder-core/core/replay.js';
+import { createSystem } from 'ladder-core/core/systems.js';
 import {
   BACKENDS,
   cleanupShared,

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allSystems } from '../../src/core/registry.js';
+import { allSystems } from 'ladder-core/core/registry.js';
 import { termsResponse } from '../../src/service/responses.js';
 import { HOSTED_SYSTEMS } from '../../src/service/systems.js';
 import { AnswerValidator, type OpenApiDocument } from '../support/openapi-ajv.js';

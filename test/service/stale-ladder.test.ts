@@ -7,9 +7,9 @@
  * `rebuild` must find no difference.
  */
 import { afterAll, expect, it } from 'vitest';
-import { parseMatch } from '../../src/core/match.js';
-import { Replay } from '../../src/core/replay.js';
-import { createSystem } from '../../src/core/systems.js';
+import { parseMatch } from 'ladder-core/core/match.js';
+import { Replay } from 'ladder-core/core/replay.js';
+import { createSystem } from 'ladder-core/core/systems.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
 

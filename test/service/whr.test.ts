@@ -9,8 +9,8 @@
  * history again; seasons and rounds are refused.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Match } from '../../src/core/match.js';
-import { WHR_SCALE, WhrHistory, type WhrOptions } from '../../src/core/whr.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { InvalidInputError } from '../../src/core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 
 /** Runs `run`, expects an InvalidInputError and returns the field it names. */
 export function invalidField(run: () => unknown): string | undefined {

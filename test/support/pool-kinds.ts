@@ -1,7 +1,7 @@
 /** Job kinds for the pool's own tests (src/service/jobs/pool.test.ts): each exercises one way a job can end. */
 import { getPriority } from 'node:os';
 import { threadId } from 'node:worker_threads';
-import { InvalidInputError } from '../../src/core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { kernelThreadId } from '../../src/service/jobs/serve.js';
 
 /** Jobs `count` has run on this thread. */

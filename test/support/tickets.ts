@@ -1,4 +1,4 @@
-import type { Ticket } from '../../src/matchmaking/index.js';
+import type { Ticket } from 'ladder-core/matchmaking';
 
 export interface SoloOptions {
   within?: number;

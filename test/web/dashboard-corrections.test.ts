@@ -8,7 +8,7 @@
  * Its own service (one per test file): voids and a new season change the
  * seeded ladders under the other files' feet.
  */
-import { describeSystem } from '../../src/core/registry.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PHONE, useDashboard } from './harness.js';

@@ -5,7 +5,7 @@
  * (the leaderboard search `total`, the performance `clamped` flag), the test
  * also answers in the new shape through a route and checks the dashboard reads it.
  */
-import { describeSystem } from '../../src/core/registry.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
 import type { Page, Route } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PHONE, useDashboard } from './harness.js';

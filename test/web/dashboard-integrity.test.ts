@@ -12,7 +12,7 @@
  */
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/core/random.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { PHONE, useDashboard } from './harness.js';
 import { ADMIN_KEY } from './seed.js';
 

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { PHONE, useDashboard } from './harness.js';
 import { type Api, WORLDS } from './seed.js';
 import { DASHBOARD_CSP } from '../../src/web/csp.js';
-import { describeSystem } from '../../src/core/registry.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
 
 // Formatting rules of src/web/public/ui.js, restated so the test reads the API's numbers the way a person does
 // (the decimals are each system's, from the registry that GET /v1/systems serves).

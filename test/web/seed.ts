@@ -3,7 +3,7 @@
  * pages are checked against what the service itself computed.
  */
 
-import { mulberry32 } from '../../src/core/random.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
 
 export const ADMIN_KEY = 'dashboard-test-admin-key-0123456789';
 

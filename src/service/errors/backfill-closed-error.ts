@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /** The backfill can no longer be changed: every slot was filled (the match has its players). */
 export class BackfillClosedError extends LadderError {

@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 import type { Scope } from '../scopes.js';
 
 /** A valid key that lacks the scope the operation needs. */

@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * A heavy job (src/service/jobs/) was dropped before a worker took it: the

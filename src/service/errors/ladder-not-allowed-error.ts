@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * The caller's API key is limited to named ladders: `ladder` is not one of

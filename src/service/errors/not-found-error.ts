@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /** The thing named by `field` does not exist, or the caller may not know that it does. */
 export class NotFoundError extends LadderError {

@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * A player cannot be placed where the request asks: they wait in a ticket

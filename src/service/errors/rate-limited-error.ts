@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /** The caller sent more requests than its rate allows. */
 export class RateLimitedError extends LadderError {

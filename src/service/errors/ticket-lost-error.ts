@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * No ticket `ticket`, and the shared queue state (Redis) lost its data since

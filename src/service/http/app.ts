@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyReply, type RouteOptions as FastifyRouteOptions } from 'fastify';
-import { InvalidInputError } from '../../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { registerAccess } from './access.js';
 import type { AppContext } from './context.js';
 import { errorBody, sendError } from './error-replies.js';

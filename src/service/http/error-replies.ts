@@ -6,7 +6,7 @@
  * carries a driver's text.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidInputError, LadderError } from '../../core/errors.js';
+import { InvalidInputError, LadderError } from 'ladder-core/core/errors.js';
 import { DatabaseReadStoppedError, DatabaseRejectedError, DatabaseUnavailableError } from '../../store/database-errors.js';
 import { DataDirectoryLockedError } from '../../store/database.js';
 import {

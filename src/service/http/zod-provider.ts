@@ -6,7 +6,7 @@
  */
 import type { FastifySchemaCompiler, FastifyTypeProvider } from 'fastify';
 import type { z } from 'zod';
-import { InvalidInputError } from '../../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { validate } from '../schemas.js';
 
 export interface ZodTypeProvider extends FastifyTypeProvider {

@@ -1,6 +1,6 @@
 /** Lobby balance as a job: the ladder's system by name and options, the players' states, the library's `balance` with a deadline. */
-import type { PlayerState, SystemName } from '../../core/systems.js';
-import { balance, type BalanceResult } from '../../matchmaking/balance.js';
+import type { PlayerState, SystemName } from 'ladder-core/core/systems.js';
+import { balance, type BalanceResult } from 'ladder-core/matchmaking/balance.js';
 import { systemFor } from './rating-systems.js';
 
 export interface BalanceJobInput {

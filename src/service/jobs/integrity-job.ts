@@ -3,8 +3,8 @@
  * here, off the event loop: cloning 200,000 match objects into a worker
  * would cost the event loop more than the text) and the report's options.
  */
-import type { Match } from '../../core/match.js';
-import { type IntegrityOptions, integrityReport, type IntegrityReport } from '../../integrity/report.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { type IntegrityOptions, integrityReport, type IntegrityReport } from 'ladder-core/integrity/report.js';
 
 export interface IntegrityJobInput {
   /** A JSON array of matches, as stored. */

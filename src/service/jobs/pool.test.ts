@@ -1,6 +1,6 @@
 import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidInputError } from '../../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { TEST_KINDS } from '../../../test/support/pool-kinds.js';
 import { JobCancelledError, JobTimeoutError, UnavailableError } from '../errors/index.js';
 import { WorkerPool } from './pool.js';

@@ -1,5 +1,5 @@
 /** A prediction as a job: the ladder's system by name and options, and each team's player states. */
-import type { PlayerState, SystemName } from '../../core/systems.js';
+import type { PlayerState, SystemName } from 'ladder-core/core/systems.js';
 import { systemFor } from './rating-systems.js';
 
 export interface PredictJobInput {

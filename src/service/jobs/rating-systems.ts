@@ -3,7 +3,7 @@
  * ladder's options, as stored) through the core's registry, and kept: every
  * job of a ladder reuses its system instead of validating options again.
  */
-import { createSystem, type RatingSystem, type SystemName } from '../../core/systems.js';
+import { createSystem, type RatingSystem, type SystemName } from 'ladder-core/core/systems.js';
 
 const MAX_KEPT = 64;
 const kept = new Map<string, RatingSystem>();

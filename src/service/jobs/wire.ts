@@ -4,7 +4,7 @@
  * class (an InvalidInputError is a 400 naming its field): a job that throws
  * in a worker must answer exactly as it would have inline.
  */
-import { ConvergenceError, InvalidInputError, LadderError } from '../../core/errors.js';
+import { ConvergenceError, InvalidInputError, LadderError } from 'ladder-core/core/errors.js';
 
 export interface WireError {
   name: string;

@@ -6,8 +6,8 @@
  */
 import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../core/errors.js';
-import { syntheticQueue } from '../../matchmaking/synthetic-queue.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 import { inProcessMatchmakers, type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './host.js';
 import { MATCHES_PER_PART, type MatchmakerOp } from './protocol.js';
 import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';

@@ -18,8 +18,8 @@
  */
 import { threadId as mainThreadId, Worker } from 'node:worker_threads';
 import { siblingModule, workerStart } from '../../store/worker-start.js';
-import { InvalidInputError } from '../../core/errors.js';
-import type { Backfill, BackfillInput, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import type { Backfill, BackfillInput, ResolvedWidening, TicketInput } from 'ladder-core/matchmaking';
 import { warmUpMatchmaker, type WarmUpOptions, type WarmUpReport } from '../matchmaking-warm-up.js';
 import {
   type Answer,

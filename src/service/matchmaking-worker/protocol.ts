@@ -4,8 +4,8 @@
  * use to apply a batch of queue changes to a `Matchmaker`, so a matchmaker
  * kept in process behaves exactly as one in the worker.
  */
-import { InvalidInputError } from '../../core/errors.js';
-import type { Backfill, BackfillInput, BackfillResult, Matchmaker, ResolvedWidening, TicketInput } from '../../matchmaking/index.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import type { Backfill, BackfillInput, BackfillResult, Matchmaker, ResolvedWidening, TicketInput } from 'ladder-core/matchmaking';
 import type { WarmUpOptions, WarmUpReport } from '../matchmaking-warm-up.js';
 import type { PassMatch, QueueMatchmakerOptions, RuleSetQueue } from './rule-set-queue.js';
 

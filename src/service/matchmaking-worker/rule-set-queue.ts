@@ -10,7 +10,7 @@
  * arrives (one opened before the rule set was set) is refused like any
  * other malformed one.
  */
-import { InvalidInputError } from '../../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import {
   type Backfill,
   type BackfillInput,
@@ -20,8 +20,8 @@ import {
   type MatchmakerOptions,
   type ResolvedWidening,
   type TicketInput,
-} from '../../matchmaking/index.js';
-import { type AttributeValue, type RuleSet, RuleSetMatchmaker, type RuleSetPlayerInput } from '../../matchmaking/rule-set/index.js';
+} from 'ladder-core/matchmaking';
+import { type AttributeValue, type RuleSet, RuleSetMatchmaker, type RuleSetPlayerInput } from 'ladder-core/matchmaking/rule-set/index.js';
 
 /** What a ladder's matchmaker is built from: the team-rank options, and the rule set when the queue has one. */
 export type QueueMatchmakerOptions = MatchmakerOptions & { ruleSet?: Record<string, unknown> };

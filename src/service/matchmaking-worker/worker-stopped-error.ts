@@ -1,4 +1,4 @@
-import { LadderError } from '../../core/errors.js';
+import { LadderError } from 'ladder-core/core/errors.js';
 
 /**
  * The matchmakers' thread stopped (crashed, ran out of memory, was

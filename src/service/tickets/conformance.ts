@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Ticket } from '../../matchmaking/index.js';
+import type { Ticket } from 'ladder-core/matchmaking';
 import {
   bandOf,
   type BackfillPlacement,

@@ -4,7 +4,7 @@
  * runs alone and the contract's "together" holds without locks.
  */
 import { EventEmitter } from 'node:events';
-import type { BackfillInput, Ticket } from '../../matchmaking/index.js';
+import type { BackfillInput, Ticket } from 'ladder-core/matchmaking';
 import {
   type AddOutcome,
   type AssignmentEvent,

@@ -38,7 +38,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { BackfillInput, Ticket } from '../../matchmaking/index.js';
+import type { BackfillInput, Ticket } from 'ladder-core/matchmaking';
 import { TicketLostError, UnavailableError } from '../errors/index.js';
 import { redisCall } from '../redis.js';
 import { defineScripts, FIGURES_PREFIX, type Scripts, WAITING_PREFIX } from './redis-scripts.js';

@@ -24,8 +24,8 @@
  *   these, once.
  */
 import type { EventEmitter } from 'node:events';
-import type { BackfillInput, FormedMatch, Ticket, TicketPlayer } from '../../matchmaking/index.js';
-import type { AttributeValue } from '../../matchmaking/rule-set/index.js';
+import type { BackfillInput, FormedMatch, Ticket, TicketPlayer } from 'ladder-core/matchmaking';
+import type { AttributeValue } from 'ladder-core/matchmaking/rule-set/index.js';
 
 /** A queued player: the matcher's form, plus what a rule-set queue matches on. */
 export interface QueuedPlayer extends TicketPlayer {

@@ -41,8 +41,8 @@
  * same key is always safe.
  */
 import { hash, randomInt } from 'node:crypto';
-import type { Match } from '../../core/match.js';
-import type { PlayerState } from '../../core/systems.js';
+import type { Match } from 'ladder-core/core/match.js';
+import type { PlayerState } from 'ladder-core/core/systems.js';
 import { DatabaseRejectedError } from '../../store/database-errors.js';
 import type { Database, Queryable } from '../../store/database.js';
 import { findAnswers, insertAnswers } from '../../store/idempotency.js';
@@ -52,7 +52,7 @@ import { insertMatches, takenMatchIds, writeGuardedBatch } from '../../store/mat
 import { allPlayers, findPlayers, readHeadAndPlayers, upsertPlayers } from '../../store/players.js';
 import { takenRoundNames, insertRounds } from '../../store/rounds.js';
 import { rowToState } from '../../store/rows.js';
-import { InvalidInputError } from '../../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
 import { type DerivationOptions, keepsWholeHistory, LadderHistory } from '../whole-history.js';

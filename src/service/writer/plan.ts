@@ -6,10 +6,10 @@
  * the locked transaction.
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError } from '../../core/errors.js';
-import type { Match } from '../../core/match.js';
-import type { MatchRating, PlayerState } from '../../core/systems.js';
-import { wvwGroups } from '../../core/wvw.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import type { Match } from 'ladder-core/core/match.js';
+import type { MatchRating, PlayerState } from 'ladder-core/core/systems.js';
+import { wvwGroups } from 'ladder-core/core/wvw.js';
 import { emptyIdempotencyRows, type IdempotencyRows } from '../../store/idempotency.js';
 import { emptyMatchRows, type MatchRows } from '../../store/matches.js';
 import type { RoundRow } from '../../store/rounds.js';

@@ -1,6 +1,6 @@
 /** Submitting matches, and the match list. */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
-import { InvalidInputError } from '../../../core/errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { matchesView } from '../../reads.js';
 import { correctMatch, type CorrectionMode, type CorrectionResult, defaultCorrectionMode } from '../../corrections.js';
 import type { Ladder } from '../../ladders.js';

@@ -1,6 +1,6 @@
 /** Performance ratings of a record of games (stateless). */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { clampedDirection, eloReplayRule, performanceRatings } from '../../../core/performance.js';
+import { clampedDirection, eloReplayRule, performanceRatings } from 'ladder-core/core/performance.js';
 import { performanceSchema } from '../../schemas.js';
 import type { RouteOptions } from '../context.js';
 import type { ZodTypeProvider } from '../zod-provider.js';

@@ -1,7 +1,7 @@
 /** World-vs-World rounds. */
 import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
-import { InvalidInputError } from '../../../core/errors.js';
-import { allSystems, describeSystem } from '../../../core/registry.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { allSystems, describeSystem } from 'ladder-core/core/registry.js';
 import { roundsOf } from '../../rounds.js';
 import { ladderParams, roundSchema } from '../../schemas.js';
 import { roundSubmission } from '../../submissions.js';

@@ -56,7 +56,7 @@ export function parseGames(text) {
   return games;
 }
 
-/** `clampable`: the method has no finite answer for a run of only wins or only losses (src/core/performance.ts). */
+/** `clampable`: the method has no finite answer for a run of only wins or only losses (packages/core/src/core/performance.ts). */
 const ALGORITHMS = [
   { key: 'algo400', label: 'Algorithm of 400', help: 'average opponent + 400 × (wins − losses) / games', clampable: false },
   { key: 'maxLikelihood', label: 'Maximum likelihood', help: 'the rating most likely to produce these results', clampable: true },

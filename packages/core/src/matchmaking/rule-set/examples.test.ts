@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRuleSet, type RuleSetMatch, RuleSetMatchmaker, type RuleSetTicketInput } from '../index.js';
 
-const fixture = (name: string): string => readFileSync(new URL(`../../../test/fixtures/flexmatch/${name}.json`, import.meta.url), 'utf8');
+const fixture = (name: string): string => readFileSync(new URL(`../../../../../test/fixtures/flexmatch/${name}.json`, import.meta.url), 'utf8');
 const NAMES = [
   '01-aliens-vs-cowboys',
   '02-hunters-vs-monster',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TIER_TABLE, displayTier, validateTierTable, type TierTable } from './display.js';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 
 describe('displayTier with the default table (Tier 1 from 1000, 100 points a tier, Tier X from 2000)', () => {
   it('shows tier and whole percent, rounded down', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { measureDetection } from '../sim/detection.js';
+import { measureDetection } from '../../../../src/sim/detection.js';
 
 describe('integrity report on a simulated population with injected cheaters', () => {
   it('finds the win-traders and boosters and names no honest player (seeded; npm run bench -- integrity has the full table)', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import example from '../../test/fixtures/glickman-example.json' with { type: 'json' };
+import example from '../../../../test/fixtures/glickman-example.json' with { type: 'json' };
 import { GLICKO2_SCALE, glicko2G, glicko2Idle, glicko2Update, glicko2WinProbability } from './glicko2.js';
 
 describe("Glicko-2 against Glickman's worked example", () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Match } from '../core/match.js';
 import { mulberry32 } from '../core/random.js';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 import { integrityReport, type PairEntry, type QuitEntry } from './index.js';
 import { benjaminiHochberg, binomialTail, logChoose, poissonUpper, runsUpper } from './stats.js';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../core/errors.js';
 import { balanceTeams, effectiveWithin, Matchmaker, matchmake, parseMode, parseTicket, resolveWidening, type Ticket } from './index.js';
-import { solo } from '../../test/support/tickets.js';
+import { solo } from '../../../../test/support/tickets.js';
 
 const widening = resolveWidening();
 

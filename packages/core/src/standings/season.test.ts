@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSystem, type PlayerState } from '../core/systems.js';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 import { DAY_MS, freezeStandings, softReset, standingsAt } from './index.js';
 
 const glicko = createSystem('glicko2');

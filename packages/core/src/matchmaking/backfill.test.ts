@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 import { type BackfillInput, Matchmaker, matchmake, type TicketInput } from './index.js';
-import { solo } from '../../test/support/tickets.js';
+import { solo } from '../../../../test/support/tickets.js';
 
 function party(id: string, at: number, percentiles: number[], pings: Record<string, number> = { eu: 30 }): TicketInput {
   return { id, at, players: percentiles.map((percentile, k) => ({ id: `${id}-p${k}`, percentile, pings, filter: { within: 10, strict: false, maxPing: 100 } })) };

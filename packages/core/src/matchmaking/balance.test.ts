@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSystem, type PlayerState } from '../core/systems.js';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 import { measureBalanceGap } from './balance-gap.js';
 import { balance, type BalancePlayer, imbalanceOf } from './index.js';
 

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 import { conservativeRating, DISPLAY_DIGITS, roundForDisplay } from './display.js';
 import { glicko2Update } from './glicko2.js';
 import { UnknownSystemError } from './errors.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UnboundedRatingError } from './errors.js';
-import { invalidField } from '../../test/support/invalid-field.js';
+import { invalidField } from '../../../../test/support/invalid-field.js';
 import {
   algo400,
   eloReplayRule,
