@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { conditions, useSourceCondition } from './test/support/source-condition.js';
 
 /**
  * `npm run test:quick`: the pure units (rating core, standings, matchmaking,
@@ -9,7 +10,11 @@ import { defineConfig } from 'vitest/config';
  * or so each under tsx: half the quick run's time); the in-process tests of
  * the same commands stay. `npm test` runs everything.
  */
+useSourceCondition();
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: [
       'packages/core/src/core/**/*.test.ts',

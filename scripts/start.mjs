@@ -40,7 +40,9 @@ function newestSource() {
     else if (!path.endsWith('.test.ts')) newest = Math.max(newest, stat.mtimeMs);
   };
   visit(join(root, 'src'));
-  for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
+  visit(join(root, 'packages', 'core', 'src'));
+  for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'packages/core/package.json', 'packages/core/tsconfig.build.json'])
+    newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
   return newest;
 }
 
@@ -57,8 +59,11 @@ const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 if (built < newestSource()) {
   process.stderr.write('ladder: building (sources changed since the last build)\n');
   const started = Date.now();
-  const result = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  // The rating library (packages/core, `ladder-core`) first: the service imports its build.
+  for (const config of [join(root, 'packages', 'core', 'tsconfig.build.json'), join(root, 'tsconfig.build.json')]) {
+    const result = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { stdio: 'inherit' });
+    if (result.status !== 0) process.exit(result.status ?? 1);
+  }
   // The stamp carries the build's start time: a source saved during the build is newer, so the next start builds again.
   writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
   utimesSync(stamp, started / 1000, started / 1000);

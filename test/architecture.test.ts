@@ -1,10 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_NAMES } from 'ladder-core/core/registry.js';
 
 const src = join(import.meta.dirname, '../src');
-const core = join(src, 'core');
+/** The rating library's sources (the `ladder-core` package). */
+const packageSrc = join(import.meta.dirname, '../packages/core/src');
+const core = join(packageSrc, 'core');
 const sources = readdirSync(core).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
 
 /** Every .ts file under `dir`, tests excluded. */
@@ -12,6 +14,11 @@ function tree(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
     .map((e) => join(e.parentPath, e.name));
+}
+
+/** Every .ts file of both packages, tests excluded. */
+function allSources(): string[] {
+  return [...tree(src), ...tree(packageSrc)];
 }
 
 function importsOf(text: string): string[] {
@@ -29,6 +36,19 @@ describe('the rating core', () => {
       }
       expect(/\bprocess\.|console\.|require\(/.test(text), `${file} does I/O`).toBe(false);
     }
+  });
+
+  it('is a package with no dependency: its sources import only each other, never Node or another package', () => {
+    const files = tree(packageSrc);
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) {
+        const inside = target.startsWith('.') && !relative(packageSrc, resolve(file, '..', target)).startsWith('..');
+        expect(inside, `${relative(packageSrc, file)} imports ${target}`).toBe(true);
+      }
+    }
+    const pkg = JSON.parse(readFileSync(join(packageSrc, '../package.json'), 'utf8')) as Record<string, unknown>;
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies']) expect(pkg[field], field).toBeUndefined();
   });
 
   it('exports by name only from index.ts', () => {
@@ -81,7 +101,7 @@ describe('the service', () => {
   const SQL = /['`]\s*(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|WITH\s+\w+\s+AS|CREATE\s+TABLE|ALTER\s+TABLE|DROP\s+SCHEMA|DROP\s+TABLE)\b/i;
 
   it('has all its SQL in src/store', () => {
-    for (const file of tree(src)) {
+    for (const file of allSources()) {
       const path = relative(src, file);
       if (path.startsWith('store/')) continue;
       expect(SQL.test(readFileSync(file, 'utf8')), `${path} holds SQL`).toBe(false);
@@ -184,7 +204,7 @@ describe('errors', () => {
   });
 
   it('are never told apart by their text in src: a decision reads the type, a field or a code', () => {
-    const decisions = tree(src).flatMap((file) => textDecisions(readFileSync(file, 'utf8')).map((line) => `${relative(src, file)}:${line}`));
+    const decisions = allSources().flatMap((file) => textDecisions(readFileSync(file, 'utf8')).map((line) => `${relative(src, file)}:${line}`));
     expect(decisions).toEqual([]);
   });
 });
@@ -232,7 +252,7 @@ describe('the rating systems', () => {
 
   it('are never told apart by name outside the core: everything else reads their descriptors', () => {
     const files = [
-      ...tree(src).filter((file) => !relative(src, file).startsWith('core/')),
+      ...allSources().filter((file) => !relative(src, file).startsWith('core/') && relative(core, file).startsWith('..')),
       ...readdirSync(join(src, 'web/public'), { withFileTypes: true, recursive: true })
         .filter((e) => e.isFile() && e.name.endsWith('.js'))
         .map((e) => join(e.parentPath, e.name)),

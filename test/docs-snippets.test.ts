@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
 import { codeBlocks, projectDocs } from './support/markdown.js';
+import { SOURCE_CONDITION } from './support/source-condition.js';
 import { typeErrors } from './support/tsc.js';
 import { childEnv } from './support/test-env.js';
 
@@ -49,6 +50,8 @@ beforeAll(() => {
         strict: true,
         skipLibCheck: true,
         types: ['node'],
+        // The entry points re-export `ladder-core` (packages/core), read from its sources as the project's own tsconfig does.
+        customConditions: [SOURCE_CONDITION],
         paths: Object.fromEntries(Object.entries(entryPoints).map(([name, source]) => [name, [source]])),
       },
       files: snippets.map((snippet) => snippet.name),

@@ -3,7 +3,8 @@
  * empty project (no devDependencies, nothing from this clone), where every
  * command's help and one real run of each work, the peers that are not
  * installed get a message naming the package (never a stack trace), the
- * service starts and answers, and the library imports.
+ * service starts and answers, and the library imports. The children run
+ * without the `ladder-source` condition the tests use, as a user's Node does.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/cli.js';
+import { withoutSourceCondition } from './support/source-condition.js';
 import { startServe, stopServe } from './support/serve.js';
 import { childEnv } from './support/test-env.js';
 
@@ -18,27 +20,38 @@ let project = '';
 let ladderBin = '';
 
 function ladder(args: string[], input = '') {
-  const run = spawnSync(process.execPath, [ladderBin, ...args], { cwd: project, encoding: 'utf8', input, env: childEnv(), maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, [ladderBin, ...args], {
+    cwd: project,
+    encoding: 'utf8',
+    input,
+    env: childEnv({ NODE_OPTIONS: withoutSourceCondition() }),
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'ladder-installed-'));
-  // --ignore-scripts: the global setup built dist/ already (prepack would build it again).
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: childEnv(),
-    }),
-  ) as Array<{ filename: string }>;
+  // --ignore-scripts: the global setup built both dist/ folders already (prepack would build them again).
+  // The rating library is its own package (packages/core), a dependency of `ladder`: both tarballs are installed.
+  const pack = (cwd: string) =>
+    (
+      JSON.parse(
+        execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
+          cwd,
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+          env: childEnv({ NODE_OPTIONS: withoutSourceCondition() }),
+        }),
+      ) as Array<{ filename: string }>
+    )[0]!.filename;
+  const tarballs = [pack(join(ROOT, 'packages', 'core')), pack(ROOT)].map((file) => join(project, file));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'installs-ladder', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed[0]!.filename)], {
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], {
     cwd: project,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnv(),
+    env: childEnv({ NODE_OPTIONS: withoutSourceCondition() }),
   });
   ladderBin = join(project, 'node_modules', 'ladder', 'dist', 'cli', 'main.js');
   for (const file of ['sample-matches.jsonl', 'seed-games.jsonl', 'sample-tickets.jsonl']) copyFileSync(join(ROOT, 'examples', file), join(project, file));
@@ -69,7 +82,10 @@ afterAll(() => {
 describe('the installed package', () => {
   it('installs without the development dependencies', () => {
     for (const dev of ['openskill', 'ts-trueskill', 'playwright-core', 'vitest']) {
-      expect(spawnSync(process.execPath, ['-e', `require.resolve(${JSON.stringify(dev)})`], { cwd: project, env: childEnv() }).status, dev).not.toBe(0);
+      expect(
+        spawnSync(process.execPath, ['-e', `require.resolve(${JSON.stringify(dev)})`], { cwd: project, env: childEnv({ NODE_OPTIONS: withoutSourceCondition() }) }).status,
+        dev,
+      ).not.toBe(0);
     }
   });
 
@@ -112,7 +128,7 @@ describe('the installed package', () => {
   });
 
   it('serves: the service starts on embedded PostgreSQL and answers', async () => {
-    const server = await startServe({ entry: [ladderBin], cwd: project, args: ['--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], timeoutMs: 280_000 });
+    const server = await startServe({ entry: [ladderBin], cwd: project, args: ['--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], timeoutMs: 280_000, env: { NODE_OPTIONS: withoutSourceCondition() } });
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${server.url}/v1/systems`)).status).toBe(200);
@@ -123,7 +139,7 @@ describe('the installed package', () => {
 
   it('registers the dashboard from its own export', () => {
     const script = "import { registerWeb } from 'ladder/web'; console.log(typeof registerWeb);";
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv() });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv({ NODE_OPTIONS: withoutSourceCondition() }) });
     expect(run.stderr).toBe('');
     expect(run.stdout.trim()).toBe('function');
   });
@@ -131,7 +147,7 @@ describe('the installed package', () => {
   it('imports as a library', () => {
     const script =
       "import { createSystem, rate } from 'ladder'; const s = createSystem('glicko2'); const after = rate(s, { teams: [{ players: ['a'], rank: 1 }, { players: ['b'], rank: 2 }] }); console.log(JSON.stringify([after.get('a').rating, after.get('b').rating].map(Math.round)));";
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv() });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', env: childEnv({ NODE_OPTIONS: withoutSourceCondition() }) });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual([1662, 1338]);
   });

@@ -1,8 +1,9 @@
 /**
  * Vitest global setup: builds dist/ when it is missing (a fresh clone, where
- * `npm install` no longer builds: the package is built by `prepack`). The
- * package test lists what `npm pack` ships from it. An existing dist/ is
- * left alone, so a run of a few tests costs nothing extra.
+ * `npm install` no longer builds: the package is built by `prepack`), the
+ * rating library's (packages/core/dist) first, as `npm run build` does. The
+ * package tests list and install what `npm pack` ships from them. An existing
+ * dist/ is left alone, so a run of a few tests costs nothing extra.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,6 +14,11 @@ const ROOT = join(import.meta.dirname, '../..');
 
 export default function setup(): void {
   const { bin } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-  if (Object.values(bin).every((target) => existsSync(join(ROOT, target)))) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit', env: childEnv() });
+  const core = join(ROOT, 'packages/core');
+  const { main } = JSON.parse(readFileSync(join(core, 'package.json'), 'utf8')) as { main: string };
+  const built = [...Object.values(bin).map((target) => join(ROOT, target)), join(core, main)];
+  if (built.every((target) => existsSync(target))) return;
+  for (const config of [join(core, 'tsconfig.build.json'), join(ROOT, 'tsconfig.build.json')]) {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], { cwd: ROOT, stdio: 'inherit', env: childEnv() });
+  }
 }

@@ -1,0 +1,5 @@
+/**
+ * `ladder`: the same exports as `ladder-core` (packages/core), so code written against
+ * the `ladder` package keeps working; the rating library alone installs as `ladder-core`.
+ */
+export * from 'ladder-core';
