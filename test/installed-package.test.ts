@@ -128,7 +128,13 @@ describe('the installed package', () => {
   });
 
   it('serves: the service starts on embedded PostgreSQL and answers', async () => {
-    const server = await startServe({ entry: [ladderBin], cwd: project, args: ['--no-matchmaking-warm-up', '--data', join(project, 'serve-data')], timeoutMs: 280_000, env: { NODE_OPTIONS: withoutSourceCondition() } });
+    const server = await startServe({
+      entry: [ladderBin],
+      cwd: project,
+      args: ['--no-matchmaking-warm-up', '--data', join(project, 'serve-data')],
+      timeoutMs: 280_000,
+      env: { NODE_OPTIONS: withoutSourceCondition() ?? '' },
+    });
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${server.url}/v1/systems`)).status).toBe(200);
