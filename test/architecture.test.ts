@@ -177,7 +177,8 @@ function textDecisions(text: string): string[] {
 
 describe('the library tests', () => {
   it('do not import the benchmarks', () => {
-    const tests = readdirSync(src, { withFileTypes: true, recursive: true })
+    const tests = [src, packageSrc]
+      .flatMap((root) => readdirSync(root, { withFileTypes: true, recursive: true }))
       .filter((e) => e.isFile() && e.name.endsWith('.test.ts'))
       .map((e) => join(e.parentPath, e.name))
       .filter((file) => !relative(src, file).startsWith('bench/'));
