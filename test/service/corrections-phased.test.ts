@@ -10,30 +10,10 @@
  * go through.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from 'ladder-core/core/random.js';
 import { type CorrectionPoint, correctMatch, resumeCorrections } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
-
-type Body = { id: string; at: number; teams: Array<{ players: string[]; rank: number }> };
-
-function log(count: number, seed: number, players: number): Body[] {
-  const random = mulberry32(seed);
-  const start = Date.now() - (count + 1) * 3_600_000;
-  return Array.from({ length: count }, (_, i) => {
-    const a = Math.floor(random() * players);
-    const b = (a + 1 + Math.floor(random() * (players - 1))) % players;
-    const first = random() < 0.5;
-    return {
-      id: `m${i}`,
-      at: start + i * 3_600_000,
-      teams: [
-        { players: [`p${a}`], rank: first ? 1 : 2 },
-        { players: [`p${b}`], rank: first ? 2 : 1 },
-      ],
-    };
-  });
-}
+import { type Body, log } from './match-log.js';
 
 class Stop extends Error {}
 
@@ -85,7 +65,7 @@ describe.each(BACKENDS)('phased corrections on %s', (backend) => {
       for (const system of ['elo', 'whr'] as const) {
         const ladder = `stop-${phase}-${system}`;
         await api.post('/v1/ladders', { id: ladder, system });
-        const bodies = log(40, 7, 5);
+        const bodies = log(40, 7, 5, Date.now() - 41 * 3_600_000);
         await post(ladder, bodies);
         const want = await reference(ladder, system, bodies, 'm2');
         const before = { players: await players(ladder), history: await history(ladder) };
@@ -125,7 +105,7 @@ describe.each(BACKENDS)('phased corrections on %s', (backend) => {
   it("while a correction is paused half-way, its ladder's writes get 503 with Retry-After and its reads the stored rows; another ladder's writes go through", async () => {
     await api.post('/v1/ladders', { id: 'held', system: 'glicko2' });
     await api.post('/v1/ladders', { id: 'free', system: 'glicko2' });
-    const bodies = log(30, 9, 4);
+    const bodies = log(30, 9, 4, Date.now() - 31 * 3_600_000);
     await post('held', bodies);
     await post('free', bodies.slice(0, 3));
     const stored = (await api.get('/v1/ladders/held/players/p0')).body;

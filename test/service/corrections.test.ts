@@ -8,31 +8,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMatch, type Match } from 'ladder-core/core/match.js';
 import { createSystem, type PlayerState, type SystemName } from 'ladder-core/core/systems.js';
-import { mulberry32 } from 'ladder-core/core/random.js';
 import { defaultCorrectionMode } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { replayStored } from '../../src/service/replay.js';
 import { applyReset } from '../../src/service/seasons.js';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
-
-type Body = { id: string; at: number; teams: Array<{ players: string[]; rank: number }> };
-
-function log(count: number, seed: number, players = 6, start = Date.now() - count * 3_600_000): Body[] {
-  const random = mulberry32(seed);
-  return Array.from({ length: count }, (_, i) => {
-    const a = Math.floor(random() * players);
-    const b = (a + 1 + Math.floor(random() * (players - 1))) % players;
-    const first = random() < 0.5;
-    return {
-      id: `m${i}`,
-      at: start + i * 3_600_000,
-      teams: [
-        { players: [`p${a}`], rank: first ? 1 : 2 },
-        { players: [`p${b}`], rank: first ? 2 : 1 },
-      ],
-    };
-  });
-}
+import { type Body, log } from './match-log.js';
 
 /** The states a replay of `bodies` (in order) gives. */
 function replay(system: SystemName, bodies: Body[]): Map<string, PlayerState> {

@@ -13,7 +13,7 @@
  * empty teams skipped the same way. Any other shape is left to `holds`.
  */
 import type { Expression, MatchView, Value } from './expression.js';
-import type { Param } from './evaluate.js';
+import { compare, type Param } from './evaluate.js';
 import type { ComparisonRule, DistanceRule, Rule, RuleSet } from './types.js';
 
 export type CompiledRule = (match: MatchView, param: Param) => boolean;
@@ -110,23 +110,6 @@ function measureInto(m: Measure, match: MatchView, out: number[]): void {
   for (let t = 0; t < count; t++) {
     const v = aggregateOf(match.teams[m.teams === null ? t : m.teams[t]].players, m.fn, m.attribute);
     if (v !== null) out.push(v);
-  }
-}
-
-function compare(a: Value, op: ComparisonRule['operation'], b: Value): boolean {
-  switch (op) {
-    case '=':
-      return a === b;
-    case '!=':
-      return a !== b;
-    case '<':
-      return (a as number) < (b as number);
-    case '<=':
-      return (a as number) <= (b as number);
-    case '>':
-      return (a as number) > (b as number);
-    case '>=':
-      return (a as number) >= (b as number);
   }
 }
 

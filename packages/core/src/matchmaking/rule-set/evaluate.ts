@@ -20,7 +20,8 @@ function scalar(v: Value | undefined): Value | undefined {
   return v;
 }
 
-function compare(a: Value, op: ComparisonRule['operation'], b: Value): boolean {
+/** A comparison rule's operation on two values (numbers ordered, anything compared for equality). */
+export function compare(a: Value, op: ComparisonRule['operation'], b: Value): boolean {
   switch (op) {
     case '=':
       return a === b;
