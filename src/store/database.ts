@@ -201,11 +201,16 @@ class WritesFirst {
   async turn(): Promise<void> {
     if (this.inFlight === 0 || this.maxWaitMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
+    let wake!: () => void;
     await new Promise<void>((resolve) => {
-      this.waiting.push(resolve);
+      wake = resolve;
+      this.waiting.push(wake);
       timer = setTimeout(resolve, this.maxWaitMs);
     });
     clearTimeout(timer);
+    // Gone from the line whichever came first: under writes that never pause, a line of timed-out waiters would only grow.
+    const at = this.waiting.indexOf(wake);
+    if (at >= 0) this.waiting.splice(at, 1);
   }
 }
 
