@@ -67,8 +67,31 @@ function profiled(db: Database, spent: Map<string, { ms: number; count: number }
     },
     exec: (sql: string) => tx.exec(sql),
   });
-  return { ...db, transaction: (work) => db.transaction((tx) => work(wrap(tx))) } as Database;
+  // Each transaction's length, from its first statement's start to the commit: what another ladder's write may wait for.
+  const transaction: Database['transaction'] = async (work) => {
+    const started = performance.now();
+    const kinds: string[] = [];
+    try {
+      return await db.transaction((tx) => {
+        const inner = wrap(tx);
+        return work({ query: (sql, params, options) => (kinds.push(kindOf(sql)), inner.query(sql, params, options)), exec: inner.exec } as Queryable);
+      });
+    } finally {
+      const ms = performance.now() - started;
+      longest.push({ ms, kinds: [...new Set(kinds)].join('; ') });
+      longest.sort((a, b) => b.ms - a.ms);
+      longest.length = Math.min(longest.length, 5);
+      const all = spent.get('(transactions)') ?? { ms: 0, count: 0 };
+      all.ms += ms;
+      all.count++;
+      spent.set('(transactions)', all);
+    }
+  };
+  return { ...db, transaction } as Database;
 }
+
+/** The longest transactions of the profiled void, with the kinds of statement each ran. */
+const longest: Array<{ ms: number; kinds: string }> = [];
 
 export interface VoidRun {
   target: string;
@@ -227,6 +250,8 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
       };
       results.push(row);
       for (const [kind, { ms, count }] of [...spent].sort((a, b) => b[1].ms - a[1].ms)) console.log(`  ${ms.toFixed(0).padStart(7)} ms in ${count} × ${kind}`);
+      for (const { ms, kinds } of longest) console.log(`  longest transaction ${ms.toFixed(1)} ms: ${kinds}`);
+      longest.length = 0;
       console.log(
         `void ${target}: ${ms.toFixed(0)} ms, ${row.rerated} later matches re-rated, ${row.changed} players changed; ` +
           `memory +${row.rssMb.toFixed(0)} MB resident (heap +${row.heapMb.toFixed(0)} MB), event loop max delay ${row.loopMaxMs.toFixed(1)} ms (longest stretch on the CPU ${row.busyMaxMs.toFixed(0)} ms), ` +

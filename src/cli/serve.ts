@@ -3,7 +3,7 @@
  * PostgreSQL server (else embedded PGlite in --data), REDIS_URL shares state
  * between instances, LADDER_ADMIN_KEY sets the first admin key.
  */
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { seedDemo } from '../service/demo.js';
 import { startService } from '../service/index.js';
 import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
@@ -32,6 +32,12 @@ export function register(program: Command): void {
         return parsed;
       },
     )
+    .addOption(
+      new Option(
+        '--corrections <mode>',
+        'how voids and corrections are written: phased (short steps, the ladder refusing writes meanwhile) or one transaction (default: phased on the embedded database, transaction on PostgreSQL)',
+      ).choices(['phased', 'transaction']),
+    )
     .option('--no-pglite-thread', 'run the embedded database on the event loop instead of its own worker thread (for comparison; a long statement then stalls every request)')
     .option('--no-matchmaking-warm-up', "skip warming the matchmaker's code at start (about a second of CPU that makes the first pass after a failover run at full speed)")
     .action(
@@ -48,6 +54,7 @@ export function register(program: Command): void {
           matchmakingWarmUp: boolean;
           pgliteThread: boolean;
           jobThreads?: number;
+          corrections?: 'phased' | 'transaction';
         }) => {
           const corsOrigins =
             opts.corsOrigin ??
@@ -72,6 +79,7 @@ export function register(program: Command): void {
             metricsAccess: opts.metricsKey ? 'key' : 'public',
             matchmakingWarmUp: opts.matchmakingWarmUp,
             pgliteThread: opts.pgliteThread,
+            ...(opts.corrections !== undefined ? { corrections: opts.corrections } : {}),
             ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
             onWarmUp: (report) => (warmUp = report),
             plugins: [(app) => registerWeb(app, {})],

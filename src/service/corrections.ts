@@ -18,9 +18,10 @@
  * then get 503 with Retry-After; other ladders are untouched); phase compute
  * reads the stored rows, which nothing changes meanwhile, in short
  * statements and stages each write (a page of history, a batch of players)
- * in a transaction of its own; phase apply copies the staged writes into
- * place, one per transaction, recording in the journal how many are applied
- * in that same transaction, so none is applied twice; the last staged write
+ * a few to a transaction; phase apply copies the staged writes into
+ * place, as many per transaction as fit in a few milliseconds, recording in
+ * the journal how many are applied in that same transaction, so none is
+ * applied twice; the last staged write
  * moves the counters, and a short transaction closes the journal. A run
  * stopped in phase compute (a crash, a failed statement) has changed
  * nothing: it is computed again from scratch; one stopped in phase apply
@@ -70,7 +71,7 @@ import {
   pendingCorrections,
   setApplied,
   setJournalPhase,
-  stagedStep,
+  stagedSteps,
   stageSteps,
   takeOverJournal,
 } from '../store/corrections.js';
@@ -153,15 +154,15 @@ function newVersion(): number {
 export type CorrectionMode = 'transaction' | 'phased';
 
 /**
- * The mode used when none is given: one transaction on both databases. Phased
- * frees PGlite's one connection between steps, but measured on 100,000 later
- * matches it made one void take minutes instead of seconds, its ladder
- * refusing writes all that time, and other ladders' writes still waited up to
- * 2 s (docs/BENCHMARKS.md, "The void attack with phased corrections"): it is
- * an option until each step is shown short.
+ * The mode used when none is given: phased on PGlite, one transaction on
+ * PostgreSQL. PGlite has one connection, so a correction in one transaction
+ * holds every other ladder's writes for as long as it runs (13.7 s for
+ * 100,000 later matches, docs/BENCHMARKS.md); phased frees the connection
+ * between steps of a few milliseconds each. PostgreSQL holds only the
+ * corrected ladder's lock, and one transaction is the faster of the two there.
  */
-export function defaultCorrectionMode(_db: Pick<Database, 'kind'>): CorrectionMode {
-  return 'transaction';
+export function defaultCorrectionMode(db: Pick<Database, 'kind'>): CorrectionMode {
+  return db.kind === 'pglite' ? 'phased' : 'transaction';
 }
 
 /** Where a phased correction is between two of its steps (test hooks and progress). */
@@ -174,6 +175,14 @@ export interface CorrectionOptions {
   sliceMs?: number;
   /** @default defaultCorrectionMode(db) */
   mode?: CorrectionMode;
+  /** Phased: writes staged per transaction in phase compute. @default 4 */
+  stageBatch?: number;
+  /**
+   * Phased: milliseconds a transaction of phase apply goes on applying staged
+   * writes (at least one each); another ladder's write on PGlite waits about
+   * this long at most. @default 10
+   */
+  stepBudgetMs?: number;
   /**
    * Called between two steps of a phased correction (after a write is
    * staged, before a staged write is applied). A rejection stops the
@@ -253,6 +262,13 @@ const PLAYER_BATCH = 5000;
 const PHASED_PLAYER_BATCH = 1000;
 /** Staged writes deleted per statement once applied. */
 const DROP_BATCH = 50;
+/** Writes staged per transaction in phase compute, and the JSON they may reach before they are staged sooner. */
+const STAGE_BATCH = 4;
+const STAGE_BYTES = 64 * 1024;
+/** Staged writes read per transaction in phase apply (applied while the step budget lasts). */
+const APPLY_READ_AHEAD = 4;
+/** Milliseconds a transaction of phase apply goes on applying staged writes. */
+const STEP_BUDGET_MS = 10;
 
 /** One write of a correction: run at once in the transaction, or staged (as JSON) and applied later. */
 type Step =
@@ -326,18 +342,35 @@ async function runPhased(
   here.add(ladder.id);
   try {
     let staged = 0;
-    const write = async (step: Step) => {
+    // Writes are staged a few at a time: each transaction costs a round trip and a commit of its own.
+    let buffered: string[] = [];
+    const flush = async () => {
+      if (buffered.length === 0) return;
+      const steps = buffered;
+      buffered = [];
       const n = staged;
       await turns.pause();
       await db.transaction(async (tx) => {
         if (!(await holdJournal(tx, ladder.id, token))) throw takenOver(ladder.id);
-        await stageSteps(tx, ladder.id, n, [JSON.stringify(step)]);
+        await stageSteps(tx, ladder.id, n, steps);
       });
-      staged = n + 1;
+      staged = n + steps.length;
       await options.onStep?.(ladder.id, { phase: 'compute', staged });
+    };
+    const stageBatch = Math.max(1, Math.floor(options.stageBatch ?? STAGE_BATCH));
+    let bytes = 0;
+    const write = async (step: Step) => {
+      const text = JSON.stringify(step);
+      buffered.push(text);
+      bytes += text.length;
+      if (buffered.length >= stageBatch || bytes >= STAGE_BYTES) {
+        bytes = 0;
+        await flush();
+      }
     };
     const chunk = Math.max(1, Math.floor(options.chunk ?? 100));
     const result = await compute({ reads: db, write, chunk, playerBatch: PHASED_PLAYER_BATCH, turns }, ladder, head, target, correction, now);
+    await flush();
     await db.transaction(async (tx) => {
       if (!(await holdJournal(tx, ladder.id, token))) throw takenOver(ladder.id);
       await setJournalPhase(tx, ladder.id, 'apply');
@@ -368,17 +401,25 @@ async function applyStaged(db: Database, ladder: string, token: number, options:
     // PGlite answers on the event loop's own thread, settling promises only: without a turn given here the
     // loop would not run a timer or take a request until the last step is applied.
     const turns = new Turns(options.sliceMs ?? 20);
+    // Each transaction applies staged writes until `stepBudgetMs` has passed (at least one): other
+    // ladders' writes, which wait for the one connection on PGlite, wait about that long at most.
+    const budget = options.stepBudgetMs ?? STEP_BUDGET_MS;
     for (let more = true; more; ) {
       await turns.pause();
       await options.onStep?.(ladder, { phase: 'apply', applied });
       more = await db.transaction(async (tx) => {
+        const started = performance.now();
         const journal = await holdJournal(tx, ladder, token);
         if (!journal) throw takenOver(ladder);
-        const text = await stagedStep(tx, ladder, journal.applied);
-        if (text === undefined) return false;
-        await applyStep(tx, ladder, JSON.parse(text) as Step);
-        await setApplied(tx, ladder, journal.applied + 1);
-        applied = journal.applied + 1;
+        let next = journal.applied;
+        for (const text of await stagedSteps(tx, ladder, next, APPLY_READ_AHEAD)) {
+          await applyStep(tx, ladder, JSON.parse(text) as Step);
+          next++;
+          if (performance.now() - started >= budget) break;
+        }
+        if (next === journal.applied) return false;
+        await setApplied(tx, ladder, next);
+        applied = next;
         return true;
       });
     }

@@ -88,10 +88,17 @@ export async function stageSteps(tx: Queryable, ladder: string, first: number, s
   await tx.query('INSERT INTO correction_steps (ladder, n, step) SELECT $1, $2::int4 + o - 1, s::json FROM unnest($3::text[]) WITH ORDINALITY AS u(s, o)', [ladder, first, steps]);
 }
 
-/** The staged write numbered `n` (undefined: none), as JSON text. */
-export async function stagedStep(db: Queryable, ladder: string, n: number): Promise<string | undefined> {
-  const rows = await db.query<{ step: string }>('SELECT step::text AS step FROM correction_steps WHERE ladder = $1 AND n = $2', [ladder, n]);
-  return rows[0]?.step;
+/** Up to `limit` staged writes from the one numbered `from`, in order, as JSON texts (none: all applied). */
+export async function stagedSteps(db: Queryable, ladder: string, from: number, limit: number): Promise<string[]> {
+  // A bounded range of the key, so the plan is the key's range however the table's statistics stand
+  // (PGlite gathers none by itself): an open-ended `n >= from ORDER BY n LIMIT` was planned as a sort of
+  // every staged write, each turned into text, 160 ms a read at 860 staged writes.
+  const rows = await db.query<{ step: string }>('SELECT step::text AS step FROM correction_steps WHERE ladder = $1 AND n >= $2 AND n < $2::int4 + $3::int4 ORDER BY n', [
+    ladder,
+    from,
+    limit,
+  ]);
+  return rows.map((row) => row.step);
 }
 
 /** Deletes up to `limit` staged writes of the ladder; how many it deleted. */

@@ -82,4 +82,14 @@ describe('ladder serve', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(file);
   });
+
+  it('--corrections takes phased or transaction; anything else is one line naming the choices, exit 2, before any start', async () => {
+    const data = join(tempDir(), 'data');
+    const bad = await serve(['--port', '0', '--data', data, '--corrections', 'later']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("'later' is invalid");
+    expect(bad.stderr).toContain('phased, transaction');
+    const good = await serve(['--port', '0', '--data', data, '--corrections', 'transaction', '--no-matchmaking-warm-up']);
+    expect(good.stdout).toContain('"listening"');
+  });
 });
