@@ -10,46 +10,53 @@
  * ladder every 20 ms.
  *
  * Properties, per run:
- * - the event loop's longest delay (measured on the loop the server answers
- *   on: the server runs in this process) stays within the budget;
+ * - the longest stretch the loop was held by this process's own work (the
+ *   main thread's CPU time between ticks of a 5 ms timer, bounded by the wall
+ *   time between them: test/support/loop-stall.ts) stays within the
+ *   promise, 100 ms;
+ * - the event loop's longest delay in wall-clock time (measured on the loop
+ *   the server answers on: the server runs in this process) stays within the
+ *   cheap-only baseline + MARGIN_MS;
  * - every probe write to the other ladder is answered 201 within
  *   PROBE_BOUND_MS;
- * - every request of the mix gets a deliberate answer: 200, 201, 409 or
- *   429 (a caller past its cap of heavy jobs), never a 5xx.
+ * - every request of the mix gets a deliberate answer: 200, 201, 409, 429 (a
+ *   caller past its cap of heavy jobs) or, on a ladder under a phased
+ *   correction, 503; never a 500.
  *
- * The budget. The promise is 100 ms on a machine that is not itself
- * saturated; the machines this suite runs on are shared and busy, and this
- * process also runs the clients. So the budget is relative: the longest
- * loop delay of mixes of cheap requests only, measured in this file with the
- * same clients and probe (the baseline: what the machine and the clients
- * already cost), plus MARGIN_MS. The margin is 250 ms, not the promise's
- * 100, because one request of the mix does not keep 100 ms here: voiding an
- * early match of 3,000 (every later match rated again) added 60–160 ms to
- * the loop's longest delay over its baseline on the 2-core test machine
- * under load (docs/SERVICE.md, "Availability"). Balance searches for
- * BALANCE_DEADLINE_MS (600 ms) here, longer than the service's default, so
- * that a balance run on the event loop instead of in a worker
- * (`jobs.threads: 0`) stalls the loop well past any budget: this property
- * then fails.
+ * Two bounds on the loop. The promise is 100 ms of the process's own work;
+ * the machines this suite runs on are shared and busy, and there the wall
+ * clock also counts the time other processes had the cores, so the
+ * wall-clock bound is relative: the longest loop delay of mixes of cheap
+ * requests only, measured in this file with the same clients and probe (what
+ * the machine and the clients already cost), plus MARGIN_MS (250 ms: a void
+ * of an early match of 3,000 added 60–160 ms of wall-clock delay over its
+ * baseline on the 2-core test machine under load). The own-work bound is the
+ * promise itself. Balance searches for BALANCE_DEADLINE_MS (600 ms) here,
+ * longer than the service's default, so that a balance run on the event loop
+ * instead of in a worker (`jobs.threads: 0`) holds the loop well past both:
+ * the properties then fail.
  *
- * PostgreSQL, not PGlite: embedded PGlite runs its statements on the event
- * loop and a correction holds its one connection, which the promise does
- * not cover (docs/SERVICE.md, "Known limits").
+ * Both databases: PostgreSQL with Redis, and embedded PGlite (its statements
+ * in its own thread, corrections phased so its one connection is free
+ * between short steps).
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLadder, STAR } from '../../src/bench/availability.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
-import { cleanupShared, type Client, client, DATABASE_URL, startTestServer, type TestServer, uniqueName } from './helpers.js';
+import { watchLoop } from '../support/loop-stall.js';
+import { cleanupShared, type Client, client, DATABASE_URL, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 /** Matches of the long ladder: deep pages, voids of its early matches, the integrity report. */
 const MATCHES = 3000;
 const RUNS = 6;
 const BALANCE_DEADLINE_MS = 600;
-/** What the mix may add to the baseline's longest loop delay (see the header). */
+/** What the mix may add to the baseline's longest loop delay, wall clock (see the header). */
 const MARGIN_MS = 250;
+/** The promise: the longest stretch of the process's own work on the loop. */
+const PROMISE_MS = 100;
 /**
  * Generous, a check that the other ladder is never starved rather than a
  * latency figure: its writes took up to 0.6 s under most mixes here, and
@@ -80,15 +87,18 @@ const cheapOnly = fc.array(cheap, { minLength: 8, maxLength: 16 });
 
 interface Measured {
   loopMaxMs: number;
+  /** Undefined where the main thread's CPU time cannot be read (not Linux). */
+  ownMaxMs: number | undefined;
   probeMaxMs: number;
   probeStatuses: number[];
   statuses: Array<[string, number]>;
 }
 
-describe('the event loop under random mixes of cheap and expensive requests (PostgreSQL and Redis, in process)', () => {
+describe.each(['postgres+redis', 'pglite'] as const)('the event loop under random mixes of cheap and expensive requests (%s, in process)', (backend) => {
   let server: TestServer;
-  const schema = uniqueName('ladder_test');
-  const prefix = `${uniqueName('lt')}:`;
+  const schema = backend === 'pglite' ? undefined : uniqueName('ladder_test');
+  const prefix = backend === 'pglite' ? undefined : `${uniqueName('lt')}:`;
+  let dataDir: string | undefined;
   /** Early matches not voided yet: each void takes the next, so every one re-rates the matches after it. */
   let nextVoid = 1;
   let admin: Client;
@@ -150,8 +160,7 @@ describe('the event loop under random mixes of cheap and expensive requests (Pos
 
   /** Sends `commands` (each `gapMs` after the one before, none awaited) while the probe writes to another ladder; measures the loop over it all. */
   async function measure(commands: Command[]): Promise<Measured> {
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
+    const watch = watchLoop();
     let done = false;
     const probeMs: number[] = [];
     const probeStatuses: number[] = [];
@@ -177,12 +186,13 @@ describe('the event loop under random mixes of cheap and expensive requests (Pos
     const statuses = await Promise.all(sent);
     done = true;
     await probe;
-    delay.disable();
-    return { loopMaxMs: delay.max / 1e6, probeMaxMs: Math.max(...probeMs), probeStatuses, statuses };
+    const loop = watch.stop();
+    return { loopMaxMs: loop.wallMaxMs, ownMaxMs: loop.ownMaxMs, probeMaxMs: Math.max(...probeMs), probeStatuses, statuses };
   }
 
   beforeAll(async () => {
-    const db = await openDatabase({ databaseUrl: DATABASE_URL, schema, poolSize: 2 });
+    if (backend === 'pglite') dataDir = await freshDataDir();
+    const db = await openDatabase(dataDir ? { dataDir } : { databaseUrl: DATABASE_URL, schema, poolSize: 2 });
     try {
       await migrate(db);
       await loadLadder(db, 'target', MATCHES, 200);
@@ -190,7 +200,8 @@ describe('the event loop under random mixes of cheap and expensive requests (Pos
     } finally {
       await db.close();
     }
-    server = await startTestServer({ backend: 'postgres+redis', schema, prefix, options: { jobs: { balanceDeadlineMs: BALANCE_DEADLINE_MS } } });
+    const options = { jobs: { balanceDeadlineMs: BALANCE_DEADLINE_MS } };
+    server = await startTestServer(dataDir ? { backend, dataDir, options } : { backend, schema, prefix, options });
     admin = client(server.url, server.admin);
     const readKey = async (name: string) => (await admin.post('/v1/keys', { name, scopes: ['read'] })).body.key as string;
     callers = [client(server.url), client(server.url, await readKey('reader-a')), client(server.url, await readKey('reader-b'))];
@@ -219,22 +230,25 @@ describe('the event loop under random mixes of cheap and expensive requests (Pos
   afterAll(async () => {
     await server?.dispose();
     await cleanupShared(schema, prefix);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('keeps the longest loop delay within the cheap-only baseline + 250 ms, and answers another ladder’s writes, whatever the mix', async () => {
-    const seen: number[] = [];
+  it('holds the loop ≤ 100 ms with its own work, keeps its wall-clock delay within the cheap-only baseline + 250 ms, and answers another ladder’s writes, whatever the mix', async () => {
+    const seen: string[] = [];
     await fc.assert(
       fc.asyncProperty(mix, async (commands) => {
         const measured = await measure(commands);
-        seen.push(measured.loopMaxMs);
-        for (const [kind, status] of measured.statuses) expect([kind, [200, 201, 409, 429].includes(status) ? 'answered' : status]).toEqual([kind, 'answered']);
+        seen.push(`${measured.loopMaxMs.toFixed(0)} (own ${measured.ownMaxMs?.toFixed(0) ?? '?'})`);
+        // 503: a write or read of the long ladder while a phased correction of it runs (it says so, with Retry-After).
+        for (const [kind, status] of measured.statuses) expect([kind, [200, 201, 409, 429, 503].includes(status) ? 'answered' : status]).toEqual([kind, 'answered']);
         for (const status of measured.probeStatuses) expect(status).toBe(201);
         expect(measured.probeMaxMs).toBeLessThanOrEqual(PROBE_BOUND_MS);
         expect(measured.loopMaxMs).toBeLessThanOrEqual(baselineMs + MARGIN_MS);
+        if (process.platform === 'linux') expect(measured.ownMaxMs).toBeLessThanOrEqual(PROMISE_MS);
       }),
       // No shrinking: each run takes seconds, and the failing mix as drawn already names its requests.
       { numRuns: RUNS, endOnFailure: true },
     );
-    console.log(`event-loop mix: baseline ${baselineMs.toFixed(0)} ms; runs ${seen.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+    console.log(`event-loop mix (${backend}): baseline ${baselineMs.toFixed(0)} ms; runs ${seen.join(', ')} ms`);
   }, 120_000);
 });
