@@ -79,6 +79,8 @@ export interface AvailabilityResult {
   attacker: Latency;
   /** The server's longest event-loop delay since it listened, in ms. */
   eventLoopMaxMs: number;
+  /** The longest stretch of it that was the server's own work on its main thread, in ms (undefined: not Linux). */
+  ownStallMaxMs: number | undefined;
   /** Growth of the server's resident memory over the attack (peak minus start), in MB. */
   rssGrowthMb: number;
   held: boolean;
@@ -235,10 +237,12 @@ function rssMb(pid: number): number {
   }
 }
 
-async function eventLoopMaxMs(agent: Agent, base: URL): Promise<number> {
+/** The server's longest event-loop delay, and the longest own-work stall where it reports one, in ms. */
+async function eventLoopMaxMs(agent: Agent, base: URL): Promise<{ wall: number; own: number | undefined }> {
   const { body } = await call(agent, base, { method: 'GET', path: '/metrics', key: ADMIN_KEY });
-  const match = /^ladder_event_loop_delay_seconds\{quantile="1"\} (\S+)$/m.exec(body);
-  return match ? Number(match[1]) * 1000 : NaN;
+  const wall = /^ladder_event_loop_delay_seconds\{quantile="1"\} (\S+)$/m.exec(body);
+  const own = /^ladder_event_loop_own_stall_seconds (\S+)$/m.exec(body);
+  return { wall: wall ? Number(wall[1]) * 1000 : NaN, own: own ? Number(own[1]) * 1000 : undefined };
 }
 
 /** Runs `body` in a loop on `workers` concurrent clients until `until`; collects latency and statuses. */
@@ -441,9 +445,10 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
       attack,
       writer: writerLatency,
       attacker: attackerLatency,
-      eventLoopMaxMs: eventLoopMax,
+      eventLoopMaxMs: eventLoopMax.wall,
+      ownStallMaxMs: eventLoopMax.own,
       rssGrowthMb: rssPeak - rssStart,
-      held: writerLatency.p99ms < 100 && eventLoopMax <= 100 && (writerLatency.statuses['201'] ?? 0) === writerLatency.requests,
+      held: writerLatency.p99ms < 100 && eventLoopMax.wall <= 100 && (writerLatency.statuses['201'] ?? 0) === writerLatency.requests,
       ...(attack === 'void' ? { corrections } : {}),
     };
     return result;
@@ -462,7 +467,7 @@ function format(r: AvailabilityResult): string {
     r.backend.padEnd(8),
     r.attack.padEnd(12),
     `writer ${r.writer.requests} p50 ${r.writer.p50ms.toFixed(1)} p99 ${r.writer.p99ms.toFixed(1)} max ${r.writer.maxms.toFixed(0)} ms`,
-    `loop max ${r.eventLoopMaxMs.toFixed(0)} ms`,
+    `loop max ${r.eventLoopMaxMs.toFixed(0)} ms (own work ${r.ownStallMaxMs === undefined ? '?' : r.ownStallMaxMs.toFixed(0)})`,
     `rss +${r.rssGrowthMb.toFixed(0)} MB`,
     `attacker p50 ${r.attacker.p50ms.toFixed(0)} p99 ${r.attacker.p99ms.toFixed(0)} max ${r.attacker.maxms.toFixed(0)} ms [${statuses(r.attacker)}]`,
     ...(r.corrections ? [`corrections ${r.corrections.map((ms) => (ms / 1000).toFixed(1)).join(' ')} s`] : []),

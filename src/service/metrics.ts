@@ -1,5 +1,6 @@
 /** A small Prometheus text-format registry: counters, gauges and histograms with labels. */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { watchLoop } from './loop-stall.js';
 import { UnavailableError } from './errors/unavailable-error.js';
 
 type Labels = Record<string, string>;
@@ -112,6 +113,7 @@ export function serviceMetrics() {
   let redisUp: 0 | 1 | undefined;
   let locksHeld: () => string[] = () => [];
   let loopDelay: IntervalHistogram | undefined;
+  let loopWatch: ReturnType<typeof watchLoop> | undefined;
   return {
     registry,
     requestSeconds: registry.add(
@@ -185,6 +187,16 @@ export function serviceMetrics() {
         },
       ),
     ),
+    eventLoopOwnStall: registry.add(
+      new Gauge(
+        'ladder_event_loop_own_stall_seconds',
+        "The longest stretch, since the service listened, that the event loop was held by this process's own work on its main thread (its CPU time between ticks of a 10 ms timer, at most the wall time between them; garbage collection included): unlike ladder_event_loop_delay_seconds, it leaves out the time a loaded host gave its cores to other processes. Absent where the main thread's CPU time cannot be read (not Linux).",
+        () => {
+          const own = loopWatch?.read().ownMaxMs;
+          return own === undefined ? [] : [[{}, own / 1000]];
+        },
+      ),
+    ),
     redisUp: registry.add(
       new Gauge(
         'ladder_redis_up',
@@ -218,7 +230,12 @@ export function serviceMetrics() {
       const histogram = monitorEventLoopDelay({ resolution: 20 });
       histogram.enable();
       loopDelay = histogram;
-      return () => histogram.disable();
+      const watch = watchLoop(10);
+      loopWatch = watch;
+      return () => {
+        histogram.disable();
+        watch.stop();
+      };
     },
   };
 }

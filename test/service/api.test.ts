@@ -342,6 +342,12 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
     const delays = ['0.5', '0.99', '1'].map((q) => Number(new RegExp(`^ladder_event_loop_delay_seconds\\{quantile="${q}"\\} (\\S+)$`, 'm').exec(metrics)?.[1]));
     expect(delays.every((d) => d > 0 && d < 1)).toBe(true);
     expect(delays[0]! <= delays[1]! && delays[1]! <= delays[2]!).toBe(true);
+    // The part of it that was the process's own work on the main thread (Linux only): under a second on an idle test server.
+    const own = /^ladder_event_loop_own_stall_seconds (\S+)$/m.exec(metrics)?.[1];
+    if (process.platform === 'linux') {
+      expect(Number(own)).toBeGreaterThanOrEqual(0);
+      expect(Number(own)).toBeLessThan(1);
+    } else expect(own).toBeUndefined();
   });
 
   it('refuses bodies over the limit with 413 and invalid JSON with 400', async () => {

@@ -12,7 +12,7 @@
  * Properties, per run:
  * - the longest stretch the loop was held by this process's own work (the
  *   main thread's CPU time between ticks of a 5 ms timer, bounded by the wall
- *   time between them: test/support/loop-stall.ts) stays within the
+ *   time between them: src/service/loop-stall.ts) stays within the
  *   promise, 100 ms;
  * - the event loop's longest delay in wall-clock time (measured on the loop
  *   the server answers on: the server runs in this process) stays within the
@@ -46,7 +46,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLadder, STAR } from '../../src/bench/availability.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
-import { watchLoop } from '../support/loop-stall.js';
+import { watchLoop } from '../../src/service/loop-stall.js';
 import { cleanupShared, type Client, client, DATABASE_URL, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 /** Matches of the long ladder: deep pages, voids of its early matches, the integrity report. */

@@ -1,17 +1,20 @@
 /**
  * How long the event loop was held by this process's own work, as apart from
- * how long the machine kept it waiting.
+ * how long the machine kept it waiting (`ladder_event_loop_own_stall_seconds`).
  *
  * `monitorEventLoopDelay` measures the loop's delay in wall-clock time: on a
  * shared, loaded machine that includes the time the scheduler gave the cores
- * to other processes, so a test cannot hold it to the service's 100 ms
- * promise. This monitor also reads the CPU time of the main thread alone
- * (Linux: `/proc/self/task/<pid>/stat`, in clock ticks of 10 ms), so worker
- * threads (the job pool, PGlite's thread) are not counted. Between two of its
- * ticks, the loop was held by its own work for at most the CPU time the main
- * thread used, and at most the wall time that passed: the smaller of the two
- * is the "own stall". The longest own stall is the figure the promise speaks
- * of; it reads up to one clock tick (10 ms) high or low.
+ * to other processes, so neither an operator nor a test can tell Ladder's own
+ * stalls from the host's. This monitor also reads the CPU time of the main
+ * thread alone (Linux: `/proc/self/task/<pid>/stat`, in clock ticks of
+ * 10 ms), so worker threads (the job pool, PGlite's thread, the matchmaking
+ * worker) are not counted. Between two of its ticks, the loop was held by its
+ * own work for at most the CPU time the main thread used, and at most the
+ * wall time that passed: the smaller of the two is the "own stall" (garbage
+ * collection on the main thread included). The longest own stall is the
+ * figure the service's 100 ms promise speaks of; it reads up to one clock
+ * tick (10 ms) high or low. Each tick reads one small /proc file (about
+ * 20 µs).
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -36,8 +39,8 @@ export interface LoopStalls {
   ownMaxMs: number | undefined;
 }
 
-/** Starts watching the loop; `stop()` returns what it saw. */
-export function watchLoop(tickMs = 5): { stop: () => LoopStalls } {
+/** Starts watching the loop; `read()` returns what it saw so far, `stop()` the same and stops. */
+export function watchLoop(tickMs = 5): { read: () => LoopStalls; stop: () => LoopStalls } {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let lastWall = performance.now();
@@ -50,11 +53,16 @@ export function watchLoop(tickMs = 5): { stop: () => LoopStalls } {
     lastWall = wall;
     lastCpu = cpu;
   }, tickMs);
+  // A watch never keeps the process alive.
+  timer.unref();
+  const read = (): LoopStalls => ({ wallMaxMs: delay.max / 1e6, ownMaxMs });
   return {
+    read,
     stop: () => {
       clearInterval(timer);
+      const seen = read();
       delay.disable();
-      return { wallMaxMs: delay.max / 1e6, ownMaxMs };
+      return seen;
     },
   };
 }
