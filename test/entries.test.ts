@@ -64,15 +64,19 @@ function run(entry: string, args: readonly string[]): Promise<Run> {
 
 const help = new Map<string, Run>();
 const unknown = new Map<string, Run>();
+let peersLeftOut: Run;
 
 beforeAll(async () => {
-  await Promise.all(
-    entries.flatMap((entry) => [
+  await Promise.all([
+    ...entries.flatMap((entry) => [
       run(entry, ['--help']).then((r) => help.set(entry, r)),
       // The valid-looking operand after it must not be taken for work either.
       run(entry, ['--no-such-option', '1']).then((r) => unknown.set(entry, r)),
     ]),
-  );
+    run('src/eval/report.ts', ['owl', '--no-peers', '--out', 'docs']).then((r) => {
+      peersLeftOut = r;
+    }),
+  ]);
 }, 480_000);
 
 describe('script entries', () => {
@@ -100,6 +104,12 @@ describe('script entries', () => {
     expect(r.stderr).toMatch(/^[\w-]+: unknown option --no-such-option \(see .* --help\)\n$/);
     expect(r.stdout).toBe('');
     expect(r.left).toEqual([]);
+  });
+
+  it('the report refuses to leave the peers out of the tracked tables, before any work', () => {
+    expect(peersLeftOut.status).toBe(2);
+    expect(peersLeftOut.stderr).toMatch(/^report: --no-peers with --out docs would drop the peers' rows/);
+    expect(peersLeftOut.left).toEqual([]);
   });
 
   it('the report lists every option it reads, and the data sets', () => {

@@ -1,6 +1,6 @@
 /**
  * Regenerates the evaluation results: `node dist/eval/report.js [dataset…]
- * [--no-peers] [--out DIR]`. For each data set it runs the preset (our
+ * [--no-peers] [--keep] [--out DIR]` (`--help` lists the options). For each data set it runs the preset (our
  * systems and the peers), writes DIR/eval/<dataset>.json and
  * DIR/eval/<dataset>-reliability.svg, and rewrites that data set's table in
  * DIR/EVALUATION.md between the markers `<!-- table:<dataset> -->` and
@@ -89,6 +89,9 @@ async function main(argv: string[]): Promise<void> {
   if (unknown.length) usageError(REPORT_USAGE, `unknown data set(s): ${unknown.join(', ')}; expected ${PRESETS.map((p) => p.name).join(', ')}`);
   const chosen = names.length ? PRESETS.filter((p) => names.includes(p.name)) : PRESETS;
   const docs = resolve(out);
+  // The tracked tables list the peers: a run without them would drop their rows there.
+  if (!peers && docs === resolve('docs'))
+    usageError(REPORT_USAGE, "--no-peers with --out docs would drop the peers' rows from the tracked tables; run with the peers, or write elsewhere");
   mkdirSync(join(docs, 'eval'), { recursive: true });
   const documentPath = join(docs, 'EVALUATION.md');
   process.stderr.write(`writing the report to ${documentPath} and ${join(docs, 'eval')}\n`);
