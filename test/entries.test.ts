@@ -120,10 +120,10 @@ describe('script entries', () => {
 });
 
 describe('script commands in the docs', () => {
-  // `node … dist/bench/load.js --backend both` in a code block or between backticks: the options after the script.
+  // `node … dist/bench/load.js --backend both` in a code block or between backticks: the options after the script (NAME.js is a placeholder).
   const uses = projectDocs().flatMap(([file, text]) =>
     text.split('\n').flatMap((line, i) =>
-      [...line.matchAll(/\b(dist\/(?:bench|eval)\/[\w-]+\.js)([^`\n]*)/g)].map((m) => ({
+      [...line.matchAll(/\b(dist\/(?:bench|eval)\/[a-z][a-z0-9-]*\.js)([^`\n]*)/g)].map((m) => ({
         where: `${file}:${i + 1}`,
         script: m[1]!,
         options: [...m[2]!.matchAll(/(?:^|[\s[|])(--[a-z][\w-]*)/g)].map((o) => o[1]!),
@@ -142,7 +142,7 @@ describe('script commands in the docs', () => {
 
   it('`npm run bench -- NAME` names a benchmark the runner has', () => {
     const names = /^Names: (.*)\.$/m.exec(help.get('src/bench/run.ts')!.stdout)![1]!.split(', ');
-    const named = projectDocs().flatMap(([, text]) => [...text.matchAll(/npm run bench -- ([\w-]+)/g)].map((m) => m[1]!));
+    const named = projectDocs().flatMap(([, text]) => [...text.matchAll(/npm run bench -- ([a-z][\w-]*)/g)].map((m) => m[1]!));
     expect(named.length).toBeGreaterThan(3);
     expect(named.filter((name) => !names.includes(name))).toEqual([]);
   });
