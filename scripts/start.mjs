@@ -46,6 +46,20 @@ function newestSource() {
   return newest;
 }
 
+// Help builds nothing and serves nothing: this script's usage, then serve's options from the last build.
+const end = args.indexOf('--');
+if ((end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h')) {
+  process.stdout.write(
+    'usage: npm start [-- serve options]\n\nBuilds Ladder when a source changed since the last build, then runs `ladder serve --demo` with the options given.\n\n',
+  );
+  const cli = join(root, 'dist', 'cli', 'main.js');
+  if (!existsSync(cli)) {
+    process.stdout.write('The serve options are listed by `npx ladder serve --help` once Ladder is built (npm run build).\n');
+    process.exit(0);
+  }
+  process.exit(spawnSync(process.execPath, [cli, 'serve', '--help'], { stdio: 'inherit' }).status ?? 1);
+}
+
 if (!process.env.DATABASE_URL) {
   const dir = dataDirectory();
   const holder = lockHolder(dir);

@@ -36,10 +36,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Match } from 'ladder-core/core/match.js';
 import type { PlayerState } from 'ladder-core/core/systems.js';
 import { mulberry32 } from 'ladder-core/core/random.js';
+import { choiceOption, isEntry, numberOption, type ScriptSpec, scriptArgs, textOption, usageError } from '../cli/script-args.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';
 import { type Database, dropSchema, openDatabase } from '../store/database.js';
@@ -488,25 +488,33 @@ export async function benchAvailability(options: AvailabilityOptions = {}): Prom
   return results;
 }
 
-function flag(name: string): string | undefined {
-  const index = process.argv.indexOf(`--${name}`);
-  return index < 0 ? undefined : process.argv[index + 1];
-}
+const USAGE: ScriptSpec = {
+  command: 'node --expose-gc dist/bench/availability.js',
+  name: 'availability',
+  summary: `Runs each attack against a \`ladder serve\` child while a steady writer posts matches to another
+ladder, and prints the writer's p50/p99, the longest event-loop stall and the memory growth.
+Exits 1 when an attack broke the promise. Attacks: ${ATTACKS.join(', ')}.`,
+  options: {
+    backend: { type: 'string', value: 'pglite|postgres|both', description: 'database of the server (default both; PostgreSQL from DATABASE_URL)' },
+    attack: { type: 'string', value: 'NAME,...', description: 'the attacks to run, or all (default all)' },
+    matches: { type: 'string', value: 'N', description: 'matches in the attacked ladder (default 100000)' },
+    seconds: { type: 'string', value: 'S', description: 'seconds of each attack (default 15)' },
+  },
+};
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const backend = flag('backend') ?? 'both';
-  const attacks = (flag('attack') ?? 'all') === 'all' ? ATTACKS : (flag('attack')!.split(',') as Attack[]);
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const backend = choiceOption(USAGE, args, 'backend', ['pglite', 'postgres', 'both'] as const, 'both');
+  const attackText = textOption(args, 'attack') ?? 'all';
+  const attacks = attackText === 'all' ? ATTACKS : (attackText.split(',') as Attack[]);
   for (const a of attacks) {
-    if (!ATTACKS.includes(a)) {
-      console.error(`unknown attack ${JSON.stringify(a)}; choose from ${ATTACKS.join(', ')}`);
-      process.exit(2);
-    }
+    if (!ATTACKS.includes(a)) usageError(USAGE, `unknown attack ${JSON.stringify(a)}; choose from ${ATTACKS.join(', ')}`);
   }
   const results = await benchAvailability({
-    backends: backend === 'both' ? ['pglite', 'postgres'] : [backend as Backend],
+    backends: backend === 'both' ? ['pglite', 'postgres'] : [backend],
     attacks,
-    matches: Number(flag('matches') ?? 100_000),
-    seconds: Number(flag('seconds') ?? 15),
+    matches: numberOption(USAGE, args, 'matches') ?? 100_000,
+    seconds: numberOption(USAGE, args, 'seconds') ?? 15,
   });
   process.exitCode = results.every((r) => r.held) ? 0 : 1;
 }

@@ -19,10 +19,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import type { Match } from 'ladder-core/core/match.js';
 import type { PlayerState } from 'ladder-core/core/systems.js';
 import { mulberry32 } from 'ladder-core/core/random.js';
+import { choiceOption, isEntry, numberOption, type ScriptSpec, scriptArgs, textOption } from '../cli/script-args.js';
 import { type CorrectionMode, correctMatch } from '../service/corrections.js';
 import { Ladders } from '../service/ladders.js';
 import { matchChanges } from '../service/rating.js';
@@ -109,15 +109,24 @@ export interface VoidRun {
   otherMaxMs: number;
 }
 
-function option(name: string): number | undefined {
-  const index = process.argv.indexOf(`--${name}`);
-  return index < 0 ? undefined : Number(process.argv[index + 1]);
-}
-
-function text(name: string): string | undefined {
-  const index = process.argv.indexOf(`--${name}`);
-  return index < 0 ? undefined : process.argv[index + 1];
-}
+const USAGE: ScriptSpec = {
+  command: 'node --expose-gc dist/bench/corrections.js',
+  name: 'corrections',
+  summary: `Builds an Elo 1v1 ladder of --matches matches, then voids one match per run and reports the time,
+the memory growth, the event loop's longest delay and the slowest read of another ladder meanwhile.`,
+  options: {
+    matches: { type: 'string', value: 'N', description: 'matches in the ladder (default 100000)' },
+    players: { type: 'string', value: 'N', description: 'players (default a tenth of the matches, at least 100)' },
+    target: { type: 'string', value: 'N', description: 'void match mN first, the ones after it in later runs (default 1)' },
+    back: { type: 'string', value: 'B', description: 'instead of --target: the match B before the end' },
+    runs: { type: 'string', value: 'N', description: 'voids, one match each (default 1)' },
+    chunk: { type: 'string', value: 'N', description: "matches per page of the correction (default the service's)" },
+    backend: { type: 'string', value: 'postgres|pglite', description: 'the database (default postgres, from DATABASE_URL)' },
+    mode: { type: 'string', value: 'transaction|phased', description: "how the correction is written (default the backend's)" },
+    profile: { type: 'boolean', description: 'print the time spent in each kind of statement' },
+  },
+  notes: 'PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), in a fresh schema dropped afterwards.',
+};
 
 export async function benchCorrections(options: CorrectionsOptions = {}): Promise<{ loadSeconds: number; runs: VoidRun[] }> {
   const total = options.matches ?? 100_000;
@@ -266,20 +275,20 @@ export async function benchCorrections(options: CorrectionsOptions = {}): Promis
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const backend = text('backend');
-  if (backend !== undefined && backend !== 'postgres' && backend !== 'pglite') throw new Error(`--backend must be postgres or pglite, got ${JSON.stringify(backend)}`);
-  const mode = text('mode');
-  if (mode !== undefined && mode !== 'transaction' && mode !== 'phased') throw new Error(`--mode must be transaction or phased, got ${JSON.stringify(mode)}`);
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const number = (name: string) => numberOption(USAGE, args, name);
+  const backend = choiceOption(USAGE, args, 'backend', ['postgres', 'pglite'] as const, 'postgres');
+  const mode = textOption(args, 'mode') === undefined ? undefined : choiceOption(USAGE, args, 'mode', ['transaction', 'phased'] as const, 'transaction');
   await benchCorrections({
-    matches: option('matches'),
-    players: option('players'),
-    target: option('target'),
-    back: option('back'),
-    runs: option('runs'),
-    chunk: option('chunk'),
+    matches: number('matches'),
+    players: number('players'),
+    target: number('target'),
+    back: numberOption(USAGE, args, 'back', 'any'),
+    runs: number('runs'),
+    chunk: number('chunk'),
     backend,
-    profile: process.argv.includes('--profile'),
+    profile: args.values.profile === true,
     ...(mode ? { mode } : {}),
   });
 }

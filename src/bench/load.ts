@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from 'ladder-core/core/random.js';
+import { choiceOption, isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 
 export interface LoadOptions {
   backend: 'pglite' | 'postgres';
@@ -516,54 +517,33 @@ function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): s
   return lines.join('\n');
 }
 
-const USAGE = `usage: node --expose-gc dist/bench/load.js [options]
+const USAGE: ScriptSpec = {
+  command: 'node --expose-gc dist/bench/load.js',
+  name: 'load',
+  summary: "Match submissions per second and p50/p99 latency against `ladder serve` in a child process; the server's memory with one million players.",
+  options: {
+    backend: { type: 'string', value: 'pglite|postgres|both', description: 'database of the server (default both; PostgreSQL from DATABASE_URL)' },
+    shape: { type: 'string', value: '1v1|6v6|whr|both', description: 'Glicko-2 duels, 6v6 team rank matches or Whole-History Rating duels (default both: 1v1 and 6v6)' },
+    seconds: { type: 'string', value: 'N', description: 'measured seconds per run, after a warm-up of a tenth of it (default 20)' },
+    concurrency: { type: 'string', value: 'N', description: 'requests in flight (default 64)' },
+    workload: { type: 'string', value: 'writes|mixed', description: 'match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages' },
+    memory: { type: 'boolean', description: "also measure the server's memory with one million players" },
+  },
+};
 
-  --backend pglite|postgres|both   database of the server (default both; PostgreSQL from DATABASE_URL)
-  --shape 1v1|6v6|whr|both         Glicko-2 duels, 6v6 team rank matches or Whole-History Rating duels (default both: 1v1 and 6v6)
-  --seconds N                      measured seconds per run, after a warm-up of a tenth of it (default 20)
-  --concurrency N                  requests in flight (default 64)
-  --workload writes|mixed          match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages
-  --memory                         also measure the server's memory with one million players
-  --help                           this text
-`;
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const args = process.argv.slice(2);
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  const value = (name: string) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
-  const choice = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
-    const given = value(name) ?? fallback;
-    if (!(allowed as readonly string[]).includes(given)) {
-      process.stderr.write(`load: ${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(given)}\n${USAGE}`);
-      process.exit(2);
-    }
-    return given as T;
-  };
-  const positive = (name: string, fallback: number): number => {
-    const given = Number(value(name) ?? fallback);
-    if (!Number.isFinite(given) || given <= 0) {
-      process.stderr.write(`load: ${name} must be a positive number, got ${JSON.stringify(value(name))}\n${USAGE}`);
-      process.exit(2);
-    }
-    return given;
-  };
-  const backendArg = choice('--backend', ['pglite', 'postgres', 'both'] as const, 'both');
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const backendArg = choiceOption(USAGE, args, 'backend', ['pglite', 'postgres', 'both'] as const, 'both');
   const backends = backendArg === 'both' ? (['pglite', 'postgres'] as const) : ([backendArg] as Array<'pglite' | 'postgres'>);
-  const shapeArg = choice('--shape', ['1v1', '6v6', 'whr', 'both'] as const, 'both');
+  const shapeArg = choiceOption(USAGE, args, 'shape', ['1v1', '6v6', 'whr', 'both'] as const, 'both');
   const shapes: Shape[] = shapeArg === 'both' ? ['1v1', '6v6'] : [shapeArg];
   const result = await runServiceLoadBenchmarks({
     backends: [...backends],
     shapes: [...shapes],
-    seconds: positive('--seconds', 20),
-    concurrency: Math.round(positive('--concurrency', 64)),
-    memory: args.includes('--memory'),
-    workload: choice('--workload', ['writes', 'mixed'] as const, 'writes'),
+    seconds: numberOption(USAGE, args, 'seconds') ?? 20,
+    concurrency: Math.round(numberOption(USAGE, args, 'concurrency') ?? 64),
+    memory: args.values.memory === true,
+    workload: choiceOption(USAGE, args, 'workload', ['writes', 'mixed'] as const, 'writes'),
   });
   process.stdout.write(`${format(result)}\n`);
 }

@@ -11,6 +11,7 @@
  *   npm run build && node dist/bench/matchmaking-worker.js [--sizes 100000,1000000]
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { isEntry, numberListOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 import { inProcessMatchmakers, type MatchmakerHost, workerMatchmakers } from '../service/matchmaking-worker/host.js';
 import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 
@@ -78,9 +79,15 @@ export async function benchMatchmakingWorker(sizes: readonly number[]): Promise<
   return rows;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const at = process.argv.indexOf('--sizes');
-  const sizes = at > 0 ? process.argv[at + 1]!.split(',').map(Number) : [100_000, 1_000_000];
+const USAGE: ScriptSpec = {
+  command: 'node dist/bench/matchmaking-worker.js',
+  name: 'matchmaking-worker',
+  summary: "The synthetic 6v6 queue queued into a matchmaker in process and in a worker thread, then one pass: the main thread's longest stalls.",
+  options: { sizes: { type: 'string', value: 'N,...', description: 'queue sizes in tickets (default 100000,1000000)' } },
+};
+
+if (isEntry(import.meta.url)) {
+  const sizes = numberListOption(USAGE, scriptArgs(USAGE), 'sizes') ?? [100_000, 1_000_000];
   const f = (n: number) => n.toFixed(1);
   for (const r of await benchMatchmakingWorker(sizes)) {
     console.log(

@@ -3,6 +3,7 @@
  * and prints their results. Numbers go to docs/BENCHMARKS.md by hand, with
  * this command.
  */
+import { type ScriptSpec, scriptArgs, usageError } from '../cli/script-args.js';
 import { benchRating } from './rating.js';
 import { benchBackfill, benchMatchmaking } from './matchmaking.js';
 import { benchStandings } from './standings.js';
@@ -34,15 +35,21 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   ruleset: () => benchRuleSet(),
 };
 
-const wanted = process.argv.slice(2);
-for (const name of wanted) {
-  if (!benchmarks[name]) {
-    console.error(`unknown benchmark ${JSON.stringify(name)}; choose from ${Object.keys(benchmarks).join(', ')}`);
-    process.exit(2);
-  }
-}
 // `service-matchmaking` and `availability` take several minutes each: run them by name.
 const byNameOnly = new Set(['service-matchmaking', 'availability']);
+const usage: ScriptSpec = {
+  command: 'npm run bench --',
+  name: 'bench',
+  operands: '[NAME ...]',
+  summary: `Runs the named benchmarks and prints their results; without a name, all but ${[...byNameOnly].join(' and ')}.
+Names: ${Object.keys(benchmarks).join(', ')}.`,
+  options: {},
+  notes: 'Several benchmarks also run on their own with options of their own: node dist/bench/<name>.js --help.',
+};
+const wanted = scriptArgs(usage).operands;
+for (const name of wanted) {
+  if (!Object.hasOwn(benchmarks, name)) usageError(usage, `unknown benchmark ${JSON.stringify(name)}; choose from ${Object.keys(benchmarks).join(', ')}`);
+}
 for (const name of wanted.length > 0 ? wanted : Object.keys(benchmarks).filter((n) => !byNameOnly.has(n))) {
   console.log(`\n## ${name}`);
   await benchmarks[name]!();

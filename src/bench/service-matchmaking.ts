@@ -42,10 +42,10 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { mulberry32 } from 'ladder-core/core/random.js';
 import { Matchmaker, type Ticket } from 'ladder-core/matchmaking';
+import { isEntry, numberListOption, numberOption, type ScriptSpec, scriptArgs, textOption, usageError } from '../cli/script-args.js';
 import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';
 import { RedisTicketStore } from '../service/tickets/redis.js';
@@ -797,8 +797,10 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
+const PARTS = ['creation', 'intake', 'intake2', 'latency', 'held', 'burst'];
+
 export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number; rates?: number[] } = {}) {
-  const only = new Set(options.only ?? ['creation', 'intake', 'intake2', 'latency', 'held', 'burst']);
+  const only = new Set(options.only ?? PARTS);
   const sizes = options.sizes ?? [100_000, 1_000_000];
   const seconds = options.seconds ?? 10;
   const { Redis } = await import('ioredis');
@@ -875,16 +877,30 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
   return results;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const arg = (name: string) => {
-    const at = process.argv.indexOf(`--${name}`);
-    return at === -1 ? undefined : process.argv[at + 1];
-  };
+const USAGE: ScriptSpec = {
+  command: 'node --expose-gc dist/bench/service-matchmaking.js',
+  name: 'service-matchmaking',
+  summary: '`ladder serve` children on PostgreSQL and Redis, driven over loopback HTTP: ticket intake, assignment latency, held tickets, bursts.',
+  options: {
+    only: { type: 'string', value: 'PART,...', description: `the parts to run (default all: ${PARTS.join(',')})` },
+    sizes: { type: 'string', value: 'N,...', description: 'ticket counts of held and burst (default 100000,1000000)' },
+    seconds: { type: 'string', value: 'S', description: 'seconds of each measured run (default 10)' },
+    rates: { type: 'string', value: 'R,...', description: 'arrivals per second of the latency part (default 2000)' },
+    json: { type: 'boolean', description: 'also print the results as JSON' },
+  },
+  notes: `PostgreSQL from DATABASE_URL, Redis from REDIS_URL; LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that
+build's server; LADDER_BENCH_NODE_ARGS passes node flags to the servers.`,
+};
+
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const only = textOption(args, 'only')?.split(',');
+  for (const part of only ?? []) if (!PARTS.includes(part)) usageError(USAGE, `unknown part ${JSON.stringify(part)} in --only; choose from ${PARTS.join(', ')}`);
   const results = await benchServiceMatchmaking({
-    only: arg('only')?.split(','),
-    sizes: arg('sizes')?.split(',').map(Number),
-    seconds: arg('seconds') === undefined ? undefined : Number(arg('seconds')),
-    rates: arg('rates')?.split(',').map(Number),
+    only,
+    sizes: numberListOption(USAGE, args, 'sizes'),
+    seconds: numberOption(USAGE, args, 'seconds'),
+    rates: numberListOption(USAGE, args, 'rates'),
   });
-  if (process.argv.includes('--json')) console.log(JSON.stringify(results));
+  if (args.values.json === true) console.log(JSON.stringify(results));
 }

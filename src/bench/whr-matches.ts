@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Match } from 'ladder-core/core/match.js';
 import { WhrHistory } from 'ladder-core/core/whr.js';
+import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 import { startService } from '../service/index.js';
 import type { DerivationOptions } from '../service/whole-history.js';
 
@@ -204,6 +205,19 @@ export async function benchWhrMatches(options: { ffaMatches?: number; restartMat
   }
 }
 
-if (process.argv[1]?.endsWith('whr-matches.js') || process.argv[1]?.endsWith('whr-matches.ts')) {
-  await benchWhrMatches({ ...(process.env.FFA ? { ffaMatches: Number(process.env.FFA) } : {}), ...(process.env.RESTART ? { restartMatches: Number(process.env.RESTART) } : {}) });
+const USAGE: ScriptSpec = {
+  command: 'node --expose-gc dist/bench/whr-matches.js',
+  name: 'whr-matches',
+  summary: "Whole-History Rating with many teams: CPU per match, memory per free-for-all, and a whr ladder's first write after a restart.",
+  options: {
+    ffa: { type: 'string', value: 'N', description: 'free-for-all matches of the memory rows (default 4000)' },
+    restart: { type: 'string', value: 'N', description: 'matches of the ladder derived after a restart (default 20000)' },
+  },
+};
+
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const ffaMatches = numberOption(USAGE, args, 'ffa');
+  const restartMatches = numberOption(USAGE, args, 'restart');
+  await benchWhrMatches({ ...(ffaMatches !== undefined ? { ffaMatches } : {}), ...(restartMatches !== undefined ? { restartMatches } : {}) });
 }

@@ -3,7 +3,7 @@
  * on standard error: bad input (a typed input error, or a usage error such as
  * a missing or unknown option) exits 2; anything else exits 1.
  */
-import { type CommanderError, InvalidArgumentError } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { LadderError } from 'ladder-core/core/errors.js';
 import { finishProgress, report } from './stderr.js';
 
@@ -33,6 +33,20 @@ export function failUsage(error: CommanderError, command: string | undefined): n
   const message = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
   report(`${message} (see ladder ${command !== undefined ? `${command} ` : ''}--help)`);
   process.exit(EXIT_INPUT);
+}
+
+/**
+ * The usage error to report: commander checks the required options before
+ * the unknown ones, so `ladder fit --sytem elo log` would say that --system
+ * is missing. An unknown option among the command's arguments is reported
+ * first instead, by its name, since it is the likelier typo.
+ */
+export function unknownOptionFirst(error: CommanderError, program: Command, command: string | undefined, args: readonly string[]): CommanderError {
+  if (error.code !== 'commander.missingMandatoryOptionValue' || command === undefined) return error;
+  const sub = program.commands.find((c) => c.name() === command);
+  const first = sub?.parseOptions([...args]).unknown[0];
+  if (first === undefined || !first.startsWith('-') || first === '-') return error;
+  return new CommanderError(EXIT_INPUT, 'commander.unknownOption', `error: unknown option '${first.split('=')[0]}'`);
 }
 
 /** Runs a command action, turning errors into exit codes. */

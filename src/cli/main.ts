@@ -3,7 +3,7 @@
  * The `ladder` command line (the commands are in program.ts, one module each).
  */
 import { CommanderError } from 'commander';
-import { failUsage } from './errors.js';
+import { failUsage, unknownOptionFirst } from './errors.js';
 import { commandNamed, ladderProgram } from './program.js';
 
 // A reader that stops early (`| head`) is not an error.
@@ -19,5 +19,5 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
-  failUsage(error, command);
+  failUsage(unknownOptionFirst(error, program, command, process.argv.slice(3)), command);
 }

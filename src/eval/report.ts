@@ -1,6 +1,6 @@
 /**
  * Regenerates the evaluation results: `node dist/eval/report.js [dataset…]
- * [--no-peers] [--out DIR]`. For each data set it runs the preset (our
+ * [--no-peers] [--keep] [--out DIR]` (`--help` lists the options). For each data set it runs the preset (our
  * systems and the peers), writes DIR/eval/<dataset>.json and
  * DIR/eval/<dataset>-reliability.svg, and rewrites that data set's table in
  * DIR/EVALUATION.md between the markers `<!-- table:<dataset> -->` and
@@ -13,6 +13,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LadderError } from 'ladder-core/core/errors.js';
+import { isEntry, type ScriptSpec, scriptArgs, textOption, usageError } from '../cli/script-args.js';
 import { reliabilitySvg } from './plot.js';
 import { type DatasetPreset, PRESETS } from './presets.js';
 import { type PresetRow, runPreset } from './run.js';
@@ -63,17 +64,34 @@ export function replaceBetweenMarkers(document: string, name: string, content: s
   return `${document.slice(0, start + open.length)}\n${content}\n${document.slice(end)}`;
 }
 
+export const REPORT_USAGE: ScriptSpec = {
+  command: 'node dist/eval/report.js',
+  name: 'report',
+  operands: '[DATASET ...]',
+  summary: `Runs each data set's preset (Ladder's systems and the peers) and writes its table into
+OUT/EVALUATION.md, between the markers table:<dataset>, with OUT/eval/<dataset>.json and
+OUT/eval/<dataset>-reliability.svg. Data sets (all by default): ${PRESETS.map((p) => p.name).join(', ')}.
+The data are read from ../shared/data beside the project, or from the folder LADDER_DATA names.`,
+  options: {
+    out: { type: 'string', value: 'DIR', description: 'where the report goes (default ./eval-report; --out docs rewrites the tracked docs)' },
+    'no-peers': { type: 'boolean', description: 'leave out the peers openskill and ts-trueskill' },
+    keep: { type: 'boolean', description: 'take the rows already in OUT/eval/<dataset>.json (else docs/eval) as they are; run only the others' },
+  },
+};
+
 async function main(argv: string[]): Promise<void> {
-  const peers = !argv.includes('--no-peers');
-  const keep = argv.includes('--keep');
-  const outAt = argv.indexOf('--out');
-  const out = outAt >= 0 ? argv[outAt + 1] : 'eval-report';
-  if (out === undefined || out.startsWith('--')) throw new LadderError('--out takes a directory');
-  const names = argv.filter((a, i) => !a.startsWith('--') && i !== outAt + 1);
-  const chosen = names.length ? PRESETS.filter((p) => names.includes(p.name)) : PRESETS;
+  const args = scriptArgs(REPORT_USAGE, argv);
+  const peers = args.values['no-peers'] === undefined;
+  const keep = args.values.keep !== undefined;
+  const out = textOption(args, 'out') ?? 'eval-report';
+  const names = args.operands;
   const unknown = names.filter((n) => !PRESETS.some((p) => p.name === n));
-  if (unknown.length) throw new Error(`unknown data set(s): ${unknown.join(', ')}; expected ${PRESETS.map((p) => p.name).join(', ')}`);
+  if (unknown.length) usageError(REPORT_USAGE, `unknown data set(s): ${unknown.join(', ')}; expected ${PRESETS.map((p) => p.name).join(', ')}`);
+  const chosen = names.length ? PRESETS.filter((p) => names.includes(p.name)) : PRESETS;
   const docs = resolve(out);
+  // The tracked tables list the peers: a run without them would drop their rows there.
+  if (!peers && docs === resolve('docs'))
+    usageError(REPORT_USAGE, "--no-peers with --out docs would drop the peers' rows from the tracked tables; run with the peers, or write elsewhere");
   mkdirSync(join(docs, 'eval'), { recursive: true });
   const documentPath = join(docs, 'EVALUATION.md');
   process.stderr.write(`writing the report to ${documentPath} and ${join(docs, 'eval')}\n`);
@@ -103,7 +121,7 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntry(import.meta.url)) {
   main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     // Bad input, such as a missing data folder, exits 2 as the ladder command does.

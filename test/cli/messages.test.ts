@@ -21,6 +21,9 @@ describe('usage errors', () => {
     [['matchmake', 'tickets.jsonl'], /^ladder: required option '--now <seconds>' not specified \(see ladder matchmake --help\)\n$/],
     [['replay', 'log.jsonl'], /^ladder: required option '--system <name>' not specified/],
     [['replay', '--system', 'elo', '--tua', '0.3', 'log.jsonl'], /^ladder: unknown option '--tua'/],
+    // An unknown option is named even where a required one is missing too (commander checks those first).
+    [['fit', '--sytem', 'elo', 'log.jsonl'], /^ladder: unknown option '--sytem' \(see ladder fit --help\)\n$/],
+    [['matchmake', '--nwo=5', 'tickets.jsonl'], /^ladder: unknown option '--nwo' \(see ladder matchmake --help\)\n$/],
     [['replay', '--system', 'elo', '--k', 'abc', 'log.jsonl'], /^ladder: option '--k <x>' argument 'abc' is invalid\. --k takes a number, got "abc"/],
     [['replay', '--system', 'elo'], /^ladder: missing required argument 'matches'/],
     [['fly'], /^ladder: unknown command 'fly' \(see ladder --help\)/],

@@ -136,12 +136,15 @@ describe('evaluate and fit', () => {
 
   it('fit drives a bar over its search steps, ending at the total', () => {
     const { bars, progress } = recorder();
-    runFit(log, { system: 'elo', split: '2023-01-31', rounds: 1 }, progress);
+    const { output } = runFit(log, { system: 'elo', split: '2023-01-31', rounds: 1 }, progress);
     const fit = bars.find((b) => b.label === 'fit elo')!;
     expect(fit.unit).toBe('steps');
     expect(fit.updates.length).toBeGreaterThan(1);
     expect(fit.updates.at(-1)).toBe(fit.total);
     expect(fit.finished).toBe(true);
+    // The result counts what the bar counted: its steps, and the runs among them (a revisited point reuses its run).
+    expect(output.steps).toBe(fit.total);
+    expect(output.evaluations).toBeLessThan(output.steps);
   });
 });
 
