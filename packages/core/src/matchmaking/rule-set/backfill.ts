@@ -169,7 +169,8 @@ export class RuleSetBackfills {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('backfill', 'must be an object');
     const input = raw as Record<string, unknown>;
     for (const key of Object.keys(input))
-      if (!['id', 'match', 'at', 'region', 'teams', 'teamNames', 'players'].includes(key)) fail(key, 'unknown field; a backfill has id, match, at, region, teams, teamNames and players');
+      if (!['id', 'match', 'at', 'region', 'teams', 'teamNames', 'players'].includes(key))
+        fail(key, 'unknown field; a backfill has id, match, at, region, teams, teamNames and players');
     if (typeof input.id !== 'string' || input.id === '') fail('id', 'must be a non-empty string');
     const id = input.id as string;
     if (this.open.has(id)) fail('id', `backfill ${JSON.stringify(id)} is already open`);

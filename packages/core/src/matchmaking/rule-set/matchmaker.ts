@@ -235,7 +235,8 @@ export class RuleSetMatchmaker {
       const other = this.playerTicket.get(p.id);
       if (other !== undefined) throw new InvalidInputError(`player ${JSON.stringify(p.id)} already waits in ticket ${JSON.stringify(other)}`, { field: `players[${k}].id` });
       const playing = this.fillBook?.playingIn(p.id);
-      if (playing !== undefined) throw new InvalidInputError(`player ${JSON.stringify(p.id)} is in the match of open backfill ${JSON.stringify(playing)}`, { field: `players[${k}].id` });
+      if (playing !== undefined)
+        throw new InvalidInputError(`player ${JSON.stringify(p.id)} is in the match of open backfill ${JSON.stringify(playing)}`, { field: `players[${k}].id` });
     });
     const batch = this.numericBatch.map((r) =>
       aggregate(
@@ -361,12 +362,7 @@ export class RuleSetMatchmaker {
   }
 
   /** Serves the pass's backfill requests from its batches (undefined when none is open). */
-  private backfillServer(
-    groups: ReadonlyMap<string, Entry[]>,
-    unlink: (e: Entry) => void,
-    now: number,
-    results: RuleSetBackfillResult[],
-  ): ((until: number) => void) | undefined {
+  private backfillServer(groups: ReadonlyMap<string, Entry[]>, unlink: (e: Entry) => void, now: number, results: RuleSetBackfillResult[]): ((until: number) => void) | undefined {
     if (this.fillBook === undefined || this.fillBook.size === 0) return undefined;
     const pool: FillPool<Entry> = {
       candidates: (key, centre, limit) => {
