@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CHECKS, fixture, LARGE, NAMES, type P, player } from '../../../../../test/support/flexmatch-checks.js';
 import { invalidField } from '../../../../../test/support/invalid-field.js';
-import { type RuleSetBackfillInput, RuleSetMatchmaker, type RuleSetTicketInput } from '../index.js';
+import { parseRuleSet, type RuleSetBackfillInput, RuleSetMatchmaker, type RuleSetTicketInput } from '../index.js';
 
 type Attrs = Record<string, unknown>;
 const solo = (id: string, at: number, attributes: Attrs = {}, extra: { pings?: Record<string, number>; roles?: string[] } = {}): RuleSetTicketInput => ({
@@ -73,7 +73,7 @@ describe('rule-set backfill, worked by hand', () => {
     expect(next.waiting).toEqual(['t4']);
   });
 
-  it('example 1: FairTeamSkill is judged on the whole match, widened by the age of the request and newcomer (newest)', () => {
+  it('example 1: FairTeamSkill is judged on the whole match, widened by the age of the request and newcomer (newest, or oldest)', () => {
     // Cowboys 4 × 20, aliens 3 × 20 + 120: aliens average 45, match 32.5: 12.5 apart, over 10, within 50 after 5 s.
     const at = (requestAt: number, ticketAt: number, now: number) => {
       const mm = new RuleSetMatchmaker(fixture('01-aliens-vs-cowboys'));
@@ -86,6 +86,18 @@ describe('rule-set backfill, worked by hand', () => {
     // The newest of request and ticket decides: a ticket 2 s old keeps the 10.
     expect(at(0, 3, 5)).toBe(0);
     expect(at(3, 0, 5)).toBe(0);
+    // With expansionAgeSelection "oldest", the older of the two decides.
+    const parsed = parseRuleSet(fixture('01-aliens-vs-cowboys'));
+    const oldest = { ...parsed, algorithm: { ...parsed.algorithm, expansionAgeSelection: 'oldest' as const } };
+    const byOldest = (requestAt: number, ticketAt: number, now: number) => {
+      const mm = new RuleSetMatchmaker(oldest);
+      mm.addBackfill(cowboys([4, 3], 20, requestAt));
+      mm.add(solo('far', ticketAt, { skill: 120 }));
+      return mm.pass(now).backfills.length;
+    };
+    expect(byOldest(0, 3, 5)).toBe(1);
+    expect(byOldest(3, 0, 5)).toBe(1);
+    expect(byOldest(3, 3, 5)).toBe(0);
     // 100 apart: (20·4 + 20·3 + 100)/8 = 30, aliens (60 + 100)/4 = 40, within 10 at once.
     const mm = new RuleSetMatchmaker(fixture('01-aliens-vs-cowboys'));
     mm.addBackfill(cowboys([4, 3]));
