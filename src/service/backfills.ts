@@ -1,7 +1,8 @@
 /**
  * Backfill requests as the API sees them (docs/SERVICE.md, "Backfill"): a
  * match in progress asks for players, the ladder's matchmaker fills its open
- * slots from waiting tickets before it forms new matches.
+ * slots from waiting tickets before it forms new matches (on a rule-set
+ * ladder: when the rule set's `backfillPriority` says, under its rules).
  *
  * Opening one costs one validation (the request schema, then the library's
  * own rules, which name the field), at most one batched read of the match
@@ -10,14 +11,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { BackfillInput, BackfillPlayerInput } from 'ladder-core/matchmaking';
 import { parseBackfill } from 'ladder-core/matchmaking/backfill.js';
+import { RuleSetMatchmaker } from 'ladder-core/matchmaking/rule-set/index.js';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
-import type { Ladder } from './ladders.js';
+import { type Ladder, ruleSetOf } from './ladders.js';
+import { ruleSetBackfillInput } from './matchmaking-worker/rule-set-queue.js';
 import type { QueueContext } from './queue.js';
 import type { backfillSchema } from './schemas.js';
-import type { StoredBackfill } from './tickets/store.js';
+import type { QueuedBackfill, QueuedBackfillPlayer, StoredBackfill } from './tickets/store.js';
 
 export function backfillJson(b: StoredBackfill) {
   return {
@@ -29,6 +31,8 @@ export function backfillJson(b: StoredBackfill) {
     region: b.region,
     teams: b.request.teams,
     open: b.open,
+    ...(b.request.teamNames !== undefined ? { teamNames: b.request.teamNames } : {}),
+    ...(b.request.roles !== undefined ? { roles: b.request.roles } : {}),
     added: b.added.map((a) => ({ ticket: a.ticket, team: a.team, players: a.players, at: new Date(a.at).toISOString() })),
     createdAt: new Date(b.createdAt).toISOString(),
     ...(b.endedAt !== undefined ? { endedAt: new Date(b.endedAt).toISOString() } : {}),
@@ -36,12 +40,19 @@ export function backfillJson(b: StoredBackfill) {
 }
 
 export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.infer<typeof backfillSchema>): Promise<StoredBackfill> {
-  // The backfill of a rule-set match (its open slots judged under the rule set's rules) is not built: refused rather than filled by percentile.
-  if (ladder.matchmaking.ruleSet !== undefined)
-    throw new ConflictError(
-      `ladder ${ladder.id} matches by a rule set, and backfill is not available for rule-set queues; queue the missing players as tickets instead`,
-      'matchmaking.ruleSet',
-    );
+  const ruleSet = ruleSetOf(ladder.matchmaking);
+  if (ruleSet === undefined) {
+    if (raw.teamNames !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s queue has no rule set to name teams by`, { field: 'teamNames' });
+    for (const [player, entry] of Object.entries(raw.players ?? {}))
+      for (const field of ['attributes', 'pings', 'roles'] as const)
+        if (entry[field] !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s queue has no rule set to match ${field} by`, { field: `players.${player}.${field}` });
+  } else {
+    // A rule-set match is filled under its rule set: teams and sizes come from there, not from teamSize and percentile filters.
+    if (raw.teamSize !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s team sizes come from its rule set`, { field: 'teamSize' });
+    if (raw.filter !== undefined) throw new InvalidInputError(`ladder ${ladder.id} matches by its rule set, not by percentile filters`, { field: 'filter' });
+    for (const [player, entry] of Object.entries(raw.players ?? {}))
+      if (entry.filter !== undefined) throw new InvalidInputError(`ladder ${ladder.id} matches by its rule set, not by percentile filters`, { field: `players.${player}.filter` });
+  }
   const given = raw.players ?? {};
   const sent = (player: string) => (Object.hasOwn(given, player) ? given[player] : undefined);
   const onTeams = raw.teams.flat();
@@ -49,7 +60,7 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
   const unknown = onTeams.filter((p) => sent(p)?.percentile === undefined || sent(p)?.rating === undefined);
   const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
   // Built from entries, not by assignment: a player may be named `__proto__`.
-  const entries: Array<[string, BackfillPlayerInput]> = onTeams.map((id) => {
+  const entries: Array<[string, QueuedBackfillPlayer]> = onTeams.map((id) => {
     const own = sent(id);
     const known = facts?.get(id);
     const rating = own?.rating ?? known?.rating ?? undefined;
@@ -59,26 +70,40 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
         percentile: own?.percentile ?? known?.percentile ?? 50,
         ...(rating !== undefined && rating !== null ? { rating } : {}),
         ...(own?.filter !== undefined ? { filter: own.filter } : {}),
+        ...(own?.attributes !== undefined ? { attributes: own.attributes } : {}),
+        ...(own?.pings !== undefined ? { pings: own.pings } : {}),
+        ...(own?.roles !== undefined ? { roles: own.roles } : {}),
       },
     ];
   });
   // A player sent in `players` but on no team stays in, for the library to name.
-  for (const id of Object.keys(given)) if (!onTeams.includes(id)) entries.push([id, given[id] as BackfillPlayerInput]);
+  for (const id of Object.keys(given)) if (!onTeams.includes(id)) entries.push([id, given[id] as QueuedBackfillPlayer]);
   const players = Object.fromEntries(entries);
   const now = Date.now();
   const id = raw.id ?? randomUUID();
-  const request: BackfillInput = {
-    id,
-    match: raw.match,
-    region: raw.region,
-    at: now / 1000,
-    teams: raw.teams,
-    teamSize: raw.teamSize ?? ladder.matchmaking.teamSize,
-    players,
-    ...(raw.filter !== undefined ? { filter: raw.filter } : {}),
-  };
-  // The library's rules (a team larger than teamSize, no open slot, a player twice, a player on no team), named by field.
-  parseBackfill(request, ladder.matchmaking.teamSize, ladder.matchmaking.filterDefaults, () => undefined);
+  let open: number[];
+  let request: QueuedBackfill;
+  if (ruleSet === undefined) {
+    request = {
+      id,
+      match: raw.match,
+      region: raw.region,
+      at: now / 1000,
+      teams: raw.teams,
+      teamSize: raw.teamSize ?? ladder.matchmaking.teamSize,
+      players,
+      ...(raw.filter !== undefined ? { filter: raw.filter } : {}),
+    };
+    // The library's rules (a team larger than teamSize, no open slot, a player twice, a player on no team), named by field.
+    parseBackfill(request, ladder.matchmaking.teamSize, ladder.matchmaking.filterDefaults, () => undefined);
+    open = raw.teams.map((team) => request.teamSize! - team.length);
+  } else {
+    request = { id, match: raw.match, region: raw.region, at: now / 1000, teams: raw.teams, players, ...(raw.teamNames !== undefined ? { teamNames: raw.teamNames } : {}) };
+    // The rule-set engine's own check (team names and sizes, attributes, pings and roles by the rule set), so intake and pass agree.
+    const opened = new RuleSetMatchmaker(ruleSet).addBackfill(ruleSetBackfillInput(request));
+    request.teamNames = opened.teamNames;
+    open = opened.open;
+  }
   // A backfill names a match the ladder's matchmaker formed (known as long as its tickets stay readable),
   // or says the game server formed it: an id nobody formed would otherwise hold players out of the queue.
   if (raw.declared !== true) {
@@ -92,7 +117,6 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
     if (formed.teams !== raw.teams.length)
       throw new InvalidInputError(`match ${JSON.stringify(raw.match.slice(0, 80))} has ${formed.teams} teams, not ${raw.teams.length}`, { field: 'teams' });
   }
-  const open = raw.teams.map((team) => request.teamSize! - team.length);
   const stored: StoredBackfill = {
     id,
     ladder: ladder.id,

@@ -29,16 +29,16 @@
  * rebuilt like one whose lock was lost.
  */
 import { randomUUID } from 'node:crypto';
-import type { BackfillInput, BackfillResult, PlayerFilter, ResolvedWidening, Ticket } from 'ladder-core/matchmaking';
+import type { BackfillInput, PlayerFilter, ResolvedWidening, Ticket } from 'ladder-core/matchmaking';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';
 import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './matchmaking-worker/host.js';
 import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
-import { type PassMatch, waitsOf } from './matchmaking-worker/rule-set-queue.js';
+import { type PassBackfill, type PassMatch, waitsOf } from './matchmaking-worker/rule-set-queue.js';
 import type { ServiceMetrics } from './metrics.js';
-import type { BackfillAddition, BackfillPlacement, Placement, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
+import type { BackfillAddition, BackfillPlacement, Placement, QueuedBackfillPlayer, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
 import { Turns } from './turns.js';
 
 export interface MatchmakingContext {
@@ -303,7 +303,7 @@ export class MatchmakingEngine {
     }
     state.refusedBackfills.delete(request.id);
     state.changed = true;
-    const until = (request.at + lastBackfillWidening(request, state.matchmaker.widening, state.ladder.matchmaking.filterDefaults)) * 1000;
+    const until = (request.at + (state.matchmaker.expansionSeconds ?? lastBackfillWidening(request, state.matchmaker.widening, state.ladder.matchmaking.filterDefaults))) * 1000;
     if (until > state.widenUntil) state.widenUntil = until;
   }
 
@@ -636,13 +636,13 @@ export class MatchmakingEngine {
    * record is still as read and every added ticket still waits. A refused
    * fill is undone in the matchmaker. Resolves to the fills placed.
    */
-  private async placeFills(state: LadderState, id: string, results: readonly BackfillResult[], now: number, predict: (teams: string[][]) => number | null): Promise<number> {
+  private async placeFills(state: LadderState, id: string, results: readonly PassBackfill[], now: number, predict: (teams: string[][]) => number | null): Promise<number> {
     const matchmaker = state.matchmaker;
     const records = await this.ctx.tickets.getBackfills(results.map((r) => r.id));
     const added = new Map<string, StoredTicket>();
     for (const ticket of await this.ctx.tickets.getMany(results.flatMap((r) => r.added.flat()))) if (ticket) added.set(ticket.id, ticket);
     const placements: BackfillPlacement[] = [];
-    const placing: BackfillResult[] = [];
+    const placing: PassBackfill[] = [];
     // Backfills to read back and open again as stored, and tickets to put back while they still wait.
     const undo = new Set<string>();
     const putBack: string[] = [];
@@ -667,12 +667,22 @@ export class MatchmakingEngine {
           for (const p of ticket.ticket.players) {
             newcomers.push(p.id);
             // As the library's `remaining` carries them: a party's players as solo players.
-            players.set(p.id, { percentile: p.percentile, ...(p.rating !== undefined ? { rating: p.rating } : {}), filter: { within: p.filter.within, strict: p.filter.strict } });
+            const player: QueuedBackfillPlayer = {
+              percentile: p.percentile,
+              ...(p.rating !== undefined ? { rating: p.rating } : {}),
+              filter: { within: p.filter.within, strict: p.filter.strict },
+            };
+            // A rule-set queue's newcomers keep what its rules read.
+            if (r.teamNames !== undefined) Object.assign(player, { pings: p.pings, ...(p.attributes !== undefined ? { attributes: p.attributes } : {}) });
+            players.set(p.id, player);
           }
         }
       });
       const allAdded = [...record.added, ...additions];
       const teams = r.players.map((team) => [...team]);
+      // Role slots: every player keeps the role seated now at later fills.
+      if (r.roles !== undefined) for (const [player, role] of Object.entries(r.roles)) if (players.has(player)) players.set(player, { ...players.get(player)!, roles: [role] });
+      const named = r.teamNames !== undefined ? { teamNames: r.teamNames, ...(r.roles !== undefined ? { roles: r.roles } : {}) } : {};
       placing.push(r);
       placements.push({
         backfill: r.id,
@@ -683,7 +693,7 @@ export class MatchmakingEngine {
           createdAt: record.createdAt,
           match: record.match,
           region: record.region,
-          request: { ...record.request, teams, players: Object.fromEntries(players) },
+          request: { ...record.request, teams, players: Object.fromEntries(players), ...named },
           added: allAdded,
           open: [...r.open],
           filled: r.filled,
@@ -697,6 +707,7 @@ export class MatchmakingEngine {
           players: teams,
           winProbability: predict(teams),
           waitSeconds: waitFigures(waits),
+          ...named,
           at,
         },
         match: {
@@ -704,6 +715,7 @@ export class MatchmakingEngine {
           region: record.region,
           teams: teams.map((_, t) => allAdded.filter((a) => a.team === t).map((a) => a.ticket)),
           players: teams,
+          ...named,
           at: now,
           backfill: r.id,
         },

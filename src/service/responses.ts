@@ -276,6 +276,8 @@ export const backfillResponse = z.object({
   region: z.string(),
   teams: z.array(z.array(z.string())).describe("The match's players per team now: those it was opened with, then the newcomers."),
   open: z.array(z.number().int()).describe('Slots still open per team.'),
+  teamNames: z.array(z.string()).optional().describe("Rule-set ladders: the rule set's team names, aligned with `teams`."),
+  roles: z.record(z.string(), z.string()).optional().describe('Rule-set ladders with role slots: player id → role, as of the last fill.'),
   added: z
     .array(z.object({ ticket: z.string(), team: z.number().int(), players: z.array(z.string()), at: isoTime }))
     .describe('Tickets added, in the order they joined, each with its team index.'),

@@ -153,6 +153,18 @@ export const roundSchema = z
   })
   .strict();
 
+/** A rule-set player's attributes: the four FlexMatch attribute types. */
+const ruleSetAttributes = z.record(
+  z.string().min(1).max(100),
+  z.union([
+    z.string().max(1000),
+    z.number(),
+    z.array(z.string().max(1000)).max(1000),
+    z.record(z.string().max(1000), z.number()).refine((map) => Object.keys(map).length <= 1000, 'at most 1000 entries'),
+  ]),
+);
+const ruleSetRoles = z.array(z.string().min(1).max(100)).max(32);
+
 export const ticketSchema = z
   .object({
     id: id.optional(),
@@ -169,19 +181,8 @@ export const ticketSchema = z
               .object({ within: z.number().min(0).max(100).optional(), strict: z.boolean().optional(), maxPing: z.number().min(0).max(1e6).optional() })
               .strict()
               .optional(),
-            attributes: z
-              .record(
-                z.string().min(1).max(100),
-                z.union([
-                  z.string().max(1000),
-                  z.number(),
-                  z.array(z.string().max(1000)).max(1000),
-                  z.record(z.string().max(1000), z.number()).refine((map) => Object.keys(map).length <= 1000, 'at most 1000 entries'),
-                ]),
-              )
-              .optional()
-              .describe("Rule-set queues: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
-            roles: z.array(z.string().min(1).max(100)).max(32).optional().describe('Rule-set queues with role slots: the roles the player accepts (none: any).'),
+            attributes: ruleSetAttributes.optional().describe("Rule-set queues: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
+            roles: ruleSetRoles.optional().describe('Rule-set queues with role slots: the roles the player accepts (none: any).'),
           })
           .strict(),
       )
@@ -206,22 +207,43 @@ export const backfillSchema = z
         "true: `match` is a match the game server formed itself (not the matchmaker), with the players in `teams`. Default false: `match` must be a match this ladder's matchmaker formed (404 otherwise).",
       ),
     region: identifier.pipe(z.string().max(40)).describe('Region the match is hosted in: newcomers must be able to play there.'),
-    teams: z.array(z.array(id).max(16)).min(2).max(8).describe('Player ids per team, as the match stands now (a team may be empty).'),
+    teams: z
+      .array(z.array(id).max(16))
+      .min(1)
+      .max(8)
+      .describe('Player ids per team, as the match stands now (a team may be empty): at least two, or on a rule-set ladder one per team of the rule set.'),
     teamSize: z.number().int().min(1).max(16).optional().describe("Players each team should have. Default: the ladder's team size."),
     filter: z
       .object({ ...playerFilterShape, maxPing: z.number().min(0).max(1e6).optional().describe('Worst ping (ms) in the region a newcomer may have.') })
       .strict()
       .optional()
       .describe("Filter of the match's players (default: the ladder's filterDefaults), and the newcomers' ping limit."),
+    teamNames: z
+      .array(z.string().min(1).max(100))
+      .max(8)
+      .optional()
+      .describe("Rule-set ladders: the rule set's team names (`NAME_1` … for a team with quantity), each once, in the order of `teams`. Default: the rule set's order."),
     players: z
       .record(
         id,
         z
-          .object({ percentile: z.number().min(1).max(100).optional(), rating: z.number().min(0).max(1e9).optional(), filter: z.object(playerFilterShape).strict().optional() })
+          .object({
+            percentile: z.number().min(1).max(100).optional(),
+            rating: z.number().min(0).max(1e9).optional(),
+            filter: z.object(playerFilterShape).strict().optional(),
+            attributes: ruleSetAttributes.optional().describe("Rule-set ladders: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
+            pings: z
+              .record(identifier.pipe(z.string().max(40)), z.number().min(0).max(1e6))
+              .optional()
+              .describe("Rule-set ladders: the player's pings by region (required when the rule set has a latency rule)."),
+            roles: ruleSetRoles.optional().describe('Rule-set ladders with role slots: the roles the player accepts; send the one they play to keep it.'),
+          })
           .strict(),
       )
       .optional()
-      .describe("Per match player: percentile and rating (taken from the ladder when absent) and filter (the request's when absent)."),
+      .describe(
+        "Per match player: percentile and rating (taken from the ladder when absent) and filter (the request's when absent); on a rule-set ladder, attributes, pings and roles instead of a filter.",
+      ),
   })
   .strict();
 

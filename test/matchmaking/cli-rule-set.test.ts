@@ -62,6 +62,50 @@ describe('ladder matchmake --rule-set', () => {
     expect(run.stdout).toContain('monster: pm');
   });
 
+  it('a backfill line: the match keeps its players and takes a healer that fits the rule set; a bad one exits 2 naming its line and field', () => {
+    const match =
+      '{"backfill":{"id":"b1","at":0,"teams":[["m1","m2"],["m3"]],"players":{"m1":{"attributes":{"skill":20},"roles":["tank"]},"m2":{"attributes":{"skill":22},"roles":["healer"]},"m3":{"attributes":{"skill":18},"roles":["tank"]}}}}';
+    const tickets = write(
+      'backfill.jsonl',
+      [
+        match,
+        // Too far in skill (CloseSkill: within 10 of 18–22), a tank (the duo has one), and a healer that fits.
+        '{"id":"far","at":1,"players":[{"id":"pf","attributes":{"skill":40},"roles":["healer"]}]}',
+        '{"id":"tank","at":1,"players":[{"id":"pt","attributes":{"skill":20},"roles":["tank"]}]}',
+        '{"id":"heal","at":2,"players":[{"id":"ph","attributes":{"skill":24},"roles":["healer"]}]}',
+      ].join('\n'),
+    );
+    const run = cli(['--rule-set', ROLES, '--now', '10', '--json', tickets]);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      matches: [],
+      waiting: ['far', 'tank'],
+      backfills: [
+        {
+          id: 'b1',
+          match: 'b1',
+          region: null,
+          teamNames: ['duo_1', 'duo_2'],
+          added: [[], ['heal']],
+          players: [
+            ['m1', 'm2'],
+            ['m3', 'ph'],
+          ],
+          roles: { m1: 'tank', m2: 'healer', m3: 'tank', ph: 'healer' },
+          open: [0, 0],
+          filled: true,
+        },
+      ],
+      waitingBackfills: [],
+    });
+    expect(cli(['--rule-set', ROLES, '--now', '10', tickets]).stdout).toContain('backfill b1 (match b1): duo_1: none added (0 open), duo_2: +heal (0 open), filled');
+    const bad = write('bad-backfill.jsonl', `${match.replace('"m3"]]', '"m3"],[]]')}\n`);
+    const refused = cli(['--rule-set', ROLES, '--now', '0', '--json', bad]);
+    expect(refused.status).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/line 1, field teams: must be 2 lists of player ids/);
+  });
+
   it('a bad rule set exits 2 naming its JSON path, nothing on stdout', () => {
     const bad = write(
       'bad.json',

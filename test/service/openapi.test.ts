@@ -522,6 +522,35 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
       key: admin,
     });
     await call('DELETE', '/v1/backfills/{id}', 200, { params: { id: open.body.id }, key: admin });
+    // A rule-set ladder's backfill: team names and roles in the answers.
+    const squads = {
+      name: 'oa-squads',
+      ruleLanguageVersion: '1.0',
+      playerAttributes: [{ name: 'skill', type: 'number', default: 10 }],
+      teams: [{ name: 'squad', minPlayers: 2, maxPlayers: 2, quantity: 2, roles: { tank: 1, healer: 1 } }],
+      rules: [],
+    };
+    await call('POST', '/v1/ladders', 201, { body: { id: 'oa-rs', system: 'elo', public: true, matchmaking: { ruleSet: squads } }, key: admin });
+    const ruleSetFill = await call('POST', '/v1/ladders/{ladder}/backfills', 201, {
+      params: { ladder: 'oa-rs' },
+      body: {
+        declared: true,
+        match: 'live-rs',
+        region: 'eu',
+        teams: [['rs1', 'rs2'], ['rs3']],
+        players: { rs1: { roles: ['tank'] }, rs2: { roles: ['healer'] }, rs3: { attributes: { skill: 12 }, roles: ['tank'] } },
+      },
+      key: admin,
+    });
+    expect(ruleSetFill.body.teamNames).toEqual(['squad_1', 'squad_2']);
+    await call('POST', '/v1/ladders/{ladder}/tickets', 201, {
+      params: { ladder: 'oa-rs' },
+      body: { id: 'oa-rs-fill', players: [{ id: 'rs4', pings: { eu: 20 }, roles: ['healer'] }] },
+      key: admin,
+    });
+    await server.matchmakeNow();
+    expect((await get('/v1/backfills/{id}', { id: ruleSetFill.body.id })).body.roles).toMatchObject({ rs4: 'healer' });
+    expect((await get('/v1/tickets/{id}', { id: 'oa-rs-fill' })).body.match.teamNames).toEqual(['squad_1', 'squad_2']);
 
     // The integrity report, with a pair of win-traders among honest players so that it has entries.
     await call('POST', '/v1/ladders', 201, { body: { id: 'trade', system: 'elo', public: true }, key: admin });

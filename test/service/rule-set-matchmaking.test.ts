@@ -3,7 +3,8 @@
  * `matchmaking.ruleSet` is checked (400 naming the JSON path), shown, and
  * changed only while the queue is empty; tickets carry attributes and roles
  * checked against the rule set; the pass forms matches by the rule set and
- * the assignment names the teams and the roles.
+ * the assignment names the teams and the roles (backfill:
+ * test/service/rule-set-backfill.test.ts).
  */
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -219,15 +220,5 @@ describe.each(BACKENDS)('rule-set matchmaking on %s', (backend) => {
     const read = (await admin.get('/v1/tickets/switch-2x')).body;
     expect(read.status).toBe('matched');
     expect(read.match.teamNames).toEqual(['red', 'blue']);
-  });
-
-  it('backfill is not available for rule-set queues: 409 naming the limitation', async () => {
-    expect((await admin.post('/v1/ladders', { id: 'no-backfill', system: 'elo', matchmaking: { ruleSet: duel } })).status).toBe(201);
-    const refused = await admin.post('/v1/ladders/no-backfill/backfills', { declared: true, match: 'live-1', region: 'eu', teams: [['a'], []] });
-    expect(refused.status).toBe(409);
-    expect(refused.body.error.field).toBe('matchmaking.ruleSet');
-    expect(refused.body.error.message).toContain('backfill is not available for rule-set queues');
-    expect((await admin.post('/v1/ladders', { id: 'team-backfill', system: 'elo', matchmaking: { teamSize: 1 } })).status).toBe(201);
-    expect((await admin.post('/v1/ladders/team-backfill/backfills', { declared: true, match: 'live-1', region: 'eu', teams: [['a'], []] })).status).toBe(201);
   });
 });

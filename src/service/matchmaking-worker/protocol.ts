@@ -5,9 +5,9 @@
  * kept in process behaves exactly as one in the worker.
  */
 import { InvalidInputError } from 'ladder-core/core/errors.js';
-import type { Backfill, BackfillInput, BackfillResult, Matchmaker, ResolvedWidening, TicketInput } from 'ladder-core/matchmaking';
+import type { Backfill, BackfillInput, Matchmaker, ResolvedWidening, TicketInput } from 'ladder-core/matchmaking';
 import type { WarmUpOptions, WarmUpReport } from '../matchmaking-warm-up.js';
-import type { PassMatch, QueueMatchmakerOptions, RuleSetQueue } from './rule-set-queue.js';
+import type { PassBackfill, PassMatch, QueueMatchmakerOptions, RuleSetQueue } from './rule-set-queue.js';
 
 /** A ladder's matchmaker: the team-rank one, or a rule-set queue behind the same calls. */
 export type QueueMatchmaker = Matchmaker | RuleSetQueue;
@@ -42,7 +42,8 @@ export interface MatchmakerCounts {
 /** What the loop reads of a pass (the pass's `waiting` list stays in the worker: nobody reads it and it holds every ticket id). */
 export interface RemotePassResult {
   matches: PassMatch[];
-  backfills: BackfillResult[];
+  /** Fills in the pass (a rule-set queue's name their teams and roles). */
+  backfills: PassBackfill[];
   /** Wall and CPU milliseconds of the library's pass where it ran. */
   ms: number;
   cpuMs: number;

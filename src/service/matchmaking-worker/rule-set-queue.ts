@@ -5,10 +5,11 @@
  * matchmaker would run: in the matchmakers' thread, fed by the same queue
  * events, its matches placed the same way.
  *
- * Backfill is not offered for rule-set queues: the service refuses such a
- * request (409) before it reaches here, and a backfill event that still
- * arrives (one opened before the rule set was set) is refused like any
- * other malformed one.
+ * Backfill requests go to the engine's backfill (filled under the rule set,
+ * when its `backfillPriority` says); their fills come back in the loop's
+ * `BackfillResult` form plus the team names and roles. A request in the
+ * team-rank form (one opened before the rule set was set) is refused like
+ * any other malformed one.
  */
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import {
@@ -21,7 +22,15 @@ import {
   type ResolvedWidening,
   type TicketInput,
 } from 'ladder-core/matchmaking';
-import { type AttributeValue, type RuleSet, RuleSetMatchmaker, type RuleSetPlayerInput } from 'ladder-core/matchmaking/rule-set/index.js';
+import {
+  type AttributeValue,
+  type RuleSet,
+  type RuleSetBackfillInput,
+  type RuleSetBackfillResult,
+  RuleSetMatchmaker,
+  type RuleSetPlayerInput,
+} from 'ladder-core/matchmaking/rule-set/index.js';
+import type { QueuedBackfill } from '../tickets/store.js';
 
 /** What a ladder's matchmaker is built from: the team-rank options, and the rule set when the queue has one. */
 export type QueueMatchmakerOptions = MatchmakerOptions & { ruleSet?: Record<string, unknown> };
@@ -48,10 +57,13 @@ export function waitsOf(match: PassMatch): number[][] {
   return 'quality' in match ? match.quality.waits : match.waits;
 }
 
+/** A backfill's fill, as either kind of queue reports it (a rule-set queue's names its teams and roles). */
+export type PassBackfill = BackfillResult & { teamNames?: string[]; roles?: Record<string, string> };
+
 export interface RuleSetQueuePassResult {
   matches: RuleSetFormedMatch[];
   waiting: string[];
-  backfills: BackfillResult[];
+  backfills: PassBackfill[];
   /** Rule name → waiting tickets it held most often in this pass (the engine's "why waiting"). */
   why: Record<string, number>;
 }
@@ -70,10 +82,11 @@ export class RuleSetQueue {
   readonly maxCandidates: number;
   /** Seconds after a ticket's arrival at which the last expansion step applies (its match options stop changing). */
   readonly expansionSeconds: number;
-  readonly backfillCount = 0;
   readonly ruleSet: RuleSet;
   private readonly engine: RuleSetMatchmaker;
   private readonly tickets = new Map<string, Waiting>();
+  /** Open backfill id → the region its match is hosted in. */
+  private readonly regions = new Map<string, string>();
 
   constructor(ruleSet: unknown) {
     this.engine = new RuleSetMatchmaker(ruleSet);
@@ -117,20 +130,32 @@ export class RuleSetQueue {
     return this.engine.cancel(id);
   }
 
-  hasBackfill(_id: string): boolean {
-    return false;
+  get backfillCount(): number {
+    return this.engine.backfillCount;
   }
 
-  addBackfill(_backfill: BackfillInput): void {
-    throw new InvalidInputError('a rule-set queue takes no backfill requests', { field: 'backfill' });
+  hasBackfill(id: string): boolean {
+    return this.engine.hasBackfill(id);
   }
 
-  removeBackfill(_id: string): boolean {
-    return false;
+  /** Opens a stored backfill request; InvalidInputError naming the field when the rule set refuses it. */
+  addBackfill(backfill: BackfillInput): void {
+    const request = backfill as QueuedBackfill;
+    if (request.teamNames === undefined) throw new InvalidInputError('a rule-set queue takes backfill requests that name their teams', { field: 'teamNames' });
+    this.engine.addBackfill(ruleSetBackfillInput(request));
+    this.regions.set(request.id, request.region);
   }
 
+  removeBackfill(id: string): boolean {
+    this.regions.delete(id);
+    return this.engine.removeBackfill(id);
+  }
+
+  /** The open requests (their teams with the newcomers so far), in the team-rank form the loop reads: only ids and teams are meaningful. */
   backfills(): Backfill[] {
-    return [];
+    return this.engine
+      .backfills()
+      .map((b) => ({ id: b.id, match: b.match, region: b.region ?? '', at: b.at, teams: b.teams, teamSize: this.teamSize, players: {}, maxPing: Infinity }));
   }
 
   pass(now: number): RuleSetQueuePassResult {
@@ -144,7 +169,26 @@ export class RuleSetQueue {
     });
     const why: Record<string, number> = {};
     for (const rule of Object.values(result.why)) why[rule] = (why[rule] ?? 0) + 1;
-    return { matches, waiting: result.waiting, backfills: [], why };
+    const backfills = result.backfills.map((fill) => this.backfillResult(fill));
+    return { matches, waiting: result.waiting, backfills, why };
+  }
+
+  /** A fill in the loop's form: the request's region stands (a rule-set fill of a request that names one keeps it). */
+  private backfillResult(fill: RuleSetBackfillResult): PassBackfill {
+    for (const id of fill.added.flat()) this.tickets.delete(id);
+    const region = this.regions.get(fill.id) ?? fill.region ?? '';
+    if (fill.filled) this.regions.delete(fill.id);
+    return {
+      id: fill.id,
+      match: fill.match,
+      region,
+      added: fill.added,
+      players: fill.players,
+      open: fill.open,
+      filled: fill.filled,
+      teamNames: fill.teamNames,
+      ...(fill.roles !== undefined ? { roles: fill.roles } : {}),
+    };
   }
 }
 
@@ -152,4 +196,26 @@ export class RuleSetQueue {
 export function newQueueMatchmaker(options: QueueMatchmakerOptions): Matchmaker | RuleSetQueue {
   const { ruleSet, ...rest } = options;
   return ruleSet !== undefined ? new RuleSetQueue(ruleSet) : new Matchmaker(rest);
+}
+
+/** A stored backfill request in the rule-set engine's form: the match players' attributes, pings and roles. */
+export function ruleSetBackfillInput(request: QueuedBackfill): RuleSetBackfillInput {
+  // Built from entries, not by assignment: a player may be named `__proto__`.
+  const players = Object.entries(request.players ?? {}).map(([id, p]) => [
+    id,
+    {
+      ...(p.attributes !== undefined ? { attributes: p.attributes } : {}),
+      ...(p.pings !== undefined ? { pings: p.pings } : {}),
+      ...(p.roles !== undefined ? { roles: p.roles } : {}),
+    },
+  ]);
+  return {
+    id: request.id,
+    match: request.match,
+    at: request.at,
+    region: request.region,
+    teams: request.teams,
+    ...(request.teamNames !== undefined ? { teamNames: request.teamNames } : {}),
+    players: Object.fromEntries(players),
+  };
 }

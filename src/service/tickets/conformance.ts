@@ -22,6 +22,7 @@ import {
   MAX_QUEUE_REGIONS,
   type Placement,
   type QueueEvent,
+  type QueuedBackfill,
   type StoredBackfill,
   type StoredTicket,
   type TicketStore,
@@ -417,6 +418,53 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
         expect((await store.get(id))!.match).toMatchObject({ team, teamNames: ['red', 'blue'], roles: { a: 'tank', b: 'healer' } });
       }
       expect((await store.recent(ladder))[0]).toMatchObject({ teamNames: ['red', 'blue'], roles: { a: 'tank', b: 'healer' } });
+    });
+
+    it("a rule-set backfill's team names, its players' attributes, pings and roles, and a fill's roles survive the store, a snapshot, the log and the fill", async () => {
+      const [b1, b2, t1] = [fresh('b'), fresh('b'), fresh('t')];
+      const ruleSet = (stored: StoredBackfill): StoredBackfill => {
+        stored.request.teamNames = ['red', 'blue'];
+        stored.request.players = {
+          a: { percentile: 50, attributes: { skill: 20, maps: ['dust'], ping: { eu: 30 } }, pings: { eu: 30 }, roles: ['tank', 'healer'] },
+          b: { percentile: 50, attributes: { skill: 21, mode: 'ctf' }, pings: { eu: 40, na: 90 }, roles: ['tank'] },
+        };
+        return stored;
+      };
+      const expected = {
+        teamNames: ['red', 'blue'],
+        players: {
+          a: { attributes: { skill: 20, maps: ['dust'], ping: { eu: 30 } }, pings: { eu: 30 }, roles: ['tank', 'healer'] },
+          b: { attributes: { skill: 21, mode: 'ctf' }, pings: { eu: 40, na: 90 }, roles: ['tank'] },
+        },
+      };
+      expect(await store.addBackfill(ruleSet(backfillOf(ladder, b1, [['a'], ['b']])))).toEqual({ ok: true });
+      expect((await store.getBackfill(b1))!.request).toMatchObject(expected);
+      expect(await store.claim(ladder)).toBe('acquired');
+      const open: QueuedBackfill[] = [];
+      const start = await store.snapshot(
+        ladder,
+        () => undefined,
+        (backfills) => void open.push(...backfills),
+      );
+      expect(open.find((b) => b.id === b1)).toMatchObject(expected);
+      expect(await store.addBackfill(ruleSet(backfillOf(ladder, b2, [['c'], ['d']])))).toEqual({ ok: true });
+      const events = (await drain(store, ladder, start)).events;
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ kind: 'backfill', backfill: { id: b2, ...expected } });
+      // A fill: the newcomer's rule-set fields and the roles seated join the request; the assignment names teams and roles.
+      await store.add(ticketOf(ladder, t1, ['n']));
+      const fill = fillOf((await store.getBackfill(b1))!, t1, 'n', 0);
+      fill.after.request.players = { ...fill.after.request.players, n: { percentile: 50, attributes: { skill: 22 }, pings: { eu: 30 }, roles: ['healer'] } };
+      fill.after.request.roles = { a: 'tank', n: 'healer', b: 'tank' };
+      fill.match.teamNames = ['red', 'blue'];
+      fill.match.roles = { a: 'tank', n: 'healer', b: 'tank' };
+      expect(await store.fill(ladder, [fill])).toEqual(['placed']);
+      expect((await store.getBackfill(b1))!.request).toMatchObject({
+        teamNames: ['red', 'blue'],
+        roles: { a: 'tank', n: 'healer', b: 'tank' },
+        players: { ...expected.players, n: { attributes: { skill: 22 }, pings: { eu: 30 }, roles: ['healer'] } },
+      });
+      expect((await store.get(t1))!.match).toMatchObject({ team: 0, backfill: b1, teamNames: ['red', 'blue'], roles: { n: 'healer' } });
     });
 
     it('trimming the log takes the lock', async () => {

@@ -24,7 +24,7 @@
  *   these, once.
  */
 import type { EventEmitter } from 'node:events';
-import type { BackfillInput, FormedMatch, Ticket, TicketPlayer } from 'ladder-core/matchmaking';
+import type { BackfillInput, BackfillPlayerInput, FormedMatch, Ticket, TicketPlayer } from 'ladder-core/matchmaking';
 import type { AttributeValue } from 'ladder-core/matchmaking/rule-set/index.js';
 
 /** A queued player: the matcher's form, plus what a rule-set queue matches on. */
@@ -38,6 +38,25 @@ export interface QueuedPlayer extends TicketPlayer {
 /** A queued ticket (a `Ticket`, whose players may carry rule-set attributes and roles). */
 export interface QueuedTicket extends Ticket {
   players: QueuedPlayer[];
+}
+
+/** A match player of a backfill: the team-rank form, plus what a rule-set queue matches on. */
+export interface QueuedBackfillPlayer extends BackfillPlayerInput {
+  /** Rule-set queues: the player's attributes, defaults applied. */
+  attributes?: Record<string, AttributeValue>;
+  /** Rule-set queues: the player's pings by region (a latency rule judges them). */
+  pings?: Record<string, number>;
+  /** Rule-set queues with role slots: the roles the player accepts (after a fill: the one seated). */
+  roles?: string[];
+}
+
+/** A backfill request as the queue keeps it (a `BackfillInput`, whose players may carry rule-set fields). */
+export interface QueuedBackfill extends BackfillInput {
+  players?: Record<string, QueuedBackfillPlayer>;
+  /** Rule-set queues: the rule set's team names, aligned with `teams`. */
+  teamNames?: string[];
+  /** Rule-set queues with role slots: player id → role, as of the last fill. */
+  roles?: Record<string, string>;
 }
 
 export interface TicketAssignment {
@@ -140,7 +159,7 @@ export interface StoredBackfill {
   /** Fills placed so far (the store places a fill only if this is still what the caller saw). */
   fills: number;
   /** The request as the matchmaker keeps it: its `teams` hold the match's players and the newcomers so far. */
-  request: BackfillInput;
+  request: QueuedBackfill;
   /** Tickets added so far, in the order they joined. */
   added: BackfillAddition[];
   /** Slots still open per team. */
@@ -222,7 +241,7 @@ export type QueueEvent =
   | { kind: 'add'; ticket: Ticket; at: number }
   | { kind: 'cancel'; id: string; at: number }
   /** A backfill was opened (the request as made). */
-  | { kind: 'backfill'; backfill: BackfillInput; at: number }
+  | { kind: 'backfill'; backfill: QueuedBackfill; at: number }
   /** A backfill was cancelled. */
   | { kind: 'unbackfill'; id: string; at: number };
 
@@ -307,7 +326,7 @@ export interface TicketStore {
    * rebuild). Backfills come first: a ticket of a match player read in the
    * snapshot is always one queued after that backfill closed.
    */
-  snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>, onBackfills?: (backfills: BackfillInput[]) => void | Promise<void>): Promise<string>;
+  snapshot(ladder: string, onBatch: (tickets: Ticket[]) => void | Promise<void>, onBackfills?: (backfills: QueuedBackfill[]) => void | Promise<void>): Promise<string>;
   /** Up to `max` events after `cursor`. */
   readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch>;
   /** Drops the events up to `cursor` (read); only while holding the lock. */

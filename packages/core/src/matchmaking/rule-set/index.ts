@@ -4,4 +4,5 @@ export { parseTolerantJson } from './tolerant-json.js';
 export { RuleSetMatchmaker, type RuleSetMatch, type RuleSetMatchmakerOptions, type RuleSetPassResult } from './matchmaker.js';
 export { parseRuleSetTicket, type AttributeSource, type RuleSetPlayer, type RuleSetPlayerInput, type RuleSetTicket, type RuleSetTicketInput } from './ticket.js';
 export { RoleAssignment } from './roles.js';
+export type { RuleSetBackfill, RuleSetBackfillInput, RuleSetBackfillPlayerInput, RuleSetBackfillResult } from './backfill.js';
 export type * from './types.js';

@@ -16,6 +16,7 @@
  */
 import { InvalidInputError } from '../../core/errors.js';
 import type { MatchView } from './expression.js';
+import { type FillPool, RuleSetBackfills, type RuleSetBackfill, type RuleSetBackfillInput, type RuleSetBackfillResult } from './backfill.js';
 import { type CompiledRule, compileRule } from './compile.js';
 import { holds, type Param } from './evaluate.js';
 import { judgedWhenComplete, parseRuleSet } from './parse.js';
@@ -50,6 +51,8 @@ export interface RuleSetPassResult {
   waiting: string[];
   /** Waiting ticket id → the rule that most often kept it out of a candidate match in this pass ("minPlayers" when too few tickets fitted at all). */
   why: Record<string, string>;
+  /** Backfill requests that gained players in this pass, in the order served (see backfill.ts). */
+  backfills: RuleSetBackfillResult[];
 }
 
 interface Entry {
@@ -231,6 +234,9 @@ export class RuleSetMatchmaker {
     ticket.players.forEach((p, k) => {
       const other = this.playerTicket.get(p.id);
       if (other !== undefined) throw new InvalidInputError(`player ${JSON.stringify(p.id)} already waits in ticket ${JSON.stringify(other)}`, { field: `players[${k}].id` });
+      const playing = this.fillBook?.playingIn(p.id);
+      if (playing !== undefined)
+        throw new InvalidInputError(`player ${JSON.stringify(p.id)} is in the match of open backfill ${JSON.stringify(playing)}`, { field: `players[${k}].id` });
     });
     const batch = this.numericBatch.map((r) =>
       aggregate(
@@ -288,6 +294,102 @@ export class RuleSetMatchmaker {
     this.tickets.delete(id);
     for (const p of entry.ticket.players) this.playerTicket.delete(p.id);
     return true;
+  }
+
+  // Backfill (backfill.ts): a match in progress asks for players under the same rules.
+
+  /** Open backfill requests, made on first use. */
+  private fillBook: RuleSetBackfills | undefined;
+
+  private backfillBook(): RuleSetBackfills {
+    if (this.fillBook) return this.fillBook;
+    const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, numericBatch, early, late, byName } = this;
+    const latency = this.latency;
+    const latencySteps = latency ? this.ruleStepsOf.get(latency) : undefined;
+    const stepsOf = this.ruleStepsOf;
+    this.fillBook = new RuleSetBackfills({
+      ruleSet: this.ruleSet,
+      attributes: this.options.attributes,
+      slots: this.teamSlots,
+      numericBatch,
+      stringBatch: this.stringBatch,
+      latency,
+      searchWindow: this.options.searchWindow,
+      teamMin: (k, age) => stepped(slotMinSteps[k], this.teamSlots[k].def.minPlayers, age)!,
+      teamMax: (k, age) => Math.min(stepped(slotMaxSteps[k], this.teamSlots[k].def.maxPlayers, age)!, slotRoleCap[k]),
+      batchLimit: (b, age) => stepped(batchSteps[b], numericBatch[b].maxDistance, age)!,
+      latencyLimits: (age) => ({
+        maxLatency: stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, age)!,
+        maxSpread: stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, age),
+      }),
+      judge: (view, age, complete) => {
+        const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, age);
+        for (const { rule, check } of complete ? late : early) if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
+        return undefined;
+      },
+      waitingTicket: (playerId) => this.playerTicket.get(playerId),
+    });
+    return this.fillBook;
+  }
+
+  /**
+   * Opens a backfill request: at the next passes (when, by
+   * `algorithm.backfillPriority`), waiting tickets fill its open slots so
+   * that the whole match obeys the rule set. Throws InvalidInputError naming
+   * the field on a bad request, an id already open, or a match player who
+   * waits in a ticket or is in another open request's match.
+   */
+  addBackfill(input: RuleSetBackfillInput | unknown): RuleSetBackfill {
+    return this.backfillBook().add(input);
+  }
+
+  /** Withdraws an open backfill request; returns whether it was open. */
+  removeBackfill(id: string): boolean {
+    return this.fillBook?.remove(id) ?? false;
+  }
+
+  hasBackfill(id: string): boolean {
+    return this.fillBook?.has(id) ?? false;
+  }
+
+  /** The open backfill requests, oldest first, with the players gained so far. */
+  backfills(): RuleSetBackfill[] {
+    return this.fillBook?.list() ?? [];
+  }
+
+  get backfillCount(): number {
+    return this.fillBook?.size ?? 0;
+  }
+
+  /** Serves the pass's backfill requests from its batches (undefined when none is open). */
+  private backfillServer(groups: ReadonlyMap<string, Entry[]>, unlink: (e: Entry) => void, now: number, results: RuleSetBackfillResult[]): ((until: number) => void) | undefined {
+    if (this.fillBook === undefined || this.fillBook.size === 0) return undefined;
+    const pool: FillPool<Entry> = {
+      candidates: (key, centre, limit) => {
+        const group = groups.get(key);
+        const out: Entry[] = [];
+        if (!group || group.length === 0) return out;
+        const l = group[0].list!;
+        if (Number.isNaN(centre) || Number.isNaN(group[0].order)) {
+          for (let k = l.head; k >= 0 && out.length < limit; k = l.next[k]) out.push(group[k]);
+          return out;
+        }
+        // Outward from the centre in the ordering value (the batch is sorted by it), skipping taken tickets.
+        let hi = 0;
+        for (let step = group.length; step > 0; step >>= 1) while (hi + step <= group.length && l.order[hi + step - 1] < centre) hi += step;
+        let lo = hi - 1;
+        while (out.length < limit && (lo >= 0 || hi < group.length)) {
+          const k = hi >= group.length || (lo >= 0 && centre - l.order[lo] <= l.order[hi] - centre) ? lo-- : hi++;
+          if (!group[k].taken) out.push(group[k]);
+        }
+        return out;
+      },
+      take: (e) => {
+        e.taken = true;
+        unlink(e);
+      },
+    };
+    return this.fillBook.server(now, pool, results);
   }
 
   /** Drops matched tickets: one by one when few matched, else by rebuilding the maps from those still waiting (cheaper than 100,000 deletes). */
@@ -447,7 +549,14 @@ export class RuleSetMatchmaker {
       return (rng >>> 0) / 4294967296;
     };
 
+    // Backfills: before every anchor (priority high), by age among them (normal), or after them all (low).
+    const backfills: RuleSetBackfillResult[] = [];
+    const serve = this.backfillServer(groups, unlink, now, backfills);
+    const priority = this.ruleSet.algorithm.backfillPriority;
+    if (serve && priority === 'high') serve(Infinity);
+    const serveByAge = serve && priority === 'normal' ? serve : undefined;
     for (const anchor of entries) {
+      serveByAge?.(anchor.ticket.at);
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
       const candidates = this.candidates(anchor, l, random, blameAt);
@@ -460,6 +569,7 @@ export class RuleSetMatchmaker {
         matches.push(built.match);
       }
     }
+    serve?.(Infinity);
     const waiting = entries.filter((e) => !e.taken);
     if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
@@ -480,7 +590,7 @@ export class RuleSetMatchmaker {
     // The batch arrays are this pass's only.
     for (const e of entries) e.list = undefined;
     this.lastWhy = whyOut;
-    return { matches, waiting: waiting.map((e) => e.ticket.id), why: whyOut };
+    return { matches, waiting: waiting.map((e) => e.ticket.id), why: whyOut, backfills };
   }
 
   /**
