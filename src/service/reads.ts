@@ -117,6 +117,7 @@ export async function matchesView(ctx: ReadContext, ladder: Ladder, page: Cursor
       seq: row.seq,
       at: iso(row.at),
       ...(row.round !== null ? { round: row.round } : {}),
+      ...(row.body.context !== undefined ? { context: row.body.context } : {}),
       teams: row.body.teams.map((team) => ({
         players: team.players.map((p) => p.id),
         ...(team.rank !== undefined ? { rank: team.rank } : {}),

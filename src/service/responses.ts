@@ -149,6 +149,7 @@ export const matchListResponse = z.object({
       seq: z.number().int(),
       at: isoTime.nullable(),
       round: z.string().optional(),
+      context: z.string().optional().describe('Where or how the match was played (a map, a mode, a level), as posted.'),
       teams: z.array(z.object({ players: z.array(z.string()), rank: z.number().optional(), score: z.number().optional(), quitters: z.array(z.string()).optional() })),
       winProbability: z.array(z.number()).nullable(),
       void: z.object({ at: isoTime, reason: z.string() }).optional().describe('Present when the match was voided: it stays listed and never counts.'),

@@ -221,7 +221,7 @@ export const ELO = defineSystem({
   fit: {
     parameters: [
       { name: 'k', min: 1, max: 200, initial: 32 },
-      { name: 'contextK', min: 0, max: 100, initial: 8 },
+      { name: 'contextK', min: 0, max: 100, scale: 'linear', initial: 8 },
     ],
     byDefault: ['k'],
   },

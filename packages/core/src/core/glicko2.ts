@@ -620,6 +620,7 @@ export const GLICKO2 = defineSystem({
     parameters: [
       { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
       { name: 'rd', min: 50, max: 600, initial: 350 },
+      { name: 'contextRd', min: 0, max: 300, scale: 'linear', initial: 50 },
     ],
     byDefault: ['tau', 'rd'],
   },
