@@ -172,6 +172,12 @@ export const playerResponse = z.object({
   matches: z.number().int(),
   ...standing,
   lastAt: isoTime.nullable(),
+  contexts: z
+    .record(z.string(), z.object({ offset: z.number(), rd: z.number().optional(), matches: z.number().int() }))
+    .optional()
+    .describe(
+      'Per-context offsets, on ladders whose system has them switched on: skill in a context is `rating` + its `offset` (a context not listed: 0). Absent when the player has none.',
+    ),
 });
 
 export const historyResponse = z.object({

@@ -55,6 +55,9 @@ describe.each(BACKENDS)('match contexts on %s', (backend) => {
     const ann = await api.get('/v1/ladders/ctx/players/ann');
     expect(ann.status, ann.text).toBe(200);
     expect(ann.body.rating).toBeCloseTo(1516, 9);
+    expect(ann.body.contexts).toEqual({ clay: { offset: 8, matches: 1 } });
+    const plainPlayer = await api.get('/v1/ladders/plain/players/ann');
+    expect(plainPlayer.status === 404 || plainPlayer.body.contexts === undefined).toBe(true);
   });
 
   it('balances a lobby by skill in the context', async () => {
