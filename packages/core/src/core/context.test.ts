@@ -11,6 +11,7 @@ import { InvalidInputError } from './errors.js';
 import { GLICKO2_SCALE, glicko2G, glicko2StepVolatility } from './glicko2.js';
 import { type Match, parseMatch } from './match.js';
 import type { PlayerState, RatingSystem } from './rating-system.js';
+import { predict, rate } from './rate.js';
 import { replay } from './replay.js';
 import { createSystem } from './systems.js';
 
@@ -121,6 +122,21 @@ describe('Elo with per-context offsets', () => {
     // A match without a context moves the rating alone.
     const plain = elo.rateMatch(match('a', 'b'), states).players.find((c) => c.id === 'a')!;
     expect(plain.after.contexts).toEqual(plain.before.contexts);
+  });
+
+  it('is reached through rate and predict, a bad context naming the field', () => {
+    const elo = createSystem('elo', { contextK: 16 });
+    const states = rate(elo, {
+      context: 'clay',
+      teams: [
+        { players: ['a'], rank: 1 },
+        { players: ['b'], rank: 2 },
+      ],
+    });
+    // As above: 1524 against 1476 on clay, 0.568641.
+    expect(predict(elo, [['a'], ['b']], states, { context: 'clay' })[0]).toBeCloseTo(0.568641, 6);
+    expect(predict(elo, [['a'], ['b']], states)[0]).toBeCloseTo(0.545922, 6);
+    expect(() => predict(elo, [['a'], ['b']], states, { context: ' clay' })).toThrow(expect.objectContaining({ field: 'context' }));
   });
 
   it('with one context for every match is plain Elo on rating + offset with K + contextK', () => {
