@@ -89,6 +89,18 @@ describe.each(BACKENDS)('match contexts on %s', (backend) => {
     expect(anywhere).toBeGreaterThan(0.5);
   });
 
+  it('rates the offsets again when a match is voided', async () => {
+    expect((await api.post('/v1/ladders', { id: 'ctxv', system: 'elo', public: true, options: { contextK: 16 } })).status).toBe(201);
+    expect((await api.post('/v1/ladders/ctxv/matches', duel('v1', 'ann', 'bob', 'clay'))).status).toBe(201);
+    expect((await api.post('/v1/ladders/ctxv/matches', duel('v2', 'bob', 'ann', 'clay'))).status).toBe(201);
+    const voided = await api.post('/v1/ladders/ctxv/matches/v1/void', { reason: 'wrong winner reported' });
+    expect(voided.status, voided.text).toBe(200);
+    // Only v2 counts: bob beat ann on clay from 1500 each, ann 1484 with clay offset −8.
+    const ann = await api.get('/v1/ladders/ctxv/players/ann');
+    expect(ann.body.rating).toBeCloseTo(1484, 9);
+    expect(ann.body.contexts).toEqual({ clay: { offset: -8, matches: 1 } });
+  });
+
   it('ignores a context where the option is off', async () => {
     expect((await api.post('/v1/ladders/plain/matches', duel('p1', 'ann', 'bob', 'clay'))).status).toBe(201);
     const teams = [{ players: ['ann'] }, { players: ['bob'] }];
