@@ -148,7 +148,7 @@ export function coreContender(system: RatingSystem, options: CoreContenderOption
           return match.home === t && homeAdvantage !== 0 ? { ...state, rating: state.rating + homeAdvantage } : state;
         }),
       );
-      return system.predict(teams)[0]!;
+      return system.predict(teams, match.context)[0]!;
     },
     update(match) {
       replay.push(match);

@@ -7,13 +7,14 @@
  * - `winner`, `loser`: the winning and losing side; or
  * - `a`, `b` with `scoreA`, `scoreB` (raw scores, higher wins, equal draws)
  *   or `result` (team a's result: 1 or win, 0.5 or draw, 0 or loss);
- * - optional `id`, `at` (ISO date or YYYYMMDD), `period`, `weight`;
+ * - optional `id`, `at` (ISO date or YYYYMMDD), `period`, `weight`,
+ *   `context` (a map, mode, surface or level: see `Match.context`);
  * - optional `neutral`: TRUE/true/1 for a neutral venue, anything else puts
  *   the first side (`winner` or `a`) at home (`home: 0`), as in football data.
  * A cell may name several players separated by `|`.
  */
 import { InvalidInputError } from 'ladder-core/core/errors.js';
-import { type Match, type MatchTeam, parseMatch, parseTime } from 'ladder-core/core/match.js';
+import { type Match, type MatchTeam, parseContext, parseMatch, parseTime } from 'ladder-core/core/match.js';
 import { type PairwiseLog, PairwiseLogBuilder } from 'ladder-core/core/pairwise.js';
 import { splitCsvLine } from './csv.js';
 import { atLine, numberedLines, readInputText } from './jsonl.js';
@@ -32,7 +33,7 @@ export interface MatchLogOptions {
   onInvalid?: (error: InvalidInputError) => void;
 }
 
-export const CSV_KEYS = ['id', 'at', 'period', 'weight', 'winner', 'loser', 'a', 'b', 'scoreA', 'scoreB', 'result', 'neutral'] as const;
+export const CSV_KEYS = ['id', 'at', 'period', 'weight', 'winner', 'loser', 'a', 'b', 'scoreA', 'scoreB', 'result', 'neutral', 'context'] as const;
 type CsvKey = (typeof CSV_KEYS)[number];
 
 export function formatOf(source: string, format?: MatchLogFormat): MatchLogFormat {
@@ -185,6 +186,8 @@ function* parseCsvMatches(
     const period = cell('period');
     if (period !== undefined && period !== '') match.period = period;
     if (column.has('weight')) match.weight = number('weight');
+    const context = cell('context')?.trim();
+    if (context !== undefined && context !== '') match.context = atLine(line, () => parseContext(context, 'context'));
     if (column.has('neutral')) {
       const neutral = cell('neutral')!.trim().toLowerCase();
       if (!(neutral === 'true' || neutral === '1' || neutral === 'yes')) match.home = 0;
@@ -213,7 +216,7 @@ export function parsePairwiseCsv(
   if (headerText.trim() === '') return builder.build();
   const header = splitCsvLine(headerText, 1).map((h) => h.trim());
   const names: Partial<Record<CsvKey, string>> = map ?? Object.fromEntries(CSV_KEYS.filter((k) => header.includes(k)).map((k) => [k, k]));
-  if (names.period !== undefined || names.weight !== undefined || names.id !== undefined || names.neutral !== undefined) return undefined;
+  if (names.period !== undefined || names.weight !== undefined || names.id !== undefined || names.neutral !== undefined || names.context !== undefined) return undefined;
   const col = (key: CsvKey) => (names[key] === undefined ? -1 : header.indexOf(names[key]!));
   const winnerLoser = col('winner') >= 0 && col('loser') >= 0;
   const [ca, cb] = winnerLoser ? [col('winner'), col('loser')] : [col('a'), col('b')];

@@ -610,7 +610,10 @@ async function correctIn(work: Work, ladder: Ladder, head: LadderHead, target: M
       relink.set(id, target.seq);
     }
     const states = statesAt(touched, target.seq, new Map());
-    const probabilities = system.predict(replacement.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())));
+    const probabilities = system.predict(
+      replacement.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())),
+      replacement.context,
+    );
     const rating = rateUnit(system, [replacement], states, false)[0]!;
     for (const change of rating.players) moved.set(change.id, { state: change.after, at: target.seq });
     await write({ op: 'replace', seq: target.seq, at: replacement.at!, body: JSON.stringify(replacement), winProbability: JSON.stringify(probabilities) });
@@ -634,7 +637,10 @@ async function correctIn(work: Work, ladder: Ladder, head: LadderHead, target: M
         const body = JSON.parse(row.body) as Match;
         const stored = new Map(entries.map((entry) => [entry.player, entry]));
         const states = statesAt(playersOf(body), row.seq, stored);
-        const probabilities = system.predict(body.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())));
+        const probabilities = system.predict(
+          body.teams.map((team) => team.players.map((p) => states.get(p.id) ?? system.initial())),
+          body.context,
+        );
         const rating = rateUnit(system, [body], states, false)[0]!;
         for (const change of rating.players) {
           const entry = stored.get(change.id);

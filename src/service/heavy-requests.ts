@@ -34,7 +34,7 @@ export interface BalanceAnswer {
 export async function balanceLobby(
   ctx: HeavyContext,
   ladder: Ladder,
-  body: { players: string[]; parties?: string[][]; teams?: number },
+  body: { players: string[]; parties?: string[][]; teams?: number; context?: string | undefined },
   caller: string,
   signal?: AbortSignal,
 ): Promise<BalanceAnswer> {
@@ -49,6 +49,7 @@ export async function balanceLobby(
         players: body.players.map((id) => ({ id, state: stateOf(id) })),
         ...(body.parties !== undefined ? { parties: body.parties } : {}),
         ...(body.teams !== undefined ? { teams: body.teams } : {}),
+        ...(body.context !== undefined ? { context: body.context } : {}),
         deadlineMs: ctx.jobs.balanceDeadlineMs,
       };
     },
@@ -58,18 +59,28 @@ export async function balanceLobby(
 }
 
 /** Each team's chance of winning; in a worker only past `predictPoolPlayers` players, since a prediction costs microseconds and the hop more. */
-export async function predictTeams(ctx: HeavyContext, ladder: Ladder, teams: ReadonlyArray<{ players: string[] }>, caller: string, signal?: AbortSignal): Promise<number[]> {
+export async function predictTeams(
+  ctx: HeavyContext,
+  ladder: Ladder,
+  teams: ReadonlyArray<{ players: string[] }>,
+  caller: string,
+  signal?: AbortSignal,
+  context?: string,
+): Promise<number[]> {
   const ids = teams.flatMap((team) => team.players);
   if (ids.length <= ctx.jobs.predictPoolPlayers) {
     const stateOf = await statesOf(ctx.db, ladder, ids);
-    return ladder.rating.predict(teams.map((team) => team.players.map(stateOf)));
+    return ladder.rating.predict(
+      teams.map((team) => team.players.map(stateOf)),
+      context,
+    );
   }
   return ctx.jobs.run(
     'predict',
     { caller, ladder: ladder.id },
     async () => {
       const stateOf = await statesOf(ctx.db, ladder, ids);
-      return { system: ladder.system, options: ladder.options, teams: teams.map((team) => team.players.map(stateOf)) };
+      return { system: ladder.system, options: ladder.options, teams: teams.map((team) => team.players.map(stateOf)), ...(context !== undefined ? { context } : {}) };
     },
     signal,
   );

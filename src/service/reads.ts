@@ -15,7 +15,7 @@ import { type Match, teamPlacements } from 'ladder-core/core/match.js';
 import type { Database, ReadOptions } from '../store/database.js';
 import { historyOf, listMatches } from '../store/matches.js';
 import { findPlayer, findPlayers, searchPlayers } from '../store/players.js';
-import type { PlayerRow } from '../store/rows.js';
+import { type PlayerRow, rowToState } from '../store/rows.js';
 import { NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { Rankings } from './rankings.js';
@@ -70,6 +70,7 @@ export async function playerView(ctx: ReadContext, ladder: Ladder, id: string, o
     matches: row.matches,
     ...standing,
     lastAt: iso(row.last_at),
+    ...(row.contexts !== null ? { contexts: rowToState(row).contexts } : {}),
   };
 }
 
@@ -117,6 +118,7 @@ export async function matchesView(ctx: ReadContext, ladder: Ladder, page: Cursor
       seq: row.seq,
       at: iso(row.at),
       ...(row.round !== null ? { round: row.round } : {}),
+      ...(row.body.context !== undefined ? { context: row.body.context } : {}),
       teams: row.body.teams.map((team) => ({
         players: team.players.map((p) => p.id),
         ...(team.rank !== undefined ? { rank: team.rank } : {}),

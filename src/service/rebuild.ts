@@ -38,7 +38,14 @@ function same(a: number | undefined, b: number | undefined): boolean {
 }
 
 function equal(a: PlayerState, b: PlayerState): boolean {
-  return same(a.rating, b.rating) && same(a.rd, b.rd) && same(a.volatility, b.volatility) && a.matches === b.matches && same(a.lastAt, b.lastAt);
+  return (
+    same(a.rating, b.rating) &&
+    same(a.rd, b.rd) &&
+    same(a.volatility, b.volatility) &&
+    a.matches === b.matches &&
+    same(a.lastAt, b.lastAt) &&
+    JSON.stringify(a.contexts ?? null) === JSON.stringify(b.contexts ?? null)
+  );
 }
 
 export interface RebuildOptions {

@@ -149,6 +149,7 @@ export const matchListResponse = z.object({
       seq: z.number().int(),
       at: isoTime.nullable(),
       round: z.string().optional(),
+      context: z.string().optional().describe('Where or how the match was played (a map, a mode, a level), as posted.'),
       teams: z.array(z.object({ players: z.array(z.string()), rank: z.number().optional(), score: z.number().optional(), quitters: z.array(z.string()).optional() })),
       winProbability: z.array(z.number()).nullable(),
       void: z.object({ at: isoTime, reason: z.string() }).optional().describe('Present when the match was voided: it stays listed and never counts.'),
@@ -171,6 +172,12 @@ export const playerResponse = z.object({
   matches: z.number().int(),
   ...standing,
   lastAt: isoTime.nullable(),
+  contexts: z
+    .record(z.string(), z.object({ offset: z.number(), rd: z.number().optional(), matches: z.number().int() }))
+    .optional()
+    .describe(
+      'Per-context offsets, on ladders whose system has them switched on: skill in a context is `rating` + its `offset` (a context not listed: 0). Absent when the player has none.',
+    ),
 });
 
 export const historyResponse = z.object({

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { identifierProblem, isIdentifier, MAX_ID_LENGTH } from 'ladder-core/core/ids.js';
+import { contextProblem, MAX_CONTEXT_LENGTH } from 'ladder-core/core/match.js';
 import type { RegisteredDescriptor, SystemName } from 'ladder-core/core/registry.js';
 import { HOSTED_SYSTEMS, optionsSchemaOf } from './systems.js';
 
@@ -21,6 +22,19 @@ export const identifier = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 const id = identifier;
+
+/** A match's context (map, mode, level) as the core defines it (`contextProblem` in match.ts): an identifier of 1 to 64 characters without leading or trailing spaces. */
+export const matchContext = z
+  .string()
+  .min(1)
+  .max(MAX_CONTEXT_LENGTH)
+  .superRefine((value, ctx) => {
+    const problem = contextProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .describe(
+    "Where or how the match is played (a map, a mode, a level). Systems with per-context offsets switched on (Elo's contextK, Glicko-2's contextRd) rate skill in it as rating + the player's offset for it; others ignore it.",
+  );
 const idOrNumber = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]);
 const finiteNonNegative = z.number().min(0).max(1e15);
 
@@ -120,6 +134,7 @@ export const matchSchema = z
       .describe('ISO 8601 or epoch ms; the server receive time when absent.'),
     period: idOrNumber.optional().describe('Accepted for compatibility with match files and ignored: the service rates each match as it arrives.'),
     weight: z.number().min(0).max(1e6).optional(),
+    context: matchContext.optional(),
     teams: z
       .array(
         z
@@ -401,6 +416,7 @@ export const balanceSchema = z
     players: z.array(id).min(2).max(64),
     parties: z.array(z.array(id).min(1).max(16)).max(32).optional().describe('Players who must play on one team.'),
     teams: z.number().int().min(2).max(8).optional().describe('Number of teams. Default 2.'),
+    context: matchContext.optional(),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -425,6 +441,7 @@ export const predictSchema = z
       .array(z.object({ players: z.array(id).min(1).max(64) }).strict())
       .min(2)
       .max(16),
+    context: matchContext.optional(),
   })
   .strict()
   .superRefine((body, ctx) => {

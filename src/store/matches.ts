@@ -237,11 +237,11 @@ export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Pro
        SELECT $1, s, i, a, r, NULL, b::json, w::jsonb, c::json FROM unnest($9::int8[], $10::text[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[]) AS u(s, i, a, r, b, w, c)
        WHERE EXISTS (SELECT 1 FROM l WHERE applied)
      ), p AS (
-       INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at, last_seq)
-       SELECT $1, i, r, d, v, n, t, q FROM unnest($16::text[], $17::float8[], $18::float8[], $19::float8[], $20::int4[], $21::int8[], $22::int8[]) AS u(i, r, d, v, n, t, q)
+       INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at, last_seq, contexts)
+       SELECT $1, i, r, d, v, n, t, q, x::json FROM unnest($16::text[], $17::float8[], $18::float8[], $19::float8[], $20::int4[], $21::int8[], $22::int8[], $30::text[]) AS u(i, r, d, v, n, t, q, x)
        WHERE EXISTS (SELECT 1 FROM l WHERE applied)
        ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at,
-         last_seq = COALESCE(excluded.last_seq, players.last_seq)
+         last_seq = COALESCE(excluded.last_seq, players.last_seq), contexts = excluded.contexts
      ), k AS (
        INSERT INTO idempotency (ladder, key, request_hash, status, response, created_at)
        SELECT $1, k, h, s, r, $27 FROM unnest($23::text[], $24::text[], $25::int4[], $26::text[]) AS u(k, h, s, r)
@@ -278,6 +278,7 @@ export async function writeGuardedBatch(db: Queryable, batch: GuardedBatch): Pro
       batch.now,
       batch.newVersion,
       batch.expectedIncarnation,
+      textArray(players.contexts),
     ],
     // Not a prepared statement on purpose: a generic plan cannot see that `ladder = $1 AND key = ANY(...)`
     // picks a handful of rows and may scan whole tables; a custom plan per batch costs less than that.

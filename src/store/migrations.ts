@@ -274,6 +274,16 @@ CREATE TABLE correction_steps (
   PRIMARY KEY (ladder, n)
 );`,
   },
+  {
+    version: 11,
+    name: "players.contexts: a player's per-context offsets (systems with the option on), NULL when they have none",
+    sql: `
+-- Skill in a context (a map, a mode, a level) is the rating plus the player's
+-- offset for it. The offsets are written whole with the rating and read back
+-- whole, never queried into: json, as the match bodies. NULL for every player
+-- of a ladder whose system has the option off.
+ALTER TABLE players ADD COLUMN contexts json;`,
+  },
 ];
 
 /** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */

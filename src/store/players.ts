@@ -42,12 +42,12 @@ export async function upsertPlayers(tx: Queryable, ladder: string, players: read
   if (players.length === 0) return 0;
   const c = stateColumns(players);
   const rows = await tx.query<{ inserted: boolean }>(
-    `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at, last_seq)
-     SELECT $1, i, r, d, v, m, l, q FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::int4[], $7::int8[], $8::int8[]) AS u(i, r, d, v, m, l, q)
+    `INSERT INTO players (ladder, id, rating, rd, volatility, matches, last_at, last_seq, contexts)
+     SELECT $1, i, r, d, v, m, l, q, x::json FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::int4[], $7::int8[], $8::int8[], $9::text[]) AS u(i, r, d, v, m, l, q, x)
      ON CONFLICT (ladder, id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, matches = excluded.matches, last_at = excluded.last_at,
-       last_seq = COALESCE(excluded.last_seq, players.last_seq)
+       last_seq = COALESCE(excluded.last_seq, players.last_seq), contexts = excluded.contexts
      RETURNING (xmax = 0) AS inserted`,
-    [ladder, c.id, c.rating, c.rd, c.volatility, c.matches, c.lastAt, c.lastSeq],
+    [ladder, c.id, c.rating, c.rd, c.volatility, c.matches, c.lastAt, c.lastSeq, c.contexts],
   );
   return rows.filter((row) => row.inserted).length;
 }
@@ -74,7 +74,7 @@ export async function playersChangedSince(db: Queryable, ladder: string, seq: nu
  */
 export async function readHeadAndPlayers(db: Queryable, ladder: string, ids: readonly string[]): Promise<{ head: Omit<LadderHead, 'logEpoch'>; players: PlayerRow[] } | undefined> {
   const rows = await db.query<PlayerRow & { version: number; incarnation: number; next_seq: number; round_count: number; correcting: boolean }>(
-    `SELECT l.version, l.incarnation, l.next_seq, l.round_count, l.correcting, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at, p.last_seq
+    `SELECT l.version, l.incarnation, l.next_seq, l.round_count, l.correcting, p.id, p.rating, p.rd, p.volatility, p.matches, p.last_at, p.last_seq, p.contexts
      FROM ladders l LEFT JOIN players p ON p.ladder = l.id AND p.id = ANY($2::text[]) WHERE l.id = $1`,
     [ladder, ids],
   );

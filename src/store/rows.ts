@@ -3,7 +3,7 @@
  * rows and the rating core's `PlayerState`, written once for the writer,
  * `ladder rebuild` and the routes.
  */
-import type { PlayerState } from 'ladder-core/core/systems.js';
+import type { ContextOffset, PlayerState } from 'ladder-core/core/systems.js';
 
 /** A row of the players table as every query selects it (`PLAYER_COLUMNS`). */
 export interface PlayerRow {
@@ -15,16 +15,19 @@ export interface PlayerRow {
   last_at: number | null;
   /** The sequence number of the player's newest history entry (null: none). */
   last_seq: number | null;
+  /** Per-context offsets (a json column; null: none). */
+  contexts: Record<string, ContextOffset> | null;
 }
 
 /** The select list that yields a PlayerRow. */
-export const PLAYER_COLUMNS = 'id, rating, rd, volatility, matches, last_at, last_seq';
+export const PLAYER_COLUMNS = 'id, rating, rd, volatility, matches, last_at, last_seq, contexts';
 
 export function rowToState(row: PlayerRow): PlayerState {
   const state: PlayerState = { rating: row.rating, matches: row.matches };
   if (row.rd !== null) state.rd = row.rd;
   if (row.volatility !== null) state.volatility = row.volatility;
   if (row.last_at !== null) state.lastAt = row.last_at;
+  if (row.contexts !== null && row.contexts !== undefined) state.contexts = typeof row.contexts === 'string' ? JSON.parse(row.contexts) : row.contexts;
   return state;
 }
 
@@ -46,6 +49,7 @@ export function stateColumns(players: readonly PlayerStateRecord[]) {
     matches: players.map((p) => p.state.matches),
     lastAt: players.map((p) => p.state.lastAt ?? null),
     lastSeq: players.map((p) => p.lastSeq ?? null),
+    contexts: players.map((p) => (p.state.contexts === undefined ? null : JSON.stringify(p.state.contexts))),
   };
 }
 

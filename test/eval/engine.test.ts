@@ -152,3 +152,27 @@ describe('draws and home advantage', () => {
     expect(predictions[0]).toBe(0.5);
   });
 });
+
+describe('a contender with per-context offsets', () => {
+  it('predicts each match in its context', () => {
+    // Elo K 32, contextK 16. m1 on clay: A beats B, A 1516 (clay +8), B 1484 (clay −8).
+    // m2 on clay is predicted at 1524 v 1476: E = 1 / (1 + 10^(−48/400)) = 0.568641.
+    const duel = (id: string, context: string, day: number): EvalMatch => ({
+      id,
+      at: Date.UTC(2020, 0, day),
+      context,
+      teams: [
+        { players: [{ id: 'A' }], rank: 1 },
+        { players: [{ id: 'B' }], rank: 2 },
+      ],
+    });
+    const predictions: number[] = [];
+    evaluate(systemContender('elo', { k: 32, contextK: 16 }), [duel('m1', 'clay', 1), duel('m2', 'clay', 2), duel('m3', 'grass', 2)], {
+      isTest: splitAtDate(Date.UTC(2020, 0, 2)),
+      onPrediction: (_, expected) => predictions.push(expected),
+    });
+    expect(predictions[0]).toBeCloseTo(0.568641, 6);
+    // m3 comes after m2 (A won again on clay: A 1516 + 32·0.431359 = 1529.8035, clay offset 8 + 16·0.431359 = 14.9017; B the mirror).
+    expect(predictions[1]).toBeCloseTo(E(1529.8035, 1470.1965), 4);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseMatch } from 'ladder-core/core/match.js';
 import { createSystem } from 'ladder-core/core/systems.js';
-import { parseColumnMap, parseMatchLog } from '../../src/io/matches.js';
+import { parseColumnMap, parseMatchLog, parsePairwiseCsv } from '../../src/io/matches.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -29,6 +29,18 @@ describe('match logs', () => {
     expect(() => parseColumnMap('winner')).toThrow(/field map: expected key=column/);
     expect(() => parseColumnMap('champion=x')).toThrow(/unknown key "champion"/);
     expect(() => [...parseMatchLog('x,y\n1,2\n', 'csv', {})]).toThrow(/line 1, field map: the CSV needs winner and loser columns/);
+  });
+
+  it('reads a context column, as tennis levels in the ATP files (context=tourney_level), naming the line of a bad one', () => {
+    const csv = 'tourney_level,winner_id,loser_id\nG,1,2\n,2,3\nM,3,1\n';
+    const matches = [...parseMatchLog(csv, 'csv', { map: parseColumnMap('winner=winner_id,loser=loser_id,context=tourney_level') })].map((m) => m.match);
+    expect(matches.map((m) => m.context)).toEqual(['G', undefined, 'M']);
+    // The pairwise scanner leaves a log with contexts to the general reader.
+    expect(parsePairwiseCsv(csv, parseColumnMap('winner=winner_id,loser=loser_id,context=tourney_level'))).toBeUndefined();
+    const long = `tourney_level,winner_id,loser_id\nG,1,2\n${'x'.repeat(65)},2,3\n`;
+    expect(() => [...parseMatchLog(long, 'csv', { map: parseColumnMap('winner=winner_id,loser=loser_id,context=tourney_level') })]).toThrow(
+      /line 3, field context: must be at most 64 characters/,
+    );
   });
 
   it('validates home', () => {

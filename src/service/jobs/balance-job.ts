@@ -9,6 +9,8 @@ export interface BalanceJobInput {
   players: Array<{ id: string; state: PlayerState }>;
   parties?: string[][];
   teams?: number;
+  /** The match's context, for systems with per-context offsets. */
+  context?: string;
   /** Milliseconds the search may take (the library's `deadlineMs`). */
   deadlineMs?: number;
 }
@@ -21,7 +23,7 @@ export function balanceJob(input: BalanceJobInput): BalanceResult {
       ...(input.parties !== undefined ? { parties: input.parties } : {}),
       ...(input.teams !== undefined ? { teams: input.teams } : {}),
     },
-    (teams) => system.predict(teams),
+    (teams) => system.predict(teams, input.context),
     input.deadlineMs !== undefined ? { deadlineMs: input.deadlineMs } : {},
   );
 }

@@ -6,8 +6,10 @@ export interface PredictJobInput {
   system: SystemName;
   options: Record<string, unknown>;
   teams: PlayerState[][];
+  /** The match's context, for systems with per-context offsets. */
+  context?: string;
 }
 
 export function predictJob(input: PredictJobInput): number[] {
-  return systemFor(input.system, input.options).predict(input.teams);
+  return systemFor(input.system, input.options).predict(input.teams, input.context);
 }

@@ -143,7 +143,12 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
         });
         ratings = steps.map((step) => step.rating);
       } else {
-        winProbabilities = job.matches.map((match) => system.predict(match.teams.map((team) => team.players.map((p) => working.get(p.id) ?? system.initial()))));
+        winProbabilities = job.matches.map((match) =>
+          system.predict(
+            match.teams.map((team) => team.players.map((p) => working.get(p.id) ?? system.initial())),
+            match.context,
+          ),
+        );
         ratings = rateUnit(system, job.matches, working, job.kind === 'round');
       }
     } catch (error) {

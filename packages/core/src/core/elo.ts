@@ -7,7 +7,19 @@ import { InvalidInputError } from './errors.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf, defaultsOf } from './options.js';
 import type { PairwiseLog, PairwiseRatings } from './pairwise.js';
-import { emptyRatings, latest, mean, type MatchRating, type PlayerState, predictFromPairs, type RatingSystem, stateOf } from './rating-system.js';
+import {
+  type ContextOffset,
+  contextOf,
+  emptyRatings,
+  latest,
+  mean,
+  type MatchRating,
+  type PlayerState,
+  predictFromPairs,
+  type RatingSystem,
+  stateOf,
+  withContext,
+} from './rating-system.js';
 
 export interface EloRating {
   rating: number;
@@ -21,6 +33,12 @@ export const ELO_OPTIONS = {
   k: numberOption({ default: 32, min: 0, description: 'K factor: the most a game of weight 1 can move a rating' }),
   /** Rating points for a tenfold change in odds. @default 400 */
   scale: numberOption({ default: 400, min: 0, exclusiveMin: true, description: 'rating points for a tenfold change in odds' }),
+  /**
+   * K factor of a player's per-context offsets: a match with a `context` is
+   * played at rating + offset[context], the rating moves by K and the offset
+   * by this K; 0 leaves contexts out (plain Elo). @default 0
+   */
+  contextK: numberOption({ default: 0, min: 0, description: 'K factor of the per-context offsets (skill in a context = rating + offset); 0 leaves contexts out' }),
 };
 
 export type EloOptions = OptionsOf<typeof ELO_OPTIONS>;
@@ -79,7 +97,12 @@ export function eloWinProbability(a: number, b: number, options: EloOptions = {}
  */
 function eloSystem(o: ResolvedEloOptions): RatingSystem {
   const initial = (): PlayerState => ({ rating: o.rating, matches: 0 });
+  // Per-context offsets only when switched on: otherwise a context is ignored and every step is plain Elo's.
+  const contextual = o.contextK > 0;
+  const skill = (state: PlayerState, context: string | undefined): number => state.rating + (contextual ? (contextOf(state, context)?.offset ?? 0) : 0);
   const ratePeriod: RatingSystem['ratePeriod'] = (matches, states) => {
+    /** Offset changes by player, then by context: the K of offsets times the same surprise. */
+    const offsetChanges = new Map<string, Map<string, { change: number; count: number }>>();
     const changes = new Map<string, number>();
     const counts = new Map<string, number>();
     const lastAts = new Map<string, number>();
@@ -87,7 +110,8 @@ function eloSystem(o: ResolvedEloOptions): RatingSystem {
     matches.forEach((match, m) => {
       const placements = teamPlacements(match);
       const weight = match.weight ?? 1;
-      const means = match.teams.map((team) => mean(team.players.map((p) => stateOf(states, p.id, initial).rating)));
+      const context = contextual ? match.context : undefined;
+      const means = match.teams.map((team) => mean(team.players.map((p) => skill(stateOf(states, p.id, initial), context))));
       const others = match.teams.length - 1;
       match.teams.forEach((team, t) => {
         let score = 0;
@@ -101,6 +125,14 @@ function eloSystem(o: ResolvedEloOptions): RatingSystem {
         const delta = (o.k * weight * (score - expected)) / others;
         for (const player of team.players) {
           changes.set(player.id, (changes.get(player.id) ?? 0) + delta);
+          if (context !== undefined) {
+            let byContext = offsetChanges.get(player.id);
+            if (!byContext) offsetChanges.set(player.id, (byContext = new Map()));
+            const entry = byContext.get(context) ?? { change: 0, count: 0 };
+            entry.change += (o.contextK * weight * (score - expected)) / others;
+            entry.count += 1;
+            byContext.set(context, entry);
+          }
           counts.set(player.id, (counts.get(player.id) ?? 0) + 1);
           if (match.at !== undefined) lastAts.set(player.id, Math.max(match.at, lastAts.get(player.id) ?? -Infinity));
           pending.push({ match: m, id: player.id, team: t, score: score / others, expected: expected / others });
@@ -113,6 +145,12 @@ function eloSystem(o: ResolvedEloOptions): RatingSystem {
       const after: PlayerState = { rating: before.rating + changes.get(p.id)!, matches: before.matches + counts.get(p.id)! };
       const lastAt = latest(lastAts.get(p.id), before.lastAt);
       if (lastAt !== undefined) after.lastAt = lastAt;
+      let contexts = before.contexts;
+      for (const [context, { change, count }] of offsetChanges.get(p.id) ?? []) {
+        const old: ContextOffset | undefined = contexts?.[context];
+        contexts = withContext(contexts, context, { offset: (old?.offset ?? 0) + change, matches: (old?.matches ?? 0) + count });
+      }
+      if (contexts !== undefined) after.contexts = contexts;
       ratings[p.match]!.players.push({ id: p.id, team: p.team, before, after, terms: { score: p.score, expected: p.expected, surprise: p.score - p.expected } });
     }
     return ratings;
@@ -123,8 +161,8 @@ function eloSystem(o: ResolvedEloOptions): RatingSystem {
     initial,
     ratePeriod,
     rateMatch: (match: Match, states) => ratePeriod([match], states)[0]!,
-    predict: (teams) => {
-      const means = teams.map((team) => mean(team.map((p) => p.rating)));
+    predict: (teams, context) => {
+      const means = teams.map((team) => mean(team.map((p) => skill(p, context))));
       return predictFromPairs(teams.length, (a, b) => eloExpected(means[a]!, means[b]!, o.scale));
     },
     idle: (state) => state,
@@ -180,7 +218,13 @@ export const ELO = defineSystem({
     deviation: false,
   },
   display: { quantity: 'rating', decimals: 1, scale: 'elo' },
-  fit: { parameters: [{ name: 'k', min: 1, max: 200, initial: 32 }], byDefault: ['k'] },
+  fit: {
+    parameters: [
+      { name: 'k', min: 1, max: 200, initial: 32 },
+      { name: 'contextK', min: 0, max: 100, scale: 'linear', initial: 8 },
+    ],
+    byDefault: ['k'],
+  },
   dashboard: {
     terms: SURPRISE_TERMS,
     explanation: SURPRISE_EXPLANATION,

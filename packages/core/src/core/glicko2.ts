@@ -8,7 +8,7 @@ import { InvalidInputError } from './errors.js';
 import { type Match, pairScore, teamPlacements } from './match.js';
 import { defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from './options.js';
 import type { PairwiseLog, PairwiseRatings } from './pairwise.js';
-import { emptyRatings, type MatchRating, type PlayerState, predictFromPairs, type RatingSystem, stateOf } from './rating-system.js';
+import { type ContextOffset, contextOf, emptyRatings, type MatchRating, type PlayerState, predictFromPairs, type RatingSystem, stateOf, withContext } from './rating-system.js';
 import type { SystemName } from './registry.js';
 
 /** Glickman's conversion between the Glicko and Glicko-2 scales: 400 / ln 10. */
@@ -45,6 +45,13 @@ export const GLICKO2_OPTIONS = {
    * player's RD grows by one step 6 per period elapsed. @default 86_400_000 (one day)
    */
   periodMs: numberOption({ default: 86_400_000, min: 0, exclusiveMin: true, description: "length of a rating period in ms: an idle player's RD grows by one step 6 per period" }),
+  /**
+   * Starting RD of a player's per-context offset: a match with a `context`
+   * is played at rating + offset[context], with deviation
+   * sqrt(RD² + offset RD²), and the step splits between rating and offset in
+   * proportion to their variances; 0 leaves contexts out (plain Glicko-2). @default 0
+   */
+  contextRd: numberOption({ default: 0, min: 0, description: "starting RD of a player's per-context offset (skill in a context = rating + offset); 0 leaves contexts out" }),
 };
 
 export type Glicko2Options = OptionsOf<typeof GLICKO2_OPTIONS>;
@@ -283,6 +290,8 @@ export const PLACEMENT_BATTLES: Glicko2Battles = Object.freeze({ score: (_match:
 
 interface Participant {
   id: string;
+  /** The match's context, when per-context offsets are on. */
+  context: string | undefined;
   match: number;
   team: number;
   start: PlayerState;
@@ -305,6 +314,18 @@ export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options,
     return { ...state, rd: glicko2IdleRd(state.rd ?? o.rd, state.volatility ?? o.volatility, periods, o.rd) };
   };
   const composite = (team: readonly PlayerState[]) => glicko2Composite(team, o.rd);
+  // Per-context offsets only when switched on: otherwise a context is ignored and every step is plain Glicko-2's.
+  const contextual = o.contextRd > 0;
+  /** A player's offset in a context, a context they have not played starting at 0 with the starting offset RD. */
+  const offsetOf = (state: PlayerState, context: string): ContextOffset => contextOf(state, context) ?? { offset: 0, rd: o.contextRd, matches: 0 };
+  /** A player as they play in `context`: rating + offset, deviation sqrt(RD² + offset RD²). */
+  const inContext = (state: PlayerState, context: string | undefined): { rating: number; rd: number } => {
+    const rd = state.rd ?? o.rd;
+    if (context === undefined) return { rating: state.rating, rd };
+    const offset = offsetOf(state, context);
+    const offsetRd = offset.rd ?? o.contextRd;
+    return { rating: state.rating + offset.offset, rd: Math.sqrt(rd * rd + offsetRd * offsetRd) };
+  };
 
   const ratePeriod: RatingSystem['ratePeriod'] = (matches, states, rateOptions = {}) => {
     const timeIdle = rateOptions.timeIdle ?? true;
@@ -330,12 +351,13 @@ export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options,
       battles.check?.(match);
       const placements = teamPlacements(match);
       const teamStates = match.teams.map((team) => team.players.map((p) => startOf(p.id, match.at)));
-      const opponents = teamStates.map(composite);
+      const context = contextual ? match.context : undefined;
+      const opponents = context === undefined ? teamStates.map(composite) : teamStates.map((team) => composite(team.map((state) => inContext(state, context) as PlayerState)));
       match.teams.forEach((team, t) => {
         team.players.forEach((player, i) => {
           const start = teamStates[t]![i]!;
-          const mu = (start.rating - 1500) / GLICKO2_SCALE;
-          const participant: Participant = { id: player.id, match: m, team: t, start, vInverse: 0, improvement: 0, score: 0, expected: 0, battles: 0 };
+          const mu = ((context === undefined ? start.rating : inContext(start, context).rating) - 1500) / GLICKO2_SCALE;
+          const participant: Participant = { id: player.id, context, match: m, team: t, start, vInverse: 0, improvement: 0, score: 0, expected: 0, battles: 0 };
           const sums = [0, 0];
           match.teams.forEach((_, u) => {
             if (u === t) return;
@@ -358,6 +380,67 @@ export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options,
 
     const after = new Map<string, PlayerState>();
     const out = [0, 0, 0];
+    /**
+     * Steps 5 to 7 with per-context offsets, writing [mu', phi', sigma'] into
+     * `out` and returning the player's new offsets. The volatility is step 5
+     * from all the period's games, as without contexts. Then the player's
+     * games are taken group by group (no context first, then each context in
+     * the order met): skill in the group is x = mu + delta, a sum of two
+     * independent Gaussians of variances phi*² (phi² + sigma'², step 6) and
+     * phi_c² (0 without a context), and the group's games are one linearised
+     * observation of x with information vInverse and gradient improvement.
+     * Its Kalman update moves x by phi'² improvement (step 7 with P = phi*² +
+     * phi_c² in place of phi*²) and gives each part the share of its
+     * variance: mu by k phi*² improvement / (1 + P vInverse), delta by
+     * k phi_c² improvement / (1 + P vInverse); each variance shrinks by its
+     * square times vInverse / (1 + P vInverse). With phi_c = 0 this is steps 6
+     * and 7 exactly. The covariance the update creates between mu and delta
+     * is dropped (each part keeps its own deviation), and a group after the
+     * first starts from the deviations the group before left.
+     */
+    const contextStep = (
+      start: PlayerState,
+      list: readonly Participant[],
+      mu: number,
+      vInverse: number,
+      improvement: number,
+      result: number[],
+    ): Record<string, ContextOffset> | undefined => {
+      const phi = (start.rd ?? o.rd) / GLICKO2_SCALE;
+      const sigma = start.volatility ?? o.volatility;
+      const sigma2 = sigma * sigma;
+      const phi2 = phi * phi;
+      const newSigma = Math.exp(glicko2StepVolatility(Math.log(sigma2), sigma2, phi2, vInverse, improvement, o.tau, o.epsilon) / 2);
+      let general = phi2 + newSigma * newSigma;
+      let newMu = mu;
+      const groups = new Map<string | undefined, { vInverse: number; improvement: number; count: number }>();
+      if (list.some((p) => p.context === undefined)) groups.set(undefined, { vInverse: 0, improvement: 0, count: 0 });
+      for (const p of list) {
+        const group = groups.get(p.context) ?? { vInverse: 0, improvement: 0, count: 0 };
+        group.vInverse += p.vInverse;
+        group.improvement += p.improvement;
+        group.count += 1;
+        groups.set(p.context, group);
+      }
+      let contexts = start.contexts;
+      for (const [context, group] of groups) {
+        const offset = context === undefined ? undefined : offsetOf(start, context);
+        const delta = offset === undefined ? 0 : offset.offset / GLICKO2_SCALE;
+        const offsetPhi = offset === undefined ? 0 : (offset.rd ?? o.contextRd) / GLICKO2_SCALE;
+        const offsetPhi2 = offsetPhi * offsetPhi;
+        const denominator = 1 + (general + offsetPhi2) * group.vInverse;
+        newMu += (o.k * general * group.improvement) / denominator;
+        const newDelta = delta + (o.k * offsetPhi2 * group.improvement) / denominator;
+        general -= (general * general * group.vInverse) / denominator;
+        const newOffsetPhi2 = offsetPhi2 - (offsetPhi2 * offsetPhi2 * group.vInverse) / denominator;
+        if (context !== undefined)
+          contexts = withContext(contexts, context, { offset: newDelta * GLICKO2_SCALE, rd: Math.sqrt(newOffsetPhi2) * GLICKO2_SCALE, matches: offset!.matches + group.count });
+      }
+      result[0] = newMu;
+      result[1] = Math.sqrt(general);
+      result[2] = newSigma;
+      return contexts;
+    };
     for (const [id, list] of byPlayer) {
       const start = list[0]!.start;
       let vInverse = 0;
@@ -367,7 +450,9 @@ export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options,
         improvement += p.improvement;
       }
       const mu = (start.rating - 1500) / GLICKO2_SCALE;
-      glicko2Step(mu, (start.rd ?? o.rd) / GLICKO2_SCALE, start.volatility ?? o.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
+      let contexts = start.contexts;
+      if (list.some((p) => p.context !== undefined)) contexts = contextStep(start, list, mu, vInverse, improvement, out);
+      else glicko2Step(mu, (start.rd ?? o.rd) / GLICKO2_SCALE, start.volatility ?? o.volatility, vInverse, improvement, o.tau, o.epsilon, o.k, out);
       const lastAt = list.reduce<number | undefined>((latest, p) => {
         const at = matches[p.match]!.at;
         return at !== undefined && (latest === undefined || at > latest) ? at : latest;
@@ -379,6 +464,7 @@ export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options,
         matches: start.matches + list.length,
       };
       if (lastAt !== undefined) state.lastAt = lastAt;
+      if (contexts !== undefined) state.contexts = contexts;
       after.set(id, state);
     }
 
@@ -407,8 +493,8 @@ export function glicko2RatingSystem(name: SystemName, o: ResolvedGlicko2Options,
     initial,
     ratePeriod,
     rateMatch: (match, states, rateOptions) => ratePeriod([match], states, rateOptions)[0]!,
-    predict: (teams) => {
-      const composites = teams.map(composite);
+    predict: (teams, context) => {
+      const composites = contextual && context !== undefined ? teams.map((team) => composite(team.map((state) => inContext(state, context) as PlayerState))) : teams.map(composite);
       return predictFromPairs(teams.length, (a, b) => glicko2WinProbability(composites[a]!, composites[b]!));
     },
     idle,
@@ -534,6 +620,7 @@ export const GLICKO2 = defineSystem({
     parameters: [
       { name: 'tau', min: 0.05, max: 2, initial: 0.5 },
       { name: 'rd', min: 50, max: 600, initial: 350 },
+      { name: 'contextRd', min: 0, max: 300, scale: 'linear', initial: 50 },
     ],
     byDefault: ['tau', 'rd'],
   },

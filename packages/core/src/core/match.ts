@@ -38,6 +38,37 @@ export interface Match {
    * rating systems ignore it; evaluation and fitting use it for home advantage.
    */
   home?: number;
+  /**
+   * Where or how the match was played (a map, a mode, a surface, a
+   * tournament level). Systems with per-context offsets switched on rate a
+   * player's skill in it as their rating plus an offset for the context;
+   * every other system ignores it.
+   */
+  context?: string;
+}
+
+/** The longest `context` a match may carry. */
+export const MAX_CONTEXT_LENGTH = 64;
+
+/**
+ * Why `value` is not a valid context, or undefined: an identifier (no
+ * control characters, well-formed Unicode) of at most MAX_CONTEXT_LENGTH
+ * characters, without leading or trailing spaces (so `"Ilios"` and
+ * `"Ilios "` never name two contexts).
+ */
+export function contextProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return `must be a string (a map, mode or level), got ${describe(value)}`;
+  const problem = identifierProblem(value, MAX_CONTEXT_LENGTH);
+  if (problem !== undefined) return problem;
+  if (value.trim() !== value) return 'must not start or end with spaces';
+  return undefined;
+}
+
+/** Returns `value` as a context, or throws an InvalidInputError naming `field`. */
+export function parseContext(value: unknown, field = 'context'): string {
+  const problem = contextProblem(value);
+  if (problem !== undefined) fail(field, problem);
+  return value as string;
 }
 
 /** The wire form accepted from users: a player may be a bare id, `at` an ISO string. */
@@ -52,6 +83,7 @@ export interface MatchInput {
   }>;
   weight?: number;
   home?: number;
+  context?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -130,6 +162,7 @@ export function parseMatch(raw: unknown): Match {
   if (raw.at !== undefined && raw.at !== null) match.at = parseTime(raw.at, 'at');
   if (raw.period !== undefined && raw.period !== null) match.period = parseId(raw.period, 'period');
   if (raw.weight !== undefined) match.weight = parseFiniteNumber(raw.weight, 'weight', { min: 0 });
+  if (raw.context !== undefined && raw.context !== null) match.context = parseContext(raw.context, 'context');
   if (!Array.isArray(raw.teams)) fail('teams', `must be an array of teams, got ${describe(raw.teams)}`);
   if (raw.teams.length < 2) fail('teams', `needs at least two teams, got ${raw.teams.length}`);
 

@@ -4,7 +4,7 @@
  * of states and want none of the replay machinery.
  */
 import { InvalidInputError } from './errors.js';
-import { type Match, type MatchInput, parseMatch } from './match.js';
+import { type Match, type MatchInput, parseContext, parseMatch } from './match.js';
 import type { PlayerState, RatingSystem } from './systems.js';
 
 /** Players' states by id: a Map, or a plain object such as one read from JSON. */
@@ -37,13 +37,19 @@ export function rate(system: RatingSystem, match: MatchInput | Match, states: Pl
   return result;
 }
 
+export interface PredictOptions {
+  /** The match's context (map, mode, level): used by systems with per-context offsets switched on. */
+  context?: string;
+}
+
 /**
  * Each team's chance of winning a match between `teams` (lists of player
  * ids), from the players' states; a player missing from `states` counts as
  * the system's new player. A player on two teams, or a team with no
  * players, is an InvalidInputError naming the field.
  */
-export function predict(system: RatingSystem, teams: ReadonlyArray<readonly string[]>, states: PlayerStates = new Map()): number[] {
+export function predict(system: RatingSystem, teams: ReadonlyArray<readonly string[]>, states: PlayerStates = new Map(), options: PredictOptions = {}): number[] {
+  const context = options.context === undefined ? undefined : parseContext(options.context, 'context');
   if (teams.length < 2) throw new InvalidInputError('a prediction needs at least two teams', { field: 'teams' });
   const known = isMap(states) ? states : new Map(Object.entries(states));
   const seen = new Set<string>();
@@ -58,5 +64,6 @@ export function predict(system: RatingSystem, teams: ReadonlyArray<readonly stri
         return known.get(id) ?? initial;
       });
     }),
+    context,
   );
 }

@@ -15,6 +15,22 @@ export interface PlayerState {
   matches: number;
   /** Epoch ms of the last rated match, when matches carry times. */
   lastAt?: number;
+  /**
+   * Per-context offsets by context (Elo and Glicko-2 with the option on):
+   * the player's skill in a context is `rating` plus the offset. A context
+   * the player has not played is absent (offset 0).
+   */
+  contexts?: Record<string, ContextOffset>;
+}
+
+/** A player's deviation from their general rating in one context. */
+export interface ContextOffset {
+  /** Added to the rating in this context, on the rating's scale. */
+  offset: number;
+  /** The offset's own deviation (Glicko-2), on the rating's scale. */
+  rd?: number;
+  /** Matches rated in this context. */
+  matches: number;
 }
 
 export interface PlayerChange {
@@ -64,9 +80,10 @@ export interface RatingSystem {
   /**
    * Probability that each team wins. Two teams: [p, 1 - p] with draws
    * counting half. More teams: each team's chance of placing first, taken as
-   * the normalised product of its pairwise chances.
+   * the normalised product of its pairwise chances. `context`, where the
+   * system keeps per-context offsets, is the match's context.
    */
-  predict(teams: ReadonlyArray<readonly PlayerState[]>): number[];
+  predict(teams: ReadonlyArray<readonly PlayerState[]>, context?: string): number[];
   /** Idle growth for `periods` idle rating periods (Glicko-2 and WvW: step 6 alone); systems without it return the state unchanged. */
   idle(state: PlayerState, periods: number): PlayerState;
   /**
@@ -140,4 +157,14 @@ export function stateOf(states: ReadonlyMap<string, PlayerState>, id: string, in
 /** The empty rating of each match of a period, in order (its id carried over). */
 export function emptyRatings(matches: readonly Match[]): MatchRating[] {
   return matches.map((match) => ({ ...(match.id !== undefined ? { matchId: match.id } : {}), players: [] }));
+}
+
+/** A player's offset in `context` (undefined without a context or before their first match in it). */
+export function contextOf(state: PlayerState, context: string | undefined): ContextOffset | undefined {
+  return context === undefined ? undefined : state.contexts?.[context];
+}
+
+/** A copy of `contexts` with `context` set to `offset` (the states given to a system are never changed). */
+export function withContext(contexts: Record<string, ContextOffset> | undefined, context: string, offset: ContextOffset): Record<string, ContextOffset> {
+  return { ...contexts, [context]: offset };
 }

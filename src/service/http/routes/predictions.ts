@@ -26,7 +26,7 @@ export const predictionRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault
     },
     async (request, reply) => {
       const ladder = await readableLadder(ctx.ladders, request, request.params.ladder);
-      return { probabilities: await predictTeams(ctx, ladder, request.body.teams, callerOf(request), clientGone(request, reply)) };
+      return { probabilities: await predictTeams(ctx, ladder, request.body.teams, callerOf(request), clientGone(request, reply), request.body.context) };
     },
   );
 };
