@@ -163,6 +163,9 @@ export class RuleSetMatchmaker {
   /** Reasons a ticket was kept out, by small id, so that a pass counts them in flat arrays. */
   private readonly reasonIds = new Map<string, number>();
   private readonly reasonNames: string[] = [];
+  /** A pass's scratch for one anchor: the reasons its candidates failed, in the order first seen, and the count by reason id. */
+  private readonly anchorReasons: number[] = [];
+  private readonly anchorCounts: number[] = [];
   /** Per numeric batchDistance rule: its reason id. */
   private readonly batchReason: number[];
 
@@ -278,7 +281,10 @@ export class RuleSetMatchmaker {
       whyCounts: undefined,
     };
     this.tickets.set(ticket.id, entry);
-    for (const p of ticket.players) this.playerTicket.set(p.id, ticket.id);
+    for (let i1 = 0; i1 < ticket.players.length; i1++) {
+      const p = ticket.players[i1];
+      this.playerTicket.set(p.id, ticket.id);
+    }
     return ticket;
   }
 
@@ -286,21 +292,31 @@ export class RuleSetMatchmaker {
     const entry = this.tickets.get(id);
     if (!entry) return false;
     this.tickets.delete(id);
-    for (const p of entry.ticket.players) this.playerTicket.delete(p.id);
+    for (let i2 = 0; i2 < entry.ticket.players.length; i2++) {
+      const p = entry.ticket.players[i2];
+      this.playerTicket.delete(p.id);
+    }
     return true;
   }
 
   /** Drops matched tickets: one by one when few matched, else by rebuilding the maps from those still waiting (cheaper than 100,000 deletes). */
   private keepOnly(entries: Entry[], waiting: Entry[]): void {
     if (waiting.length * 2 > entries.length) {
-      for (const e of entries) if (e.taken) this.cancel(e.ticket.id);
+      for (let i3 = 0; i3 < entries.length; i3++) {
+        const e = entries[i3];
+        if (e.taken) this.cancel(e.ticket.id);
+      }
       return;
     }
     this.tickets.clear();
     this.playerTicket.clear();
-    for (const e of waiting) {
+    for (let i4 = 0; i4 < waiting.length; i4++) {
+      const e = waiting[i4];
       this.tickets.set(e.ticket.id, e);
-      for (const p of e.ticket.players) this.playerTicket.set(p.id, e.ticket.id);
+      for (let i5 = 0; i5 < e.ticket.players.length; i5++) {
+        const p = e.ticket.players[i5];
+        this.playerTicket.set(p.id, e.ticket.id);
+      }
     }
   }
 
@@ -309,6 +325,7 @@ export class RuleSetMatchmaker {
     if (id === undefined) {
       id = this.reasonNames.push(reason) - 1;
       this.reasonIds.set(reason, id);
+      this.anchorCounts.push(0);
     }
     return id;
   }
@@ -324,7 +341,14 @@ export class RuleSetMatchmaker {
   }
 
   private sortedEntries(): Entry[] {
-    return [...this.tickets.values()].sort((a, b) => a.ticket.at - b.ticket.at || a.seq - b.seq);
+    const entries = [...this.tickets.values()];
+    // Tickets mostly arrive in time order: then they are in order already.
+    for (let k = 1; k < entries.length; k++) {
+      const a = entries[k - 1];
+      const b = entries[k];
+      if (a.ticket.at - b.ticket.at > 0 || (a.ticket.at === b.ticket.at && a.seq > b.seq)) return entries.sort((a, b) => a.ticket.at - b.ticket.at || a.seq - b.seq);
+    }
+    return entries;
   }
 
   private orderKey(ticket: RuleSetTicket): number {
@@ -338,46 +362,21 @@ export class RuleSetMatchmaker {
     if (!Number.isFinite(now)) throw new InvalidInputError('must be a number of seconds', { field: 'now' });
     const entries = this.sortedEntries();
     // Why each ticket was kept out this pass: reasons in the order first seen, with counts, on the entry (a few at most per ticket).
-    for (const e of entries) {
+    for (let i6 = 0; i6 < entries.length; i6++) {
+      const e = entries[i6];
       e.whyReasons = e.whyCounts = undefined;
       e.list = undefined;
     }
     const reasonNames = this.reasonNames;
-    /** Blames the ticket at position k of a batch, by reason id. */
-    const blameAt = (l: BatchList, k: number, id: number): void => {
-      const first = l.firstWhy[k];
-      if (first === id + 1) l.firstCount[k]++;
-      else if (first === 0) {
-        l.firstWhy[k] = id + 1;
-        l.firstCount[k] = 1;
-      } else if (l.secondWhy[k] === id + 1) l.secondCount[k]++;
-      else if (l.secondWhy[k] === 0) {
-        l.secondWhy[k] = id + 1;
-        l.secondCount[k] = 1;
-      } else later(l.group[k], reasonNames[id]);
-    };
     const blame = (entry: Entry, reason: string): void => {
-      if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason));
+      if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason), reasonNames);
       else later(entry, reason);
-    };
-    const later = (entry: Entry, reason: string): void => {
-      const reasons = entry.whyReasons;
-      if (reasons === undefined) {
-        entry.whyReasons = [reason];
-        entry.whyCounts = [1];
-        return;
-      }
-      const k = reasons.indexOf(reason);
-      if (k >= 0) entry.whyCounts![k]++;
-      else {
-        reasons.push(reason);
-        entry.whyCounts!.push(1);
-      }
     };
 
     // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
     const groups = new Map<string, Entry[]>();
-    for (const e of entries) {
+    for (let i7 = 0; i7 < entries.length; i7++) {
+      const e = entries[i7];
       if (e.key === null) {
         blame(e, this.stringBatch[0].name);
         continue;
@@ -388,7 +387,8 @@ export class RuleSetMatchmaker {
     }
     const numericOrder = !Number.isNaN(entries[0]?.order ?? NaN);
     for (const group of groups.values()) {
-      if (numericOrder) group.sort((a, b) => a.order - b.order || a.ticket.at - b.ticket.at || a.seq - b.seq);
+      // The group is oldest first already, and the sort is stable: by order value alone it is by (order, age, arrival).
+      if (numericOrder) sortByOrder(group);
       const next = new Int32Array(group.length);
       const prev = new Int32Array(group.length);
       for (let k = 0; k < group.length; k++) {
@@ -447,13 +447,14 @@ export class RuleSetMatchmaker {
       return (rng >>> 0) / 4294967296;
     };
 
-    for (const anchor of entries) {
+    for (let i8 = 0; i8 < entries.length; i8++) {
+      const anchor = entries[i8];
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
-      const candidates = this.candidates(anchor, l, random, blameAt);
-      const built = this.build(anchor, l, candidates, now, blameAt);
+      const built = this.build(anchor, l, this.candidates(anchor, l, random), now);
       if (built) {
-        for (const e of built.entries) {
+        for (let i9 = 0; i9 < built.entries.length; i9++) {
+          const e = built.entries[i9];
           e.taken = true;
           unlink(e);
         }
@@ -463,7 +464,8 @@ export class RuleSetMatchmaker {
     const waiting = entries.filter((e) => !e.taken);
     if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
-    for (const e of waiting) {
+    for (let i10 = 0; i10 < waiting.length; i10++) {
+      const e = waiting[i10];
       let best = 'minPlayers';
       let most = 0;
       const l = e.list;
@@ -478,69 +480,32 @@ export class RuleSetMatchmaker {
       e.whyReasons = e.whyCounts = undefined;
     }
     // The batch arrays are this pass's only.
-    for (const e of entries) e.list = undefined;
+    for (let i11 = 0; i11 < entries.length; i11++) {
+      const e = entries[i11];
+      e.list = undefined;
+    }
     this.lastWhy = whyOut;
     return { matches, waiting: waiting.map((e) => e.ticket.id), why: whyOut };
   }
 
   /**
-   * Candidates for an anchor, in the order FlexMatch would try them, one at a
-   * time: most anchors fill their match from the first few, so the window is
-   * walked lazily unless a sort rule, the fastest-region preference or random
-   * batching must see all of it first.
+   * Candidates for an anchor, in the order FlexMatch would try them: most
+   * anchors fill their match from the first few, so the window is walked
+   * lazily (a Walk) unless a sort rule, the fastest-region preference or
+   * random batching must see all of it first (then their positions in order).
    */
-  private candidates(anchor: Entry, l: BatchList, random: () => number, blameAt: (l: BatchList, k: number, id: number) => void): () => number {
-    const { group, next, prev, order } = l;
-    const index = anchor.index;
-    let left = this.options.searchWindow;
-    let pull: () => number;
-    if (Number.isNaN(anchor.order)) {
-      let k = l.head;
-      pull = () => {
-        if (k === index) k = next[k];
-        if (k < 0 || left-- <= 0) return -1;
-        const e = k;
-        k = next[k];
-        return e;
-      };
-    } else {
-      // Outward from the anchor, nearest ordering value first; past the widest a batch rule on that value can reach, nothing more can join.
-      const reach = this.orderReach;
-      let lo = prev[index];
-      let hi = next[index];
-      this.cut = false;
-      // The first ticket past the reach on each side is kept out by that rule; the ones beyond it, further still, too, but counting one keeps this O(1).
-      const reachId = this.reachRule === undefined ? -1 : this.reasonId(this.reachRule);
-      const centre = anchor.order;
-      const beyond = (k: number): boolean => {
-        if (Math.abs(order[k] - centre) <= reach) return false;
-        this.cut = true;
-        blameAt(l, k, reachId);
-        return true;
-      };
-      if (lo >= 0 && beyond(lo)) lo = -1;
-      if (hi >= 0 && beyond(hi)) hi = -1;
-      pull = () => {
-        if (left-- <= 0 || (lo < 0 && hi < 0)) return -1;
-        let e: number;
-        if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
-          e = lo;
-          lo = prev[lo];
-          if (lo >= 0 && beyond(lo)) lo = -1;
-        } else {
-          e = hi;
-          hi = next[hi];
-          if (hi >= 0 && beyond(hi)) hi = -1;
-        }
-        return e;
-      };
-    }
+  private candidates(anchor: Entry, l: BatchList, random: () => number): Walk | number[] {
+    const outward = !Number.isNaN(anchor.order);
+    const reachId = outward && this.reachRule !== undefined ? this.reasonId(this.reachRule) : -1;
+    const walk = new Walk(l, anchor.index, outward, this.options.searchWindow, anchor.order, this.orderReach, reachId, this.reasonNames);
+    const group = l.group;
     const sorts = this.sorts;
     const { batchingPreference, strategy } = this.ruleSet.algorithm;
     const reorder = sorts.length > 0 || (batchingPreference === 'random' && strategy === 'balanced') || (batchingPreference === 'fastestRegion' && anchor.bestRegion !== undefined);
-    if (!reorder) return pull;
+    if (!reorder) return walk;
     const out: Entry[] = [];
-    for (let k = pull(); k >= 0; k = pull()) out.push(group[k]);
+    for (let k = walk.next(); k >= 0; k = walk.next()) out.push(group[k]);
+    this.cut = walk.cut;
     if (batchingPreference === 'random' && strategy === 'balanced') {
       for (let k = out.length - 1; k > 0; k--) {
         const j = Math.floor(random() * (k + 1));
@@ -581,17 +546,10 @@ export class RuleSetMatchmaker {
         return 0;
       });
     }
-    let k = 0;
-    return () => (k < out.length ? out[k++].index : -1);
+    return out.map((e) => e.index);
   }
 
-  private build(
-    anchor: Entry,
-    l: BatchList,
-    candidates: () => number,
-    now: number,
-    blameAt: (l: BatchList, k: number, id: number) => void,
-  ): { match: RuleSetMatch; entries: Entry[] } | undefined {
+  private build(anchor: Entry, l: BatchList, candidates: Walk | number[], now: number): { match: RuleSetMatch; entries: Entry[] } | undefined {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
     const teams: TeamSlot[] = this.teamSlots.map((t) => ({
       name: t.name,
@@ -609,22 +567,22 @@ export class RuleSetMatchmaker {
     let age = NaN;
     const numericBatch = this.numericBatch;
     const batchCount = numericBatch.length;
-    const batchMin = numericBatch.map(() => Infinity);
-    const batchMax = numericBatch.map(() => -Infinity);
+    const batchMin = new Float64Array(batchCount).fill(Infinity);
+    const batchMax = new Float64Array(batchCount).fill(-Infinity);
+    // Each numeric batch rule's maxDistance, as worked out for the age in limitAge (candidates' ages repeat, so it is kept).
+    const limitAge = new Float64Array(batchCount).fill(NaN);
+    const limit = new Float64Array(batchCount);
     let regions: Map<string, { max: number; min: number; sum: number }> | undefined;
     let players = 0;
     let snapshot: Snapshot | undefined;
-    // Why candidates failed this anchor: reasons in the order first seen, with counts.
-    const anchorReasons: number[] = [];
-    const anchorCounts: number[] = [];
+    // Why candidates failed this anchor: reasons in the order first seen, with counts by reason id (zero again when the anchor is done).
+    const anchorReasons = this.anchorReasons;
+    const anchorCounts = this.anchorCounts;
+    anchorReasons.length = 0;
     const countReason = (reason: number): void => {
-      const k = anchorReasons.indexOf(reason);
-      if (k >= 0) anchorCounts[k]++;
-      else {
-        anchorReasons.push(reason);
-        anchorCounts.push(1);
-      }
+      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     };
+    const names = this.reasonNames;
 
     const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
     const teamMin = (k: number, a: number): number => stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
@@ -634,7 +592,10 @@ export class RuleSetMatchmaker {
     const stepsOf = this.ruleStepsOf;
     const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, paramAge);
     const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
-      for (const { rule, check } of rules) if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
+      for (let i12 = 0; i12 < rules.length; i12++) {
+        const { rule, check } = rules[i12];
+        if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
+      }
       return undefined;
     };
 
@@ -692,13 +653,24 @@ export class RuleSetMatchmaker {
     const tryAdd = (i: number): number => {
       const ticketAge = now - atOf[i];
       const a = Number.isNaN(age) ? ticketAge : newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
+      const refused = batchRefusal(i, a);
+      if (refused >= 0) return refused;
+      const reason = tryJoin(i, a);
+      return reason === undefined ? -1 : this.reasonId(reason);
+    };
+    /** The id of the first numeric batch rule the ticket at position i breaks for a match of age a, or -1. */
+    const batchRefusal = (i: number, a: number): number => {
       for (let k = 0; k < batchCount; k++) {
         const v = batchOf[k][i];
         const spread = Math.max(batchMax[k], v) - Math.min(batchMin[k], v);
-        if (spread > stepped(batchSteps[k], numericBatch[k].maxDistance, a)!) return batchReason[k];
+        if (limitAge[k] !== a) {
+          limitAge[k] = a;
+          // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
+          limit[k] = stepped(batchSteps[k], numericBatch[k].maxDistance, a) ?? Infinity;
+        }
+        if (spread > limit[k]) return batchReason[k];
       }
-      const reason = tryJoin(i, a);
-      return reason === undefined ? -1 : this.reasonId(reason);
+      return -1;
     };
     /** The rest of tryAdd, once the batch rules hold. */
     const tryJoin = (i: number, a: number): string | undefined => {
@@ -733,14 +705,20 @@ export class RuleSetMatchmaker {
           const before = team.players.length;
           if (team.roles) {
             let ok = true;
-            for (const p of entry.ticket.players) if (!(ok = team.roles.add(p.roles))) break;
+            for (let i13 = 0; i13 < entry.ticket.players.length; i13++) {
+              const p = entry.ticket.players[i13];
+              if (!(ok = team.roles.add(p.roles))) break;
+            }
             if (!ok) {
               team.roles.truncate(before);
               reason ??= `teams[${team.name}].roles`;
               continue;
             }
           }
-          for (const p of entry.ticket.players) team.players.push(p);
+          for (let i14 = 0; i14 < entry.ticket.players.length; i14++) {
+            const p = entry.ticket.players[i14];
+            team.players.push(p);
+          }
           const failed = early.length === 0 ? undefined : judge(early);
           if (failed) {
             team.players.length = before;
@@ -748,7 +726,11 @@ export class RuleSetMatchmaker {
             reason ??= failed.name;
             continue;
           }
-          if (team.roles) for (const p of entry.ticket.players) team.roleOwners.push(p.id);
+          if (team.roles)
+            for (let i15 = 0; i15 < entry.ticket.players.length; i15++) {
+              const p = entry.ticket.players[i15];
+              team.roleOwners.push(p.id);
+            }
         }
         // Joined: commit the running figures.
         counts[k] += size;
@@ -802,30 +784,50 @@ export class RuleSetMatchmaker {
 
     const anchorReason = tryAdd(anchor.index);
     if (anchorReason >= 0) {
-      blameAt(l, anchor.index, anchorReason);
+      blameAt(l, anchor.index, anchorReason, names);
       return undefined;
     }
     if (complete()) remember();
     // Team sizes and the match's age change only when a ticket joins, so fullness is worked out then.
     let isFull = full();
-    for (let candidate = candidates(); candidate >= 0; candidate = candidates()) {
-      if (isFull) break;
-      const reason = tryAdd(candidate);
-      if (reason >= 0) {
-        blameAt(l, candidate, reason);
-        countReason(reason);
-        continue;
+    const walk = candidates instanceof Walk ? candidates : undefined;
+    const list = candidates instanceof Walk ? undefined : candidates;
+    let listed = 0;
+    // tryAdd written out for the candidates (the anchor has joined, so the match has an age): most are refused, by a batch rule, and this loop is a pass's hottest.
+    for (;;) {
+      const candidate = walk !== undefined ? walk.next() : listed < list!.length ? list![listed++] : -1;
+      if (candidate < 0 || isFull) break;
+      const ticketAge = now - atOf[candidate];
+      const a = newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
+      let reason = batchRefusal(candidate, a);
+      if (reason < 0) {
+        const failed = tryJoin(candidate, a);
+        if (failed === undefined) {
+          if (complete()) remember();
+          isFull = full();
+          continue;
+        }
+        reason = this.reasonId(failed);
       }
-      if (complete()) remember();
-      isFull = full();
+      blameAt(l, candidate, reason, names);
+      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     }
     if (!snapshot) {
       // Tickets past the batch rule's widest reach were never tried: that rule held the anchor.
-      let best = this.reasonId(this.cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
+      const cut = walk !== undefined ? walk.cut : this.cut;
+      let best = this.reasonId(cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
       let most = 0;
-      for (let k = 0; k < anchorReasons.length; k++) if (anchorCounts[k] > most) [best, most] = [anchorReasons[k], anchorCounts[k]];
-      blameAt(l, anchor.index, best);
+      for (let i16 = 0; i16 < anchorReasons.length; i16++) {
+        const id = anchorReasons[i16];
+        if (anchorCounts[id] > most) [best, most] = [id, anchorCounts[id]];
+        anchorCounts[id] = 0;
+      }
+      blameAt(l, anchor.index, best, names);
       return undefined;
+    }
+    for (let i17 = 0; i17 < anchorReasons.length; i17++) {
+      const id = anchorReasons[i17];
+      anchorCounts[id] = 0;
     }
     const kept: Entry[] = [];
     const out: RuleSetMatch = {
@@ -840,12 +842,124 @@ export class RuleSetMatchmaker {
       const team = placedTeam[p];
       kept.push(entry);
       out.teams[team].push(entry.ticket.id);
-      for (const p of entry.ticket.players) {
+      for (let i18 = 0; i18 < entry.ticket.players.length; i18++) {
+        const p = entry.ticket.players[i18];
         out.players[team].push(p.id);
         if (snapshot.roles) out.roles![p.id] = snapshot.roles[p.id];
       }
     }
     return { match: out, entries: kept };
+  }
+}
+
+/** Sorts entries by their order value, stably, reading the values from one flat array rather than from each entry. */
+function sortByOrder(group: Entry[]): void {
+  const n = group.length;
+  const key = new Float64Array(n);
+  const positions: number[] = new Array(n);
+  for (let k = 0; k < n; k++) {
+    key[k] = group[k].order;
+    positions[k] = k;
+  }
+  positions.sort((a, b) => key[a] - key[b]);
+  const copy = group.slice();
+  for (let k = 0; k < n; k++) group[k] = copy[positions[k]];
+}
+
+/** Blames the ticket at position k of a batch, by reason id (names: the reasons by id). */
+function blameAt(l: BatchList, k: number, id: number, names: readonly string[]): void {
+  const first = l.firstWhy[k];
+  if (first === id + 1) l.firstCount[k]++;
+  else if (first === 0) {
+    l.firstWhy[k] = id + 1;
+    l.firstCount[k] = 1;
+  } else if (l.secondWhy[k] === id + 1) l.secondCount[k]++;
+  else if (l.secondWhy[k] === 0) {
+    l.secondWhy[k] = id + 1;
+    l.secondCount[k] = 1;
+  } else later(l.group[k], names[id]);
+}
+
+/** Blames a ticket on the entry itself: a third reason and beyond, or a ticket outside every batch. */
+function later(entry: Entry, reason: string): void {
+  const reasons = entry.whyReasons;
+  if (reasons === undefined) {
+    entry.whyReasons = [reason];
+    entry.whyCounts = [1];
+    return;
+  }
+  const k = reasons.indexOf(reason);
+  if (k >= 0) entry.whyCounts![k]++;
+  else {
+    reasons.push(reason);
+    entry.whyCounts!.push(1);
+  }
+}
+
+/**
+ * An anchor's candidates taken lazily from its batch, one per next(): in age
+ * order (outward is false), or outward from the anchor's ordering value,
+ * nearest first, stopping at the widest a batch rule on that value can reach
+ * (the first ticket past it on each side is blamed on that rule, and cut is
+ * set). At most `left` candidates.
+ */
+class Walk {
+  cut = false;
+  private lo: number;
+  private hi: number;
+  private k: number;
+
+  constructor(
+    private readonly l: BatchList,
+    private readonly index: number,
+    private readonly outward: boolean,
+    private left: number,
+    private readonly centre: number,
+    private readonly reach: number,
+    private readonly reachId: number,
+    private readonly names: readonly string[],
+  ) {
+    this.k = l.head;
+    this.lo = l.prev[index];
+    this.hi = l.next[index];
+    if (outward) {
+      if (this.lo >= 0 && this.beyond(this.lo)) this.lo = -1;
+      if (this.hi >= 0 && this.beyond(this.hi)) this.hi = -1;
+    }
+  }
+
+  /** The next candidate's position in the batch, or -1 when there is none. */
+  next(): number {
+    const { next, prev, order } = this.l;
+    if (!this.outward) {
+      let k = this.k;
+      if (k === this.index) k = next[k];
+      if (k < 0 || this.left-- <= 0) {
+        this.k = k;
+        return -1;
+      }
+      this.k = next[k];
+      return k;
+    }
+    if (this.left-- <= 0) return -1;
+    const lo = this.lo;
+    const hi = this.hi;
+    if (lo < 0 && hi < 0) return -1;
+    if (hi < 0 || (lo >= 0 && this.centre - order[lo] <= order[hi] - this.centre)) {
+      const p = prev[lo];
+      this.lo = p >= 0 && this.beyond(p) ? -1 : p;
+      return lo;
+    }
+    const n = next[hi];
+    this.hi = n >= 0 && this.beyond(n) ? -1 : n;
+    return hi;
+  }
+
+  private beyond(k: number): boolean {
+    if (Math.abs(this.l.order[k] - this.centre) <= this.reach) return false;
+    this.cut = true;
+    blameAt(this.l, k, this.reachId, this.names);
+    return true;
   }
 }
 
