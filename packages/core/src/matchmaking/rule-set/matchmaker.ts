@@ -63,9 +63,11 @@ interface Entry {
   order: number;
   bestRegion: string | undefined;
   /** Worst ping of the party per region every member reports. */
-  regionPing: Map<string, number>;
-  regionMin: Map<string, number>;
-  regionSum: Map<string, number>;
+  regionNames: string[];
+  /** Aligned with regionNames. */
+  regionPing: number[];
+  regionMin: number[];
+  regionSum: number[];
   /** This pass: the entry's batch list and position in it (kept on the entry, not in a per-pass map of 100k objects). */
   list: BatchList | undefined;
   index: number;
@@ -107,15 +109,6 @@ interface TeamSlot {
   roles?: RoleAssignment;
   roleOwners: string[];
 }
-
-interface Snapshot {
-  count: number;
-  region: string | null;
-  roles?: Record<string, string>;
-  sizes: number[];
-}
-
-const NO_REGIONS: Map<string, number> = new Map();
 
 type Step = { waitTimeSeconds: number; value: number };
 /** A rule judged on a forming or complete match, with its compiled check when it has one. */
@@ -247,21 +240,21 @@ export class RuleSetMatchmaker {
     });
     const key = parts.length === 0 ? '' : parts.includes(null) ? null : JSON.stringify(parts);
     const first = ticket.players[0].pings;
-    const regionPing = first ? new Map<string, number>() : NO_REGIONS;
-    const regionMin = first ? new Map<string, number>() : NO_REGIONS;
-    const regionSum = first ? new Map<string, number>() : NO_REGIONS;
+    const regionNames: string[] = [];
+    const regionPing: number[] = [];
+    const regionMin: number[] = [];
+    const regionSum: number[] = [];
     for (const region of first ? Object.keys(first) : []) {
       const pings = ticket.players.map((p) => p.pings?.[region]);
       if (pings.some((x) => x === undefined)) continue;
-      regionPing.set(region, Math.max(...(pings as number[])));
-      regionMin.set(region, Math.min(...(pings as number[])));
-      regionSum.set(
-        region,
-        (pings as number[]).reduce((a, b) => a + b, 0),
-      );
+      regionNames.push(region);
+      regionPing.push(Math.max(...(pings as number[])));
+      regionMin.push(Math.min(...(pings as number[])));
+      regionSum.push((pings as number[]).reduce((a, b) => a + b, 0));
     }
-    let bestRegion: string | undefined;
-    for (const [region, ms] of regionPing) if (bestRegion === undefined || ms < regionPing.get(bestRegion)!) bestRegion = region;
+    let best = -1;
+    for (let j = 0; j < regionNames.length; j++) if (best < 0 || regionPing[j] < regionPing[best]) best = j;
+    const bestRegion = best < 0 ? undefined : regionNames[best];
     const order = this.orderKey(ticket);
     // Every field from the start, so that all entries share one shape in the pass's hot loops.
     const entry: Entry = {
@@ -272,6 +265,7 @@ export class RuleSetMatchmaker {
       key,
       order,
       bestRegion,
+      regionNames,
       regionPing,
       regionMin,
       regionSum,
@@ -281,8 +275,8 @@ export class RuleSetMatchmaker {
       whyCounts: undefined,
     };
     this.tickets.set(ticket.id, entry);
-    for (let i1 = 0; i1 < ticket.players.length; i1++) {
-      const p = ticket.players[i1];
+    for (let j = 0; j < ticket.players.length; j++) {
+      const p = ticket.players[j];
       this.playerTicket.set(p.id, ticket.id);
     }
     return ticket;
@@ -292,8 +286,8 @@ export class RuleSetMatchmaker {
     const entry = this.tickets.get(id);
     if (!entry) return false;
     this.tickets.delete(id);
-    for (let i2 = 0; i2 < entry.ticket.players.length; i2++) {
-      const p = entry.ticket.players[i2];
+    for (let j = 0; j < entry.ticket.players.length; j++) {
+      const p = entry.ticket.players[j];
       this.playerTicket.delete(p.id);
     }
     return true;
@@ -302,19 +296,19 @@ export class RuleSetMatchmaker {
   /** Drops matched tickets: one by one when few matched, else by rebuilding the maps from those still waiting (cheaper than 100,000 deletes). */
   private keepOnly(entries: Entry[], waiting: Entry[]): void {
     if (waiting.length * 2 > entries.length) {
-      for (let i3 = 0; i3 < entries.length; i3++) {
-        const e = entries[i3];
+      for (let j = 0; j < entries.length; j++) {
+        const e = entries[j];
         if (e.taken) this.cancel(e.ticket.id);
       }
       return;
     }
     this.tickets.clear();
     this.playerTicket.clear();
-    for (let i4 = 0; i4 < waiting.length; i4++) {
-      const e = waiting[i4];
+    for (let j = 0; j < waiting.length; j++) {
+      const e = waiting[j];
       this.tickets.set(e.ticket.id, e);
-      for (let i5 = 0; i5 < e.ticket.players.length; i5++) {
-        const p = e.ticket.players[i5];
+      for (let m = 0; m < e.ticket.players.length; m++) {
+        const p = e.ticket.players[m];
         this.playerTicket.set(p.id, e.ticket.id);
       }
     }
@@ -362,8 +356,8 @@ export class RuleSetMatchmaker {
     if (!Number.isFinite(now)) throw new InvalidInputError('must be a number of seconds', { field: 'now' });
     const entries = this.sortedEntries();
     // Why each ticket was kept out this pass: reasons in the order first seen, with counts, on the entry (a few at most per ticket).
-    for (let i6 = 0; i6 < entries.length; i6++) {
-      const e = entries[i6];
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
       e.whyReasons = e.whyCounts = undefined;
       e.list = undefined;
     }
@@ -375,8 +369,8 @@ export class RuleSetMatchmaker {
 
     // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
     const groups = new Map<string, Entry[]>();
-    for (let i7 = 0; i7 < entries.length; i7++) {
-      const e = entries[i7];
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
       if (e.key === null) {
         blame(e, this.stringBatch[0].name);
         continue;
@@ -404,7 +398,7 @@ export class RuleSetMatchmaker {
       for (let k = 0; k < n; k++) {
         const e = group[k];
         size[k] = e.ticket.players.length;
-        pinged[k] = e.regionPing.size > 0 ? 1 : 0;
+        pinged[k] = e.regionNames.length > 0 ? 1 : 0;
         order[k] = e.order;
         at[k] = e.ticket.at;
         for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
@@ -447,14 +441,14 @@ export class RuleSetMatchmaker {
       return (rng >>> 0) / 4294967296;
     };
 
-    for (let i8 = 0; i8 < entries.length; i8++) {
-      const anchor = entries[i8];
+    for (let j = 0; j < entries.length; j++) {
+      const anchor = entries[j];
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
       const built = this.build(anchor, l, this.candidates(anchor, l, random), now);
       if (built) {
-        for (let i9 = 0; i9 < built.entries.length; i9++) {
-          const e = built.entries[i9];
+        for (let m = 0; m < built.entries.length; m++) {
+          const e = built.entries[m];
           e.taken = true;
           unlink(e);
         }
@@ -464,8 +458,8 @@ export class RuleSetMatchmaker {
     const waiting = entries.filter((e) => !e.taken);
     if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
-    for (let i10 = 0; i10 < waiting.length; i10++) {
-      const e = waiting[i10];
+    for (let j = 0; j < waiting.length; j++) {
+      const e = waiting[j];
       let best = 'minPlayers';
       let most = 0;
       const l = e.list;
@@ -480,8 +474,8 @@ export class RuleSetMatchmaker {
       e.whyReasons = e.whyCounts = undefined;
     }
     // The batch arrays are this pass's only.
-    for (let i11 = 0; i11 < entries.length; i11++) {
-      const e = entries[i11];
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
       e.list = undefined;
     }
     this.lastWhy = whyOut;
@@ -572,9 +566,20 @@ export class RuleSetMatchmaker {
     // Each numeric batch rule's maxDistance, as worked out for the age in limitAge (candidates' ages repeat, so it is kept).
     const limitAge = new Float64Array(batchCount).fill(NaN);
     const limit = new Float64Array(batchCount);
-    let regions: Map<string, { max: number; min: number; sum: number }> | undefined;
+    // The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with
+    // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
+    let regionsKnown = false;
+    let regionCount = 0;
+    const regionName: string[] = [];
+    const regionMax: number[] = [];
+    const regionMin: number[] = [];
+    const regionSum: number[] = [];
     let players = 0;
-    let snapshot: Snapshot | undefined;
+    // The largest complete match so far: its ticket count (-1 for none), region and roles.
+    let snapshotCount = -1;
+    let snapshotRegion: string | null = null;
+    let snapshotRoles: Record<string, string> | undefined;
+    const hasRoles = teams.some((t) => t.roles);
     // Why candidates failed this anchor: reasons in the order first seen, with counts by reason id (zero again when the anchor is done).
     const anchorReasons = this.anchorReasons;
     const anchorCounts = this.anchorCounts;
@@ -592,8 +597,8 @@ export class RuleSetMatchmaker {
     const stepsOf = this.ruleStepsOf;
     const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, paramAge);
     const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
-      for (let i12 = 0; i12 < rules.length; i12++) {
-        const { rule, check } = rules[i12];
+      for (let j = 0; j < rules.length; j++) {
+        const { rule, check } = rules[j];
         if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
       }
       return undefined;
@@ -615,30 +620,43 @@ export class RuleSetMatchmaker {
     };
     /** Whether some region every player so far and this party report passes the latency rule. */
     const reachable = (entry: Entry, count: number): boolean => {
-      if (regions === undefined) {
-        for (const [region, ms] of entry.regionPing) if (acceptable(ms, entry.regionMin.get(region)!, entry.regionSum.get(region)!, count)) return true;
+      const { regionNames, regionPing, regionMin: partyMin, regionSum: partySum } = entry;
+      if (!regionsKnown) {
+        for (let j = 0; j < regionNames.length; j++) if (acceptable(regionPing[j], partyMin[j], partySum[j], count)) return true;
         return false;
       }
-      for (const [region, s] of regions) {
-        const ms = entry.regionPing.get(region);
-        if (ms === undefined) continue;
-        if (acceptable(Math.max(s.max, ms), Math.min(s.min, entry.regionMin.get(region)!), s.sum + entry.regionSum.get(region)!, count)) return true;
+      for (let r = 0; r < regionCount; r++) {
+        const j = regionNames.indexOf(regionName[r]);
+        if (j < 0) continue;
+        if (acceptable(Math.max(regionMax[r], regionPing[j]), Math.min(regionMin[r], partyMin[j]), regionSum[r] + partySum[j], count)) return true;
       }
       return false;
     };
-    /** The regions every player so far and this party report, with their figures. */
-    const joinedRegions = (entry: Entry): Map<string, { max: number; min: number; sum: number }> => {
-      const next = new Map<string, { max: number; min: number; sum: number }>();
-      if (regions === undefined) {
-        for (const [region, ms] of entry.regionPing) next.set(region, { max: ms, min: entry.regionMin.get(region)!, sum: entry.regionSum.get(region)! });
-      } else {
-        for (const [region, s] of regions) {
-          const ms = entry.regionPing.get(region);
-          if (ms === undefined) continue;
-          next.set(region, { max: Math.max(s.max, ms), min: Math.min(s.min, entry.regionMin.get(region)!), sum: s.sum + entry.regionSum.get(region)! });
+    /** Narrows the regions to those this party reports too, with its figures added. */
+    const joinRegions = (entry: Entry): void => {
+      const { regionNames, regionPing, regionMin: partyMin, regionSum: partySum } = entry;
+      if (!regionsKnown) {
+        regionsKnown = true;
+        regionCount = regionNames.length;
+        for (let j = 0; j < regionCount; j++) {
+          regionName[j] = regionNames[j];
+          regionMax[j] = regionPing[j];
+          regionMin[j] = partyMin[j];
+          regionSum[j] = partySum[j];
         }
+        return;
       }
-      return next;
+      let kept = 0;
+      for (let r = 0; r < regionCount; r++) {
+        const j = regionNames.indexOf(regionName[r]);
+        if (j < 0) continue;
+        regionName[kept] = regionName[r];
+        regionMax[kept] = Math.max(regionMax[r], regionPing[j]);
+        regionMin[kept] = Math.min(regionMin[r], partyMin[j]);
+        regionSum[kept] = regionSum[r] + partySum[j];
+        kept++;
+      }
+      regionCount = kept;
     };
 
     const order: number[] = [];
@@ -705,8 +723,8 @@ export class RuleSetMatchmaker {
           const before = team.players.length;
           if (team.roles) {
             let ok = true;
-            for (let i13 = 0; i13 < entry.ticket.players.length; i13++) {
-              const p = entry.ticket.players[i13];
+            for (let j = 0; j < entry.ticket.players.length; j++) {
+              const p = entry.ticket.players[j];
               if (!(ok = team.roles.add(p.roles))) break;
             }
             if (!ok) {
@@ -715,8 +733,8 @@ export class RuleSetMatchmaker {
               continue;
             }
           }
-          for (let i14 = 0; i14 < entry.ticket.players.length; i14++) {
-            const p = entry.ticket.players[i14];
+          for (let j = 0; j < entry.ticket.players.length; j++) {
+            const p = entry.ticket.players[j];
             team.players.push(p);
           }
           const failed = early.length === 0 ? undefined : judge(early);
@@ -727,8 +745,8 @@ export class RuleSetMatchmaker {
             continue;
           }
           if (team.roles)
-            for (let i15 = 0; i15 < entry.ticket.players.length; i15++) {
-              const p = entry.ticket.players[i15];
+            for (let j = 0; j < entry.ticket.players.length; j++) {
+              const p = entry.ticket.players[j];
               team.roleOwners.push(p.id);
             }
         }
@@ -742,7 +760,7 @@ export class RuleSetMatchmaker {
           batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
           batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
         }
-        if (pingedOf[i] === 1 || latency) regions = joinedRegions(group[i]);
+        if (pingedOf[i] === 1 || latency) joinRegions(group[i]);
         return undefined;
       }
       return reason;
@@ -765,21 +783,28 @@ export class RuleSetMatchmaker {
     };
     const remember = (): void => {
       let region: string | null = null;
-      if (regions) {
+      if (regionsKnown) {
         if (latency) setLatencyLimits(age);
-        let best: [string, { max: number; min: number; sum: number }] | undefined;
-        for (const r of regions) {
-          if (latency && !acceptable(r[1].max, r[1].min, r[1].sum, players)) continue;
-          if (!best || r[1].max < best[1].max || (r[1].max === best[1].max && (r[1].sum < best[1].sum || (r[1].sum === best[1].sum && r[0] < best[0])))) best = r;
+        // The lowest worst ping, then the lowest sum, then the name: one region whatever the order they are listed in.
+        let best = -1;
+        for (let r = 0; r < regionCount; r++) {
+          if (latency && !acceptable(regionMax[r], regionMin[r], regionSum[r], players)) continue;
+          if (
+            best < 0 ||
+            regionMax[r] < regionMax[best] ||
+            (regionMax[r] === regionMax[best] && (regionSum[r] < regionSum[best] || (regionSum[r] === regionSum[best] && regionName[r] < regionName[best])))
+          )
+            best = r;
         }
-        region = best ? best[0] : null;
+        region = best < 0 ? null : regionName[best];
       }
-      let roles: Record<string, string> | undefined;
-      if (teams.some((t) => t.roles)) {
-        roles = {};
-        for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles![t.roleOwners[k]] = role));
+      if (hasRoles) {
+        const roles: Record<string, string> = {};
+        for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles[t.roleOwners[k]] = role));
+        snapshotRoles = roles;
       }
-      snapshot = { count: placed.length, region, sizes: counts.slice(), ...(roles ? { roles } : {}) };
+      snapshotCount = placed.length;
+      snapshotRegion = region;
     };
 
     const anchorReason = tryAdd(anchor.index);
@@ -812,40 +837,40 @@ export class RuleSetMatchmaker {
       blameAt(l, candidate, reason, names);
       if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     }
-    if (!snapshot) {
+    if (snapshotCount < 0) {
       // Tickets past the batch rule's widest reach were never tried: that rule held the anchor.
       const cut = walk !== undefined ? walk.cut : this.cut;
       let best = this.reasonId(cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
       let most = 0;
-      for (let i16 = 0; i16 < anchorReasons.length; i16++) {
-        const id = anchorReasons[i16];
+      for (let j = 0; j < anchorReasons.length; j++) {
+        const id = anchorReasons[j];
         if (anchorCounts[id] > most) [best, most] = [id, anchorCounts[id]];
         anchorCounts[id] = 0;
       }
       blameAt(l, anchor.index, best, names);
       return undefined;
     }
-    for (let i17 = 0; i17 < anchorReasons.length; i17++) {
-      const id = anchorReasons[i17];
+    for (let j = 0; j < anchorReasons.length; j++) {
+      const id = anchorReasons[j];
       anchorCounts[id] = 0;
     }
     const kept: Entry[] = [];
     const out: RuleSetMatch = {
-      region: snapshot.region,
+      region: snapshotRegion,
       teams: teams.map(() => []),
       teamNames: teams.map((t) => t.name),
       players: teams.map(() => []),
-      ...(snapshot.roles ? { roles: {} as Record<string, string> } : {}),
+      ...(snapshotRoles ? { roles: {} as Record<string, string> } : {}),
     };
-    for (let p = 0; p < snapshot.count; p++) {
+    for (let p = 0; p < snapshotCount; p++) {
       const entry = group[placed[p]];
       const team = placedTeam[p];
       kept.push(entry);
       out.teams[team].push(entry.ticket.id);
-      for (let i18 = 0; i18 < entry.ticket.players.length; i18++) {
-        const p = entry.ticket.players[i18];
+      for (let j = 0; j < entry.ticket.players.length; j++) {
+        const p = entry.ticket.players[j];
         out.players[team].push(p.id);
-        if (snapshot.roles) out.roles![p.id] = snapshot.roles[p.id];
+        if (snapshotRoles) out.roles![p.id] = snapshotRoles[p.id];
       }
     }
     return { match: out, entries: kept };
