@@ -99,6 +99,11 @@ interface BatchList {
   /** Players in the party, and 1 when it reports pings. */
   size: Int32Array;
   pinged: Uint8Array;
+  /** The pass's regions by number, and per position and region (position × regions.length + region) the party's worst ping, best ping and sum there: NaN where it reports none. */
+  regions: string[];
+  ping: Float64Array;
+  pingMin: Float64Array;
+  pingSum: Float64Array;
 }
 
 interface TeamSlot {
@@ -380,6 +385,18 @@ export class RuleSetMatchmaker {
       g.push(e);
     }
     const numericOrder = !Number.isNaN(entries[0]?.order ?? NaN);
+    // Regions by number, for the flat ping arrays (only a latency rule or the region of a match reads them).
+    const regions: string[] = [];
+    const regionId = new Map<string, number>();
+    for (let j = 0; j < entries.length; j++) {
+      const names = entries[j].regionNames;
+      for (let r = 0; r < names.length; r++)
+        if (!regionId.has(names[r])) {
+          regionId.set(names[r], regions.length);
+          regions.push(names[r]);
+        }
+    }
+    const regionCount = regions.length;
     for (const group of groups.values()) {
       // The group is oldest first already, and the sort is stable: by order value alone it is by (order, age, arrival).
       if (numericOrder) sortByOrder(group);
@@ -395,10 +412,19 @@ export class RuleSetMatchmaker {
       const batch = this.numericBatch.map(() => new Float64Array(n));
       const size = new Int32Array(n);
       const pinged = new Uint8Array(n);
+      const ping = new Float64Array(n * regionCount).fill(NaN);
+      const pingMin = new Float64Array(n * regionCount);
+      const pingSum = new Float64Array(n * regionCount);
       for (let k = 0; k < n; k++) {
         const e = group[k];
         size[k] = e.ticket.players.length;
         pinged[k] = e.regionNames.length > 0 ? 1 : 0;
+        for (let r = 0; r < e.regionNames.length; r++) {
+          const at = k * regionCount + regionId.get(e.regionNames[r])!;
+          ping[at] = e.regionPing[r];
+          pingMin[at] = e.regionMin[r];
+          pingSum[at] = e.regionSum[r];
+        }
         order[k] = e.order;
         at[k] = e.ticket.at;
         for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
@@ -417,6 +443,10 @@ export class RuleSetMatchmaker {
         secondCount: new Int32Array(n),
         size,
         pinged,
+        regions,
+        ping,
+        pingMin,
+        pingSum,
       };
       for (let k = 0; k < group.length; k++) {
         group[k].list = list;
@@ -570,7 +600,7 @@ export class RuleSetMatchmaker {
     // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
     let regionsKnown = false;
     let regionCount = 0;
-    const regionName: string[] = [];
+    const regionAt: number[] = [];
     const regionMax: number[] = [];
     const regionMin: number[] = [];
     const regionSum: number[] = [];
@@ -619,41 +649,48 @@ export class RuleSetMatchmaker {
       maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a);
     };
     /** Whether some region every player so far and this party report passes the latency rule. */
-    const reachable = (entry: Entry, count: number): boolean => {
-      const { regionNames, regionPing, regionMin: partyMin, regionSum: partySum } = entry;
+    const { regions: allRegions, ping: pingOf, pingMin: pingMinOf, pingSum: pingSumOf } = l;
+    const stride = allRegions.length;
+    /** Whether some region every player so far and the party at position i report passes the latency rule. */
+    const reachable = (i: number, count: number): boolean => {
+      const base = i * stride;
       if (!regionsKnown) {
-        for (let j = 0; j < regionNames.length; j++) if (acceptable(regionPing[j], partyMin[j], partySum[j], count)) return true;
+        for (let g = 0; g < stride; g++) if (!Number.isNaN(pingOf[base + g]) && acceptable(pingOf[base + g], pingMinOf[base + g], pingSumOf[base + g], count)) return true;
         return false;
       }
       for (let r = 0; r < regionCount; r++) {
-        const j = regionNames.indexOf(regionName[r]);
-        if (j < 0) continue;
-        if (acceptable(Math.max(regionMax[r], regionPing[j]), Math.min(regionMin[r], partyMin[j]), regionSum[r] + partySum[j], count)) return true;
+        const at = base + regionAt[r];
+        const ms = pingOf[at];
+        if (Number.isNaN(ms)) continue;
+        if (acceptable(Math.max(regionMax[r], ms), Math.min(regionMin[r], pingMinOf[at]), regionSum[r] + pingSumOf[at], count)) return true;
       }
       return false;
     };
-    /** Narrows the regions to those this party reports too, with its figures added. */
-    const joinRegions = (entry: Entry): void => {
-      const { regionNames, regionPing, regionMin: partyMin, regionSum: partySum } = entry;
+    /** Narrows the regions to those the party at position i reports too, with its figures added. */
+    const joinRegions = (i: number): void => {
+      const base = i * stride;
       if (!regionsKnown) {
         regionsKnown = true;
-        regionCount = regionNames.length;
-        for (let j = 0; j < regionCount; j++) {
-          regionName[j] = regionNames[j];
-          regionMax[j] = regionPing[j];
-          regionMin[j] = partyMin[j];
-          regionSum[j] = partySum[j];
+        regionCount = 0;
+        for (let g = 0; g < stride; g++) {
+          if (Number.isNaN(pingOf[base + g])) continue;
+          regionAt[regionCount] = g;
+          regionMax[regionCount] = pingOf[base + g];
+          regionMin[regionCount] = pingMinOf[base + g];
+          regionSum[regionCount] = pingSumOf[base + g];
+          regionCount++;
         }
         return;
       }
       let kept = 0;
       for (let r = 0; r < regionCount; r++) {
-        const j = regionNames.indexOf(regionName[r]);
-        if (j < 0) continue;
-        regionName[kept] = regionName[r];
-        regionMax[kept] = Math.max(regionMax[r], regionPing[j]);
-        regionMin[kept] = Math.min(regionMin[r], partyMin[j]);
-        regionSum[kept] = regionSum[r] + partySum[j];
+        const at = base + regionAt[r];
+        const ms = pingOf[at];
+        if (Number.isNaN(ms)) continue;
+        regionAt[kept] = regionAt[r];
+        regionMax[kept] = Math.max(regionMax[r], ms);
+        regionMin[kept] = Math.min(regionMin[r], pingMinOf[at]);
+        regionSum[kept] = regionSum[r] + pingSumOf[at];
         kept++;
       }
       regionCount = kept;
@@ -695,7 +732,7 @@ export class RuleSetMatchmaker {
       const size = sizeOf[i];
       if (latency) {
         setLatencyLimits(a);
-        if (!reachable(group[i], players + size)) return latency.name;
+        if (!reachable(i, players + size)) return latency.name;
       }
       // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
       let orderCount = 0;
@@ -760,7 +797,7 @@ export class RuleSetMatchmaker {
           batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
           batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
         }
-        if (pingedOf[i] === 1 || latency) joinRegions(group[i]);
+        if (pingedOf[i] === 1 || latency) joinRegions(i);
         return undefined;
       }
       return reason;
@@ -792,11 +829,11 @@ export class RuleSetMatchmaker {
           if (
             best < 0 ||
             regionMax[r] < regionMax[best] ||
-            (regionMax[r] === regionMax[best] && (regionSum[r] < regionSum[best] || (regionSum[r] === regionSum[best] && regionName[r] < regionName[best])))
+            (regionMax[r] === regionMax[best] && (regionSum[r] < regionSum[best] || (regionSum[r] === regionSum[best] && allRegions[regionAt[r]] < allRegions[regionAt[best]])))
           )
             best = r;
         }
-        region = best < 0 ? null : regionName[best];
+        region = best < 0 ? null : allRegions[regionAt[best]];
       }
       if (hasRoles) {
         const roles: Record<string, string> = {};
