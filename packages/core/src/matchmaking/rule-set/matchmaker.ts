@@ -620,8 +620,25 @@ export class RuleSetMatchmaker {
     const names = this.reasonNames;
 
     const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
-    const teamMin = (k: number, a: number): number => stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
-    const teamMax = (k: number, a: number): number => Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
+    // Each team's minimum and maximum for the age in sizeAge (worked out again when the age asked for differs).
+    let sizeAge = NaN;
+    const minOf = new Float64Array(teamCount);
+    const maxOf = new Float64Array(teamCount);
+    const sizesAt = (a: number): void => {
+      sizeAge = a;
+      for (let k = 0; k < teamCount; k++) {
+        minOf[k] = stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
+        maxOf[k] = Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
+      }
+    };
+    const teamMin = (k: number, a: number): number => {
+      if (a !== sizeAge) sizesAt(a);
+      return minOf[k];
+    };
+    const teamMax = (k: number, a: number): number => {
+      if (a !== sizeAge) sizesAt(a);
+      return maxOf[k];
+    };
     // Rule properties under the expansions for the age being judged (set before each judgement).
     let paramAge = NaN;
     const stepsOf = this.ruleStepsOf;
