@@ -92,9 +92,11 @@ export interface PoolEntry {
   batch: number[];
   /** Key of the string batchDistance values; null when a party disagrees. */
   key: string | null;
-  regionPing: Map<string, number>;
-  regionMin: Map<string, number>;
-  regionSum: Map<string, number>;
+  /** The regions every member of the party reports; the party's worst, best and summed ping in each, aligned with them. */
+  regionNames: string[];
+  regionPing: number[];
+  regionMin: number[];
+  regionSum: number[];
 }
 
 /** What the matchmaker lends the fills: its rule set, compiled once. */
@@ -356,12 +358,12 @@ export class RuleSetBackfills {
     const joined = (e: PoolEntry): Map<string, Figures> => {
       const out = new Map<string, Figures>();
       if (regions === undefined) {
-        for (const [region, ms] of e.regionPing) out.set(region, { max: ms, min: e.regionMin.get(region)!, sum: e.regionSum.get(region)! });
+        for (let j = 0; j < e.regionNames.length; j++) out.set(e.regionNames[j], { max: e.regionPing[j], min: e.regionMin[j], sum: e.regionSum[j] });
         return out;
       }
-      for (const [region, s] of regions) {
-        const ms = e.regionPing.get(region);
-        if (ms !== undefined) out.set(region, { max: Math.max(s.max, ms), min: Math.min(s.min, e.regionMin.get(region)!), sum: s.sum + e.regionSum.get(region)! });
+      for (let j = 0; j < e.regionNames.length; j++) {
+        const s = regions.get(e.regionNames[j]);
+        if (s !== undefined) out.set(e.regionNames[j], { max: Math.max(s.max, e.regionPing[j]), min: Math.min(s.min, e.regionMin[j]), sum: s.sum + e.regionSum[j] });
       }
       return out;
     };

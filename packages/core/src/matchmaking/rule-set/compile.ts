@@ -99,18 +99,19 @@ function compileMeasure(e: Expression, ruleSet: RuleSet, teamNames: readonly str
   return { perTeam: !flattened, teams, fn, attribute };
 }
 
-/** Pushes the measurement's non-null values, as measuredValues does. */
-function measureInto(m: Measure, match: MatchView, out: number[]): void {
+/** Writes the measurement's non-null values from position n on, as measuredValues gives them; returns the new count. */
+function measureInto(m: Measure, match: MatchView, out: number[], n: number): number {
   if (!m.perTeam) {
     const v = aggregateOver(match, m.teams, m.fn, m.attribute);
-    if (v !== null) out.push(v);
-    return;
+    if (v !== null) out[n++] = v;
+    return n;
   }
   const count = m.teams === null ? match.teams.length : m.teams.length;
   for (let t = 0; t < count; t++) {
     const v = aggregateOf(match.teams[m.teams === null ? t : m.teams[t]].players, m.fn, m.attribute);
-    if (v !== null) out.push(v);
+    if (v !== null) out[n++] = v;
   }
+  return n;
 }
 
 /**
@@ -135,10 +136,13 @@ export function compileRule(rule: Rule, ruleSet: RuleSet, teamNames: readonly st
   }
   const literal = ref?.kind === 'literal' ? (ref.value as Value) : undefined;
   if (literal !== undefined && typeof literal === 'object') return undefined;
+  // The measured values are written into one array kept for the rule, values[0 .. n): shortening an array
+  // (values.length = 0) is a call into the runtime, and this runs for every candidate of a pass.
   const values: number[] = [];
+  let n = 0;
   const measure = (match: MatchView): void => {
-    values.length = 0;
-    for (const m of measures) measureInto(m, match, values);
+    n = 0;
+    for (let k = 0; k < measures.length; k++) n = measureInto(measures[k], match, values, n);
   };
   const reference = (match: MatchView): Value => (refMeasure ? aggregateOver(match, refMeasure.teams, refMeasure.fn, refMeasure.attribute) : (literal as Value));
 
@@ -149,17 +153,20 @@ export function compileRule(rule: Rule, ruleSet: RuleSet, teamNames: readonly st
       const maxD = param(r, 'maxDistance', r.maxDistance);
       const minD = param(r, 'minDistance', r.minDistance);
       if (r.referenceValue === undefined) {
-        if (values.length === 0) return true;
+        if (n === 0) return true;
         let lo = values[0];
         let hi = values[0];
-        for (const v of values) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
+        for (let k = 1; k < n; k++) {
+          lo = Math.min(lo, values[k]);
+          hi = Math.max(hi, values[k]);
+        }
         const d = hi - lo;
         return (maxD === undefined || d <= maxD) && (minD === undefined || d >= minD);
       }
       const refValue = reference(match);
       if (typeof refValue !== 'number') return true;
-      for (const v of values) {
-        const d = Math.abs(v - refValue);
+      for (let k = 0; k < n; k++) {
+        const d = Math.abs(values[k] - refValue);
         if (!((maxD === undefined || d <= maxD) && (minD === undefined || d >= minD))) return false;
       }
       return true;
@@ -169,12 +176,15 @@ export function compileRule(rule: Rule, ruleSet: RuleSet, teamNames: readonly st
   return (match) => {
     measure(match);
     if (r.referenceValue === undefined) {
-      if (r.operation === '=') return values.every((v) => v === values[0]);
-      return new Set(values).size === values.length;
+      if (r.operation === '=') {
+        for (let k = 1; k < n; k++) if (values[k] !== values[0]) return false;
+        return true;
+      }
+      return new Set(values.slice(0, n)).size === n;
     }
     const refValue = reference(match);
     if (refValue === null || refValue === undefined) return true;
-    for (const v of values) if (!compare(v, r.operation, refValue)) return false;
+    for (let k = 0; k < n; k++) if (!compare(values[k], r.operation, refValue)) return false;
     return true;
   };
 }

@@ -201,3 +201,42 @@ describe('every formed match obeys every rule (independent checker), parties who
     );
   });
 });
+
+describe('a pass does not depend on the order tickets were queued in, when their times differ', () => {
+  // The pass takes tickets oldest first, and a batch by its order value with ties by age: queued in time order
+  // or shuffled, the same tickets give the same matches, waiting list and reasons.
+  it.each(NAMES)('%s', (name) => {
+    const large = LARGE.has(name);
+    const partySize = name === '06-compare-all-players' ? 1 : name === '02-hunters-vs-monster' ? 2 : 3;
+    const ticket = (k: number) =>
+      fc
+        .integer({ min: 1, max: large ? 1 : partySize })
+        .chain((size) => fc.tuple(...Array.from({ length: size }, (_, j) => player(name, `p${k}-${j}`))).map((players) => ({ id: `t${k}`, at: 0, players }) as RuleSetTicketInput));
+    const queue = (large ? fc.integer({ min: 150, max: 260 }) : fc.integer({ min: 0, max: 60 })).chain((n) =>
+      fc.tuple(
+        fc.tuple(...Array.from({ length: n }, (_, k) => ticket(k))),
+        fc.uniqueArray(fc.integer({ min: 0, max: 4000 }), { minLength: n, maxLength: n }),
+        fc.array(fc.nat(), { minLength: n, maxLength: n }),
+      ),
+    );
+    fc.assert(
+      fc.property(queue, fc.integer({ min: 0, max: 60 }), ([list, times, shuffle], now) => {
+        const timed = list.map((t, k) => ({ ...t, at: times[k] / 100 }));
+        const inTimeOrder = [...timed].sort((a, b) => a.at - b.at);
+        // Fisher–Yates driven by the generated numbers.
+        const shuffled = [...timed];
+        for (let k = shuffled.length - 1; k > 0; k--) {
+          const j = shuffle[k] % (k + 1);
+          [shuffled[k], shuffled[j]] = [shuffled[j], shuffled[k]];
+        }
+        const passOver = (tickets: RuleSetTicketInput[]) => {
+          const mm = new RuleSetMatchmaker(fixture(name));
+          for (const t of tickets) mm.add(t);
+          return mm.pass(now + 40);
+        };
+        expect(passOver(shuffled)).toEqual(passOver(inTimeOrder));
+      }),
+      { numRuns: large ? 4 : 30 },
+    );
+  });
+});

@@ -66,9 +66,11 @@ interface Entry {
   order: number;
   bestRegion: string | undefined;
   /** Worst ping of the party per region every member reports. */
-  regionPing: Map<string, number>;
-  regionMin: Map<string, number>;
-  regionSum: Map<string, number>;
+  regionNames: string[];
+  /** Aligned with regionNames. */
+  regionPing: number[];
+  regionMin: number[];
+  regionSum: number[];
   /** This pass: the entry's batch list and position in it (kept on the entry, not in a per-pass map of 100k objects). */
   list: BatchList | undefined;
   index: number;
@@ -100,6 +102,11 @@ interface BatchList {
   /** Players in the party, and 1 when it reports pings. */
   size: Int32Array;
   pinged: Uint8Array;
+  /** The pass's regions by number, and per position and region (position × regions.length + region) the party's worst ping, best ping and sum there: NaN where it reports none. */
+  regions: string[];
+  ping: Float64Array;
+  pingMin: Float64Array;
+  pingSum: Float64Array;
 }
 
 interface TeamSlot {
@@ -110,15 +117,6 @@ interface TeamSlot {
   roles?: RoleAssignment;
   roleOwners: string[];
 }
-
-interface Snapshot {
-  count: number;
-  region: string | null;
-  roles?: Record<string, string>;
-  sizes: number[];
-}
-
-const NO_REGIONS: Map<string, number> = new Map();
 
 type Step = { waitTimeSeconds: number; value: number };
 /** A rule judged on a forming or complete match, with its compiled check when it has one. */
@@ -166,6 +164,9 @@ export class RuleSetMatchmaker {
   /** Reasons a ticket was kept out, by small id, so that a pass counts them in flat arrays. */
   private readonly reasonIds = new Map<string, number>();
   private readonly reasonNames: string[] = [];
+  /** A pass's scratch for one anchor: the reasons its candidates failed, in the order first seen, and the count by reason id. */
+  private readonly anchorReasons: number[] = [];
+  private readonly anchorCounts: number[] = [];
   /** Per numeric batchDistance rule: its reason id. */
   private readonly batchReason: number[];
 
@@ -250,21 +251,21 @@ export class RuleSetMatchmaker {
     });
     const key = parts.length === 0 ? '' : parts.includes(null) ? null : JSON.stringify(parts);
     const first = ticket.players[0].pings;
-    const regionPing = first ? new Map<string, number>() : NO_REGIONS;
-    const regionMin = first ? new Map<string, number>() : NO_REGIONS;
-    const regionSum = first ? new Map<string, number>() : NO_REGIONS;
+    const regionNames: string[] = [];
+    const regionPing: number[] = [];
+    const regionMin: number[] = [];
+    const regionSum: number[] = [];
     for (const region of first ? Object.keys(first) : []) {
       const pings = ticket.players.map((p) => p.pings?.[region]);
       if (pings.some((x) => x === undefined)) continue;
-      regionPing.set(region, Math.max(...(pings as number[])));
-      regionMin.set(region, Math.min(...(pings as number[])));
-      regionSum.set(
-        region,
-        (pings as number[]).reduce((a, b) => a + b, 0),
-      );
+      regionNames.push(region);
+      regionPing.push(Math.max(...(pings as number[])));
+      regionMin.push(Math.min(...(pings as number[])));
+      regionSum.push((pings as number[]).reduce((a, b) => a + b, 0));
     }
-    let bestRegion: string | undefined;
-    for (const [region, ms] of regionPing) if (bestRegion === undefined || ms < regionPing.get(bestRegion)!) bestRegion = region;
+    let best = -1;
+    for (let j = 0; j < regionNames.length; j++) if (best < 0 || regionPing[j] < regionPing[best]) best = j;
+    const bestRegion = best < 0 ? undefined : regionNames[best];
     const order = this.orderKey(ticket);
     // Every field from the start, so that all entries share one shape in the pass's hot loops.
     const entry: Entry = {
@@ -275,6 +276,7 @@ export class RuleSetMatchmaker {
       key,
       order,
       bestRegion,
+      regionNames,
       regionPing,
       regionMin,
       regionSum,
@@ -284,7 +286,10 @@ export class RuleSetMatchmaker {
       whyCounts: undefined,
     };
     this.tickets.set(ticket.id, entry);
-    for (const p of ticket.players) this.playerTicket.set(p.id, ticket.id);
+    for (let j = 0; j < ticket.players.length; j++) {
+      const p = ticket.players[j];
+      this.playerTicket.set(p.id, ticket.id);
+    }
     return ticket;
   }
 
@@ -292,7 +297,10 @@ export class RuleSetMatchmaker {
     const entry = this.tickets.get(id);
     if (!entry) return false;
     this.tickets.delete(id);
-    for (const p of entry.ticket.players) this.playerTicket.delete(p.id);
+    for (let j = 0; j < entry.ticket.players.length; j++) {
+      const p = entry.ticket.players[j];
+      this.playerTicket.delete(p.id);
+    }
     return true;
   }
 
@@ -395,14 +403,21 @@ export class RuleSetMatchmaker {
   /** Drops matched tickets: one by one when few matched, else by rebuilding the maps from those still waiting (cheaper than 100,000 deletes). */
   private keepOnly(entries: Entry[], waiting: Entry[]): void {
     if (waiting.length * 2 > entries.length) {
-      for (const e of entries) if (e.taken) this.cancel(e.ticket.id);
+      for (let j = 0; j < entries.length; j++) {
+        const e = entries[j];
+        if (e.taken) this.cancel(e.ticket.id);
+      }
       return;
     }
     this.tickets.clear();
     this.playerTicket.clear();
-    for (const e of waiting) {
+    for (let j = 0; j < waiting.length; j++) {
+      const e = waiting[j];
       this.tickets.set(e.ticket.id, e);
-      for (const p of e.ticket.players) this.playerTicket.set(p.id, e.ticket.id);
+      for (let m = 0; m < e.ticket.players.length; m++) {
+        const p = e.ticket.players[m];
+        this.playerTicket.set(p.id, e.ticket.id);
+      }
     }
   }
 
@@ -411,6 +426,7 @@ export class RuleSetMatchmaker {
     if (id === undefined) {
       id = this.reasonNames.push(reason) - 1;
       this.reasonIds.set(reason, id);
+      this.anchorCounts.push(0);
     }
     return id;
   }
@@ -426,7 +442,14 @@ export class RuleSetMatchmaker {
   }
 
   private sortedEntries(): Entry[] {
-    return [...this.tickets.values()].sort((a, b) => a.ticket.at - b.ticket.at || a.seq - b.seq);
+    const entries = [...this.tickets.values()];
+    // Tickets mostly arrive in time order: then they are in order already.
+    for (let k = 1; k < entries.length; k++) {
+      const a = entries[k - 1];
+      const b = entries[k];
+      if (a.ticket.at - b.ticket.at > 0 || (a.ticket.at === b.ticket.at && a.seq > b.seq)) return entries.sort((a, b) => a.ticket.at - b.ticket.at || a.seq - b.seq);
+    }
+    return entries;
   }
 
   private orderKey(ticket: RuleSetTicket): number {
@@ -440,46 +463,21 @@ export class RuleSetMatchmaker {
     if (!Number.isFinite(now)) throw new InvalidInputError('must be a number of seconds', { field: 'now' });
     const entries = this.sortedEntries();
     // Why each ticket was kept out this pass: reasons in the order first seen, with counts, on the entry (a few at most per ticket).
-    for (const e of entries) {
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
       e.whyReasons = e.whyCounts = undefined;
       e.list = undefined;
     }
     const reasonNames = this.reasonNames;
-    /** Blames the ticket at position k of a batch, by reason id. */
-    const blameAt = (l: BatchList, k: number, id: number): void => {
-      const first = l.firstWhy[k];
-      if (first === id + 1) l.firstCount[k]++;
-      else if (first === 0) {
-        l.firstWhy[k] = id + 1;
-        l.firstCount[k] = 1;
-      } else if (l.secondWhy[k] === id + 1) l.secondCount[k]++;
-      else if (l.secondWhy[k] === 0) {
-        l.secondWhy[k] = id + 1;
-        l.secondCount[k] = 1;
-      } else later(l.group[k], reasonNames[id]);
-    };
     const blame = (entry: Entry, reason: string): void => {
-      if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason));
+      if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason), reasonNames);
       else later(entry, reason);
-    };
-    const later = (entry: Entry, reason: string): void => {
-      const reasons = entry.whyReasons;
-      if (reasons === undefined) {
-        entry.whyReasons = [reason];
-        entry.whyCounts = [1];
-        return;
-      }
-      const k = reasons.indexOf(reason);
-      if (k >= 0) entry.whyCounts![k]++;
-      else {
-        reasons.push(reason);
-        entry.whyCounts!.push(1);
-      }
     };
 
     // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
     const groups = new Map<string, Entry[]>();
-    for (const e of entries) {
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
       if (e.key === null) {
         blame(e, this.stringBatch[0].name);
         continue;
@@ -489,8 +487,21 @@ export class RuleSetMatchmaker {
       g.push(e);
     }
     const numericOrder = !Number.isNaN(entries[0]?.order ?? NaN);
+    // Regions by number, for the flat ping arrays (only a latency rule or the region of a match reads them).
+    const regions: string[] = [];
+    const regionId = new Map<string, number>();
+    for (let j = 0; j < entries.length; j++) {
+      const names = entries[j].regionNames;
+      for (let r = 0; r < names.length; r++)
+        if (!regionId.has(names[r])) {
+          regionId.set(names[r], regions.length);
+          regions.push(names[r]);
+        }
+    }
+    const regionCount = regions.length;
     for (const group of groups.values()) {
-      if (numericOrder) group.sort((a, b) => a.order - b.order || a.ticket.at - b.ticket.at || a.seq - b.seq);
+      // The group is oldest first already, and the sort is stable: by order value alone it is by (order, age, arrival).
+      if (numericOrder) sortByOrder(group);
       const next = new Int32Array(group.length);
       const prev = new Int32Array(group.length);
       for (let k = 0; k < group.length; k++) {
@@ -503,10 +514,19 @@ export class RuleSetMatchmaker {
       const batch = this.numericBatch.map(() => new Float64Array(n));
       const size = new Int32Array(n);
       const pinged = new Uint8Array(n);
+      const ping = new Float64Array(n * regionCount).fill(NaN);
+      const pingMin = new Float64Array(n * regionCount);
+      const pingSum = new Float64Array(n * regionCount);
       for (let k = 0; k < n; k++) {
         const e = group[k];
         size[k] = e.ticket.players.length;
-        pinged[k] = e.regionPing.size > 0 ? 1 : 0;
+        pinged[k] = e.regionNames.length > 0 ? 1 : 0;
+        for (let r = 0; r < e.regionNames.length; r++) {
+          const at = k * regionCount + regionId.get(e.regionNames[r])!;
+          ping[at] = e.regionPing[r];
+          pingMin[at] = e.regionMin[r];
+          pingSum[at] = e.regionSum[r];
+        }
         order[k] = e.order;
         at[k] = e.ticket.at;
         for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
@@ -525,6 +545,10 @@ export class RuleSetMatchmaker {
         secondCount: new Int32Array(n),
         size,
         pinged,
+        regions,
+        ping,
+        pingMin,
+        pingSum,
       };
       for (let k = 0; k < group.length; k++) {
         group[k].list = list;
@@ -555,14 +579,15 @@ export class RuleSetMatchmaker {
     const priority = this.ruleSet.algorithm.backfillPriority;
     if (serve && priority === 'high') serve(Infinity);
     const serveByAge = serve && priority === 'normal' ? serve : undefined;
-    for (const anchor of entries) {
+    for (let j = 0; j < entries.length; j++) {
+      const anchor = entries[j];
       serveByAge?.(anchor.ticket.at);
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
-      const candidates = this.candidates(anchor, l, random, blameAt);
-      const built = this.build(anchor, l, candidates, now, blameAt);
+      const built = this.build(anchor, l, this.candidates(anchor, l, random), now);
       if (built) {
-        for (const e of built.entries) {
+        for (let m = 0; m < built.entries.length; m++) {
+          const e = built.entries[m];
           e.taken = true;
           unlink(e);
         }
@@ -573,7 +598,8 @@ export class RuleSetMatchmaker {
     const waiting = entries.filter((e) => !e.taken);
     if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
-    for (const e of waiting) {
+    for (let j = 0; j < waiting.length; j++) {
+      const e = waiting[j];
       let best = 'minPlayers';
       let most = 0;
       const l = e.list;
@@ -588,69 +614,32 @@ export class RuleSetMatchmaker {
       e.whyReasons = e.whyCounts = undefined;
     }
     // The batch arrays are this pass's only.
-    for (const e of entries) e.list = undefined;
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
+      e.list = undefined;
+    }
     this.lastWhy = whyOut;
     return { matches, waiting: waiting.map((e) => e.ticket.id), why: whyOut, backfills };
   }
 
   /**
-   * Candidates for an anchor, in the order FlexMatch would try them, one at a
-   * time: most anchors fill their match from the first few, so the window is
-   * walked lazily unless a sort rule, the fastest-region preference or random
-   * batching must see all of it first.
+   * Candidates for an anchor, in the order FlexMatch would try them: most
+   * anchors fill their match from the first few, so the window is walked
+   * lazily (a Walk) unless a sort rule, the fastest-region preference or
+   * random batching must see all of it first (then their positions in order).
    */
-  private candidates(anchor: Entry, l: BatchList, random: () => number, blameAt: (l: BatchList, k: number, id: number) => void): () => number {
-    const { group, next, prev, order } = l;
-    const index = anchor.index;
-    let left = this.options.searchWindow;
-    let pull: () => number;
-    if (Number.isNaN(anchor.order)) {
-      let k = l.head;
-      pull = () => {
-        if (k === index) k = next[k];
-        if (k < 0 || left-- <= 0) return -1;
-        const e = k;
-        k = next[k];
-        return e;
-      };
-    } else {
-      // Outward from the anchor, nearest ordering value first; past the widest a batch rule on that value can reach, nothing more can join.
-      const reach = this.orderReach;
-      let lo = prev[index];
-      let hi = next[index];
-      this.cut = false;
-      // The first ticket past the reach on each side is kept out by that rule; the ones beyond it, further still, too, but counting one keeps this O(1).
-      const reachId = this.reachRule === undefined ? -1 : this.reasonId(this.reachRule);
-      const centre = anchor.order;
-      const beyond = (k: number): boolean => {
-        if (Math.abs(order[k] - centre) <= reach) return false;
-        this.cut = true;
-        blameAt(l, k, reachId);
-        return true;
-      };
-      if (lo >= 0 && beyond(lo)) lo = -1;
-      if (hi >= 0 && beyond(hi)) hi = -1;
-      pull = () => {
-        if (left-- <= 0 || (lo < 0 && hi < 0)) return -1;
-        let e: number;
-        if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
-          e = lo;
-          lo = prev[lo];
-          if (lo >= 0 && beyond(lo)) lo = -1;
-        } else {
-          e = hi;
-          hi = next[hi];
-          if (hi >= 0 && beyond(hi)) hi = -1;
-        }
-        return e;
-      };
-    }
+  private candidates(anchor: Entry, l: BatchList, random: () => number): Walk | number[] {
+    const outward = !Number.isNaN(anchor.order);
+    const reachId = outward && this.reachRule !== undefined ? this.reasonId(this.reachRule) : -1;
+    const walk = new Walk(l, anchor.index, outward, this.options.searchWindow, anchor.order, this.orderReach, reachId, this.reasonNames);
+    const group = l.group;
     const sorts = this.sorts;
     const { batchingPreference, strategy } = this.ruleSet.algorithm;
     const reorder = sorts.length > 0 || (batchingPreference === 'random' && strategy === 'balanced') || (batchingPreference === 'fastestRegion' && anchor.bestRegion !== undefined);
-    if (!reorder) return pull;
+    if (!reorder) return walk;
     const out: Entry[] = [];
-    for (let k = pull(); k >= 0; k = pull()) out.push(group[k]);
+    for (let k = walk.next(); k >= 0; k = walk.next()) out.push(group[k]);
+    this.cut = walk.cut;
     if (batchingPreference === 'random' && strategy === 'balanced') {
       for (let k = out.length - 1; k > 0; k--) {
         const j = Math.floor(random() * (k + 1));
@@ -691,17 +680,10 @@ export class RuleSetMatchmaker {
         return 0;
       });
     }
-    let k = 0;
-    return () => (k < out.length ? out[k++].index : -1);
+    return out.map((e) => e.index);
   }
 
-  private build(
-    anchor: Entry,
-    l: BatchList,
-    candidates: () => number,
-    now: number,
-    blameAt: (l: BatchList, k: number, id: number) => void,
-  ): { match: RuleSetMatch; entries: Entry[] } | undefined {
+  private build(anchor: Entry, l: BatchList, candidates: Walk | number[], now: number): { match: RuleSetMatch; entries: Entry[] } | undefined {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
     const teams: TeamSlot[] = this.teamSlots.map((t) => ({
       name: t.name,
@@ -719,32 +701,63 @@ export class RuleSetMatchmaker {
     let age = NaN;
     const numericBatch = this.numericBatch;
     const batchCount = numericBatch.length;
-    const batchMin = numericBatch.map(() => Infinity);
-    const batchMax = numericBatch.map(() => -Infinity);
-    let regions: Map<string, { max: number; min: number; sum: number }> | undefined;
+    const batchMin = new Float64Array(batchCount).fill(Infinity);
+    const batchMax = new Float64Array(batchCount).fill(-Infinity);
+    // Each numeric batch rule's maxDistance, as worked out for the age in limitAge (candidates' ages repeat, so it is kept).
+    const limitAge = new Float64Array(batchCount).fill(NaN);
+    const limit = new Float64Array(batchCount);
+    // The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with
+    // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
+    let regionsKnown = false;
+    let regionCount = 0;
+    const regionAt: number[] = [];
+    const regionMax: number[] = [];
+    const regionMin: number[] = [];
+    const regionSum: number[] = [];
     let players = 0;
-    let snapshot: Snapshot | undefined;
-    // Why candidates failed this anchor: reasons in the order first seen, with counts.
-    const anchorReasons: number[] = [];
-    const anchorCounts: number[] = [];
+    // The largest complete match so far: its ticket count (-1 for none), region and roles.
+    let snapshotCount = -1;
+    let snapshotRegion: string | null = null;
+    let snapshotRoles: Record<string, string> | undefined;
+    const hasRoles = teams.some((t) => t.roles);
+    // Why candidates failed this anchor: reasons in the order first seen, with counts by reason id (zero again when the anchor is done).
+    const anchorReasons = this.anchorReasons;
+    const anchorCounts = this.anchorCounts;
+    anchorReasons.length = 0;
     const countReason = (reason: number): void => {
-      const k = anchorReasons.indexOf(reason);
-      if (k >= 0) anchorCounts[k]++;
-      else {
-        anchorReasons.push(reason);
-        anchorCounts.push(1);
-      }
+      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     };
+    const names = this.reasonNames;
 
     const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
-    const teamMin = (k: number, a: number): number => stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
-    const teamMax = (k: number, a: number): number => Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
+    // Each team's minimum and maximum for the age in sizeAge (worked out again when the age asked for differs).
+    let sizeAge = NaN;
+    const minOf = new Float64Array(teamCount);
+    const maxOf = new Float64Array(teamCount);
+    const sizesAt = (a: number): void => {
+      sizeAge = a;
+      for (let k = 0; k < teamCount; k++) {
+        minOf[k] = stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
+        maxOf[k] = Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
+      }
+    };
+    const teamMin = (k: number, a: number): number => {
+      if (a !== sizeAge) sizesAt(a);
+      return minOf[k];
+    };
+    const teamMax = (k: number, a: number): number => {
+      if (a !== sizeAge) sizesAt(a);
+      return maxOf[k];
+    };
     // Rule properties under the expansions for the age being judged (set before each judgement).
     let paramAge = NaN;
     const stepsOf = this.ruleStepsOf;
     const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, paramAge);
     const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
-      for (const { rule, check } of rules) if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
+      for (let j = 0; j < rules.length; j++) {
+        const { rule, check } = rules[j];
+        if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
+      }
       return undefined;
     };
 
@@ -763,31 +776,51 @@ export class RuleSetMatchmaker {
       maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a);
     };
     /** Whether some region every player so far and this party report passes the latency rule. */
-    const reachable = (entry: Entry, count: number): boolean => {
-      if (regions === undefined) {
-        for (const [region, ms] of entry.regionPing) if (acceptable(ms, entry.regionMin.get(region)!, entry.regionSum.get(region)!, count)) return true;
+    const { regions: allRegions, ping: pingOf, pingMin: pingMinOf, pingSum: pingSumOf } = l;
+    const stride = allRegions.length;
+    /** Whether some region every player so far and the party at position i report passes the latency rule. */
+    const reachable = (i: number, count: number): boolean => {
+      const base = i * stride;
+      if (!regionsKnown) {
+        for (let g = 0; g < stride; g++) if (!Number.isNaN(pingOf[base + g]) && acceptable(pingOf[base + g], pingMinOf[base + g], pingSumOf[base + g], count)) return true;
         return false;
       }
-      for (const [region, s] of regions) {
-        const ms = entry.regionPing.get(region);
-        if (ms === undefined) continue;
-        if (acceptable(Math.max(s.max, ms), Math.min(s.min, entry.regionMin.get(region)!), s.sum + entry.regionSum.get(region)!, count)) return true;
+      for (let r = 0; r < regionCount; r++) {
+        const at = base + regionAt[r];
+        const ms = pingOf[at];
+        if (Number.isNaN(ms)) continue;
+        if (acceptable(Math.max(regionMax[r], ms), Math.min(regionMin[r], pingMinOf[at]), regionSum[r] + pingSumOf[at], count)) return true;
       }
       return false;
     };
-    /** The regions every player so far and this party report, with their figures. */
-    const joinedRegions = (entry: Entry): Map<string, { max: number; min: number; sum: number }> => {
-      const next = new Map<string, { max: number; min: number; sum: number }>();
-      if (regions === undefined) {
-        for (const [region, ms] of entry.regionPing) next.set(region, { max: ms, min: entry.regionMin.get(region)!, sum: entry.regionSum.get(region)! });
-      } else {
-        for (const [region, s] of regions) {
-          const ms = entry.regionPing.get(region);
-          if (ms === undefined) continue;
-          next.set(region, { max: Math.max(s.max, ms), min: Math.min(s.min, entry.regionMin.get(region)!), sum: s.sum + entry.regionSum.get(region)! });
+    /** Narrows the regions to those the party at position i reports too, with its figures added. */
+    const joinRegions = (i: number): void => {
+      const base = i * stride;
+      if (!regionsKnown) {
+        regionsKnown = true;
+        regionCount = 0;
+        for (let g = 0; g < stride; g++) {
+          if (Number.isNaN(pingOf[base + g])) continue;
+          regionAt[regionCount] = g;
+          regionMax[regionCount] = pingOf[base + g];
+          regionMin[regionCount] = pingMinOf[base + g];
+          regionSum[regionCount] = pingSumOf[base + g];
+          regionCount++;
         }
+        return;
       }
-      return next;
+      let kept = 0;
+      for (let r = 0; r < regionCount; r++) {
+        const at = base + regionAt[r];
+        const ms = pingOf[at];
+        if (Number.isNaN(ms)) continue;
+        regionAt[kept] = regionAt[r];
+        regionMax[kept] = Math.max(regionMax[r], ms);
+        regionMin[kept] = Math.min(regionMin[r], pingMinOf[at]);
+        regionSum[kept] = regionSum[r] + pingSumOf[at];
+        kept++;
+      }
+      regionCount = kept;
     };
 
     const order: number[] = [];
@@ -802,20 +835,31 @@ export class RuleSetMatchmaker {
     const tryAdd = (i: number): number => {
       const ticketAge = now - atOf[i];
       const a = Number.isNaN(age) ? ticketAge : newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
+      const refused = batchRefusal(i, a);
+      if (refused >= 0) return refused;
+      const reason = tryJoin(i, a);
+      return reason === undefined ? -1 : this.reasonId(reason);
+    };
+    /** The id of the first numeric batch rule the ticket at position i breaks for a match of age a, or -1. */
+    const batchRefusal = (i: number, a: number): number => {
       for (let k = 0; k < batchCount; k++) {
         const v = batchOf[k][i];
         const spread = Math.max(batchMax[k], v) - Math.min(batchMin[k], v);
-        if (spread > stepped(batchSteps[k], numericBatch[k].maxDistance, a)!) return batchReason[k];
+        if (limitAge[k] !== a) {
+          limitAge[k] = a;
+          // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
+          limit[k] = stepped(batchSteps[k], numericBatch[k].maxDistance, a) ?? Infinity;
+        }
+        if (spread > limit[k]) return batchReason[k];
       }
-      const reason = tryJoin(i, a);
-      return reason === undefined ? -1 : this.reasonId(reason);
+      return -1;
     };
     /** The rest of tryAdd, once the batch rules hold. */
     const tryJoin = (i: number, a: number): string | undefined => {
       const size = sizeOf[i];
       if (latency) {
         setLatencyLimits(a);
-        if (!reachable(group[i], players + size)) return latency.name;
+        if (!reachable(i, players + size)) return latency.name;
       }
       // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
       let orderCount = 0;
@@ -843,14 +887,20 @@ export class RuleSetMatchmaker {
           const before = team.players.length;
           if (team.roles) {
             let ok = true;
-            for (const p of entry.ticket.players) if (!(ok = team.roles.add(p.roles))) break;
+            for (let j = 0; j < entry.ticket.players.length; j++) {
+              const p = entry.ticket.players[j];
+              if (!(ok = team.roles.add(p.roles))) break;
+            }
             if (!ok) {
               team.roles.truncate(before);
               reason ??= `teams[${team.name}].roles`;
               continue;
             }
           }
-          for (const p of entry.ticket.players) team.players.push(p);
+          for (let j = 0; j < entry.ticket.players.length; j++) {
+            const p = entry.ticket.players[j];
+            team.players.push(p);
+          }
           const failed = early.length === 0 ? undefined : judge(early);
           if (failed) {
             team.players.length = before;
@@ -858,7 +908,11 @@ export class RuleSetMatchmaker {
             reason ??= failed.name;
             continue;
           }
-          if (team.roles) for (const p of entry.ticket.players) team.roleOwners.push(p.id);
+          if (team.roles)
+            for (let j = 0; j < entry.ticket.players.length; j++) {
+              const p = entry.ticket.players[j];
+              team.roleOwners.push(p.id);
+            }
         }
         // Joined: commit the running figures.
         counts[k] += size;
@@ -870,7 +924,7 @@ export class RuleSetMatchmaker {
           batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
           batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
         }
-        if (pingedOf[i] === 1 || latency) regions = joinedRegions(group[i]);
+        if (pingedOf[i] === 1 || latency) joinRegions(i);
         return undefined;
       }
       return reason;
@@ -893,69 +947,208 @@ export class RuleSetMatchmaker {
     };
     const remember = (): void => {
       let region: string | null = null;
-      if (regions) {
+      if (regionsKnown) {
         if (latency) setLatencyLimits(age);
-        let best: [string, { max: number; min: number; sum: number }] | undefined;
-        for (const r of regions) {
-          if (latency && !acceptable(r[1].max, r[1].min, r[1].sum, players)) continue;
-          if (!best || r[1].max < best[1].max || (r[1].max === best[1].max && (r[1].sum < best[1].sum || (r[1].sum === best[1].sum && r[0] < best[0])))) best = r;
+        // The lowest worst ping, then the lowest sum, then the name: one region whatever the order they are listed in.
+        let best = -1;
+        for (let r = 0; r < regionCount; r++) {
+          if (latency && !acceptable(regionMax[r], regionMin[r], regionSum[r], players)) continue;
+          if (
+            best < 0 ||
+            regionMax[r] < regionMax[best] ||
+            (regionMax[r] === regionMax[best] && (regionSum[r] < regionSum[best] || (regionSum[r] === regionSum[best] && allRegions[regionAt[r]] < allRegions[regionAt[best]])))
+          )
+            best = r;
         }
-        region = best ? best[0] : null;
+        region = best < 0 ? null : allRegions[regionAt[best]];
       }
-      let roles: Record<string, string> | undefined;
-      if (teams.some((t) => t.roles)) {
-        roles = {};
-        for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles![t.roleOwners[k]] = role));
+      if (hasRoles) {
+        const roles: Record<string, string> = {};
+        for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles[t.roleOwners[k]] = role));
+        snapshotRoles = roles;
       }
-      snapshot = { count: placed.length, region, sizes: counts.slice(), ...(roles ? { roles } : {}) };
+      snapshotCount = placed.length;
+      snapshotRegion = region;
     };
 
     const anchorReason = tryAdd(anchor.index);
     if (anchorReason >= 0) {
-      blameAt(l, anchor.index, anchorReason);
+      blameAt(l, anchor.index, anchorReason, names);
       return undefined;
     }
     if (complete()) remember();
     // Team sizes and the match's age change only when a ticket joins, so fullness is worked out then.
     let isFull = full();
-    for (let candidate = candidates(); candidate >= 0; candidate = candidates()) {
-      if (isFull) break;
-      const reason = tryAdd(candidate);
-      if (reason >= 0) {
-        blameAt(l, candidate, reason);
-        countReason(reason);
-        continue;
+    const walk = candidates instanceof Walk ? candidates : undefined;
+    const list = candidates instanceof Walk ? undefined : candidates;
+    let listed = 0;
+    // tryAdd written out for the candidates (the anchor has joined, so the match has an age): most are refused, by a batch rule, and this loop is a pass's hottest.
+    for (;;) {
+      const candidate = walk !== undefined ? walk.next() : listed < list!.length ? list![listed++] : -1;
+      if (candidate < 0 || isFull) break;
+      const ticketAge = now - atOf[candidate];
+      const a = newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
+      let reason = batchRefusal(candidate, a);
+      if (reason < 0) {
+        const failed = tryJoin(candidate, a);
+        if (failed === undefined) {
+          if (complete()) remember();
+          isFull = full();
+          continue;
+        }
+        reason = this.reasonId(failed);
       }
-      if (complete()) remember();
-      isFull = full();
+      blameAt(l, candidate, reason, names);
+      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     }
-    if (!snapshot) {
+    if (snapshotCount < 0) {
       // Tickets past the batch rule's widest reach were never tried: that rule held the anchor.
-      let best = this.reasonId(this.cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
+      const cut = walk !== undefined ? walk.cut : this.cut;
+      let best = this.reasonId(cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
       let most = 0;
-      for (let k = 0; k < anchorReasons.length; k++) if (anchorCounts[k] > most) [best, most] = [anchorReasons[k], anchorCounts[k]];
-      blameAt(l, anchor.index, best);
+      for (let j = 0; j < anchorReasons.length; j++) {
+        const id = anchorReasons[j];
+        if (anchorCounts[id] > most) [best, most] = [id, anchorCounts[id]];
+        anchorCounts[id] = 0;
+      }
+      blameAt(l, anchor.index, best, names);
       return undefined;
+    }
+    for (let j = 0; j < anchorReasons.length; j++) {
+      const id = anchorReasons[j];
+      anchorCounts[id] = 0;
     }
     const kept: Entry[] = [];
     const out: RuleSetMatch = {
-      region: snapshot.region,
+      region: snapshotRegion,
       teams: teams.map(() => []),
       teamNames: teams.map((t) => t.name),
       players: teams.map(() => []),
-      ...(snapshot.roles ? { roles: {} as Record<string, string> } : {}),
+      ...(snapshotRoles ? { roles: {} as Record<string, string> } : {}),
     };
-    for (let p = 0; p < snapshot.count; p++) {
+    for (let p = 0; p < snapshotCount; p++) {
       const entry = group[placed[p]];
       const team = placedTeam[p];
       kept.push(entry);
       out.teams[team].push(entry.ticket.id);
-      for (const p of entry.ticket.players) {
+      for (let j = 0; j < entry.ticket.players.length; j++) {
+        const p = entry.ticket.players[j];
         out.players[team].push(p.id);
-        if (snapshot.roles) out.roles![p.id] = snapshot.roles[p.id];
+        if (snapshotRoles) out.roles![p.id] = snapshotRoles[p.id];
       }
     }
     return { match: out, entries: kept };
+  }
+}
+
+/** Sorts entries by their order value, stably, reading the values from one flat array rather than from each entry. */
+function sortByOrder(group: Entry[]): void {
+  const n = group.length;
+  const key = new Float64Array(n);
+  const positions: number[] = new Array(n);
+  for (let k = 0; k < n; k++) {
+    key[k] = group[k].order;
+    positions[k] = k;
+  }
+  positions.sort((a, b) => key[a] - key[b]);
+  const copy = group.slice();
+  for (let k = 0; k < n; k++) group[k] = copy[positions[k]];
+}
+
+/** Blames the ticket at position k of a batch, by reason id (names: the reasons by id). */
+function blameAt(l: BatchList, k: number, id: number, names: readonly string[]): void {
+  const first = l.firstWhy[k];
+  if (first === id + 1) l.firstCount[k]++;
+  else if (first === 0) {
+    l.firstWhy[k] = id + 1;
+    l.firstCount[k] = 1;
+  } else if (l.secondWhy[k] === id + 1) l.secondCount[k]++;
+  else if (l.secondWhy[k] === 0) {
+    l.secondWhy[k] = id + 1;
+    l.secondCount[k] = 1;
+  } else later(l.group[k], names[id]);
+}
+
+/** Blames a ticket on the entry itself: a third reason and beyond, or a ticket outside every batch. */
+function later(entry: Entry, reason: string): void {
+  const reasons = entry.whyReasons;
+  if (reasons === undefined) {
+    entry.whyReasons = [reason];
+    entry.whyCounts = [1];
+    return;
+  }
+  const k = reasons.indexOf(reason);
+  if (k >= 0) entry.whyCounts![k]++;
+  else {
+    reasons.push(reason);
+    entry.whyCounts!.push(1);
+  }
+}
+
+/**
+ * An anchor's candidates taken lazily from its batch, one per next(): in age
+ * order (outward is false), or outward from the anchor's ordering value,
+ * nearest first, stopping at the widest a batch rule on that value can reach
+ * (the first ticket past it on each side is blamed on that rule, and cut is
+ * set). At most `left` candidates.
+ */
+class Walk {
+  cut = false;
+  private lo: number;
+  private hi: number;
+  private k: number;
+
+  constructor(
+    private readonly l: BatchList,
+    private readonly index: number,
+    private readonly outward: boolean,
+    private left: number,
+    private readonly centre: number,
+    private readonly reach: number,
+    private readonly reachId: number,
+    private readonly names: readonly string[],
+  ) {
+    this.k = l.head;
+    this.lo = l.prev[index];
+    this.hi = l.next[index];
+    if (outward) {
+      if (this.lo >= 0 && this.beyond(this.lo)) this.lo = -1;
+      if (this.hi >= 0 && this.beyond(this.hi)) this.hi = -1;
+    }
+  }
+
+  /** The next candidate's position in the batch, or -1 when there is none. */
+  next(): number {
+    const { next, prev, order } = this.l;
+    if (!this.outward) {
+      let k = this.k;
+      if (k === this.index) k = next[k];
+      if (k < 0 || this.left-- <= 0) {
+        this.k = k;
+        return -1;
+      }
+      this.k = next[k];
+      return k;
+    }
+    if (this.left-- <= 0) return -1;
+    const lo = this.lo;
+    const hi = this.hi;
+    if (lo < 0 && hi < 0) return -1;
+    if (hi < 0 || (lo >= 0 && this.centre - order[lo] <= order[hi] - this.centre)) {
+      const p = prev[lo];
+      this.lo = p >= 0 && this.beyond(p) ? -1 : p;
+      return lo;
+    }
+    const n = next[hi];
+    this.hi = n >= 0 && this.beyond(n) ? -1 : n;
+    return hi;
+  }
+
+  private beyond(k: number): boolean {
+    if (Math.abs(this.l.order[k] - this.centre) <= this.reach) return false;
+    this.cut = true;
+    blameAt(this.l, k, this.reachId, this.names);
+    return true;
   }
 }
 
