@@ -112,6 +112,16 @@ export class RuleSetQueue {
     this.tickets.set(id, { at: ticket.at, region });
   }
 
+  /** Of the given tickets, those the last pass kept waiting: id → the rule that most often held it. */
+  whyWaiting(ids: readonly string[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const id of ids) {
+      const rule = this.engine.whyWaiting(id);
+      if (rule !== undefined) out[id] = rule;
+    }
+    return out;
+  }
+
   cancel(id: string): boolean {
     this.tickets.delete(id);
     return this.engine.cancel(id);
@@ -146,6 +156,11 @@ export class RuleSetQueue {
     for (const rule of Object.values(result.why)) why[rule] = (why[rule] ?? 0) + 1;
     return { matches, waiting: result.waiting, backfills: [], why };
   }
+}
+
+/** Waiting ticket id → the rule that most often kept it out of candidate matches in the last pass, for those of `ids` it knows (none for a team-rank matchmaker). */
+export function whyOf(matchmaker: Matchmaker | RuleSetQueue, ids: readonly string[]): Record<string, string> {
+  return matchmaker instanceof RuleSetQueue ? matchmaker.whyWaiting(ids) : {};
 }
 
 /** The matchmaker a ladder's options ask for. */

@@ -393,13 +393,14 @@ export class RedisTicketStore implements TicketStore {
 
   async whyAsked(ladder: string): Promise<string[]> {
     const { asked } = this.queueKeys(ladder);
-    const results = (await redisCall(
-      this.redis
-        .multi()
-        .zremrangebyscore(asked, '-inf', Date.now() - WHY_ASKED_MS)
-        .zrevrange(asked, 0, MAX_WHY_ASKED - 1)
-        .exec(),
-    )) ?? [];
+    const results =
+      (await redisCall(
+        this.redis
+          .multi()
+          .zremrangebyscore(asked, '-inf', Date.now() - WHY_ASKED_MS)
+          .zrevrange(asked, 0, MAX_WHY_ASKED - 1)
+          .exec(),
+      )) ?? [];
     for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     return (results[1]?.[1] as string[] | undefined) ?? [];
   }
@@ -730,7 +731,22 @@ export class RedisTicketStore implements TicketStore {
       backfills += await cancelAll(k.backfills, (id) => this.cancelBackfill({ id, ladder } as StoredBackfill));
       tickets += await cancelAll(k.queue, (id) => this.cancel({ id, ladder } as StoredTicket));
       const forgotten = await redisCall(
-        this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), k.owners, k.regionSet, k.why, k.asked, ladder),
+        this.scripts.ladderForget(
+          k.queue,
+          k.backfills,
+          k.players,
+          k.figures,
+          k.regions,
+          k.events,
+          k.playing,
+          k.recent,
+          this.key('queues'),
+          k.owners,
+          k.regionSet,
+          k.why,
+          k.asked,
+          ladder,
+        ),
       );
       if (forgotten === 1) break;
     }
