@@ -505,7 +505,14 @@ export class MatchmakingEngine {
     };
     try {
       const placed = await this.pass(state, id, report);
-      await this.reportWhy(state, id);
+      try {
+        await this.reportWhy(state, id);
+      } catch (error) {
+        // Advisory: a failed write is logged and tried again next turn; the matchmaker is kept (a lost lock is not).
+        if (error instanceof LockLostError) throw error;
+        state.whyWritten = false;
+        this.options.onError(error);
+      }
       return placed;
     } finally {
       report.totalMs = performance.now() - started;
