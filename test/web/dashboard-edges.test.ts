@@ -463,7 +463,7 @@ describe('dashboard edge cases in chromium', () => {
     });
   });
 
-  it("a rule-set queue's page shows the rule set's teams and role slots, and its matches by team name and role", async () => {
+  it("a rule-set queue's page shows the rule set's teams and role slots, its matches by team name and role, and why tickets wait", async () => {
     const ruleSet = {
       name: 'squads',
       ruleLanguageVersion: '1.0',
