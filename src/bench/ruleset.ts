@@ -76,7 +76,8 @@ function large(n: number, seed = 2): RuleSetTicketInput[] {
   }));
 }
 
-const SIX_V_SIX = parseRuleSet({
+/** The team-rank 6v6 queue as a rule set (as a ladder's `matchmaking.ruleSet` gives it). */
+export const SIX_V_SIX_RULES = {
   name: 'team-rank-6v6',
   ruleLanguageVersion: '1.0',
   playerAttributes: [{ name: 'percentile', type: 'number' }],
@@ -86,7 +87,8 @@ const SIX_V_SIX = parseRuleSet({
     { name: 'Ping', type: 'latency', maxLatency: 150 },
   ],
   expansions: [{ target: 'rules[CloseRank].maxDistance', steps: [30, 60, 90, 120].map((w, k) => ({ waitTimeSeconds: w, value: [10, 20, 50, 100][k] })) }],
-});
+};
+const SIX_V_SIX = parseRuleSet(SIX_V_SIX_RULES);
 
 export async function benchRuleSet(sizes: readonly number[] = process.env.LADDER_BENCH_RULESET_1M ? [10_000, 100_000, 1_000_000] : [10_000, 100_000]): Promise<RuleSetBenchRow[]> {
   const rows: RuleSetBenchRow[] = [];

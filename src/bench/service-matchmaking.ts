@@ -3,13 +3,17 @@
  * PostgreSQL and Redis, driven over loopback HTTP by this process.
  *
  *   npm run build && npm run bench -- service-matchmaking
- *   node --expose-gc dist/bench/service-matchmaking.js [--only creation,intake,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--json]
+ *   node --expose-gc dist/bench/service-matchmaking.js [--only creation,intake,creation-rules,intake-rules,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--repeats 1] [--json]
  *
  * - creation, intake: tickets created per second at 64 in flight (one
  *   instance; intake2: two behind one Redis), p50/p99, CPU per ticket of
  *   every process, and a check that every placed ticket is in exactly one
  *   match. `creation` sends tickets that cannot match (creation alone),
  *   `intake` the synthetic 6v6 queue (matching runs meanwhile).
+ *   `creation-rules`, `intake-rules`: the same on a rule-set queue (the
+ *   6v6 queue written as a rule set, SIX_V_SIX_RULES of ruleset.ts; the
+ *   percentile sent as an attribute). With `--repeats N` the team-rank and
+ *   rule-set runs alternate N rounds, so both see the same load.
  * - latency: tickets arriving at a steady 2,000/s (1v1, so nearly every
  *   ticket matches at the next pass; sent on raw keep-alive connections, as
  *   many as are in flight; the first 2 s not counted); time from sending a
@@ -50,6 +54,7 @@ import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';
 import { RedisTicketStore } from '../service/tickets/redis.js';
 import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
+import { SIX_V_SIX_RULES } from './ruleset.js';
 import { postgresCpuSeconds, processCpuSeconds, startServer as startLadder, stop } from './load.js';
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
@@ -216,25 +221,37 @@ function body(ticket: Ticket): string {
   return JSON.stringify({ id: ticket.id, players: ticket.players.map((p) => ({ id: p.id, percentile: p.percentile, pings: p.pings, filter: p.filter })) });
 }
 
+/** The same ticket for the rule-set queue (SIX_V_SIX_RULES): the percentile as an attribute; no filter. */
+function ruleSetBody(ticket: Ticket): string {
+  return JSON.stringify({ id: ticket.id, players: ticket.players.map((p) => ({ id: p.id, attributes: { percentile: p.percentile }, pings: p.pings })) });
+}
+
 /**
  * Endless 6v6 tickets shaped like the library benchmark's queue, each with its own ids; `held`: made
  * so that none can match (as in the held queue), so the run measures creation alone.
  */
-function intakeTickets(seed: number, held = false) {
+function intakeTickets(seed: number, held = false, ruleSet = false) {
   const pool = syntheticQueue({ tickets: 50_000, seed, spanSeconds: 300 });
   if (held)
     for (const ticket of pool)
-      for (const player of ticket.players) player.filter = { within: player.filter.within, strict: true, maxPing: Math.min(...Object.values(player.pings)) - 1 };
+      for (const player of ticket.players) {
+        player.filter = { within: player.filter.within, strict: true, maxPing: Math.min(...Object.values(player.pings)) - 1 };
+        // The rule set's latency rule (150 ms at most) refuses every region then.
+        if (ruleSet) player.pings = Object.fromEntries(Object.keys(player.pings).map((region) => [region, 500]));
+      }
+  const encode = ruleSet ? ruleSetBody : body;
   let n = 0;
   return () => {
     const base = pool[n % pool.length]!;
     const k = n++;
-    return body({ id: `i${seed}-${k}`, at: 0, players: base.players.map((p, j) => ({ ...p, id: `ip${seed}-${k}-${j}` })) });
+    return encode({ id: `i${seed}-${k}`, at: 0, players: base.players.map((p, j) => ({ ...p, id: `ip${seed}-${k}-${j}` })) });
   };
 }
 
 export interface IntakeResult {
   instances: number;
+  /** The queue: the team-rank matchmaker, or the same 6v6 queue as a rule set (SIX_V_SIX_RULES). */
+  queue: 'team-rank' | 'rule-set';
   /** The tickets could match (matching runs), or none could (creation alone). */
   matching: boolean;
   concurrency: number;
@@ -256,16 +273,26 @@ export interface IntakeResult {
   load: [number, number];
 }
 
-/** Tickets per second at `concurrency` in flight, spread over `instances` instances; `matching` false: tickets that cannot match. */
-export async function benchIntake(redis: Redis, instances: number, seconds: number, concurrency = 64, matching = true): Promise<IntakeResult> {
+/**
+ * Tickets per second at `concurrency` in flight, spread over `instances` instances; `matching` false: tickets that cannot match;
+ * `ruleSet`: the ladder's queue is the same 6v6 queue written as a rule set.
+ */
+export async function benchIntake(redis: Redis, instances: number, seconds: number, concurrency = 64, matching = true, ruleSet = false): Promise<IntakeResult> {
   const deployment = new Deployment();
   try {
     const servers: Server[] = [];
     for (let i = 0; i < instances; i++) servers.push(await deployment.start());
     const bases = servers.map((s) => new URL(s.url));
     const agents = servers.map(() => new Agent({ keepAlive: true, maxSockets: concurrency }));
-    await call(agents[0]!, bases[0]!, 'POST', '/v1/ladders', JSON.stringify({ id: 'intake', system: 'teamrank' }));
-    const next = intakeTickets(1, !matching);
+    const created = await call(
+      agents[0]!,
+      bases[0]!,
+      'POST',
+      '/v1/ladders',
+      JSON.stringify({ id: 'intake', system: 'teamrank', ...(ruleSet ? { matchmaking: { ruleSet: SIX_V_SIX_RULES } } : {}) }),
+    );
+    if (created.status !== 201) throw new Error(`creating the ladder answered ${created.status}: ${created.text}`);
+    const next = intakeTickets(1, !matching, ruleSet);
     const redisProcess = await redisPid(redis);
     const load0 = loadavg()[0]!;
     const warmupEnd = performance.now() + Math.max(1000, (seconds * 1000) / 10);
@@ -304,8 +331,8 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
     );
     clearTimeout(cpuTimer);
     const cpu1 = snapshot();
-    const created = latencies.length;
-    const per = (a: number, b: number) => ((b - a) * 1000) / created;
+    const createdTickets = latencies.length;
+    const per = (a: number, b: number) => ((b - a) * 1000) / createdTickets;
     const cpuMsPerTicket = cpu0
       ? {
           servers: cpu1.servers.map((c, i) => per(cpu0!.servers[i]!, c)),
@@ -323,11 +350,12 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
     const sorted = Float64Array.from(latencies).sort();
     return {
       instances,
+      queue: ruleSet ? 'rule-set' : 'team-rank',
       matching,
       concurrency,
       seconds,
-      tickets: created,
-      perSecond: created / seconds,
+      tickets: createdTickets,
+      perSecond: createdTickets / seconds,
       perInstance: perInstance.map((n) => n / seconds),
       p50ms: quantile(sorted, 0.5),
       p99ms: quantile(sorted, 0.99),
@@ -797,28 +825,36 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
-const PARTS = ['creation', 'intake', 'intake2', 'latency', 'held', 'burst'];
+const PARTS = ['creation', 'creation-rules', 'intake', 'intake-rules', 'intake2', 'latency', 'held', 'burst'];
+/** What runs without --only: creation on a rule-set queue only when asked. */
+const DEFAULT_PARTS = ['creation', 'intake', 'intake-rules', 'intake2', 'latency', 'held', 'burst'];
 
-export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number; rates?: number[] } = {}) {
-  const only = new Set(options.only ?? PARTS);
+export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number; rates?: number[]; repeats?: number } = {}) {
+  const only = new Set(options.only ?? DEFAULT_PARTS);
   const sizes = options.sizes ?? [100_000, 1_000_000];
   const seconds = options.seconds ?? 10;
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL);
   const results: Record<string, unknown> = {};
   try {
-    for (const matching of [false, true]) {
-      if (!only.has(matching ? 'intake' : 'creation')) continue;
-      const r = await benchIntake(redis, 1, seconds, 64, matching);
-      results[matching ? 'intake' : 'creation'] = r;
-      console.log(
-        `intake${matching ? '' : ' (tickets that cannot match: creation alone)'}, 1 instance, ${r.concurrency} in flight: ${f(r.perSecond, 0)} tickets/s, p50 ${f(r.p50ms)} ms, p99 ${f(r.p99ms)} ms, ${r.errors} errors; ` +
-          `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
-          `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
-          `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); ` +
-          `event loop delay p99 / max ${r.eventLoopDelayMs.map((d) => (d ? `${f(d.p99)} / ${f(d.max)} ms` : 'n/a')).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
-      );
-    }
+    // The team-rank and rule-set runs alternate (`repeats` rounds), so that both see the same load.
+    const repeats = options.repeats ?? 1;
+    for (let round = 0; round < repeats; round++)
+      for (const matching of [false, true])
+        for (const rules of [false, true]) {
+          const name = `${matching ? 'intake' : 'creation'}${rules ? '-rules' : ''}`;
+          if (!only.has(name)) continue;
+          const r = await benchIntake(redis, 1, seconds, 64, matching, rules);
+          if (repeats === 1) results[name] = r;
+          else ((results[name] ??= []) as IntakeResult[]).push(r);
+          console.log(
+            `${rules ? 'rule-set 6v6 queue' : 'team-rank 6v6 queue'}: intake${matching ? '' : ' (tickets that cannot match: creation alone)'}, 1 instance, ${r.concurrency} in flight: ${f(r.perSecond, 0)} tickets/s, p50 ${f(r.p50ms)} ms, p99 ${f(r.p99ms)} ms, ${r.errors} errors; ` +
+              `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
+              `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
+              `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); ` +
+              `event loop delay p99 / max ${r.eventLoopDelayMs.map((d) => (d ? `${f(d.p99)} / ${f(d.max)} ms` : 'n/a')).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+          );
+        }
     if (only.has('intake2')) {
       const r = await benchIntake(redis, 2, seconds);
       results.intake2 = r;
@@ -882,10 +918,11 @@ const USAGE: ScriptSpec = {
   name: 'service-matchmaking',
   summary: '`ladder serve` children on PostgreSQL and Redis, driven over loopback HTTP: ticket intake, assignment latency, held tickets, bursts.',
   options: {
-    only: { type: 'string', value: 'PART,...', description: `the parts to run (default all: ${PARTS.join(',')})` },
+    only: { type: 'string', value: 'PART,...', description: `the parts to run, of ${PARTS.join(',')} (default ${DEFAULT_PARTS.join(',')})` },
     sizes: { type: 'string', value: 'N,...', description: 'ticket counts of held and burst (default 100000,1000000)' },
     seconds: { type: 'string', value: 'S', description: 'seconds of each measured run (default 10)' },
     rates: { type: 'string', value: 'R,...', description: 'arrivals per second of the latency part (default 2000)' },
+    repeats: { type: 'string', value: 'N', description: 'runs of each intake and creation part, team-rank and rule-set queues alternated (default 1)' },
     json: { type: 'boolean', description: 'also print the results as JSON' },
   },
   notes: `PostgreSQL from DATABASE_URL, Redis from REDIS_URL; LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that
@@ -901,6 +938,7 @@ if (isEntry(import.meta.url)) {
     sizes: numberListOption(USAGE, args, 'sizes'),
     seconds: numberOption(USAGE, args, 'seconds'),
     rates: numberListOption(USAGE, args, 'rates'),
+    repeats: numberOption(USAGE, args, 'repeats'),
   });
   if (args.values.json === true) console.log(JSON.stringify(results));
 }

@@ -42,7 +42,16 @@ export interface MatchmakingSettings {
    * matches by it instead of by team size and percentile ranges.
    */
   ruleSet?: Record<string, unknown>;
+  /**
+   * Rule-set queues: player attributes the ladder fills in from its
+   * standings at intake (attribute name → `rating` or `percentile`), which
+   * a ticket may not send.
+   */
+  attributesFromLadder?: Record<string, LadderAttributeSource>;
 }
+
+/** Where an attribute taken from the ladder comes from: the player's stored rating, or percentile in the standings. */
+export type LadderAttributeSource = 'rating' | 'percentile';
 
 /** Matchmaking settings as a ladder definition gives them (any field may be left out). */
 export interface MatchmakingInput {
@@ -57,6 +66,7 @@ export interface MatchmakingInput {
   maxWaitingPerKey?: number;
   regions?: string[];
   ruleSet?: Record<string, unknown>;
+  attributesFromLadder?: Record<string, LadderAttributeSource>;
 }
 
 const MAX_CANDIDATES_DEFAULT = 256;
@@ -87,6 +97,7 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
     maxWaitingPerKey: input.maxWaitingPerKey ?? MAX_WAITING_PER_KEY_DEFAULT,
     ...(input.regions !== undefined ? { regions: [...input.regions] } : {}),
     ...(input.ruleSet !== undefined ? { ruleSet: input.ruleSet } : {}),
+    ...(input.attributesFromLadder !== undefined ? { attributesFromLadder: { ...input.attributesFromLadder } } : {}),
   };
   for (const field of ['teamSize', 'maxCandidates', 'maxWaiting', 'maxWaitingPerKey'] as const) {
     if (!Number.isInteger(settings[field]) || settings[field] < 1)
@@ -104,6 +115,7 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
     });
   }
   if (settings.ruleSet !== undefined) ruleSetOf(settings);
+  if (settings.attributesFromLadder !== undefined) checkAttributesFromLadder(settings);
   try {
     settings.widening = resolveWidening(input.widening);
   } catch (error) {
@@ -114,6 +126,27 @@ export function resolveMatchmaking(system: string, input: MatchmakingInput = {})
     throw new InvalidInputError(error.detail, { field: named === '' ? 'matchmaking' : `matchmaking.${named}` });
   }
   return settings;
+}
+
+/** Each attribute taken from the ladder is a numeric attribute the rule set declares, from `rating` or `percentile`. */
+function checkAttributesFromLadder(settings: MatchmakingSettings): void {
+  const sources = settings.attributesFromLadder!;
+  const ruleSet = ruleSetOf(settings);
+  if (ruleSet === undefined)
+    throw new InvalidInputError('attributes come from the ladder only for a rule-set queue: set matchmaking.ruleSet too (or remove both)', {
+      field: 'matchmaking.attributesFromLadder',
+    });
+  for (const [name, source] of Object.entries(sources)) {
+    const field = `matchmaking.attributesFromLadder.${name}`;
+    const declared = ruleSet.playerAttributes.find((a) => a.name === name);
+    if (declared === undefined)
+      throw new InvalidInputError(`the rule set declares no attribute ${JSON.stringify(name)}; declared: ${ruleSet.playerAttributes.map((a) => a.name).join(', ') || 'none'}`, {
+        field,
+      });
+    if (declared.type !== 'number')
+      throw new InvalidInputError(`attribute ${JSON.stringify(name)} is of type ${declared.type}; a rating or percentile fills only a number`, { field });
+    if (source !== 'rating' && source !== 'percentile') throw new InvalidInputError(`must be "rating" or "percentile", got ${JSON.stringify(source)}`, { field });
+  }
 }
 
 /** Rule sets parsed, by the settings object that holds them (a cached ladder definition parses its rule set once). */
@@ -282,7 +315,10 @@ export class Ladders {
       public?: boolean;
       standings?: LeaderboardOptions;
       /** `ruleSet: null` removes the rule set. */
-      matchmaking?: Partial<Omit<MatchmakingSettings, 'ruleSet'>> & { ruleSet?: Record<string, unknown> | null };
+      matchmaking?: Partial<Omit<MatchmakingSettings, 'ruleSet' | 'attributesFromLadder'>> & {
+        ruleSet?: Record<string, unknown> | null;
+        attributesFromLadder?: Record<string, LadderAttributeSource> | null;
+      };
       options?: Record<string, unknown>;
     },
   ): Promise<Ladder> {
@@ -293,10 +329,12 @@ export class Ladders {
       if (change.options !== undefined && head.nextSeq > 1) {
         throw new ConflictError(`ladder ${id} has rated matches; its rating options can change only while it has none (create a new ladder instead)`, 'options');
       }
-      const { ruleSet, ...rest } = change.matchmaking ?? {};
+      const { ruleSet, attributesFromLadder, ...rest } = change.matchmaking ?? {};
       const matchmaking: MatchmakingInput = { ...current.matchmaking, ...rest };
       if (ruleSet === null) delete matchmaking.ruleSet;
       else if (ruleSet !== undefined) matchmaking.ruleSet = ruleSet;
+      if (attributesFromLadder === null) delete matchmaking.attributesFromLadder;
+      else if (attributesFromLadder !== undefined) matchmaking.attributesFromLadder = attributesFromLadder;
       const next = checkLadder({
         id,
         system: current.system,

@@ -38,7 +38,7 @@ import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from '.
 import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
 import { type PassBackfill, type PassMatch, waitsOf } from './matchmaking-worker/rule-set-queue.js';
 import type { ServiceMetrics } from './metrics.js';
-import type { BackfillAddition, BackfillPlacement, Placement, QueuedBackfillPlayer, RecentMatch, StoredTicket, TicketStore } from './tickets/store.js';
+import type { BackfillAddition, BackfillPlacement, Placement, QueuedBackfillPlayer, RecentMatch, StoredTicket, TicketStore, WhyWaiting } from './tickets/store.js';
 import { Turns } from './turns.js';
 
 export interface MatchmakingContext {
@@ -119,6 +119,11 @@ interface LadderState {
   /** The matchmaker refused a ticket for its regions (it keeps every region it has seen): a rebuild learns only those the waiting tickets name. */
   regionsFull: boolean;
   labels: { queue: string };
+  /** Rule-set queues: the last pass's why-waiting summary, whether the store has it yet, the tickets asked about whose reasons it has, and when the asked-about set was last read (epoch ms). */
+  why: WhyWaiting | undefined;
+  whyWritten: boolean;
+  whyAnswered: Set<string>;
+  whyReadAt: number;
 }
 
 class LockLostError extends Error {}
@@ -129,6 +134,8 @@ class LadderGoneError extends Error {}
 const RENEW_WITHIN_MS = 2000;
 /** Matches placed per round trip. */
 const PLACE_CHUNK = 250;
+/** Between passes, the tickets asked about are read at most this often (a new ask is answered within it). */
+const WHY_READ_EVERY_MS = 1000;
 
 /** Seconds after its arrival at which a ticket's range last changes (its loosest player's last widening step). */
 function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
@@ -330,6 +337,10 @@ export class MatchmakingEngine {
       nextExpiryAt: -Infinity,
       regionsFull: false,
       labels: { queue: id },
+      why: undefined,
+      whyWritten: false,
+      whyAnswered: new Set(),
+      whyReadAt: 0,
     };
     this.forget(id);
     try {
@@ -493,7 +504,16 @@ export class MatchmakingEngine {
       totalMs: 0,
     };
     try {
-      return await this.pass(state, id, report);
+      const placed = await this.pass(state, id, report);
+      try {
+        await this.reportWhy(state, id);
+      } catch (error) {
+        // Advisory: a failed write is logged and tried again next turn; the matchmaker is kept (a lost lock is not).
+        if (error instanceof LockLostError) throw error;
+        state.whyWritten = false;
+        this.options.onError(error);
+      }
+      return placed;
     } finally {
       report.totalMs = performance.now() - started;
       if (!report.skipped) this.ctx.metrics.passSeconds.observe(state.labels, report.totalMs / 1000);
@@ -507,6 +527,8 @@ export class MatchmakingEngine {
     // The pass is a function of the tickets and their ranges: with neither changed since a pass that
     // formed nothing, it would form nothing again.
     if (matchmaker.size === 0 || (!state.changed && state.lastFormed === 0 && state.lastPassAt >= state.widenUntil)) {
+      // Nothing waits any more: nothing is held either.
+      if (matchmaker.size === 0 && state.why !== undefined && Object.keys(state.why.heldBy).length > 0) this.newWhy(state, { at: now, heldBy: {} });
       report.skipped = true;
       this.ctx.metrics.passesSkipped.inc(state.labels);
       return 0;
@@ -516,6 +538,7 @@ export class MatchmakingEngine {
     report.passMs = result.ms;
     this.passMsInLastTurn += report.passMs;
     report.passCpuMs = result.cpuMs;
+    if (result.why !== undefined) this.newWhy(state, { at: now, heldBy: result.why });
     state.changed = false;
     state.lastFormed = result.matches.length + result.backfills.length;
     state.lastPassAt = now;
@@ -628,6 +651,34 @@ export class MatchmakingEngine {
     }
     report.placeMs = performance.now() - placeStart;
     return placed + report.filled;
+  }
+
+  private newWhy(state: LadderState, why: WhyWaiting): void {
+    state.why = why;
+    state.whyWritten = false;
+    state.whyAnswered.clear();
+  }
+
+  /**
+   * Writes a rule-set queue's why-waiting to the store (docs/SERVICE.md,
+   * "Why waiting"): after a pass, its summary and the reasons of the tickets
+   * asked about (at most MAX_WHY_ASKED), and between passes, at most every
+   * WHY_READ_EVERY_MS, the reasons of tickets asked about since. A bounded
+   * cost per pass however many tickets wait: two store round trips and one
+   * to the matchmaker.
+   */
+  private async reportWhy(state: LadderState, id: string): Promise<void> {
+    const why = state.why;
+    if (why === undefined) return;
+    const now = Date.now();
+    if (state.whyWritten && now - state.whyReadAt < WHY_READ_EVERY_MS) return;
+    state.whyReadAt = now;
+    const asked = await this.ctx.tickets.whyAsked(id);
+    if (state.whyWritten && asked.every((ticket) => state.whyAnswered.has(ticket))) return;
+    const reasons = await state.matchmaker.why(asked);
+    if (!(await this.ctx.tickets.setWhy(id, why, reasons))) throw new LockLostError();
+    state.whyWritten = true;
+    state.whyAnswered = new Set(asked);
   }
 
   /**

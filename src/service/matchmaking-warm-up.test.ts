@@ -9,4 +9,11 @@ describe('warmUpMatchmaker', () => {
     expect(report.matches).toBeGreaterThan(100);
     expect(report.ms).toBeGreaterThan(0);
   });
+
+  it('runs rule-set passes over queues that keep filling, and they form matches', () => {
+    const report = warmUpMatchmaker({ passes: 0, ruleSetPasses: 4 });
+    expect(report.ruleSetPasses).toBe(4);
+    // 300 tickets of one or two players arrive before each pass: the 6v6 and the duel queue both form matches.
+    expect(report.ruleSetMatches).toBeGreaterThan(20);
+  });
 });

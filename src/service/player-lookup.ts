@@ -11,10 +11,16 @@ import type { PlayerFacts, Rankings } from './rankings.js';
 
 export type { PlayerFacts } from './rankings.js';
 
+/** A player's facts as intake reads them. */
+export interface LookedUp extends PlayerFacts {
+  /** The stored rating as it is (negative too); null for a player the standings do not list. */
+  ladderRating: number | null;
+}
+
 interface Pending {
   ladder: Ladder;
   ids: Set<string>;
-  waiters: Array<{ resolve: (facts: Map<string, PlayerFacts>) => void; reject: (error: unknown) => void }>;
+  waiters: Array<{ resolve: (facts: Map<string, LookedUp>) => void; reject: (error: unknown) => void }>;
 }
 
 export class PlayerLookup {
@@ -23,7 +29,7 @@ export class PlayerLookup {
   constructor(private readonly rankings: Rankings) {}
 
   /** Facts of the given players (others of the same batch may be in the answer too). */
-  lookup(ladder: Ladder, ids: readonly string[]): Promise<Map<string, PlayerFacts>> {
+  lookup(ladder: Ladder, ids: readonly string[]): Promise<Map<string, LookedUp>> {
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) setImmediate(() => this.flush());
       let batch = this.pending.get(ladder.id);
@@ -40,9 +46,12 @@ export class PlayerLookup {
       const ids = [...batch.ids];
       this.rankings.facts(batch.ladder, ids).then(
         (facts) => {
-          const byId = new Map<string, PlayerFacts>();
+          const byId = new Map<string, LookedUp>();
           // The matchmaker takes no negative rating (an Elo rating can fall below zero): balance on the percentile then.
-          ids.forEach((id, i) => byId.set(id, { percentile: facts[i]!.percentile, rating: facts[i]!.rating !== null && facts[i]!.rating! >= 0 ? facts[i]!.rating : null }));
+          ids.forEach((id, i) => {
+            const { percentile, rating } = facts[i]!;
+            byId.set(id, { percentile, rating: rating !== null && rating >= 0 ? rating : null, ladderRating: rating });
+          });
           for (const w of batch.waiters) w.resolve(byId);
         },
         (error) => batch.waiters.forEach((w) => w.reject(error)),

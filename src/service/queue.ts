@@ -11,19 +11,20 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { parseMode } from 'ladder-core/matchmaking';
-import { parseRuleSetTicket, type RuleSet } from 'ladder-core/matchmaking/rule-set/index.js';
+import { type AttributeSource, parseRuleSetTicket, type RuleSet } from 'ladder-core/matchmaking/rule-set/index.js';
 import { ConflictError, NotFoundError, PlayerBusyError, QuotaExceededError } from './errors/index.js';
 import { type Ladder, ruleSetOf } from './ladders.js';
 import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
-import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type QueuedPlayer, type QueuedTicket, type StoredTicket, type TicketStore } from './tickets/store.js';
+import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type QueuedPlayer, type QueuedTicket, type StoredTicket, type TicketStore, type TicketWhy } from './tickets/store.js';
 
 export interface QueueContext {
   tickets: TicketStore;
   players: PlayerLookup;
 }
 
-export function ticketJson(t: StoredTicket) {
+/** A ticket as the API shows it; `why` (a waiting ticket of a rule-set queue): the rule that held it in the last pass, null when not known yet. */
+export function ticketJson(t: StoredTicket, why?: TicketWhy | null) {
   const end = t.endedAt ?? Date.now();
   return {
     id: t.id,
@@ -34,6 +35,7 @@ export function ticketJson(t: StoredTicket) {
     createdAt: new Date(t.createdAt).toISOString(),
     waitedSeconds: Math.max(0, (end - t.createdAt) / 1000),
     ...(t.match ? { match: { ...t.match, at: new Date(t.match.at).toISOString() } } : {}),
+    ...(why !== undefined ? { why: why === null ? null : { rule: why.rule, passAt: new Date(why.at).toISOString() } } : {}),
   };
 }
 
@@ -83,9 +85,18 @@ function checkRegions(ladder: Ladder, raw: z.infer<typeof ticketSchema>): void {
 /** A rule-set queue's ticket: attributes and roles by the rule set (the rule-set engine's own check, so intake and pass agree). */
 function checkRuleSetTicket(ladder: Ladder, ruleSet: RuleSet, raw: z.infer<typeof ticketSchema>): Array<Pick<QueuedPlayer, 'attributes' | 'roles'>> {
   if (raw.mode !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s teams come from its rule set; a ticket names no mode`, { field: 'mode' });
+  const sources = Object.values(ladder.matchmaking.attributesFromLadder ?? {});
   raw.players.forEach((player, index) => {
     if (player.filter !== undefined) throw new InvalidInputError(`ladder ${ladder.id} matches by its rule set, not by percentile filters`, { field: `players[${index}].filter` });
+    // A client that could send the rating or percentile an attribute is filled from could still say what it likes.
+    for (const field of ['rating', 'percentile'] as const)
+      if (player[field] !== undefined && sources.includes(field))
+        throw new InvalidInputError(`ladder ${ladder.id} takes each player's ${field} from its standings (matchmaking.attributesFromLadder); a ticket sends none`, {
+          field: `players[${index}].${field}`,
+        });
   });
+  // Attributes from the ladder are refused when sent (the rule-set engine's own check); the values are filled in once the players are looked up.
+  const placeholder: AttributeSource = Object.fromEntries(Object.keys(ladder.matchmaking.attributesFromLadder ?? {}).map((name) => [name, () => 0]));
   const checked = parseRuleSetTicket(
     {
       id: raw.id ?? 'new',
@@ -98,8 +109,14 @@ function checkRuleSetTicket(ladder: Ladder, ruleSet: RuleSet, raw: z.infer<typeo
       })),
     },
     ruleSet,
+    placeholder,
   );
   return checked.players.map((p) => ({ attributes: p.attributes, ...(p.roles.length > 0 ? { roles: [...p.roles] } : {}) }));
+}
+
+/** The rating a player new to the ladder starts with. */
+function initialRating(ladder: Ladder): number {
+  return ladder.rating.initial().rating;
 }
 
 /** Queues a ticket; `owner` is the id of the API key that sends it (counted against the ladder's per-key cap). */
@@ -108,6 +125,7 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
   const unknown = raw.players.filter((p) => p.percentile === undefined || p.rating === undefined).map((p) => p.id);
   const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
   const defaults = ladder.matchmaking.filterDefaults;
+  const fromLadder = ruleSetFields !== undefined && ladder.matchmaking.attributesFromLadder !== undefined ? Object.entries(ladder.matchmaking.attributesFromLadder) : undefined;
   const now = Date.now();
   const players = raw.players.map((p, index): QueuedPlayer => {
     const known = facts?.get(p.id);
@@ -121,6 +139,10 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
     const rating = p.rating ?? known?.rating ?? undefined;
     if (rating !== undefined && rating !== null) player.rating = rating;
     if (ruleSetFields !== undefined) Object.assign(player, ruleSetFields[index]);
+    if (fromLadder !== undefined) {
+      // Ratings and percentiles as the standings hold them now; a player they do not list yet starts where the system starts everyone.
+      for (const [name, source] of fromLadder) player.attributes![name] = source === 'rating' ? (known?.ladderRating ?? initialRating(ladder)) : (known?.percentile ?? 50);
+    }
     return player;
   });
   const id = raw.id ?? ctx.tickets.newTicketId?.() ?? randomUUID();
@@ -178,7 +200,7 @@ export async function cancelTicket(ctx: QueueContext, ticket: StoredTicket): Pro
 }
 
 export async function queueView(ctx: QueueContext, ladder: Ladder) {
-  const { figures, recent } = await ctx.tickets.summary(ladder.id);
+  const { figures, recent, why } = await ctx.tickets.summary(ladder.id);
   const now = Date.now();
   // Built from entries, not by assignment: a region may be named `toString` or `constructor`.
   const byRegion = Object.fromEntries([...figures.byRegion].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
@@ -191,5 +213,12 @@ export async function queueView(ctx: QueueContext, ladder: Ladder) {
     /** Of the tickets waiting now: mean and longest wait so far. */
     waitSeconds: { mean: Math.max(0, (now - meanCreated) / 1000), max: figures.oldestCreatedAt === null ? 0 : Math.max(0, (now - figures.oldestCreatedAt) / 1000) },
     recent,
+    // Rule-set queues: what held the waiting tickets in the last pass (null before the first).
+    ...(ruleSetOf(ladder.matchmaking) !== undefined ? { whyWaiting: why === undefined ? null : { passAt: new Date(why.at).toISOString(), heldBy: sortedHeldBy(why.heldBy) } } : {}),
   };
+}
+
+/** Rules by the tickets they held, most first (then by name), built from entries: a rule may be named `__proto__`. */
+function sortedHeldBy(heldBy: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(heldBy).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }

@@ -74,6 +74,10 @@ const matchmakingResponse = z
     maxWaitingPerKey: z.number().int(),
     regions: z.array(z.string()).optional().describe('The regions the queue accepts; absent: any.'),
     ruleSet: z.record(z.string(), z.unknown()).optional().describe('The FlexMatch rule set the queue forms matches by, as given; absent: team size and percentile ranges.'),
+    attributesFromLadder: z
+      .record(z.string(), z.enum(['rating', 'percentile']))
+      .optional()
+      .describe("Rule-set queues: attributes the ladder fills in at intake from the player's stored rating or percentile (a ticket may not send them)."),
   })
   .describe("Settings of the ladder's matchmaker in force, defaults filled in (see docs/MATCHMAKING.md).");
 
@@ -270,6 +274,16 @@ export const ticketResponse = z.object({
       backfill: z.string().optional().describe('Set when the ticket filled a backfill: its id (`id` is then the backfill’s match).'),
     })
     .optional(),
+  why: z
+    .object({
+      rule: z.string().describe('The rule that most often kept the ticket out of candidate matches ("minPlayers" when too few tickets fitted at all).'),
+      passAt: isoTime.describe('When the pass that saw it ran.'),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      'Read of a waiting ticket of a rule-set queue: why it still waits, as of the last pass. Null until a pass has run since the ticket was first asked about (asking marks it; the matchmaker answers within about a second).',
+    ),
 });
 export const createdTicketResponse = z.object({ ticket: ticketResponse });
 export const cancelledTicketResponse = z.object({ id: z.string(), status: z.enum(['waiting', 'matched', 'cancelled', 'expired']) });
@@ -299,6 +313,14 @@ export const queueResponse = z.object({
   byBand: z.array(z.object({ band: z.string(), count: z.number().int() })),
   waitSeconds: z.object({ mean: z.number(), max: z.number() }).describe('Of the tickets waiting now: the mean and the longest wait so far, in seconds (0 when none waits).'),
   recent: z.array(recentMatch),
+  whyWaiting: z
+    .object({
+      passAt: isoTime.describe('When the last pass ran.'),
+      heldBy: z.record(z.string(), z.number().int()).describe('Rule name → waiting tickets it kept out of candidate matches most often in that pass, most first.'),
+    })
+    .nullable()
+    .optional()
+    .describe('Rule-set queues: what held the waiting tickets in the last pass (null before the first).'),
 });
 
 export const performanceResponse = z.object({

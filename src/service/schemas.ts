@@ -59,6 +59,13 @@ const ruleSetSchema = z
     'A FlexMatch rule set (ruleLanguageVersion "1.0", plus role slots): the queue forms matches by it instead of by team size and percentile ranges (see docs/MATCHMAKING.md).',
   );
 
+/** Rule-set queues: attributes the ladder fills in from its standings; checked against the rule set (400 naming `matchmaking.attributesFromLadder.<name>`). */
+const attributesFromLadderSchema = z
+  .record(z.string().max(100), z.enum(['rating', 'percentile']))
+  .describe(
+    "Rule-set queues: numeric player attributes the ladder fills in at intake, attribute name → `rating` (the player's stored rating; the system's initial rating for a player the standings do not list) or `percentile` (in the standings; 50 before placement). A ticket that sends one is refused (400 naming the attribute).",
+  );
+
 /** A ladder definition's fields besides `system` and `options`. */
 const ladderFields = {
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
@@ -103,6 +110,7 @@ const ladderFields = {
         .optional()
         .describe('The regions the queue accepts: a ticket pinging another is refused (400). Absent: any region, at most 31 named by the waiting tickets at once.'),
       ruleSet: ruleSetSchema.optional(),
+      attributesFromLadder: attributesFromLadderSchema.optional(),
     })
     .strict()
     .optional()
@@ -373,6 +381,10 @@ export const updateLadderSchema = z
           .nullable()
           .optional()
           .describe('Set or (null) remove the rule set; only while the queue holds no waiting ticket (else 409 naming `matchmaking.ruleSet`).'),
+        attributesFromLadder: attributesFromLadderSchema
+          .nullable()
+          .optional()
+          .describe('Set (replacing the whole) or (null) remove; only while the queue holds no waiting ticket (else 409 naming `matchmaking.attributesFromLadder`).'),
       })
       .strict()
       .optional(),

@@ -552,6 +552,34 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
     expect((await get('/v1/backfills/{id}', { id: ruleSetFill.body.id })).body.roles).toMatchObject({ rs4: 'healer' });
     expect((await get('/v1/tickets/{id}', { id: 'oa-rs-fill' })).body.match.teamNames).toEqual(['squad_1', 'squad_2']);
 
+    // A rule-set queue whose skill comes from the ladder: why a ticket waits, on the ticket and the queue.
+    await call('POST', '/v1/ladders', 201, {
+      body: {
+        id: 'oa-rules',
+        system: 'elo',
+        matchmaking: {
+          ruleSet: {
+            name: 'duel',
+            ruleLanguageVersion: '1.0',
+            playerAttributes: [{ name: 'skill', type: 'number' }],
+            teams: [
+              { name: 'red', minPlayers: 1, maxPlayers: 1 },
+              { name: 'blue', minPlayers: 1, maxPlayers: 1 },
+            ],
+            rules: [],
+          },
+          attributesFromLadder: { skill: 'rating' },
+        },
+      },
+      key: admin,
+    });
+    await call('POST', '/v1/ladders/{ladder}/tickets', 201, { params: { ladder: 'oa-rules' }, body: { id: 'oa-alone', players: [{ id: 'ann', pings: { eu: 20 } }] }, key: admin });
+    expect((await get('/v1/tickets/{id}', { id: 'oa-alone' })).body.why).toBeNull();
+    expect((await get('/v1/ladders/{ladder}/queue', { ladder: 'oa-rules' })).body.whyWaiting).toBeNull();
+    await server.matchmakeNow();
+    expect((await get('/v1/tickets/{id}', { id: 'oa-alone' })).body.why.rule).toBe('minPlayers');
+    expect((await get('/v1/ladders/{ladder}/queue', { ladder: 'oa-rules' })).body.whyWaiting.heldBy).toEqual({ minPlayers: 1 });
+
     // The integrity report, with a pair of win-traders among honest players so that it has entries.
     await call('POST', '/v1/ladders', 201, { body: { id: 'trade', system: 'elo', public: true }, key: admin });
     let seed = 7;

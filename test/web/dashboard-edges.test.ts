@@ -463,7 +463,7 @@ describe('dashboard edge cases in chromium', () => {
     });
   });
 
-  it("a rule-set queue's page shows the rule set's teams and role slots, and its matches by team name and role", async () => {
+  it("a rule-set queue's page shows the rule set's teams and role slots, its matches by team name and role, and why tickets wait", async () => {
     const ruleSet = {
       name: 'squads',
       ruleLanguageVersion: '1.0',
@@ -487,6 +487,15 @@ describe('dashboard edge cases in chromium', () => {
         .join(' vs ');
       expect(shown).toBe(expected);
       expect(shown).toMatch(/^squad_1: .+ vs squad_2: /);
+    });
+    // A lone ticket: too few players for a match, which the page says is what holds it.
+    await api.post('/v1/ladders/roles/tickets', { id: 't-r5', players: [{ id: 'r5', pings: { eu: 20 }, roles: ['tank'] }] });
+    await dashboard.service.matchmakeNow();
+    expect((await api.get('/v1/ladders/roles/queue')).whyWaiting.heldBy).toEqual({ minPlayers: 1 });
+    await withPage('rule-set-why', async (page) => {
+      await open(page, '/ladders/roles/matchmaking');
+      await page.waitForSelector('#why-table');
+      expect(await cellTexts(page, '#why-table tbody td')).toEqual(['minPlayers', '1']);
     });
   });
 });

@@ -37,7 +37,7 @@ import {
   type RequestMessage,
   settingsOf,
 } from './protocol.js';
-import { newQueueMatchmaker, type PassMatch, type QueueMatchmakerOptions } from './rule-set-queue.js';
+import { newQueueMatchmaker, type PassMatch, type QueueMatchmakerOptions, whyOf } from './rule-set-queue.js';
 import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';
 
 /** Ops per message: a rebuild's batch of 10,000 tickets goes in parts, so neither thread copies it in one go. */
@@ -66,6 +66,8 @@ export interface RemoteMatchmaker {
   removeBackfill(id: string): Promise<boolean>;
   pass(now: number): Promise<RemotePassResult>;
   backfills(): Promise<Backfill[]>;
+  /** Rule-set queues: the last pass's reason for each of these tickets it kept waiting (id → rule; none for a team-rank queue). */
+  why(ids: readonly string[]): Promise<Record<string, string>>;
   /** Frees what it holds; it takes no more requests. */
   dispose(): void;
 }
@@ -133,6 +135,7 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
   abstract apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]>;
   abstract pass(now: number): Promise<RemotePassResult>;
   abstract backfills(): Promise<Backfill[]>;
+  abstract why(ids: readonly string[]): Promise<Record<string, string>>;
   abstract dispose(): void;
 
   async add(ticket: TicketInput): Promise<void> {
@@ -183,6 +186,10 @@ class LocalMatchmaker extends MatchmakerBase {
 
   async backfills(): Promise<Backfill[]> {
     return this.matchmaker.backfills();
+  }
+
+  async why(ids: readonly string[]): Promise<Record<string, string>> {
+    return whyOf(this.matchmaker, ids);
   }
 
   dispose(): void {}
@@ -310,6 +317,11 @@ class WorkerMatchmaker extends MatchmakerBase {
 
   async backfills(): Promise<Backfill[]> {
     return (await this.ask({ kind: 'backfills', handle: this.handle })).backfills;
+  }
+
+  async why(ids: readonly string[]): Promise<Record<string, string>> {
+    if (ids.length === 0) return {};
+    return (await this.ask({ kind: 'why', handle: this.handle, ids: [...ids] })).reasons;
   }
 
   dispose(): void {

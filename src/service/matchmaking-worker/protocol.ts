@@ -68,6 +68,8 @@ export type Request =
   | { kind: 'pass'; handle: number; now: number }
   | { kind: 'part'; handle: number }
   | { kind: 'backfills'; handle: number }
+  /** Rule-set queues: the last pass's reason for each of these waiting tickets. */
+  | { kind: 'why'; handle: number; ids: string[] }
   | { kind: 'dispose'; handle: number }
   | { kind: 'warmUp'; options: WarmUpOptions };
 
@@ -79,6 +81,7 @@ export type Answer =
   /** Matches as JSON text: a string crosses threads as one copy, and JSON.parse decodes it faster than a structured clone of as many objects. */
   | { kind: 'part'; matches: string }
   | { kind: 'backfills'; backfills: Backfill[] }
+  | { kind: 'why'; reasons: Record<string, string> }
   | { kind: 'warmUp'; report: WarmUpReport };
 
 /** An error thrown while answering a request, as data. */

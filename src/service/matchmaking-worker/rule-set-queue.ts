@@ -125,6 +125,16 @@ export class RuleSetQueue {
     this.tickets.set(id, { at: ticket.at, region });
   }
 
+  /** Of the given tickets, those the last pass kept waiting: id → the rule that most often held it. */
+  whyWaiting(ids: readonly string[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const id of ids) {
+      const rule = this.engine.whyWaiting(id);
+      if (rule !== undefined) out[id] = rule;
+    }
+    return out;
+  }
+
   cancel(id: string): boolean {
     this.tickets.delete(id);
     return this.engine.cancel(id);
@@ -190,6 +200,11 @@ export class RuleSetQueue {
       ...(fill.roles !== undefined ? { roles: fill.roles } : {}),
     };
   }
+}
+
+/** Waiting ticket id → the rule that most often kept it out of candidate matches in the last pass, for those of `ids` it knows (none for a team-rank matchmaker). */
+export function whyOf(matchmaker: Matchmaker | RuleSetQueue, ids: readonly string[]): Record<string, string> {
+  return matchmaker instanceof RuleSetQueue ? matchmaker.whyWaiting(ids) : {};
 }
 
 /** The matchmaker a ladder's options ask for. */

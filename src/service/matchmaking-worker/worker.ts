@@ -19,7 +19,7 @@ import {
   type RequestMessage,
   settingsOf,
 } from './protocol.js';
-import { newQueueMatchmaker } from './rule-set-queue.js';
+import { newQueueMatchmaker, whyOf } from './rule-set-queue.js';
 
 const port = parentPort;
 if (port === null) throw new Error('the matchmaking worker runs only as a worker thread');
@@ -78,6 +78,8 @@ function answer(request: Request): Answer | undefined {
     }
     case 'backfills':
       return { kind: 'backfills', backfills: matchmakerOf(request.handle).backfills() };
+    case 'why':
+      return { kind: 'why', reasons: whyOf(matchmakerOf(request.handle), request.ids) };
     case 'dispose':
       matchmakers.delete(request.handle);
       unsent.delete(request.handle);

@@ -20,12 +20,14 @@ import {
   FINISHED_TTL_MS,
   type IntakeLimits,
   MAX_QUEUE_REGIONS,
+  MAX_WHY_ASKED,
   type Placement,
   type QueueEvent,
   type QueuedBackfill,
   type StoredBackfill,
   type StoredTicket,
   type TicketStore,
+  WHY_ASKED_MS,
 } from './store.js';
 
 export interface TicketStoreHarness {
@@ -591,6 +593,56 @@ export function runTicketStoreSuite({ name, newStore, runs = 30 }: TicketStoreSu
       // r0 is still named by others after its own ticket leaves: no room.
       await store.cancel((await store.get(ids[0]!))!);
       expect(await store.add(ticketOf(ladder, fresh('t'), ['z'], { pings: [{ another: 10 }] }))).toEqual({ ok: false, reason: 'regions' });
+    });
+
+    it("why waiting: the lock holder's summary and the reasons of the tickets asked about, bounded, forgotten with the queue", async () => {
+      const [t1, t2] = [fresh('t'), fresh('t')];
+      await store.add(ticketOf(ladder, t1, ['a']));
+      await store.add(ticketOf(ladder, t2, ['b']));
+      // Before any pass: nothing known, but the ask is remembered for the lock holder.
+      expect(await store.askWhy(ladder, t1)).toBeUndefined();
+      expect((await store.summary(ladder)).why).toBeUndefined();
+      await elapse(10);
+      await store.askWhy(ladder, t2);
+      expect(await store.whyAsked(ladder)).toEqual([t2, t1]);
+      const at = Date.now();
+      // Only the lock holder writes.
+      expect(await store.setWhy(ladder, { at, heldBy: { SkillClose: 2 } }, { [t1]: 'SkillClose' })).toBe(false);
+      expect(await store.askWhy(ladder, t1)).toBeUndefined();
+      expect(await store.claim(ladder)).toBe('acquired');
+      expect(await store.setWhy(ladder, { at, heldBy: { SkillClose: 1, minPlayers: 1 } }, { [t1]: 'SkillClose', [t2]: 'minPlayers' })).toBe(true);
+      expect(await store.askWhy(ladder, t1)).toEqual({ rule: 'SkillClose', at });
+      expect((await store.summary(ladder)).why).toEqual({ at, heldBy: { SkillClose: 1, minPlayers: 1 } });
+      // Every instance reads what the holder wrote.
+      const other = await harness.another?.();
+      if (other) {
+        expect(await other.askWhy(ladder, t2)).toEqual({ rule: 'minPlayers', at });
+        expect((await other.summary(ladder)).why?.heldBy).toEqual({ SkillClose: 1, minPlayers: 1 });
+        expect(await other.setWhy(ladder, { at, heldBy: {} }, {})).toBe(false);
+      }
+      // A later pass replaces the whole: a ticket it does not name has no reason any more.
+      await elapse(1000);
+      const later = Date.now();
+      expect(await store.setWhy(ladder, { at: later, heldBy: { minPlayers: 1 } }, { [t2]: 'minPlayers' })).toBe(true);
+      expect(await store.askWhy(ladder, t1)).toBeUndefined();
+      expect(await store.askWhy(ladder, t2)).toEqual({ rule: 'minPlayers', at: later });
+      // The most recently asked MAX_WHY_ASKED only; asks older than WHY_ASKED_MS are forgotten.
+      for (let i = 0; i < MAX_WHY_ASKED + 5; i++) {
+        // A millisecond apart: asks within one millisecond have no order between them.
+        vi.setSystemTime(Date.now() + 1);
+        await store.askWhy(ladder, `x${i}`);
+      }
+      const asked = await store.whyAsked(ladder);
+      expect(asked).toHaveLength(MAX_WHY_ASKED);
+      expect(asked[0]).toBe(`x${MAX_WHY_ASKED + 4}`);
+      expect(asked.at(-1)).toBe('x5');
+      expect(asked).not.toContain(t1);
+      await elapse(WHY_ASKED_MS + 1);
+      expect(await store.whyAsked(ladder)).toEqual([]);
+      await store.release(ladder);
+      await store.closeQueue(ladder);
+      expect((await store.summary(ladder)).why).toBeUndefined();
+      expect(await store.askWhy(ladder, t2)).toBeUndefined();
     });
 
     it('closing a queue cancels everything in it and forgets it', async () => {

@@ -22,6 +22,7 @@ import {
   figuresOf,
   type IntakeLimits,
   MAX_QUEUE_REGIONS,
+  MAX_WHY_ASKED,
   type Placement,
   type PlacementOutcome,
   type QueueEvent,
@@ -31,6 +32,9 @@ import {
   type StoredBackfill,
   type StoredTicket,
   type TicketStore,
+  type TicketWhy,
+  WHY_ASKED_MS,
+  type WhyWaiting,
 } from './store.js';
 
 interface MemoryQueue {
@@ -54,6 +58,11 @@ interface MemoryQueue {
   backfills: Map<string, StoredBackfill>;
   /** Player → the open backfill whose match they are in. */
   playing: Map<string, string>;
+  /** The last pass's why-waiting summary, and the reasons it wrote for the tickets asked about. */
+  why: WhyWaiting | undefined;
+  whyReasons: Map<string, string>;
+  /** Ticket → epoch ms it was last asked about, least recently asked first. */
+  asked: Map<string, number>;
 }
 
 /** Tickets in process: correct for one instance. */
@@ -91,6 +100,9 @@ export class MemoryTicketStore implements TicketStore {
         held: false,
         backfills: new Map(),
         playing: new Map(),
+        why: undefined,
+        whyReasons: new Map(),
+        asked: new Map(),
       };
       this.queuesByLadder.set(ladder, queue);
     }
@@ -227,7 +239,38 @@ export class MemoryTicketStore implements TicketStore {
   }
 
   async summary(ladder: string) {
-    return { figures: await this.figures(ladder), recent: await this.recent(ladder) };
+    const why = this.queuesByLadder.get(ladder)?.why;
+    return { figures: await this.figures(ladder), recent: await this.recent(ladder), ...(why !== undefined ? { why: structuredClone(why) } : {}) };
+  }
+
+  async askWhy(ladder: string, id: string): Promise<TicketWhy | undefined> {
+    const queue = this.queuesByLadder.get(ladder);
+    if (!queue) return undefined;
+    // Last asked last: the map's order is the order of asking.
+    queue.asked.delete(id);
+    queue.asked.set(id, Date.now());
+    if (queue.asked.size > MAX_WHY_ASKED) queue.asked.delete(queue.asked.keys().next().value!);
+    const rule = queue.whyReasons.get(id);
+    return rule !== undefined && queue.why !== undefined ? { rule, at: queue.why.at } : undefined;
+  }
+
+  async whyAsked(ladder: string): Promise<string[]> {
+    const queue = this.queuesByLadder.get(ladder);
+    if (!queue) return [];
+    const cutoff = Date.now() - WHY_ASKED_MS;
+    for (const [id, at] of queue.asked) {
+      if (at > cutoff) break;
+      queue.asked.delete(id);
+    }
+    return [...queue.asked.keys()].reverse();
+  }
+
+  async setWhy(ladder: string, why: WhyWaiting, reasons: Readonly<Record<string, string>>): Promise<boolean> {
+    const queue = this.queuesByLadder.get(ladder);
+    if (!queue?.held) return false;
+    queue.why = structuredClone(why);
+    queue.whyReasons = new Map(Object.entries(reasons).slice(0, MAX_WHY_ASKED));
+    return true;
   }
 
   async waitingByQueue(): Promise<Array<[string, number]>> {

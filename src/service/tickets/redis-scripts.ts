@@ -350,14 +350,42 @@ return out`;
 /**
  * Forgets a ladder's queue once nothing waits in it: nothing is lost if a ticket arrived meanwhile
  * (returns 0, and the caller cancels again). KEYS: queue, backfills, players, figures, regions,
- * events, playing, recent, queues, owners, the set of regions of earlier versions. ARGV: ladder.
+ * events, playing, recent, queues, owners, the set of regions of earlier versions, why-waiting,
+ * tickets asked about. ARGV: ladder.
  * Returns 1 when forgotten.
  * Keeps closing a queue lossless: nothing waiting is forgotten.
  */
 export const FORGET = `
 if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[10], KEYS[11])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[10], KEYS[11], KEYS[12], KEYS[13])
 redis.call('SREM', KEYS[9], ARGV[1])
+return 1`;
+
+/**
+ * Marks a ticket as asked about and reads its why-waiting reason. KEYS: tickets asked about (sorted
+ * by the time of asking), why-waiting hash. ARGV: ticket id, now, most kept, how long the set lives
+ * unasked (ms). Returns [pass time, rule], or false before a pass wrote the ticket's reason.
+ * Keeps the asked-about set bounded: the most recently asked only, and gone when nobody asks.
+ */
+export const ASK_WHY = `
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -tonumber(ARGV[3]) - 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local got = redis.call('HMGET', KEYS[2], 's:at', 't:' .. ARGV[1])
+if not got[1] or not got[2] then return false end
+return got`;
+
+/**
+ * Replaces the why-waiting hash with a pass's summary and the reasons of the tickets asked about, while
+ * the caller holds the lock. KEYS: lock, why-waiting hash. ARGV: value held, pass time, the summary
+ * (JSON), then ticket id and rule pairs. Returns 1, or -1 when the lock is not held.
+ * Keeps why-waiting a lock holder's word: an instance that lost the lock writes nothing.
+ */
+export const SET_WHY = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 's:at', ARGV[2], 's:heldBy', ARGV[3])
+for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[2], 't:' .. ARGV[i], ARGV[i + 1]) end
 return 1`;
 
 /**
@@ -447,6 +475,8 @@ export interface Scripts {
   ladderEpoch: Script;
   ladderExpire: Script;
   ladderStreamPosition: Script;
+  ladderAskWhy: Script;
+  ladderSetWhy: Script;
 }
 
 /** Registers every script on `redis`. */
@@ -461,7 +491,9 @@ export function defineScripts(redis: Redis): Scripts {
   redis.defineCommand('ladderRenew', { numberOfKeys: 1, lua: RENEW });
   redis.defineCommand('ladderTrim', { numberOfKeys: 2, lua: TRIM });
   redis.defineCommand('ladderRelease', { numberOfKeys: 1, lua: RELEASE });
-  redis.defineCommand('ladderForget', { numberOfKeys: 11, lua: FORGET });
+  redis.defineCommand('ladderForget', { numberOfKeys: 13, lua: FORGET });
+  redis.defineCommand('ladderAskWhy', { numberOfKeys: 2, lua: ASK_WHY });
+  redis.defineCommand('ladderSetWhy', { numberOfKeys: 2, lua: SET_WHY });
   redis.defineCommand('ladderWaiting', { numberOfKeys: 1, lua: WAITING });
   redis.defineCommand('ladderEpoch', { numberOfKeys: 2, lua: EPOCH });
   redis.defineCommand('ladderExpire', { numberOfKeys: 8, lua: EXPIRE });

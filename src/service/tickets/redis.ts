@@ -60,12 +60,16 @@ import {
   type PlacementOutcome,
   type QueueEvent,
   type QueueFigures,
+  MAX_WHY_ASKED,
   RECENT,
   type RecentMatch,
   regionsOf,
   type StoredBackfill,
   type StoredTicket,
   type TicketStore,
+  type TicketWhy,
+  WHY_ASKED_MS,
+  type WhyWaiting,
 } from './store.js';
 
 interface PendingAdd {
@@ -182,6 +186,9 @@ export class RedisTicketStore implements TicketStore {
       playing: `${queue}:playing`,
       recent: `${this.prefix}recent:${ladder}`,
       lock: `${this.prefix}mmlock:${ladder}`,
+      /** Why waiting: the last pass's summary (s:at, s:heldBy) and reasons of tickets asked about (t:<id>). */
+      why: `${queue}:why`,
+      asked: `${queue}:whyasked`,
     };
   }
   private backfillKey(id: string) {
@@ -345,10 +352,10 @@ export class RedisTicketStore implements TicketStore {
   }
 
   /** The counters and the oldest arrival, and with `withRecent` the recent list, in one MULTI. */
-  private async readQueue(ladder: string, withRecent: boolean): Promise<{ figures: QueueFigures; recent: RecentMatch[] }> {
+  private async readQueue(ladder: string, withRecent: boolean): Promise<{ figures: QueueFigures; recent: RecentMatch[]; why?: WhyWaiting }> {
     const k = this.queueKeys(ladder);
     const multi = this.redis.multi().call('HGETALL', k.figures).zrange(k.queue, 0, 0, 'WITHSCORES');
-    if (withRecent) multi.lrange(k.recent, 0, RECENT - 1);
+    if (withRecent) multi.lrange(k.recent, 0, RECENT - 1).hmget(k.why, 's:at', 's:heldBy');
     const results = (await redisCall(multi.exec())) ?? [];
     for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
     const flat = results[0]![1] as string[];
@@ -372,7 +379,44 @@ export class RedisTicketStore implements TicketStore {
         if (band >= 0 && band < 10) figures.byBand[band] = value;
       }
     }
-    return { figures, recent: withRecent ? this.parseRecent(ladder, results[2]![1] as string[]) : [] };
+    if (!withRecent) return { figures, recent: [] };
+    const [whyAt, heldBy] = results[3]![1] as Array<string | null>;
+    const why = whyAt !== null && whyAt !== undefined && typeof heldBy === 'string' ? { at: Number(whyAt), heldBy: JSON.parse(heldBy) as Record<string, number> } : undefined;
+    return { figures, recent: this.parseRecent(ladder, results[2]![1] as string[]), ...(why !== undefined ? { why } : {}) };
+  }
+
+  async askWhy(ladder: string, id: string): Promise<TicketWhy | undefined> {
+    const k = this.queueKeys(ladder);
+    const reply = (await redisCall(this.scripts.ladderAskWhy(k.asked, k.why, id, Date.now(), MAX_WHY_ASKED, WHY_ASKED_MS))) as [string, string] | null;
+    return Array.isArray(reply) ? { at: Number(reply[0]), rule: reply[1] } : undefined;
+  }
+
+  async whyAsked(ladder: string): Promise<string[]> {
+    const { asked } = this.queueKeys(ladder);
+    const results =
+      (await redisCall(
+        this.redis
+          .multi()
+          .zremrangebyscore(asked, '-inf', Date.now() - WHY_ASKED_MS)
+          .zrevrange(asked, 0, MAX_WHY_ASKED - 1)
+          .exec(),
+      )) ?? [];
+    for (const [error] of results) if (error) throw new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error });
+    return (results[1]?.[1] as string[] | undefined) ?? [];
+  }
+
+  async setWhy(ladder: string, why: WhyWaiting, reasons: Readonly<Record<string, string>>): Promise<boolean> {
+    const held = this.locks.get(ladder);
+    if (held === undefined) return false;
+    const k = this.queueKeys(ladder);
+    const args: Array<string | number> = [held, why.at, JSON.stringify(why.heldBy)];
+    for (const [id, rule] of Object.entries(reasons).slice(0, MAX_WHY_ASKED)) args.push(id, rule);
+    const reply = await redisCall(this.scripts.ladderSetWhy(k.lock, k.why, ...args));
+    if (reply === -1) {
+      this.dropLock(ladder);
+      return false;
+    }
+    return true;
   }
 
   async waitingByQueue(): Promise<Array<[string, number]>> {
@@ -687,7 +731,22 @@ export class RedisTicketStore implements TicketStore {
       backfills += await cancelAll(k.backfills, (id) => this.cancelBackfill({ id, ladder } as StoredBackfill));
       tickets += await cancelAll(k.queue, (id) => this.cancel({ id, ladder } as StoredTicket));
       const forgotten = await redisCall(
-        this.scripts.ladderForget(k.queue, k.backfills, k.players, k.figures, k.regions, k.events, k.playing, k.recent, this.key('queues'), k.owners, k.regionSet, ladder),
+        this.scripts.ladderForget(
+          k.queue,
+          k.backfills,
+          k.players,
+          k.figures,
+          k.regions,
+          k.events,
+          k.playing,
+          k.recent,
+          this.key('queues'),
+          k.owners,
+          k.regionSet,
+          k.why,
+          k.asked,
+          ladder,
+        ),
       );
       if (forgotten === 1) break;
     }

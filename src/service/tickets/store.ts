@@ -223,6 +223,22 @@ export interface FormedMatchRecord {
   teams: number;
 }
 
+/** What held a rule-set queue's waiting tickets in the lock holder's last pass (its "why waiting" summary). */
+export interface WhyWaiting {
+  /** Epoch ms of the pass. */
+  at: number;
+  /** Rule name → waiting tickets it kept out of candidate matches most often in that pass. */
+  heldBy: Record<string, number>;
+}
+
+/** One waiting ticket's reason, as the last pass that wrote it saw it. */
+export interface TicketWhy {
+  /** The rule that most often kept the ticket out of candidate matches ("minPlayers" when too few tickets fitted at all). */
+  rule: string;
+  /** Epoch ms of that pass. */
+  at: number;
+}
+
 /** The queue's figures, kept as counters. */
 export interface QueueFigures {
   waiting: number;
@@ -308,8 +324,8 @@ export interface TicketStore {
   /** Cancels a waiting ticket; returns it with its final status, or undefined when unknown. */
   cancel(ticket: StoredTicket): Promise<StoredTicket | undefined>;
   figures(ladder: string): Promise<QueueFigures>;
-  /** The figures and the recent matches together (one read). */
-  summary(ladder: string): Promise<{ figures: QueueFigures; recent: RecentMatch[] }>;
+  /** The figures, the recent matches and (rule-set queues, once a pass wrote it) the why-waiting summary together (one read). */
+  summary(ladder: string): Promise<{ figures: QueueFigures; recent: RecentMatch[]; why?: WhyWaiting }>;
   /** Every ladder that has had tickets, with its waiting tickets (one read). */
   waitingByQueue(): Promise<Array<[string, number]>>;
   /** Ladders that have had tickets. */
@@ -331,6 +347,24 @@ export interface TicketStore {
   readEvents(ladder: string, cursor: string, max: number): Promise<EventBatch>;
   /** Drops the events up to `cursor` (read); only while holding the lock. */
   trimEvents(ladder: string, cursor: string): Promise<void>;
+  /**
+   * Why waiting, per ticket, without a write per waiting ticket per pass:
+   * a reader asks about one ticket, which marks it as asked about for
+   * WHY_ASKED_MS (at most MAX_WHY_ASKED tickets per ladder, the most
+   * recently asked), and gets its reason as the last pass that wrote one saw
+   * it (undefined before that). The lock holder reads the asked-about ids
+   * (`whyAsked`) and writes the pass's summary with their reasons (`setWhy`).
+   */
+  askWhy(ladder: string, id: string): Promise<TicketWhy | undefined>;
+  /** Ids asked about in the last WHY_ASKED_MS, at most MAX_WHY_ASKED (the most recently asked); older ones are forgotten. */
+  whyAsked(ladder: string): Promise<string[]>;
+  /**
+   * Replaces the ladder's why-waiting with a pass's: its summary and the
+   * reasons of the given tickets (at most MAX_WHY_ASKED; those not named lose
+   * theirs), only while the caller holds the lock. False when it does not
+   * (nothing changed).
+   */
+  setWhy(ladder: string, why: WhyWaiting, reasons: Readonly<Record<string, string>>): Promise<boolean>;
   /** Places each match whose tickets all still wait, while the caller holds the lock; publishes each placed one. */
   assign(ladder: string, placements: readonly Placement[]): Promise<PlacementOutcome[]>;
 
@@ -367,6 +401,10 @@ export interface TicketStore {
 /** Regions one ladder's queue may know: the matchmaker's limit (one bit each in a 31-bit mask). */
 export const MAX_QUEUE_REGIONS = 31;
 export const RECENT = 50;
+/** Tickets per ladder whose why-waiting reason the lock holder writes (the most recently asked about). */
+export const MAX_WHY_ASKED = 1000;
+/** A ticket asked about has its reason written for this long after the last ask. */
+export const WHY_ASKED_MS = 60_000;
 /** Finished tickets stay readable this long. */
 export const FINISHED_TTL_MS = 3_600_000;
 /** Arrival times are summed relative to this (epoch ms of 2023-11-14), so a Redis 64-bit counter holds millions of them. */

@@ -91,12 +91,14 @@ export const ladderRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
       requireScope(request, 'admin');
       const body = request.body;
       // Waiting tickets were checked against the rule set in force: they would not fit another.
-      if (body.matchmaking?.ruleSet !== undefined) {
+      // Likewise their attributes were filled in (or not) by the ladder as set then.
+      const queueBound = body.matchmaking?.ruleSet !== undefined ? 'ruleSet' : body.matchmaking?.attributesFromLadder !== undefined ? 'attributesFromLadder' : undefined;
+      if (queueBound !== undefined) {
         const { waiting } = await ctx.tickets.figures(request.params.ladder);
         if (waiting > 0)
           throw new ConflictError(
-            `ladder ${request.params.ladder}'s queue holds ${waiting} waiting tickets; its rule set can change only while the queue is empty`,
-            'matchmaking.ruleSet',
+            `ladder ${request.params.ladder}'s queue holds ${waiting} waiting tickets; its ${queueBound === 'ruleSet' ? 'rule set' : 'attributes from the ladder'} can change only while the queue is empty`,
+            `matchmaking.${queueBound}`,
           );
       }
       const ladder = await ctx.ladders.update(request.params.ladder, {

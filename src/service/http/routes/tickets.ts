@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync, FastifyRequest, RawServerDefault } from 'fastify';
 import { NotFoundError } from '../../errors/index.js';
 import type { Scope } from '../../keys.js';
+import { type Ladder, ruleSetOf } from '../../ladders.js';
 import { cancelTicket, createTicket, expireDue, queueView, ticketJson } from '../../queue.js';
 import { idParams, ladderParams, ticketSchema } from '../../schemas.js';
 import type { ExpiredEvent, RecentMatch, StoredTicket } from '../../tickets/store.js';
@@ -35,7 +36,7 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
     },
   );
   /** The ticket, when the caller may see it: a ticket of a private ladder is "not found" to a caller without a read key. */
-  const visibleTicket = async (request: FastifyRequest, id: string, scope: Scope): Promise<StoredTicket> => {
+  const visibleTicket = async (request: FastifyRequest, id: string, scope: Scope): Promise<{ ticket: StoredTicket; ladder: Ladder }> => {
     const missing = () => new NotFoundError(`no ticket ${JSON.stringify(id.slice(0, 80))}`, 'ticket');
     let ticket = await ctx.tickets.get(id);
     if (!ticket) throw missing();
@@ -51,7 +52,7 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
       await expireDue(ctx, ladder, clock());
       ticket = (await ctx.tickets.get(id)) ?? ticket;
     }
-    return ticket;
+    return { ticket, ladder };
   };
   app.get(
     '/v1/tickets/:id',
@@ -68,7 +69,12 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
         },
       },
     },
-    async (request) => ticketJson(await visibleTicket(request, request.params.id, 'read')),
+    async (request) => {
+      const { ticket, ladder } = await visibleTicket(request, request.params.id, 'read');
+      // A waiting ticket of a rule-set queue: the rule that held it in the last pass (null until a pass saw it asked about).
+      if (ticket.status !== 'waiting' || ruleSetOf(ladder.matchmaking) === undefined) return ticketJson(ticket);
+      return ticketJson(ticket, (await ctx.tickets.askWhy(ladder.id, ticket.id)) ?? null);
+    },
   );
   app.delete(
     '/v1/tickets/:id',
@@ -78,7 +84,7 @@ export const ticketRoutes: FastifyPluginAsync<RouteOptions, RawServerDefault, Zo
         operation: { operationId: 'cancelTicket', tags: ['matchmaking'], summary: 'Leave the queue', auth: 'write', responses: { 200: cancelledTicketResponse }, errors: [410] },
       },
     },
-    async (request) => cancelTicket(ctx, await visibleTicket(request, request.params.id, 'write')),
+    async (request) => cancelTicket(ctx, (await visibleTicket(request, request.params.id, 'write')).ticket),
   );
   app.get(
     '/v1/ladders/:ladder/queue',

@@ -23,6 +23,7 @@ export async function render(main, { params, signal }) {
   const regions = h('div', { id: 'by-region' });
   const bands = h('div', { id: 'by-band' });
   const recent = h('div', { id: 'recent-matches' });
+  const why = h('div', { id: 'why-waiting' });
   const rated = h('div', { id: 'rated-matches' });
   const problem = h('div', { 'aria-live': 'assertive' });
 
@@ -30,7 +31,8 @@ export async function render(main, { params, signal }) {
     h('div', { class: 'live-bar' }, summary, h('div', {}, pauseButton, ' ', updated)),
     waitFigures,
     problem,
-    ...ruleSetSection(ladder.matchmaking?.ruleSet),
+    ...ruleSetSection(ladder.matchmaking?.ruleSet, ladder.matchmaking?.attributesFromLadder),
+    ...(ladder.matchmaking?.ruleSet ? [h('section', { 'aria-labelledby': 'why-heading' }, h('h2', { id: 'why-heading' }, 'Why tickets wait'), why)] : []),
     h(
       'div',
       { class: 'grid-2' },
@@ -63,6 +65,24 @@ export async function render(main, { params, signal }) {
     } finally {
       busy = false;
     }
+  }
+
+  /** A rule-set queue: the rule that held the waiting tickets most often in the last pass, per rule. */
+  function drawWhy(whyWaiting, waiting) {
+    const entries = whyWaiting ? Object.entries(whyWaiting.heldBy ?? {}) : [];
+    if (!whyWaiting || entries.length === 0) {
+      clear(why).append(h('p', {}, whyWaiting ? 'The last pass held no ticket.' : waiting > 0 ? 'No pass has run yet.' : 'Nobody waiting.'));
+      return;
+    }
+    clear(why).append(
+      table({
+        caption: `The rule that kept each waiting ticket out of candidate matches most often, in the pass of ${formatDate(whyWaiting.passAt)}`,
+        id: 'why-table',
+        columns: [{ label: 'Rule' }, { label: 'Tickets held', numeric: true }],
+        // In the answer's order: most held first.
+        rows: entries.map(([rule, count]) => h('tr', { dataset: { rule } }, h('td', {}, rule), h('td', { class: 'num' }, String(count)))),
+      }),
+    );
   }
 
   function drawQueue(queue) {
@@ -101,6 +121,7 @@ export async function render(main, { params, signal }) {
             ),
           ),
     );
+    if (queue.whyWaiting !== undefined) drawWhy(queue.whyWaiting, waiting);
     const recentMatches = queue.recent ?? [];
     clear(recent).append(
       recentMatches.length === 0
@@ -176,8 +197,8 @@ export async function render(main, { params, signal }) {
   };
 }
 
-/** A rule-set queue's teams: name, size, and role slots (Ladder's extension); nothing for a team-rank queue. */
-function ruleSetSection(ruleSet) {
+/** A rule-set queue's teams: name, size, and role slots (Ladder's extension), and the attributes the ladder fills in; nothing for a team-rank queue. */
+function ruleSetSection(ruleSet, attributesFromLadder) {
   if (!ruleSet || !Array.isArray(ruleSet.teams)) return [];
   const slots = (roles) =>
     roles && typeof roles === 'object'
@@ -205,6 +226,17 @@ function ruleSetSection(ruleSet) {
           ),
         ),
       }),
+      ...(attributesFromLadder && Object.keys(attributesFromLadder).length > 0
+        ? [
+            h(
+              'p',
+              { id: 'attributes-from-ladder' },
+              `Filled in by the ladder: ${Object.entries(attributesFromLadder)
+                .map(([name, source]) => `${name} (the player's ${source})`)
+                .join(', ')}.`,
+            ),
+          ]
+        : []),
     ),
   ];
 }
