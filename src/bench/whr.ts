@@ -17,7 +17,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WhrHistory } from 'ladder-core/core/whr.js';
+import { WhrHistory } from 'ladder-core/core/whr/index.js';
 import { systemContender } from '../eval/contenders.js';
 import { dataRoot, loadTennisKdd19, TENNIS_KDD19_FILE } from '../eval/datasets.js';
 import { evaluate, splitAtDate } from '../eval/engine.js';

@@ -10,7 +10,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
-import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr.js';
+import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 

@@ -142,7 +142,7 @@ export {
   type WhrOptions,
   type WhrSystem,
   whrWinProbability,
-} from './whr.js';
+} from './whr/index.js';
 export { Replay, replay, replayWithout, type StartingState, type VoidPlan, voidPlan } from './replay.js';
 export {
   algo400,

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from './errors.js';
-import type { Match } from './match.js';
-import { replay } from './replay.js';
-import { createSystem } from './systems.js';
-import { inverseMillsRatio, normalCdf, WHR_SCALE, WhrHistory, whrWinProbability } from './whr.js';
+import { InvalidInputError } from '../errors.js';
+import type { Match } from '../match.js';
+import { replay } from '../replay.js';
+import { createSystem } from '../systems.js';
+import { inverseMillsRatio, normalCdf, WHR_SCALE, WhrHistory, whrWinProbability } from './index.js';
 
 const DAY = 86_400_000;
 const sigma = (d: number) => 1 / (1 + Math.exp(-d));
