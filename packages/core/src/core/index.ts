@@ -134,6 +134,7 @@ export {
   type ResolvedWhrOptions,
   WHR,
   WHR_DEFAULTS,
+  WHR_MAP_OPTIONS,
   WHR_OPTIONS,
   WHR_SCALE,
   type WhrEstimate,

@@ -11,27 +11,29 @@
  * are in natural units (logits for the logistic link); displayed ratings
  * are 1500 + r · 400/ln 10, as on Elo's scale.
  *
- * Inference is Coulom's: the maximum a posteriori skills, by Newton's method
- * over one player's whole timeline at a time (its Hessian is tridiagonal, so
- * a step costs O(nodes)), the other players held fixed, sweeping players
- * until no skill moves more than a tolerance. The uncertainty of a player's
- * current skill is the Laplace approximation: the last diagonal element of
- * the inverse of minus the Hessian, got by forward elimination (a Kalman
- * filter's precision) along the timeline.
+ * Two inferences of that model. `inference: 'map'` is Coulom's: the
+ * maximum a posteriori skills, by Newton's method over one player's whole
+ * timeline at a time (its Hessian is tridiagonal, so a step costs
+ * O(nodes)), the other players held fixed, sweeping players until no skill
+ * moves more than a tolerance; the uncertainty of a player's current skill
+ * is the Laplace approximation, the last diagonal element of the inverse of
+ * minus the Hessian, got by forward elimination (a Kalman filter's
+ * precision) along the timeline. `inference: 'ep'`, the default, is
+ * expectation propagation (as TrueSkill Through Time and kickscore): each
+ * game sends each of its nodes a Gaussian message, moment-matched against
+ * the cavity of both sides, and each timeline is a Kalman filter and
+ * Rauch–Tung–Striebel smoother over its messages, so the estimates are
+ * posterior means and variances. The default configuration (expectation
+ * propagation, one pass a closed day, a cycle of 8 days, the variances) was
+ * chosen on the training part of the ATP KDD 2019 split only
+ * (docs/EVALUATION.md); `WHR_MAP_OPTIONS` is the mode as it was the default.
  *
  * Incremental use: a new match appends a game to each player's node of its
- * day and takes Newton steps on those last nodes; when the day changes, the
- * last `window` nodes of each player who played on it are re-smoothed for
- * `sweeps` passes. `converge()` smooths everything, every node of every
- * player, to the MAP. With `cycle`, each closed day also re-smooths the
- * whole timelines of a slice of all active players, round robin.
- *
- * `inference: 'ep'` infers the same model by expectation propagation
- * instead (as TrueSkill Through Time and kickscore): each game sends each of
- * its nodes a Gaussian message, moment-matched against the cavity of both
- * sides, and each timeline is a Kalman filter and Rauch–Tung–Striebel
- * smoother over its messages, so the estimates are posterior means and
- * variances. The same windows, sweeps and cycle schedule the passes.
+ * day and smooths those last nodes; when the day changes, the last `window`
+ * nodes of each player who played on it are re-smoothed for `sweeps`
+ * passes. `converge()` smooths everything, every node of every player, to
+ * the fixed point. With `cycle`, each closed day also re-smooths the whole
+ * timelines of a slice of all active players, round robin.
  *
  * One concern a file: options.ts (the options and the scale), link.ts (the
  * game model's links), history.ts (players, nodes, games, adding matches,
@@ -42,5 +44,5 @@
 export type { WhrConvergeOptions, WhrEstimate } from './history.js';
 export { WhrHistory } from './inference.js';
 export { inverseMillsRatio, normalCdf, whrWinProbability } from './link.js';
-export { type ResolvedWhrOptions, resolveWhrOptions, WHR_DEFAULTS, WHR_OPTIONS, WHR_SCALE, type WhrLink, type WhrOptions } from './options.js';
+export { type ResolvedWhrOptions, resolveWhrOptions, WHR_DEFAULTS, WHR_MAP_OPTIONS, WHR_OPTIONS, WHR_SCALE, type WhrLink, type WhrOptions } from './options.js';
 export { createWhrSystem, WHR, type WhrSystem } from './system.js';

@@ -11,26 +11,26 @@ export type WhrLink = 'logistic' | 'probit';
 export const WHR_OPTIONS = {
   /** Displayed rating of skill 0. @default 1500 */
   rating: numberOption({ default: 1500, description: 'displayed rating of skill 0' }),
-  /** σ0², the variance of a new player's skill, in natural units² (logits² for the logistic link). @default 0.6 */
-  priorVariance: numberOption({ default: 0.6, min: 0, exclusiveMin: true, description: "σ0², the variance of a new player's skill, in natural units²" }),
-  /** w², the variance the skill drifts by per period (a day), in natural units². @default 0.0025 */
-  dailyVariance: numberOption({ default: 0.0025, min: 0, exclusiveMin: true, description: 'w², the variance the skill drifts by per period, in natural units²' }),
+  /** σ0², the variance of a new player's skill, in natural units² (logits² for the logistic link). @default 0.7989 (fitted with the default inference on the training part of the ATP KDD 2019 split; see docs/EVALUATION.md) */
+  priorVariance: numberOption({ default: 0.7989, min: 0, exclusiveMin: true, description: "σ0², the variance of a new player's skill, in natural units²" }),
+  /** w², the variance the skill drifts by per period (a day), in natural units². @default 0.001331 (fitted as priorVariance) */
+  dailyVariance: numberOption({ default: 0.001331, min: 0, exclusiveMin: true, description: 'w², the variance the skill drifts by per period, in natural units²' }),
   /** P(A wins) = σ(d) (Bradley–Terry) or Φ(d). @default 'logistic' */
   link: choiceOption(['logistic', 'probit'], 'logistic', 'P(A wins) = σ(d) (logistic, Bradley–Terry) or Φ(d) (probit)'),
   /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */
   periodMs: numberOption({ default: DAY_MS, min: 0, exclusiveMin: true, description: 'length of one period of the Wiener process, in ms' }),
   /** Nodes at the end of each player's timeline re-smoothed when a day closes. @default 32 */
   window: numberOption({ default: 32, min: 1, integer: true, description: "nodes at the end of each player's timeline re-smoothed when a day closes" }),
-  /** Newton passes over the players of a closed day. @default 2 */
-  sweeps: numberOption({ default: 2, min: 0, integer: true, description: 'Newton passes over the players of a closed day' }),
+  /** Passes (Newton steps, or messages and smoothing) over the players of a closed day. @default 1 */
+  sweeps: numberOption({ default: 1, min: 0, integer: true, description: 'passes (Newton steps, or messages and smoothing) over the players of a closed day' }),
   /**
    * Closed days over which every player's whole timeline is re-smoothed once,
    * a slice of the players at each closed day, round robin (0: never): what a
    * day's results teach reaches the players who did not play, and the past
-   * of those who did. @default 0
+   * of those who did. @default 8
    */
   cycle: numberOption({
-    default: 0,
+    default: 8,
     min: 0,
     integer: true,
     description: "closed days over which every player's whole timeline is re-smoothed once, a slice at each closed day (0: never)",
@@ -44,9 +44,9 @@ export const WHR_OPTIONS = {
    * Newton's method, a Laplace variance per player); `ep` is expectation
    * propagation (each game a Gaussian message to each of its players, each
    * timeline a Kalman filter and smoother over its messages: posterior means
-   * and variances, as TrueSkill Through Time and kickscore). @default 'map'
+   * and variances, as TrueSkill Through Time and kickscore). @default 'ep'
    */
-  inference: choiceOption(['map', 'ep'], 'map', 'map: the posterior mode (Newton, Laplace variances); ep: expectation propagation (posterior means and variances)'),
+  inference: choiceOption(['map', 'ep'], 'ep', 'map: the posterior mode (Newton, Laplace variances); ep: expectation propagation (posterior means and variances)'),
   /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
   integrate: booleanOption(true, "predictions integrate over both sides' uncertainty (else they use the modes only)"),
 };
@@ -55,6 +55,14 @@ export type WhrOptions = OptionsOf<typeof WHR_OPTIONS>;
 export type ResolvedWhrOptions = ResolvedOptionsOf<typeof WHR_OPTIONS>;
 
 export const WHR_DEFAULTS: Readonly<ResolvedWhrOptions> = defaultsOf(WHR_OPTIONS);
+
+/**
+ * Coulom's inference with the defaults it had before expectation propagation
+ * became the default: the posterior's mode, two Newton passes over a closed
+ * day's players, no cycle, σ0² = 0.6 and w² = 0.0025. `{ ...WHR_MAP_OPTIONS }`
+ * gives that model's numbers exactly.
+ */
+export const WHR_MAP_OPTIONS: Readonly<WhrOptions> = Object.freeze({ inference: 'map', sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
 
 export function resolveWhrOptions(options: WhrOptions = {}): ResolvedWhrOptions {
   return resolveOptions(WHR_OPTIONS, options);

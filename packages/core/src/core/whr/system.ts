@@ -100,7 +100,8 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
 export const WHR = defineSystem({
   name: 'whr',
   label: 'Whole-History Rating',
-  summary: "Coulom's Whole-History Rating: Gaussian skills drifting as a Wiener process, every player's whole timeline smoothed by Newton's method.",
+  summary:
+    "Coulom's Whole-History Rating: Gaussian skills drifting as a Wiener process, every player's whole timeline smoothed by expectation propagation (or Newton's method to the mode).",
   options: WHR_OPTIONS,
   capabilities: {
     teams: true,
@@ -133,7 +134,7 @@ export const WHR = defineSystem({
   // closes: a match's cost and memory grow with its players (a 64-player free-for-all: about 6 KB).
   ladder: { teamSize: 1, matchLimits: { teams: 64, playersPerTeam: 64, players: 256 } },
   create: createWhrSystem,
-  // The whole log at once: every match added, then every timeline smoothed to the MAP.
+  // The whole log at once: every match added, then every timeline smoothed to the fixed point.
   rateLog: (matches, options) => {
     const system = createWhrSystem(options);
     system.history.addMatches(matches);
