@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from 'ladder-core/core/random.js';
+import { WHR_MAP_OPTIONS } from 'ladder-core/core/whr/index.js';
 
 export interface LoadOptions {
   backend: 'pglite' | 'postgres';
@@ -35,6 +36,8 @@ export interface LoadOptions {
   shape?: Shape;
   /** 'writes': match submissions only; 'mixed': 80 % writes, 10 % leaderboard pages, 10 % player pages. @default 'writes' */
   workload?: Workload;
+  /** With the `whr` shape only: 'ep' is the ladder's defaults, 'map' the mode as it was the default (WHR_MAP_OPTIONS). @default 'ep' */
+  inference?: 'ep' | 'map';
   databaseUrl?: string;
 }
 
@@ -238,6 +241,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const ladder = {
         id: 'bench',
         system: SYSTEM_OF_SHAPE[shape],
+        ...(options.inference === 'map' ? { options: { ...WHR_MAP_OPTIONS } } : {}),
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };
@@ -454,13 +458,21 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
 
 /** Everything, for `npm run bench` and the standalone command. */
 export async function runServiceLoadBenchmarks(
-  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Shape[]; seconds?: number; concurrency?: number; memory?: boolean; workload?: Workload } = {},
+  options: {
+    backends?: Array<'pglite' | 'postgres'>;
+    shapes?: Shape[];
+    seconds?: number;
+    concurrency?: number;
+    memory?: boolean;
+    workload?: Workload;
+    inference?: 'ep' | 'map';
+  } = {},
 ) {
   const loads: LoadResult[] = [];
   const memory: MemoryResult[] = [];
   for (const backend of options.backends ?? ['pglite', 'postgres']) {
     for (const shape of options.shapes ?? (['1v1', '6v6'] as const)) {
-      loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency, workload: options.workload }));
+      loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency, workload: options.workload, inference: options.inference }));
     }
     if (options.memory) memory.push(await runMemory({ backend }));
   }
@@ -522,6 +534,7 @@ const USAGE = `usage: node --expose-gc dist/bench/load.js [options]
   --shape 1v1|6v6|whr|both         Glicko-2 duels, 6v6 team rank matches or Whole-History Rating duels (default both: 1v1 and 6v6)
   --seconds N                      measured seconds per run, after a warm-up of a tenth of it (default 20)
   --concurrency N                  requests in flight (default 64)
+  --inference ep|map               with --shape whr: the ladder's defaults (ep), or the mode as it was the default (map)
   --workload writes|mixed          match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages
   --memory                         also measure the server's memory with one million players
   --help                           this text
@@ -564,6 +577,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     concurrency: Math.round(positive('--concurrency', 64)),
     memory: args.includes('--memory'),
     workload: choice('--workload', ['writes', 'mixed'] as const, 'writes'),
+    inference: choice('--inference', ['ep', 'map'] as const, 'ep'),
   });
   process.stdout.write(`${format(result)}\n`);
 }
