@@ -133,9 +133,14 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
           bar ??= progress(`fit ${name}`, planned * candidates.length, 'steps');
           bar?.update(done);
         },
-        onCandidate: () => {
+        onCandidate: (index, result) => {
           bar?.finish();
           bar = undefined;
+          // Each candidate as it is done (the command only): a long selection shows its results so far.
+          if (progress !== noProgress && !options.json)
+            process.stderr.write(
+              `ladder fit: candidate ${index + 1}/${candidates.length} ${candidateText(result.options)}: validation log-loss ${result.fit.trainingLogLoss.toFixed(4)}\n`,
+            );
         },
       },
     );
@@ -172,6 +177,13 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
     test = evaluateLog(systemContender(name, systemOptions, contender), matches, protocol, progress);
   }
   return { output, test };
+}
+
+/** A candidate's options as given: `inference=ep,cycle=8`. */
+function candidateText(options: Record<string, number | string>): string {
+  return Object.entries(options)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 }
 
 /** Each system's fit parameters for the help text: `glicko2 tau,rd; elo k; …`. */
@@ -220,9 +232,7 @@ export function register(program: Command): void {
         for (const [i, c] of (output.selection?.candidates ?? []).entries()) {
           const fitted = Object.entries(c.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`);
           process.stdout.write(
-            `${i === output.selection!.chosen ? '* ' : '  '}${Object.entries(c.options)
-              .map(([k, v]) => `${k}=${v}`)
-              .join(',')}: validation log-loss ${c.logLoss.toFixed(4)}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
+            `${i === output.selection!.chosen ? '* ' : '  '}${candidateText(c.options)}: validation log-loss ${c.logLoss.toFixed(4)}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
           );
         }
         const shown = Object.entries(output.fitted)

@@ -107,7 +107,7 @@ function nearlyEqual(a: number, b: number): boolean {
 
 /**
  * Options for the million-game run where a system's defaults would take
- * minutes rather than seconds: Whole-History Rating re-smooths the last 32
+ * minutes rather than seconds: Whole-History Rating re-smooths the last 64
  * days of every player of a closed day, and the whole timelines of an
  * eighth of all players (its cycle); the run keeps its messages and
  * smoothing, over a window of 4 and without the cycle.

@@ -24,7 +24,8 @@
  * the cavity of both sides, and each timeline is a Kalman filter and
  * Rauch–Tung–Striebel smoother over its messages, so the estimates are
  * posterior means and variances. The default configuration (expectation
- * propagation, one pass a closed day, a cycle of 8 days, the variances) was
+ * propagation, one pass over a window of 64 a closed day, a cycle of 8
+ * days, the variances) was
  * chosen on the training part of the ATP KDD 2019 split only
  * (docs/EVALUATION.md); `WHR_MAP_OPTIONS` is the mode as it was the default.
  *

@@ -19,8 +19,8 @@ export const WHR_OPTIONS = {
   link: choiceOption(['logistic', 'probit'], 'logistic', 'P(A wins) = σ(d) (logistic, Bradley–Terry) or Φ(d) (probit)'),
   /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */
   periodMs: numberOption({ default: DAY_MS, min: 0, exclusiveMin: true, description: 'length of one period of the Wiener process, in ms' }),
-  /** Nodes at the end of each player's timeline re-smoothed when a day closes. @default 32 */
-  window: numberOption({ default: 32, min: 1, integer: true, description: "nodes at the end of each player's timeline re-smoothed when a day closes" }),
+  /** Nodes at the end of each player's timeline re-smoothed when a day closes. @default 64 */
+  window: numberOption({ default: 64, min: 1, integer: true, description: "nodes at the end of each player's timeline re-smoothed when a day closes" }),
   /** Passes (Newton steps, or messages and smoothing) over the players of a closed day. @default 1 */
   sweeps: numberOption({ default: 1, min: 0, integer: true, description: 'passes (Newton steps, or messages and smoothing) over the players of a closed day' }),
   /**
@@ -58,11 +58,11 @@ export const WHR_DEFAULTS: Readonly<ResolvedWhrOptions> = defaultsOf(WHR_OPTIONS
 
 /**
  * Coulom's inference with the defaults it had before expectation propagation
- * became the default: the posterior's mode, two Newton passes over a closed
- * day's players, no cycle, σ0² = 0.6 and w² = 0.0025. `{ ...WHR_MAP_OPTIONS }`
+ * became the default: the posterior's mode, two Newton passes over the last
+ * 32 nodes of a closed day's players, no cycle, σ0² = 0.6 and w² = 0.0025. `{ ...WHR_MAP_OPTIONS }`
  * gives that model's numbers exactly.
  */
-export const WHR_MAP_OPTIONS: Readonly<WhrOptions> = Object.freeze({ inference: 'map', sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
+export const WHR_MAP_OPTIONS: Readonly<WhrOptions> = Object.freeze({ inference: 'map', window: 32, sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
 
 export function resolveWhrOptions(options: WhrOptions = {}): ResolvedWhrOptions {
   return resolveOptions(WHR_OPTIONS, options);

@@ -6,7 +6,7 @@ import { replay } from '../replay.js';
 import { createSystem } from '../systems.js';
 import { inverseMillsRatio, normalCdf, WHR_MAP_OPTIONS, WHR_SCALE, WhrHistory, whrWinProbability } from './index.js';
 
-/** The cases below were worked for the mode's defaults (two passes a closed day, no cycle, σ0² 0.6, w² 0.0025); each option given overrides them. */
+/** The cases below were worked for the mode's former defaults (two passes over a window of 32 a closed day, no cycle, σ0² 0.6, w² 0.0025); each option given overrides them. */
 const MODE = WHR_MAP_OPTIONS;
 
 const DAY = 86_400_000;
@@ -527,9 +527,9 @@ describe('whr as a RatingSystem', () => {
 });
 
 describe('whr: the default is the configuration chosen on the training part (docs/EVALUATION.md)', () => {
-  it('a system or history with no options infers by expectation propagation, one pass a closed day, a cycle of 8 days, the fitted variances', () => {
+  it("a system or history with no options infers by expectation propagation, one pass over the last 64 nodes of a closed day's players, a cycle of 8 days, the fitted variances", () => {
     for (const options of [new WhrHistory().options, createSystem('whr').options]) {
-      expect(options).toMatchObject({ inference: 'ep', sweeps: 1, cycle: 8, window: 32, priorVariance: 0.7989, dailyVariance: 0.001331, link: 'logistic' });
+      expect(options).toMatchObject({ inference: 'ep', sweeps: 1, cycle: 8, window: 64, priorVariance: 0.7989, dailyVariance: 0.001331, link: 'logistic' });
     }
   });
 
@@ -556,7 +556,7 @@ describe('whr: the default is the configuration chosen on the training part (doc
       else high = x;
     }
     const system = createSystem('whr', WHR_MAP_OPTIONS);
-    expect(system.options).toMatchObject({ inference: 'map', sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
+    expect(system.options).toMatchObject({ inference: 'map', window: 32, sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
     system.history.addMatch(game('a', 'b', 0));
     system.history.converge(1e-12, 5000);
     expect(system.history.estimate('a')!.mean).toBeCloseTo(low, 9);
