@@ -7,7 +7,8 @@ const src = join(import.meta.dirname, '../src');
 /** The rating library's sources (the `ladder-core` package). */
 const packageSrc = join(import.meta.dirname, '../packages/core/src');
 const core = join(packageSrc, 'core');
-const sources = readdirSync(core).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+/** The rating core's sources, its subfolders' (such as `whr/`) included, relative to it. */
+const sources = readdirSync(core, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
 
 /** Every .ts file under `dir`, tests excluded. */
 function tree(dir: string): string[] {
@@ -32,7 +33,8 @@ describe('the rating core', () => {
       const text = readFileSync(join(core, file), 'utf8');
       const imports = [...text.matchAll(/from\s+'([^']+)'/g)].map((m) => m[1]!);
       for (const target of imports) {
-        expect(target.startsWith('./'), `${file} imports ${target}`).toBe(true);
+        const inside = target.startsWith('.') && !relative(core, resolve(core, file, '..', target)).startsWith('..');
+        expect(inside, `${file} imports ${target}`).toBe(true);
       }
       expect(/\bprocess\.|console\.|require\(/.test(text), `${file} does I/O`).toBe(false);
     }

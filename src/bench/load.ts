@@ -23,6 +23,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from 'ladder-core/core/random.js';
 import { choiceOption, isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
+import { WHR_MAP_OPTIONS } from 'ladder-core/core/whr/index.js';
 
 export interface LoadOptions {
   backend: 'pglite' | 'postgres';
@@ -36,6 +37,8 @@ export interface LoadOptions {
   shape?: Shape;
   /** 'writes': match submissions only; 'mixed': 80 % writes, 10 % leaderboard pages, 10 % player pages. @default 'writes' */
   workload?: Workload;
+  /** With the `whr` shape only: 'ep' is the ladder's defaults, 'map' the mode as it was the default (WHR_MAP_OPTIONS). @default 'ep' */
+  inference?: 'ep' | 'map';
   databaseUrl?: string;
 }
 
@@ -239,6 +242,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const ladder = {
         id: 'bench',
         system: SYSTEM_OF_SHAPE[shape],
+        ...(options.inference === 'map' ? { options: { ...WHR_MAP_OPTIONS } } : {}),
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };
@@ -455,13 +459,21 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
 
 /** Everything, for `npm run bench` and the standalone command. */
 export async function runServiceLoadBenchmarks(
-  options: { backends?: Array<'pglite' | 'postgres'>; shapes?: Shape[]; seconds?: number; concurrency?: number; memory?: boolean; workload?: Workload } = {},
+  options: {
+    backends?: Array<'pglite' | 'postgres'>;
+    shapes?: Shape[];
+    seconds?: number;
+    concurrency?: number;
+    memory?: boolean;
+    workload?: Workload;
+    inference?: 'ep' | 'map';
+  } = {},
 ) {
   const loads: LoadResult[] = [];
   const memory: MemoryResult[] = [];
   for (const backend of options.backends ?? ['pglite', 'postgres']) {
     for (const shape of options.shapes ?? (['1v1', '6v6'] as const)) {
-      loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency, workload: options.workload }));
+      loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency, workload: options.workload, inference: options.inference }));
     }
     if (options.memory) memory.push(await runMemory({ backend }));
   }
@@ -527,6 +539,7 @@ const USAGE: ScriptSpec = {
     seconds: { type: 'string', value: 'N', description: 'measured seconds per run, after a warm-up of a tenth of it (default 20)' },
     concurrency: { type: 'string', value: 'N', description: 'requests in flight (default 64)' },
     workload: { type: 'string', value: 'writes|mixed', description: 'match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages' },
+    inference: { type: 'string', value: 'ep|map', description: "with --shape whr: the ladder's defaults (ep), or the mode as it was the default (map)" },
     memory: { type: 'boolean', description: "also measure the server's memory with one million players" },
   },
 };
@@ -544,6 +557,7 @@ if (isEntry(import.meta.url)) {
     concurrency: Math.round(numberOption(USAGE, args, 'concurrency') ?? 64),
     memory: args.values.memory === true,
     workload: choiceOption(USAGE, args, 'workload', ['writes', 'mixed'] as const, 'writes'),
+    inference: choiceOption(USAGE, args, 'inference', ['ep', 'map'] as const, 'ep'),
   });
   process.stdout.write(`${format(result)}\n`);
 }

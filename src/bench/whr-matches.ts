@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Match } from 'ladder-core/core/match.js';
-import { WhrHistory } from 'ladder-core/core/whr.js';
+import { WhrHistory } from 'ladder-core/core/whr/index.js';
 import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 import { startService } from '../service/index.js';
 import type { DerivationOptions } from '../service/whole-history.js';

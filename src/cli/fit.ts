@@ -11,7 +11,7 @@ import { describeSystem, isSystemName, type RegisteredDescriptor, SYSTEM_NAMES }
 import type { CoreContenderOptions, EvalMatch } from '../eval/contenders.js';
 import { systemContender } from '../eval/contenders.js';
 import { splitAtDate } from '../eval/engine.js';
-import { fitParameters, type ParameterSpec, trainingPart } from '../eval/fit.js';
+import { type FitResult, fitParameters, type ParameterSpec, parseCandidates, selectCandidate, trainingPart } from '../eval/fit.js';
 import { action, numberOption } from './errors.js';
 import {
   checkSystem,
@@ -45,6 +45,8 @@ interface FitCommandOptions extends EvaluateCommandOptions {
   fit?: string;
   burnIn?: number;
   rounds?: number;
+  tolerance?: number;
+  candidates?: string;
   evaluate?: boolean;
 }
 
@@ -56,6 +58,8 @@ export interface FitOutput {
   evaluations: number;
   /** Points the search visited (the progress bar's count); revisits reuse a run. */
   steps: number;
+  /** With `--candidates`: each candidate's options, fitted parameters and validation log-loss, and the one chosen. */
+  selection?: { candidates: Array<{ options: Record<string, number | string>; fitted: Record<string, number>; logLoss: number }>; chosen: number };
 }
 
 /** Runs `ladder fit`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
@@ -74,12 +78,15 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
   const training = trainingPart(matches, isTest);
   const hasHome = training.some((m: EvalMatch) => m.home !== undefined);
   const ranges = fitRangesFor(descriptor);
-  const names = options.fit
-    ? options.fit
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean)
-    : defaultFitFor(descriptor, hasHome);
+  const names =
+    options.fit === 'none'
+      ? []
+      : options.fit
+        ? options.fit
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : defaultFitFor(descriptor, hasHome);
   const specs = names.map((n) => {
     const spec = ranges[n];
     if (!spec) throw new InvalidInputError(`cannot fit ${JSON.stringify(n)} for ${name}; expected some of ${Object.keys(ranges).join(', ')}`, { field: 'fit' });
@@ -100,30 +107,83 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
     bar ??= progress(`fit ${name}`, planned, 'steps');
     bar?.update(done);
   };
-  const fit = fitParameters(
-    (parameters) => {
-      const [systemOptions, contender] = contenderOptions(parameters);
-      return withLines(systemContender(name, systemOptions, contender));
-    },
-    training,
-    specs,
-    { burnIn, rounds: options.rounds ?? 2, draws: protocol.draws ?? 'auto', onProgress },
-  );
+  const fitOptions = { burnIn, rounds: options.rounds ?? 2, tolerance: options.tolerance ?? 0.02, draws: protocol.draws ?? 'auto', onProgress };
+  const candidates = options.candidates === undefined ? undefined : parseCandidates(options.candidates);
+  // Bad candidate options fail before any run.
+  for (const candidate of candidates ?? []) {
+    const [systemOptions, contender] = contenderOptions({ ...candidate } as Record<string, number>);
+    systemContender(name, systemOptions, contender);
+  }
+  let fit: FitResult;
+  let chosenOptions: Record<string, number | string> = {};
+  let selection: FitOutput['selection'];
+  if (candidates) {
+    // Model selection on the training part only: each candidate fitted on it, the lowest validation log-loss chosen.
+    const selected = selectCandidate(
+      (candidate, parameters) => {
+        const [systemOptions, contender] = contenderOptions({ ...candidate, ...parameters } as Record<string, number>);
+        return withLines(systemContender(name, systemOptions, contender));
+      },
+      training,
+      candidates,
+      specs,
+      {
+        ...fitOptions,
+        onProgress: (done, planned) => {
+          bar ??= progress(`fit ${name}`, planned * candidates.length, 'steps');
+          bar?.update(done);
+        },
+        onCandidate: (index, result) => {
+          bar?.finish();
+          bar = undefined;
+          // Each candidate as it is done (the command only): a long selection shows its results so far.
+          if (progress !== noProgress && !options.json)
+            process.stderr.write(
+              `ladder fit: candidate ${index + 1}/${candidates.length} ${candidateText(result.options)}: validation log-loss ${result.fit.trainingLogLoss.toFixed(4)}\n`,
+            );
+        },
+      },
+    );
+    fit = selected.candidates[selected.chosen]!.fit;
+    chosenOptions = selected.candidates[selected.chosen]!.options;
+    selection = {
+      candidates: selected.candidates.map((c) => ({ options: c.options, fitted: c.fit.parameters, logLoss: c.fit.trainingLogLoss })),
+      chosen: selected.chosen,
+    };
+  } else {
+    fit = fitParameters(
+      (parameters) => {
+        const [systemOptions, contender] = contenderOptions(parameters);
+        return withLines(systemContender(name, systemOptions, contender));
+      },
+      training,
+      specs,
+      fitOptions,
+    );
+  }
   bar?.finish();
   const output: FitOutput = {
     system: name,
-    parameters: { ...fixed, ...fit.parameters },
+    parameters: { ...fixed, ...chosenOptions, ...fit.parameters },
     fitted: fit.parameters,
     training: { n: training.length, scored: fit.scoredMatches, logLoss: fit.trainingLogLoss, burnIn },
     evaluations: fit.evaluations,
     steps: fit.steps,
   };
+  if (selection) output.selection = selection;
   let test: ReturnType<typeof evaluateLog> | undefined;
   if (options.evaluate) {
-    const [systemOptions, contender] = contenderOptions(fit.parameters);
+    const [systemOptions, contender] = contenderOptions({ ...chosenOptions, ...fit.parameters } as Record<string, number>);
     test = evaluateLog(systemContender(name, systemOptions, contender), matches, protocol, progress);
   }
   return { output, test };
+}
+
+/** A candidate's options as given: `inference=ep,cycle=8`. */
+function candidateText(options: Record<string, number | string>): string {
+  return Object.entries(options)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 }
 
 /** Each system's fit parameters for the help text: `glicko2 tau,rd; elo k; …`. */
@@ -137,9 +197,17 @@ export function register(program: Command): void {
     .description("choose a system's parameters by minimising log-loss on the training part (before --split) only")
     .requiredOption('--system <name>', SYSTEM_NAMES.join('|'))
     .requiredOption('--split <date>', 'first date of the test part; only matches before it are used')
-    .option('--fit <names>', `comma-separated parameters to fit (default: ${fitDefaultsHelp()}; plus homeAdvantage when matches have a home side)`)
+    .option(
+      '--fit <names>',
+      `comma-separated parameters to fit (default: ${fitDefaultsHelp()}; plus homeAdvantage when matches have a home side; none: with --candidates, compare them as given)`,
+    )
     .option('--burn-in <share>', 'share of the training part that only teaches before scoring starts', numberOption('burn-in'), 0.7)
     .option('--rounds <n>', 'cycles of one-parameter searches', numberOption('rounds'), 2)
+    .option('--tolerance <x>', 'a search stops when its bracket is this narrow (in ln units for scale parameters)', numberOption('tolerance'), 0.02)
+    .option(
+      '--candidates <list>',
+      'model selection on the training part: candidates separated by ";", each key=value options joined by ","; each is fitted, and the lowest log-loss on the last share of the training part (after --burn-in) is chosen',
+    )
     .option('--k <x>', 'fixed Elo K (when not fitted)', numberOption('k'))
     .option('--tau <x>', 'fixed Glicko-2 tau (when not fitted)', numberOption('tau'))
     .option('--rd <x>', 'fixed starting RD (when not fitted)', numberOption('rd'))
@@ -160,6 +228,12 @@ export function register(program: Command): void {
         if (options.json) {
           process.stdout.write(`${JSON.stringify(test ? { ...output, test: jsonOf(test) } : output)}\n`);
           return;
+        }
+        for (const [i, c] of (output.selection?.candidates ?? []).entries()) {
+          const fitted = Object.entries(c.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`);
+          process.stdout.write(
+            `${i === output.selection!.chosen ? '* ' : '  '}${candidateText(c.options)}: validation log-loss ${c.logLoss.toFixed(4)}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
+          );
         }
         const shown = Object.entries(output.fitted)
           .map(([k, v]) => `${k} ${+v.toPrecision(5)}`)

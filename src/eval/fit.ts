@@ -164,3 +164,77 @@ export function trainingPart(matches: readonly EvalMatch[], isTest: EvaluationOp
   }
   return training;
 }
+
+/** One candidate configuration of a selection: its fixed options, and its fit on the training part. */
+export interface CandidateResult {
+  /** The candidate's fixed options, as given. */
+  options: Record<string, number | string>;
+  fit: FitResult;
+}
+
+export interface SelectionResult {
+  candidates: CandidateResult[];
+  /** The index of the candidate with the lowest validation log-loss (the first of equals). */
+  chosen: number;
+}
+
+/**
+ * Model selection on the training part alone: for each candidate (a set of
+ * fixed options, e.g. an inference, a window and a cycle), fits `specs` as
+ * `fitParameters` does, the first `burnIn` share of `training` only
+ * teaching and the rest the validation part, and chooses the candidate whose
+ * fitted validation log-loss is lowest. Like `fitParameters`, it is given
+ * the training matches only: the test part cannot sway the choice.
+ */
+export function selectCandidate(
+  make: (candidate: Record<string, number | string>, parameters: Record<string, number>) => Contender,
+  training: readonly EvalMatch[],
+  candidates: readonly Record<string, number | string>[],
+  specs: readonly ParameterSpec[],
+  options: FitOptions & { onCandidate?: (index: number, result: CandidateResult) => void } = {},
+): SelectionResult {
+  if (candidates.length === 0) throw new InvalidInputError('no candidate to select from', { field: 'candidates' });
+  const results: CandidateResult[] = [];
+  let chosen = 0;
+  for (let i = 0; i < candidates.length; i++) {
+    const candidate = candidates[i]!;
+    const fit = specs.length > 0 ? fitParameters((parameters) => make(candidate, parameters), training, specs, options) : scoreOnly(make(candidate, {}), training, options);
+    const result = { options: { ...candidate }, fit };
+    results.push(result);
+    options.onCandidate?.(i, result);
+    if (fit.trainingLogLoss < results[chosen]!.fit.trainingLogLoss) chosen = i;
+  }
+  return { candidates: results, chosen };
+}
+
+/** A candidate with nothing to fit: its validation log-loss alone. */
+function scoreOnly(contender: Contender, training: readonly EvalMatch[], options: FitOptions): FitResult {
+  if (training.length < 10) throw new InvalidInputError(`fitting needs a training part; it has ${training.length} matches`, { field: 'split' });
+  const firstScored = Math.floor(training.length * (options.burnIn ?? 0.7));
+  const result = evaluate(contender, training, { isTest: (_, index) => index >= firstScored, draws: options.draws ?? 'auto' });
+  const loss = Number.isFinite(result.test.logLoss) ? result.test.logLoss : Infinity;
+  return { parameters: {}, trainingLogLoss: loss, evaluations: 1, steps: 1, scoredMatches: result.test.n };
+}
+
+/**
+ * Parses `--candidates`: candidates separated by `;`, each a comma-separated
+ * list of `key=value` options (numbers where they parse), e.g.
+ * `inference=map;inference=ep,cycle=8`.
+ */
+export function parseCandidates(text: string): Record<string, number | string>[] {
+  const candidates = text
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (candidates.length === 0) throw new InvalidInputError('expected candidates such as inference=map;inference=ep,cycle=8', { field: 'candidates' });
+  return candidates.map((candidate) => {
+    const out: Record<string, number | string> = {};
+    for (const pair of candidate.split(',').map((s) => s.trim())) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new InvalidInputError(`expected key=value in candidate ${JSON.stringify(candidate)}, got ${JSON.stringify(pair)}`, { field: 'candidates' });
+      const value = pair.slice(eq + 1).trim();
+      out[pair.slice(0, eq).trim()] = value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    }
+    return out;
+  });
+}

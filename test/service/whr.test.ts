@@ -10,7 +10,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
-import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr.js';
+import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
@@ -143,7 +143,8 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     const { api } = await serverOn();
     const created = await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS });
     expect(created.status).toBe(201);
-    expect(created.body.resolvedOptions).toMatchObject({ dailyVariance: 0.02, window: 8, priorVariance: 0.6 });
+    // The options not given are the defaults: expectation propagation with the cycle and the fitted prior.
+    expect(created.body.resolvedOptions).toMatchObject({ dailyVariance: 0.02, window: 8, priorVariance: 0.7989, inference: 'ep', cycle: 8 });
     for (const [options, field] of [
       [{ priorVariance: -1 }, 'options.priorVariance'],
       [{ window: 0.5 }, 'options.window'],

@@ -107,11 +107,12 @@ function nearlyEqual(a: number, b: number): boolean {
 
 /**
  * Options for the million-game run where a system's defaults would take
- * minutes rather than seconds: Whole-History Rating re-smooths the last 32
- * days of every player twice a day; the run keeps its Newton steps and
- * smoothing, over a window of 4.
+ * minutes rather than seconds: Whole-History Rating re-smooths the last 64
+ * days of every player of a closed day, and the whole timelines of an
+ * eighth of all players (its cycle); the run keeps its messages and
+ * smoothing, over a window of 4 and without the cycle.
  */
-const MILLION_GAME_OPTIONS: Partial<Record<string, Readonly<Record<string, unknown>>>> = { whr: { window: 4, sweeps: 1 } };
+const MILLION_GAME_OPTIONS: Partial<Record<string, Readonly<Record<string, unknown>>>> = { whr: { window: 4, sweeps: 1, cycle: 0 } };
 
 function conformance(d: RegisteredDescriptor): void {
   const caps = d.capabilities;

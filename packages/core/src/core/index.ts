@@ -134,6 +134,7 @@ export {
   type ResolvedWhrOptions,
   WHR,
   WHR_DEFAULTS,
+  WHR_MAP_OPTIONS,
   WHR_OPTIONS,
   WHR_SCALE,
   type WhrEstimate,
@@ -142,7 +143,7 @@ export {
   type WhrOptions,
   type WhrSystem,
   whrWinProbability,
-} from './whr.js';
+} from './whr/index.js';
 export { Replay, replay, replayWithout, type StartingState, type VoidPlan, voidPlan } from './replay.js';
 export {
   algo400,

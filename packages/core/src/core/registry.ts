@@ -11,7 +11,7 @@ import { ELO } from './elo.js';
 import { UnknownSystemError } from './errors.js';
 import { GLICKO2 } from './glicko2.js';
 import { TEAM_RANK } from './teamrank.js';
-import { WHR } from './whr.js';
+import { WHR } from './whr/index.js';
 import { WVW } from './wvw.js';
 
 /** Every rating system, in the order they are listed to users. */

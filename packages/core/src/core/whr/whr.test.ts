@@ -1,10 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from './errors.js';
-import type { Match } from './match.js';
-import { replay } from './replay.js';
-import { createSystem } from './systems.js';
-import { inverseMillsRatio, normalCdf, WHR_SCALE, WhrHistory, whrWinProbability } from './whr.js';
+import { InvalidInputError } from '../errors.js';
+import type { Match } from '../match.js';
+import { replay } from '../replay.js';
+import { createSystem } from '../systems.js';
+import { inverseMillsRatio, normalCdf, WHR_MAP_OPTIONS, WHR_SCALE, WhrHistory, whrWinProbability } from './index.js';
+
+/** The cases below were worked for the mode's former defaults (two passes over a window of 32 a closed day, no cycle, σ0² 0.6, w² 0.0025); each option given overrides them. */
+const MODE = WHR_MAP_OPTIONS;
 
 const DAY = 86_400_000;
 const sigma = (d: number) => 1 / (1 + Math.exp(-d));
@@ -17,7 +20,7 @@ const game = (winner: string, loser: string, day?: number): Match => ({
 });
 
 function history(matches: Match[], options: ConstructorParameters<typeof WhrHistory>[0] = {}): WhrHistory {
-  const h = new WhrHistory(options);
+  const h = new WhrHistory({ ...MODE, ...options });
   for (const m of matches) h.addMatch(m);
   h.converge(1e-12, 5000);
   return h;
@@ -35,7 +38,7 @@ function expectNoNaN(inference: 'map' | 'ep'): void {
   fc.assert(
     fc.property(fc.array(matchArb, { minLength: 1, maxLength: 40 }), fc.constantFrom('logistic', 'probit'), fc.double({ min: 1e-5, max: 1, noNaN: true }), (raw, link, dv) => {
       let day = 0;
-      const h = new WhrHistory({ inference, link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
+      const h = new WhrHistory({ ...MODE, inference, link: link as 'logistic' | 'probit', dailyVariance: dv, window: 3 });
       for (const r of raw) {
         day += r.gap;
         const match: Match = { at: day * DAY, teams: r.teams.map((t) => ({ players: t.players.map((p) => ({ id: `p${p}` })), rank: t.rank })) };
@@ -161,7 +164,7 @@ describe('whr: the batch path and the compiled sweeps', () => {
   };
 
   it('addMatches then converge (forward pass, then sweeps) gives the hand-worked two-day case', () => {
-    const h = new WhrHistory({ priorVariance: 1, dailyVariance: 1 });
+    const h = new WhrHistory({ ...MODE, priorVariance: 1, dailyVariance: 1 });
     h.addMatches([game('a', 'b', 0), game('a', 'c', 1)]);
     h.converge(1e-12, 5000);
     const [a0, a1] = h.timeline('a').map((n) => n.mean) as [number, number];
@@ -186,7 +189,7 @@ describe('whr: the batch path and the compiled sweeps', () => {
       ],
     };
     for (const batch of [true, false]) {
-      const h = new WhrHistory({ priorVariance: 1 });
+      const h = new WhrHistory({ ...MODE, priorVariance: 1 });
       if (batch) h.addMatches([match]);
       else h.addMatch(match);
       h.converge(1e-13, 5000);
@@ -225,10 +228,10 @@ describe('whr: the batch path and the compiled sweeps', () => {
     }
     for (const link of ['logistic', 'probit'] as const) {
       const options = { link, dailyVariance: 0.05, window: 1000, refresh: 1 };
-      const batch = new WhrHistory(options);
+      const batch = new WhrHistory({ ...MODE, ...options });
       batch.addMatches(log, 0.2);
       batch.converge(1e-13, 5000);
-      const incremental = new WhrHistory(options);
+      const incremental = new WhrHistory({ ...MODE, ...options });
       for (const m of log) incremental.addMatch(m, 0.2);
       // Each prepare of a later day re-smooths every player's whole timeline once (refresh 1, window ≥ nodes).
       const everyone: Match = { teams: ids.map((id) => ({ players: [{ id }] })) };
@@ -245,19 +248,19 @@ describe('whr: the batch path and the compiled sweeps', () => {
 
   it('over-relaxation and the sweep count: the same MAP for any ω in [1, 2), onSweep sees every sweep', () => {
     const log = [game('a', 'b', 0), game('b', 'c', 1), game('c', 'a', 2), game('a', 'c', 3), game('b', 'a', 3)];
-    const plain = new WhrHistory();
+    const plain = new WhrHistory(MODE);
     plain.addMatches(log);
     const seen: number[] = [];
     const sweeps = plain.converge(1e-12, 5000, { relaxation: 1, onSweep: (sweep) => seen.push(sweep) });
     expect(seen.length).toBe(sweeps - 1);
-    const relaxed = new WhrHistory();
+    const relaxed = new WhrHistory(MODE);
     relaxed.addMatches(log);
     relaxed.converge(1e-12, 5000, { relaxation: 1.9 });
     for (const id of ['a', 'b', 'c']) expect(relaxed.estimate(id)!.mean).toBeCloseTo(plain.estimate(id)!.mean, 10);
     // At the mode a sweep moves nothing; sweepOnce names the player of its largest step.
     const [moved] = relaxed.sweepOnce();
     expect(moved).toBeLessThan(1e-9);
-    const fresh = new WhrHistory();
+    const fresh = new WhrHistory(MODE);
     fresh.addMatch(game('a', 'b', 0));
     fresh.addMatch(game('c', 'b', 1));
     fresh.addMatch(game('c', 'a', 1));
@@ -289,7 +292,7 @@ describe('whr: a match of three or more teams is one ranked game (each team agai
     expect(x).toBeLessThan(0.4011);
     const match: Match = { at: 0, teams: [solo('b', 2), solo('c', 3), solo('a', 1)] };
     for (const batch of [true, false]) {
-      const h = new WhrHistory({ priorVariance: 1 });
+      const h = new WhrHistory({ ...MODE, priorVariance: 1 });
       if (batch) h.addMatches([match]);
       else h.addMatch(match);
       expect(h.gamesCount).toBe(1);
@@ -339,9 +342,9 @@ describe('whr: a match of three or more teams is one ranked game (each team agai
   for (const inference of ['map', 'ep'] as const) {
     for (const link of ['logistic', 'probit'] as const) {
       it(`${inference}, ${link}: the ranked game reaches the fixed point of its N − 1 comparisons entered as games of two teams (ties, teams of several, home offset)`, () => {
-        const one = new WhrHistory({ inference, link, priorVariance: 1 });
+        const one = new WhrHistory({ ...MODE, inference, link, priorVariance: 1 });
         one.addMatch(ranked, 0.3);
-        const many = new WhrHistory({ inference, link, priorVariance: 1 });
+        const many = new WhrHistory({ ...MODE, inference, link, priorVariance: 1 });
         for (const m of pairs) many.addMatch(m, 0.3);
         expect(one.gamesCount).toBe(1);
         expect(many.gamesCount).toBe(3);
@@ -360,7 +363,7 @@ describe('whr: a match of three or more teams is one ranked game (each team agai
 
   it('sixty-four teams make one game with one entry per player, whatever the number of pairs', () => {
     const teams = Array.from({ length: 64 }, (_, t) => ({ players: Array.from({ length: 4 }, (_, i) => ({ id: `t${t}p${i}` })), rank: t + 1 }));
-    const h = new WhrHistory();
+    const h = new WhrHistory(MODE);
     h.addMatch({ at: 0, teams });
     expect(h.gamesCount).toBe(1);
     expect(h.nodesCount).toBe(256);
@@ -374,7 +377,7 @@ describe('whr: a match of three or more teams is one ranked game (each team agai
 
 describe('whr: incremental', () => {
   it('re-smoothing a closed day corrects the past: a later result moves an earlier day', () => {
-    const h = new WhrHistory({ dailyVariance: 0.01 });
+    const h = new WhrHistory({ ...MODE, dailyVariance: 0.01 });
     h.addMatch(game('a', 'b', 0));
     h.addMatch(game('b', 'c', 1));
     const before = h.timeline('b')[0]!.mean;
@@ -386,7 +389,7 @@ describe('whr: incremental', () => {
   it('incremental estimates approach the converged MAP', () => {
     const log: Match[] = [];
     for (let d = 0; d < 30; d++) log.push(game(['a', 'b', 'c'][d % 3]!, ['b', 'c', 'a'][d % 3]!, d), game('a', 'c', d));
-    const h = new WhrHistory({ window: 64, sweeps: 4 });
+    const h = new WhrHistory({ ...MODE, window: 64, sweeps: 4 });
     for (const m of log) h.addMatch(m);
     h.closeDay();
     const converged = history(log);
@@ -396,24 +399,24 @@ describe('whr: incremental', () => {
   it("prepare: a prediction of a new day sees the day before closed, as after adding; refresh re-smooths before a player's first match of a day", () => {
     const log = [game('a', 'b', 0), game('b', 'c', 1), game('c', 'd', 1), game('d', 'a', 1)];
     const next = game('a', 'c', 2);
-    const early = new WhrHistory();
+    const early = new WhrHistory(MODE);
     for (const m of log) early.addMatch(m);
     early.prepare(next);
-    const closed = new WhrHistory();
+    const closed = new WhrHistory(MODE);
     for (const m of log) closed.addMatch(m);
     closed.closeDay();
     expect(early.predictMatch(next)).toBe(closed.predictMatch(next));
     // Refresh: a's timeline is re-smoothed once b, a's past opponent, has moved.
-    const refreshed = new WhrHistory({ refresh: 1 });
+    const refreshed = new WhrHistory({ ...MODE, refresh: 1 });
     for (const m of log) refreshed.addMatch(m);
     const before = refreshed.timeline('a')[0]!.mean;
     refreshed.prepare(next);
     expect(refreshed.timeline('a')[0]!.mean).not.toBe(before);
-    expect(() => new WhrHistory({ refresh: -1 })).toThrow(/refresh/);
+    expect(() => new WhrHistory({ ...MODE, refresh: -1 })).toThrow(/refresh/);
   });
 
   it("a late match (before the player's last day) joins the last day", () => {
-    const h = new WhrHistory();
+    const h = new WhrHistory(MODE);
     h.addMatch(game('a', 'b', 5));
     h.addMatch(game('a', 'b', 3));
     expect(h.timeline('a').map((n) => n.day)).toEqual([5]);
@@ -456,7 +459,7 @@ describe('whr: properties', () => {
 
 describe('whr as a RatingSystem', () => {
   it.each(['map', 'ep'] as const)("takeMoved (%s): the match's players, and at a day's close everyone re-smoothed, each estimate as `states` gives it", (inference) => {
-    const system = createSystem('whr', { dailyVariance: 0.02, inference });
+    const system = createSystem('whr', { ...MODE, dailyVariance: 0.02, inference });
     system.rateMatch(game('a', 'b', 0), new Map());
     expect([...system.takeMoved().keys()].sort()).toEqual(['a', 'b']);
     system.rateMatch(game('c', 'd', 0), new Map());
@@ -480,7 +483,7 @@ describe('whr as a RatingSystem', () => {
   });
 
   it.each(['map', 'ep'] as const)('takeMoved (%s) with a cycle: players re-smoothed by the cycle are reported, with the estimates `states` gives', (inference) => {
-    const system = createSystem('whr', { dailyVariance: 0.02, inference, cycle: 1 });
+    const system = createSystem('whr', { ...MODE, dailyVariance: 0.02, inference, cycle: 1 });
     system.rateMatch(game('a', 'b', 0), new Map());
     system.rateMatch(game('c', 'd', 1), new Map());
     system.takeMoved();
@@ -498,7 +501,7 @@ describe('whr as a RatingSystem', () => {
   });
 
   it('createSystem("whr") rates through Replay, states on the Elo scale', () => {
-    const system = createSystem('whr', { priorVariance: 1 });
+    const system = createSystem('whr', { ...MODE, priorVariance: 1 });
     const states = replay(system, [game('a', 'b', 0)]);
     const a = states.get('a')!;
     expect(a.rating).toBeCloseTo(1500 + 0.3374158 * WHR_SCALE, 0);
@@ -520,6 +523,43 @@ describe('whr as a RatingSystem', () => {
     system.rateMatch(game('b', 'c'), new Map());
     expect(system.history.timeline('a').map((n) => n.day)).toEqual([0]);
     expect(system.history.timeline('b').map((n) => n.day)).toEqual([0, 1]);
+  });
+});
+
+describe('whr: the default is the configuration chosen on the training part (docs/EVALUATION.md)', () => {
+  it("a system or history with no options infers by expectation propagation, one pass over the last 64 nodes of a closed day's players, a cycle of 8 days, the fitted variances", () => {
+    for (const options of [new WhrHistory().options, createSystem('whr').options]) {
+      expect(options).toMatchObject({ inference: 'ep', sweeps: 1, cycle: 8, window: 64, priorVariance: 0.7989, dailyVariance: 0.001331, link: 'logistic' });
+    }
+  });
+
+  it("one logistic game between two new players under the default prior: MacKay's moments, by hand", () => {
+    // Priors N(0, s), s = 0.7989; a beats b. d = a − b is N(0, 2s): κ = 1/√(1 + π·2s/8), Z = σ(0) = 1/2,
+    // α = κ(1 − 1/2) = κ/2, β = κ²/4; the winner's posterior mean s·α = sκ/2 and variance s − s²κ²/4.
+    const s = 0.7989;
+    const kappa = 1 / Math.sqrt(1 + (Math.PI * 2 * s) / 8);
+    const system = createSystem('whr');
+    system.rateMatch(game('a', 'b', 0), new Map());
+    const a = system.history.estimate('a')!;
+    expect(a.mean).toBeCloseTo((s * kappa) / 2, 10);
+    expect(a.variance).toBeCloseTo(s - (s * s * kappa * kappa) / 4, 10);
+    expect(system.history.estimate('b')!.mean).toBeCloseTo(-a.mean, 12);
+  });
+
+  it('inference: map with WHR_MAP_OPTIONS is the mode as it was the default: x = σ0² σ(−2x) for σ0² = 0.6', () => {
+    // One game, the MAP: r_A = −r_B = x with x/σ0² = σ(−2x); solved by bisection here, independently of the code.
+    let low = 0;
+    let high = 1;
+    for (let i = 0; i < 100; i++) {
+      const x = (low + high) / 2;
+      if (x / 0.6 < sigma(-2 * x)) low = x;
+      else high = x;
+    }
+    const system = createSystem('whr', WHR_MAP_OPTIONS);
+    expect(system.options).toMatchObject({ inference: 'map', window: 32, sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
+    system.history.addMatch(game('a', 'b', 0));
+    system.history.converge(1e-12, 5000);
+    expect(system.history.estimate('a')!.mean).toBeCloseTo(low, 9);
   });
 });
 
@@ -554,7 +594,7 @@ describe('whr: expectation propagation (inference: ep)', () => {
   });
 
   it("the added game, as `addMatch` leaves it: new players' last nodes take the one-game moments", () => {
-    const h = new WhrHistory({ inference: 'ep', priorVariance: 1, link: 'probit' });
+    const h = new WhrHistory({ ...MODE, inference: 'ep', priorVariance: 1, link: 'probit' });
     h.addMatch(game('a', 'b', 0));
     expect(h.estimate('a')!.mean).toBeCloseTo(0.46065886, 6);
     expect(h.estimate('a')!.variance).toBeCloseTo(1 - 2 / (3 * Math.PI), 6);
@@ -630,10 +670,10 @@ describe('whr: expectation propagation (inference: ep)', () => {
       expect(g.estimate(id)!.mean).toBeCloseTo(-h.estimate(id)!.mean, 8);
       expect(g.estimate(id)!.variance).toBeCloseTo(h.estimate(id)!.variance, 8);
     }
-    const online = new WhrHistory({ inference: 'ep' });
+    const online = new WhrHistory({ ...MODE, inference: 'ep' });
     for (const m of log) online.addMatch(m);
     for (const id of ['a', 'b', 'c', 'd']) expect(Math.abs(online.estimate(id)!.mean - h.estimate(id)!.mean)).toBeLessThan(0.05);
-    const batch = new WhrHistory({ inference: 'ep' });
+    const batch = new WhrHistory({ ...MODE, inference: 'ep' });
     batch.addMatches(log);
     batch.converge(1e-12, 5000);
     for (const id of ['a', 'b', 'c', 'd']) expect(batch.estimate(id)!.mean).toBeCloseTo(h.estimate(id)!.mean, 8);
@@ -649,7 +689,7 @@ describe('whr: expectation propagation (inference: ep)', () => {
     for (const inference of ['ep', 'map'] as const) {
       const converged = history(log, { inference });
       const run = (options: ConstructorParameters<typeof WhrHistory>[0]): WhrHistory => {
-        const h = new WhrHistory({ inference, ...options });
+        const h = new WhrHistory({ ...MODE, inference, ...options });
         for (const m of [...log, ...filler]) h.addMatch(m);
         return h;
       };
@@ -660,7 +700,7 @@ describe('whr: expectation propagation (inference: ep)', () => {
       expect(Math.abs(plain.estimate('b')!.mean - converged.estimate('b')!.mean)).toBeGreaterThan(1e-3);
       // With a horizon of 0, the cycle skips whoever did not play on the day closed: once day 2 is
       // closed (by day 3's match), a, b and c never move again.
-      const skipped = new WhrHistory({ inference, cycle: 1, cycleHorizon: 0 });
+      const skipped = new WhrHistory({ ...MODE, inference, cycle: 1, cycleHorizon: 0 });
       for (const m of [...log, ...filler.slice(0, 2)]) skipped.addMatch(m);
       const before = ['a', 'b', 'c'].map((id) => skipped.estimate(id)!.mean);
       for (const m of filler.slice(2)) skipped.addMatch(m);

@@ -1,0 +1,664 @@
+/**
+ * The history a Whole-History Rating keeps: players, their nodes (one per
+ * player per day), the games between sides of nodes and the adjacency from
+ * nodes to games; adding matches, closing days, and reading estimates and
+ * predictions. How the skills are inferred is left to the layers above:
+ * mode.ts (Newton's method to the posterior's mode), ep.ts (expectation
+ * propagation), and inference.ts, whose WhrHistory picks one of them.
+ */
+import { type Match, pairScore, teamPlacements } from '../match.js';
+import { whrWinProbability } from './link.js';
+import { type ResolvedWhrOptions, resolveWhrOptions, type WhrOptions } from './options.js';
+
+export interface WhrConvergeOptions {
+  /** ω, the over-relaxation of the sweeps after the first (1 is plain Gauss–Seidel; keep below 2). @default 1.7 */
+  relaxation?: number;
+  /** Called after each sweep with its largest Newton step. */
+  onSweep?: (sweep: number, moved: number) => void;
+}
+
+/** A player's current skill: mode and variance (natural units), and when it was last estimated. */
+export interface WhrEstimate {
+  mean: number;
+  variance: number;
+  /** Period index of the player's last node. */
+  day: number;
+  matches: number;
+  lastAt?: number;
+}
+
+/** `array`, or a copy half as long again (at least `needed`): a history's arrays are most of its memory, and doubling would leave up to half of them unused. */
+export function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, needed: number): T {
+  if (needed <= array.length) return array;
+  const size = Math.max(needed, Math.ceil(array.length * 1.5));
+  const bigger = new (array.constructor as { new (n: number): T })(size);
+  bigger.set(array);
+  return bigger;
+}
+
+export interface Player {
+  /** Global node ids, in time order. */
+  nodes: number[];
+  matches: number;
+  lastAt: number | undefined;
+  /** Mark: the day on which the player was last put on the touched list. */
+  touchedDay: number;
+  /** The day for which the player's timeline was last brought up to date before a match (see `prepare`). */
+  preparedDay: number;
+}
+
+/**
+ * The whole history of a population: nodes (one per player per day), games
+ * between sides of nodes, and each node's skill (nodeR) and forward
+ * precision (nodeF). `smooth` is the inference's one pass over a timeline.
+ */
+export abstract class WhrHistoryBase {
+  readonly options: ResolvedWhrOptions;
+  protected readonly index = new Map<string, number>();
+  protected readonly ids: string[] = [];
+  protected readonly players: Player[] = [];
+  // Nodes.
+  protected nodeCount = 0;
+  protected nodeR = new Float64Array(1024);
+  protected nodeDay = new Float64Array(1024);
+  /** Forward (filter) precision: the node's games plus the message from the player's past. */
+  protected nodeF = new Float64Array(1024);
+  protected nodeHead = new Int32Array(1024);
+  /**
+   * Expectation propagation only (empty under `map`, where they would be a
+   * third of a node's memory): the filter's mean, and the smoothed
+   * (posterior) variance; nodeR is then the posterior mean.
+   */
+  protected nodeMF = new Float64Array(1024);
+  protected nodeV = new Float64Array(1024);
+  /** The posterior as precision 1/v and precision × mean m/v (kept beside nodeR and nodeV: the cavities need them). */
+  protected nodeP = new Float64Array(1024);
+  protected nodeH = new Float64Array(1024);
+  // Adjacency entries: node → (game, side), a linked list.
+  protected entryCount = 0;
+  protected entryGame = new Int32Array(4096);
+  protected entrySide = new Int32Array(4096);
+  protected entryNext = new Int32Array(4096);
+  /** One-against-one games: the opponent's node (else −1), this side's score and home offset. */
+  protected entryOpp = new Int32Array(4096);
+  protected entryScore = new Float64Array(4096);
+  protected entryOffset = new Float64Array(4096);
+  /** The entry's place in gameNodes (its player's slot in the game). */
+  protected entrySlot = new Int32Array(4096);
+  // Games: side A = gameNodes[start, split), side B = gameNodes[split, end).
+  // A ranked game (a match of three or more teams, see addRankedGame) holds
+  // its teams in rank order in gameNodes[start, end); its entries' side is
+  // the team's place in that order.
+  protected gameCount = 0;
+  protected gameStart = new Int32Array(1024);
+  protected gameSplit = new Int32Array(1024);
+  protected gameEnd = new Int32Array(1024);
+  protected gameScore = new Float64Array(1024);
+  protected gameOffset = new Float64Array(1024);
+  /** A ranked game's first index into rankBound/rankScore/rankOffset; −1 for a game of two sides. */
+  protected gameRank = new Int32Array(1024);
+  protected gameNodeCount = 0;
+  protected gameNodes = new Int32Array(4096);
+  /**
+   * Ranked games, team by team in rank order: where team t starts in
+   * gameNodes (and, one past the last team, where the game ends), and
+   * whether team t is tied with team t + 1 (a draw; else team t won). A
+   * ranked game's home team (its place in rank order, −1 for none) is kept
+   * in gameScore and the home offset in gameOffset.
+   */
+  protected rankCount = 0;
+  protected rankBound = new Int32Array(256);
+  protected rankTie = new Uint8Array(256);
+  /**
+   * Expectation propagation only: each game slot's Gaussian message to its
+   * node, as precision and precision × mean. In a ranked game, siteTau/siteNu
+   * hold the message of the comparison with the team below and siteTauUp/siteNuUp
+   * that of the comparison with the team above.
+   */
+  protected siteTau = new Float64Array(4096);
+  protected siteNu = new Float64Array(4096);
+  protected siteTauUp = new Float64Array(0);
+  protected siteNuUp = new Float64Array(0);
+  /** The latest period seen. */
+  protected day = -Infinity;
+  /** Players whose skills moved since the last `takeMoved` (a flag per player, and the list in order). */
+  protected movedFlag = new Uint8Array(64);
+  protected movedList: number[] = [];
+  protected touched: number[] = [];
+  // Scratch for the tridiagonal solve.
+  protected a = new Float64Array(256);
+  protected b = new Float64Array(256);
+  protected c = new Float64Array(256);
+  protected dp = new Float64Array(256);
+  protected y = new Float64Array(256);
+  protected scratchR = new Float64Array(256);
+  protected readonly probit: boolean;
+  protected readonly ep: boolean;
+  protected readonly priorPrecision: number;
+  protected readonly w2: number;
+
+  constructor(options: WhrOptions = {}) {
+    this.options = resolveWhrOptions(options);
+    this.probit = this.options.link === 'probit';
+    this.ep = this.options.inference === 'ep';
+    this.priorPrecision = 1 / this.options.priorVariance;
+    this.w2 = this.options.dailyVariance;
+    if (!this.ep) {
+      // Only expectation propagation reads these: without them a node costs 28 bytes, not 60.
+      this.nodeMF = new Float64Array(0);
+      this.nodeV = new Float64Array(0);
+      this.nodeP = new Float64Array(0);
+      this.nodeH = new Float64Array(0);
+      this.siteTau = new Float64Array(0);
+      this.siteNu = new Float64Array(0);
+    }
+  }
+
+  get playerCount(): number {
+    return this.players.length;
+  }
+
+  get gamesCount(): number {
+    return this.gameCount;
+  }
+
+  get nodesCount(): number {
+    return this.nodeCount;
+  }
+
+  has(id: string): boolean {
+    return this.index.has(id);
+  }
+
+  playerIds(): readonly string[] {
+    return this.ids;
+  }
+
+  /** The period a match falls in: from `at`, else the period after the latest one. */
+  dayOf(at: number | undefined): number {
+    if (at !== undefined) return Math.floor(at / this.options.periodMs);
+    return Number.isFinite(this.day) ? this.day + 1 : 0;
+  }
+
+  protected playerIndex(id: string): number {
+    let i = this.index.get(id);
+    if (i === undefined) {
+      i = this.players.length;
+      this.index.set(id, i);
+      this.ids.push(id);
+      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity });
+      if (i >= this.movedFlag.length) {
+        const flags = new Uint8Array(this.movedFlag.length * 2);
+        flags.set(this.movedFlag);
+        this.movedFlag = flags;
+      }
+      this.noteMoved(i);
+    }
+    return i;
+  }
+
+  protected noteMoved(p: number): void {
+    if (this.movedFlag[p] === 1) return;
+    this.movedFlag[p] = 1;
+    this.movedList.push(p);
+  }
+
+  /**
+   * The players whose skills may have moved since the last call (new
+   * players, every Newton step's player, everyone after `converge` or
+   * `sweepOnce`), in the order they first moved; the next call starts afresh.
+   */
+  takeMoved(): string[] {
+    const ids = this.movedList.map((p) => this.ids[p]!);
+    for (const p of this.movedList) this.movedFlag[p] = 0;
+    this.movedList = [];
+    return ids;
+  }
+
+  protected noteAllMoved(): void {
+    for (let p = 0; p < this.players.length; p++) this.noteMoved(p);
+  }
+
+  /** The player's node for `day` (a late day is folded into the player's last node). */
+  protected nodeFor(p: number, day: number): number {
+    const player = this.players[p]!;
+    const nodes = player.nodes;
+    if (nodes.length > 0) {
+      const last = nodes[nodes.length - 1]!;
+      if (this.nodeDay[last]! >= day) return last;
+    }
+    const n = this.nodeCount++;
+    if (n >= this.nodeR.length) {
+      const size = this.nodeR.length * 2;
+      this.nodeR = grow(this.nodeR, size);
+      this.nodeDay = grow(this.nodeDay, size);
+      this.nodeF = grow(this.nodeF, size);
+      this.nodeHead = grow(this.nodeHead, size);
+      this.growEpNodes(size);
+    }
+    const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
+    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
+    this.nodeDay[n] = day;
+    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + this.w2 * (day - this.nodeDay[previous]!)) : this.priorPrecision;
+    this.nodeHead[n] = -1;
+    if (this.ep) {
+      // With no message of its own yet, the node's filter and posterior are the past's message.
+      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
+      this.nodeV[n] = 1 / this.nodeF[n]!;
+      this.nodeP[n] = this.nodeF[n]!;
+      this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
+    }
+    nodes.push(n);
+    return n;
+  }
+
+  /** Room for `size` nodes in the arrays only expectation propagation keeps. */
+  protected growEpNodes(size: number): void {
+    if (!this.ep) return;
+    this.nodeMF = grow(this.nodeMF, size);
+    this.nodeV = grow(this.nodeV, size);
+    this.nodeP = grow(this.nodeP, size);
+    this.nodeH = grow(this.nodeH, size);
+  }
+
+  protected addEntry(node: number, game: number, side: number, slot: number): void {
+    const e = this.entryCount++;
+    if (e >= this.entryGame.length) {
+      const size = this.entryGame.length * 2;
+      this.entryGame = grow(this.entryGame, size);
+      this.entrySide = grow(this.entrySide, size);
+      this.entryNext = grow(this.entryNext, size);
+      this.entryOpp = grow(this.entryOpp, size);
+      this.entryScore = grow(this.entryScore, size);
+      this.entryOffset = grow(this.entryOffset, size);
+      this.entrySlot = grow(this.entrySlot, size);
+    }
+    this.entryGame[e] = game;
+    this.entrySide[e] = side;
+    const oneOnOne = this.gameSplit[game]! - this.gameStart[game]! === 1 && this.gameEnd[game]! - this.gameSplit[game]! === 1;
+    this.entryOpp[e] = oneOnOne ? this.gameNodes[side === 0 ? this.gameSplit[game]! : this.gameStart[game]!]! : -1;
+    this.entryScore[e] = side === 0 ? this.gameScore[game]! : 1 - this.gameScore[game]!;
+    this.entryOffset[e] = side === 0 ? this.gameOffset[game]! : -this.gameOffset[game]!;
+    this.entrySlot[e] = slot;
+    this.entryNext[e] = this.nodeHead[node]!;
+    this.nodeHead[node] = e;
+  }
+
+  /** Room for the messages of every game slot (zero: no message yet). */
+  protected growSites(): void {
+    if (!this.ep) return;
+    this.siteTau = grow(this.siteTau, this.gameNodes.length);
+    this.siteNu = grow(this.siteNu, this.gameNodes.length);
+    if (this.rankCount > 0) {
+      // The messages from the team above exist only once there is a ranked game.
+      if (this.siteTauUp.length === 0) {
+        this.siteTauUp = new Float64Array(this.siteTau.length);
+        this.siteNuUp = new Float64Array(this.siteTau.length);
+      }
+      this.siteTauUp = grow(this.siteTauUp, this.gameNodes.length);
+      this.siteNuUp = grow(this.siteNuUp, this.gameNodes.length);
+    }
+  }
+
+  /** A new game's number, every per-game array grown to hold it. */
+  protected newGame(): number {
+    const g = this.gameCount++;
+    if (g >= this.gameStart.length) {
+      const size = this.gameStart.length * 2;
+      this.gameStart = grow(this.gameStart, size);
+      this.gameSplit = grow(this.gameSplit, size);
+      this.gameEnd = grow(this.gameEnd, size);
+      this.gameScore = grow(this.gameScore, size);
+      this.gameOffset = grow(this.gameOffset, size);
+      this.gameRank = grow(this.gameRank, size);
+    }
+    this.gameRank[g] = -1;
+    return g;
+  }
+
+  protected addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number): void {
+    const g = this.newGame();
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + sideA.length + sideB.length);
+    this.gameStart[g] = this.gameNodeCount;
+    for (const n of sideA) this.gameNodes[this.gameNodeCount++] = n;
+    this.gameSplit[g] = this.gameNodeCount;
+    for (const n of sideB) this.gameNodes[this.gameNodeCount++] = n;
+    this.gameEnd[g] = this.gameNodeCount;
+    this.gameScore[g] = score;
+    this.gameOffset[g] = offset;
+    this.growSites();
+    for (let i = this.gameStart[g]!; i < this.gameEnd[g]!; i++) this.addEntry(this.gameNodes[i]!, g, i < this.gameSplit[g]! ? 0 : 1, i);
+  }
+
+  protected addGame1v1(na: number, nb: number, score: number, offset: number): void {
+    const g = this.newGame();
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2);
+    this.gameStart[g] = this.gameNodeCount;
+    this.gameNodes[this.gameNodeCount++] = na;
+    this.gameSplit[g] = this.gameNodeCount;
+    this.gameNodes[this.gameNodeCount++] = nb;
+    this.gameEnd[g] = this.gameNodeCount;
+    this.gameScore[g] = score;
+    this.gameOffset[g] = offset;
+    this.growSites();
+    this.addEntry(na, g, 0, this.gameStart[g]!);
+    this.addEntry(nb, g, 1, this.gameStart[g]! + 1);
+  }
+
+  /**
+   * Adds a match of three or more teams as one ranked game: `teams` in rank
+   * order, `ties[t]` whether team t drew with team t + 1 (else it won), the
+   * home team's place in that order (−1: none) and its offset (see
+   * addMatch). One entry per player, whatever the number of teams.
+   */
+  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number): void {
+    const g = this.newGame();
+    let players = 0;
+    for (const team of teams) players += team.length;
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + players);
+    const b = this.rankCount;
+    this.rankCount += teams.length + 1;
+    if (this.rankCount > this.rankBound.length) {
+      this.rankBound = grow(this.rankBound, this.rankCount);
+      this.rankTie = grow(this.rankTie, this.rankCount);
+    }
+    this.gameRank[g] = b;
+    this.gameStart[g] = this.gameNodeCount;
+    // No side A: addEntry then sees no one-against-one game.
+    this.gameSplit[g] = this.gameNodeCount;
+    this.gameScore[g] = home;
+    this.gameOffset[g] = homeOffset;
+    for (let t = 0; t < teams.length; t++) {
+      this.rankBound[b + t] = this.gameNodeCount;
+      this.rankTie[b + t] = ties[t] === true ? 1 : 0;
+      for (const n of teams[t]!) this.gameNodes[this.gameNodeCount++] = n;
+    }
+    this.rankBound[b + teams.length] = this.gameNodeCount;
+    this.rankTie[b + teams.length] = 0;
+    this.gameEnd[g] = this.gameNodeCount;
+    this.growSites();
+    for (let t = 0; t < teams.length; t++) {
+      for (let i = this.rankBound[b + t]!; i < this.rankBound[b + t + 1]!; i++) this.addEntry(this.gameNodes[i]!, g, t, i);
+    }
+  }
+
+  /** The home offset of a ranked game's comparison of team t with team t + 1, from team t's side. */
+  protected rankedOffset(g: number, t: number): number {
+    const home = this.gameScore[g]!;
+    return home === t ? this.gameOffset[g]! : home === t + 1 ? -this.gameOffset[g]! : 0;
+  }
+
+  /**
+   * Adds a match: two teams are one game, scored by placement (a draw is
+   * half a win and half a loss). Three or more teams are one ranked game:
+   * the teams in order of placement (tied teams in the order given), each
+   * compared with the next, a win for the better placed or a draw between
+   * tied ones, so that N teams make N − 1 comparisons, not the N(N − 1)/2 of
+   * every pair. This is TrueSkill's factor graph for a free-for-all
+   * (Herbrich, Minka & Graepel 2006: each team's performance against its
+   * neighbours in rank order) with Bradley–Terry or probit comparisons, the
+   * "partial pair" model of Weng & Lin (JMLR 2011); a match's memory and
+   * cost then grow with its players, not with the square of its teams, and
+   * one team is no longer counted N − 1 times. `homeOffset` (natural units)
+   * is added to the home team's strength. Then the match's players' last
+   * nodes take Newton steps. A new day first re-smooths the players of the
+   * day before.
+   */
+  addMatch(match: Match, homeOffset = 0, day = this.dayOf(match.at)): void {
+    if (!this.deferred) this.prepare(match, day);
+    if (day > this.day) {
+      if (!this.deferred) this.closeDay();
+      this.day = day;
+    }
+    const placements = teamPlacements(match);
+    const teamNodes = match.teams.map((team) =>
+      team.players.map((player) => {
+        const p = this.playerIndex(player.id);
+        const state = this.players[p]!;
+        state.matches++;
+        if (match.at !== undefined && (state.lastAt === undefined || match.at > state.lastAt)) state.lastAt = match.at;
+        if (state.touchedDay !== this.day) {
+          state.touchedDay = this.day;
+          this.touched.push(p);
+        }
+        return this.nodeFor(p, day);
+      }),
+    );
+    if (match.teams.length === 2) {
+      const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
+      this.addGame(teamNodes[0]!, teamNodes[1]!, pairScore(placements, 0, 1), offset);
+    } else {
+      // Rank order, ties in the order given (a stable sort).
+      const order = placements.map((_, t) => t).sort((x, y) => placements[x]! - placements[y]!);
+      const ties: boolean[] = [];
+      for (let k = 0; k + 1 < order.length; k++) ties.push(placements[order[k]!] === placements[order[k + 1]!]);
+      this.addRankedGame(
+        order.map((t) => teamNodes[t]!),
+        ties,
+        match.home === undefined ? -1 : order.indexOf(match.home),
+        homeOffset,
+      );
+    }
+    if (this.deferred) return;
+    const involved: number[] = [];
+    for (const team of match.teams) for (const player of team.players) involved.push(this.index.get(player.id)!);
+    for (let round = 0; round < 2; round++) {
+      for (const p of involved) this.smooth(p, this.players[p]!.nodes.length - 1);
+    }
+  }
+
+  /** One pass over nodes [from, end) of player p's timeline: a Newton step (MAP) or the messages and the smoother (EP). */
+  protected abstract smooth(p: number, from: number): number;
+
+  /**
+   * Brings the timelines of a coming match's players up to date, so that a
+   * prediction made now sees every result already added: a match of a new
+   * day first closes the day before (as `addMatch` would), and a player's
+   * first match of a day re-smooths the last `window` nodes of their
+   * timeline `refresh` times, since their past opponents' timelines may have
+   * moved since the player last played. Reads only what was already added;
+   * `addMatch` calls it, and a caller who predicts before adding may call it
+   * first.
+   */
+  prepare(match: Match, day = this.dayOf(match.at)): void {
+    if (this.deferred) return;
+    if (day > this.day) this.closeDay();
+    const { window, refresh } = this.options;
+    if (refresh === 0) return;
+    for (const team of match.teams) {
+      for (const player of team.players) {
+        const p = this.index.get(player.id);
+        if (p === undefined) continue;
+        const state = this.players[p]!;
+        if (state.preparedDay >= day) continue;
+        state.preparedDay = day;
+        const count = state.nodes.length;
+        if (this.nodeDay[state.nodes[count - 1]!]! >= day) continue;
+        for (let s = 0; s < refresh; s++) this.smooth(p, Math.max(0, count - window));
+      }
+    }
+  }
+
+  /**
+   * Re-smooths the last `window` nodes of the players who played in the
+   * latest day, `sweeps` times; then, with `cycle`, the whole timelines of
+   * the next slice of all players (round robin), but for those who last
+   * played more than `cycleHorizon` periods ago.
+   */
+  closeDay(): void {
+    if (this.touched.length === 0) return;
+    const { window, sweeps, cycle, cycleHorizon } = this.options;
+    for (let s = 0; s < sweeps; s++) {
+      for (const p of this.touched) {
+        const count = this.players[p]!.nodes.length;
+        this.smooth(p, Math.max(0, count - window));
+      }
+    }
+    this.touched = [];
+    if (cycle > 0) {
+      const players = this.players.length;
+      const slice = Math.ceil(players / cycle);
+      for (let i = 0; i < slice; i++) {
+        if (this.cursor >= players) this.cursor = 0;
+        const nodes = this.players[this.cursor]!.nodes;
+        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) this.smooth(this.cursor, 0);
+        this.cursor++;
+      }
+    }
+  }
+
+  /** The next player of the round robin of `cycle`. */
+  protected cursor = 0;
+
+  /**
+   * Adds matches without any smoothing (then call `converge`): the batch
+   * path, cheaper than `addMatch` when the whole history is fitted at once.
+   * Matches of one player against one are added without building their
+   * placements.
+   */
+  addMatches(matches: Iterable<Match>, homeOffset = 0): void {
+    const first = this.nodeCount;
+    // Room for the whole batch at once: growing the arrays step by step
+    // costs a full garbage collection of a large heap at each doubling.
+    if (Array.isArray(matches)) this.reserve(matches.length);
+    this.deferred = true;
+    try {
+      for (const match of matches) {
+        const teams = match.teams;
+        const day = this.dayOf(match.at);
+        if (teams.length !== 2 || teams[0]!.players.length !== 1 || teams[1]!.players.length !== 1) {
+          this.addMatch(match, homeOffset, day);
+          continue;
+        }
+        if (day > this.day) this.day = day;
+        const a = teams[0]!;
+        const b = teams[1]!;
+        const na = this.nodeFor(this.notePlayer(a.players[0]!.id, match.at), day);
+        const nb = this.nodeFor(this.notePlayer(b.players[0]!.id, match.at), day);
+        let score: number;
+        if (a.rank !== undefined) score = a.rank! < b.rank! ? 1 : a.rank! > b.rank! ? 0 : 0.5;
+        else score = a.score! > b.score! ? 1 : a.score! < b.score! ? 0 : 0.5;
+        const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
+        this.addGame1v1(na, nb, score, offset);
+      }
+    } finally {
+      this.deferred = false;
+    }
+    this.touched = [];
+    if (first < this.unfittedFrom) this.unfittedFrom = first;
+  }
+
+  /** Grows the arrays for `count` more one-on-one matches (two nodes, two entries, one game each). */
+  protected reserve(count: number): void {
+    const nodes = this.nodeCount + 2 * count;
+    if (nodes > this.nodeR.length) {
+      this.nodeR = grow(this.nodeR, nodes);
+      this.nodeDay = grow(this.nodeDay, nodes);
+      this.nodeF = grow(this.nodeF, nodes);
+      this.nodeHead = grow(this.nodeHead, nodes);
+      this.growEpNodes(nodes);
+    }
+    const entries = this.entryCount + 2 * count;
+    if (entries > this.entryGame.length) {
+      this.entryGame = grow(this.entryGame, entries);
+      this.entrySide = grow(this.entrySide, entries);
+      this.entryNext = grow(this.entryNext, entries);
+      this.entryOpp = grow(this.entryOpp, entries);
+      this.entryScore = grow(this.entryScore, entries);
+      this.entryOffset = grow(this.entryOffset, entries);
+      this.entrySlot = grow(this.entrySlot, entries);
+    }
+    const games = this.gameCount + count;
+    if (games > this.gameStart.length) {
+      this.gameStart = grow(this.gameStart, games);
+      this.gameSplit = grow(this.gameSplit, games);
+      this.gameEnd = grow(this.gameEnd, games);
+      this.gameScore = grow(this.gameScore, games);
+      this.gameOffset = grow(this.gameOffset, games);
+      this.gameRank = grow(this.gameRank, games);
+    }
+    this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
+    this.growSites();
+  }
+
+  protected deferred = false;
+  /** Nodes from this id on have had no Newton step (added by `addMatches`). */
+  protected unfittedFrom = 0;
+
+  /** The player's index, counting the match and its time. */
+  protected notePlayer(id: string, at: number | undefined): number {
+    const p = this.playerIndex(id);
+    const state = this.players[p]!;
+    state.matches++;
+    if (at !== undefined && (state.lastAt === undefined || at > state.lastAt)) state.lastAt = at;
+    this.noteMoved(p);
+    return p;
+  }
+
+  protected ensureScratch(count: number): void {
+    if (this.a.length >= count) return;
+    const size = Math.max(count, this.a.length * 2);
+    this.a = new Float64Array(size);
+    this.b = new Float64Array(size);
+    this.c = new Float64Array(size);
+    this.dp = new Float64Array(size);
+    this.y = new Float64Array(size);
+    this.scratchR = new Float64Array(size);
+  }
+
+  protected readonly terms = new Float64Array(2);
+
+  /** A player's current skill estimate, or undefined for a player never seen. */
+  estimate(id: string): WhrEstimate | undefined {
+    const p = this.index.get(id);
+    if (p === undefined) return undefined;
+    const player = this.players[p]!;
+    const last = player.nodes[player.nodes.length - 1]!;
+    const out: WhrEstimate = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+    if (player.lastAt !== undefined) out.lastAt = player.lastAt;
+    return out;
+  }
+
+  /** Mean and variance of a player's skill on `day` (drifted forward from their last node; the prior for a new player). */
+  skillAt(id: string, day: number, out: Float64Array): void {
+    const p = this.index.get(id);
+    if (p === undefined) {
+      out[0] = 0;
+      out[1] = this.options.priorVariance;
+      return;
+    }
+    const nodes = this.players[p]!.nodes;
+    const last = nodes[nodes.length - 1]!;
+    const gap = day - this.nodeDay[last]!;
+    out[0] = this.nodeR[last]!;
+    out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? this.w2 * gap : 0);
+  }
+
+  protected readonly skill = new Float64Array(2);
+
+  /** P(team 0 beats team 1) of a two-team match on the match's day, with `homeOffset` for its home team. */
+  predictMatch(match: Match, homeOffset = 0): number {
+    const day = this.dayOf(match.at);
+    const strength = [0, 0];
+    const variance = [0, 0];
+    for (let t = 0; t < 2; t++) {
+      const players = match.teams[t]!.players;
+      for (const player of players) {
+        this.skillAt(player.id, day, this.skill);
+        strength[t]! += this.skill[0]!;
+        variance[t]! += this.skill[1]!;
+      }
+      strength[t]! /= players.length;
+      variance[t]! /= players.length * players.length;
+    }
+    const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
+    return whrWinProbability(strength[0]! - strength[1]! + offset, this.options.integrate ? variance[0]! + variance[1]! : 0, this.options.link);
+  }
+
+  /** A player's whole timeline: day and skill of each node (for plots and tests). */
+  timeline(id: string): Array<{ day: number; mean: number }> {
+    const p = this.index.get(id);
+    if (p === undefined) return [];
+    return this.players[p]!.nodes.map((n) => ({ day: this.nodeDay[n]!, mean: this.nodeR[n]! }));
+  }
+}

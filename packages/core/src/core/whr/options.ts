@@ -1,0 +1,69 @@
+/** Whole-History Rating's options (each with its default and range) and its rating scale. */
+import { booleanOption, choiceOption, defaultsOf, numberOption, type OptionsOf, resolveOptions, type ResolvedOptionsOf } from '../options.js';
+
+/** Rating points per natural unit of skill: the Elo scale, 400 / ln 10. */
+export const WHR_SCALE = 400 / Math.LN10;
+const DAY_MS = 86_400_000;
+
+export type WhrLink = 'logistic' | 'probit';
+
+/** Whole-History Rating's options: what each means, its default and range. */
+export const WHR_OPTIONS = {
+  /** Displayed rating of skill 0. @default 1500 */
+  rating: numberOption({ default: 1500, description: 'displayed rating of skill 0' }),
+  /** σ0², the variance of a new player's skill, in natural units² (logits² for the logistic link). @default 0.7989 (fitted with the default inference on the training part of the ATP KDD 2019 split; see docs/EVALUATION.md) */
+  priorVariance: numberOption({ default: 0.7989, min: 0, exclusiveMin: true, description: "σ0², the variance of a new player's skill, in natural units²" }),
+  /** w², the variance the skill drifts by per period (a day), in natural units². @default 0.001331 (fitted as priorVariance) */
+  dailyVariance: numberOption({ default: 0.001331, min: 0, exclusiveMin: true, description: 'w², the variance the skill drifts by per period, in natural units²' }),
+  /** P(A wins) = σ(d) (Bradley–Terry) or Φ(d). @default 'logistic' */
+  link: choiceOption(['logistic', 'probit'], 'logistic', 'P(A wins) = σ(d) (logistic, Bradley–Terry) or Φ(d) (probit)'),
+  /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */
+  periodMs: numberOption({ default: DAY_MS, min: 0, exclusiveMin: true, description: 'length of one period of the Wiener process, in ms' }),
+  /** Nodes at the end of each player's timeline re-smoothed when a day closes. @default 64 */
+  window: numberOption({ default: 64, min: 1, integer: true, description: "nodes at the end of each player's timeline re-smoothed when a day closes" }),
+  /** Passes (Newton steps, or messages and smoothing) over the players of a closed day. @default 1 */
+  sweeps: numberOption({ default: 1, min: 0, integer: true, description: 'passes (Newton steps, or messages and smoothing) over the players of a closed day' }),
+  /**
+   * Closed days over which every player's whole timeline is re-smoothed once,
+   * a slice of the players at each closed day, round robin (0: never): what a
+   * day's results teach reaches the players who did not play, and the past
+   * of those who did. @default 8
+   */
+  cycle: numberOption({
+    default: 8,
+    min: 0,
+    integer: true,
+    description: "closed days over which every player's whole timeline is re-smoothed once, a slice at each closed day (0: never)",
+  }),
+  /** The cycle skips players whose last day is more than this many periods before the latest day (retired players' timelines no longer move the active ones much). @default 730 */
+  cycleHorizon: numberOption({ default: 730, min: 0, description: 'the cycle skips players whose last day is more than this many periods before the latest day' }),
+  /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
+  refresh: numberOption({ default: 0, min: 0, integer: true, description: "Newton passes over a player's last window nodes before their first match of a day (0: none)" }),
+  /**
+   * How the skills are inferred: `map` is Coulom's (the posterior's mode by
+   * Newton's method, a Laplace variance per player); `ep` is expectation
+   * propagation (each game a Gaussian message to each of its players, each
+   * timeline a Kalman filter and smoother over its messages: posterior means
+   * and variances, as TrueSkill Through Time and kickscore). @default 'ep'
+   */
+  inference: choiceOption(['map', 'ep'], 'ep', 'map: the posterior mode (Newton, Laplace variances); ep: expectation propagation (posterior means and variances)'),
+  /** Predictions integrate over both sides' uncertainty (else they use the modes only). @default true */
+  integrate: booleanOption(true, "predictions integrate over both sides' uncertainty (else they use the modes only)"),
+};
+
+export type WhrOptions = OptionsOf<typeof WHR_OPTIONS>;
+export type ResolvedWhrOptions = ResolvedOptionsOf<typeof WHR_OPTIONS>;
+
+export const WHR_DEFAULTS: Readonly<ResolvedWhrOptions> = defaultsOf(WHR_OPTIONS);
+
+/**
+ * Coulom's inference with the defaults it had before expectation propagation
+ * became the default: the posterior's mode, two Newton passes over the last
+ * 32 nodes of a closed day's players, no cycle, σ0² = 0.6 and w² = 0.0025. `{ ...WHR_MAP_OPTIONS }`
+ * gives that model's numbers exactly.
+ */
+export const WHR_MAP_OPTIONS: Readonly<WhrOptions> = Object.freeze({ inference: 'map', window: 32, sweeps: 2, cycle: 0, priorVariance: 0.6, dailyVariance: 0.0025 });
+
+export function resolveWhrOptions(options: WhrOptions = {}): ResolvedWhrOptions {
+  return resolveOptions(WHR_OPTIONS, options);
+}

@@ -1,0 +1,86 @@
+/**
+ * `ladder fit --candidates`: model selection on the training part only. Each
+ * candidate is fitted (or, with `--fit none`, scored as given) on the
+ * training part, the last 30 % of it being the validation part, and the
+ * lowest validation log-loss is chosen. The logs here are built so that the
+ * test part, were it read, would choose the other candidate.
+ */
+import { describe, expect, it } from 'vitest';
+import { runFit } from '../../src/cli/fit.js';
+import { parseCandidates } from '../../src/eval/fit.js';
+import { scratchFiles } from '../support/cli.js';
+
+const file = scratchFiles('ladder-select-');
+const SPLIT = '2023-09-01';
+
+/**
+ * Eight players whose strength follows their number, three games a day for
+ * 243 days of training (2023-01-01 to 2023-08-31); then 60 days of test in
+ * which the strengths are the same (`steady`) or reversed (`reversed`).
+ */
+function log(test: 'steady' | 'reversed'): string {
+  const lines: string[] = [];
+  let seed = 11;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (let day = 0; day < 303; day++) {
+    const at = new Date(Date.UTC(2023, 0, 1 + day)).toISOString().slice(0, 10);
+    const reversed = test === 'reversed' && at >= SPLIT;
+    for (let g = 0; g < 3; g++) {
+      const a = Math.floor(random() * 8);
+      const b = (a + 1 + Math.floor(random() * 7)) % 8;
+      const strength = (i: number) => (reversed ? 7 - i : i);
+      const aWins = random() < 1 / (1 + Math.exp(-0.6 * (strength(a) - strength(b))));
+      lines.push(
+        JSON.stringify({
+          at,
+          teams: [
+            { players: [`p${a}`], rank: aWins ? 1 : 2 },
+            { players: [`p${b}`], rank: aWins ? 2 : 1 },
+          ],
+        }),
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A slow drift (right for the steady training part) against a fast one (right once the strengths reverse). */
+const SLOW = 'inference=ep,cycle=8,dailyVariance=0.0002,priorVariance=1';
+const FAST = 'inference=ep,cycle=8,dailyVariance=0.05,priorVariance=1';
+
+describe('ladder fit --candidates', () => {
+  it('parses candidates: ";" between them, "," between options, numbers where they parse', () => {
+    expect(parseCandidates('inference=map; inference=ep,cycle=8')).toEqual([{ inference: 'map' }, { inference: 'ep', cycle: 8 }]);
+    expect(() => parseCandidates('inference')).toThrow(/key=value/);
+    expect(() => parseCandidates(' ; ')).toThrow(/candidates/);
+  });
+
+  it('chooses on the validation part alone: a test part that would choose the other candidate changes nothing', () => {
+    const steady = file('steady.jsonl', log('steady'));
+    const reversed = file('reversed.jsonl', log('reversed'));
+    const options = { system: 'whr', split: SPLIT, fit: 'none', candidates: `${SLOW};${FAST}`, evaluate: true };
+    const a = runFit(steady, options);
+    const b = runFit(reversed, options);
+    expect(a.output.training.n).toBe(243 * 3);
+    // The slow drift wins on the validation part, for both logs, with the same figures to the bit.
+    expect(a.output.selection!.chosen).toBe(0);
+    expect(b.output.selection).toEqual(a.output.selection);
+    expect(b.output.parameters).toEqual(a.output.parameters);
+    expect(a.output.selection!.candidates[0]!.logLoss).toBeLessThan(a.output.selection!.candidates[1]!.logLoss);
+    // The reversed test part, scored once for the chosen candidate; scored for the other, it would have chosen the fast drift.
+    const fastOnTest = runFit(reversed, { ...options, candidates: FAST }).test!;
+    expect(b.test!.test.n).toBe(60 * 3);
+    expect(fastOnTest.test.logLoss).toBeLessThan(b.test!.test.logLoss);
+  });
+
+  it('fits each candidate, and an unknown option of a candidate fails before any run, naming it', () => {
+    const steady = file('fit.jsonl', log('steady'));
+    const { output } = runFit(steady, { system: 'whr', split: SPLIT, candidates: 'inference=map;inference=ep', fit: 'dailyVariance', rounds: 1, tolerance: 0.5 });
+    expect(output.selection!.candidates.map((c) => Object.keys(c.fitted))).toEqual([['dailyVariance'], ['dailyVariance']]);
+    const chosen = output.selection!.candidates[output.selection!.chosen]!;
+    expect(output.training.logLoss).toBe(chosen.logLoss);
+    expect(output.parameters).toMatchObject({ ...chosen.options, ...chosen.fitted });
+    expect(Math.min(...output.selection!.candidates.map((c) => c.logLoss))).toBe(chosen.logLoss);
+    expect(() => runFit(steady, { system: 'whr', split: SPLIT, candidates: 'inference=ep,windw=8', fit: 'none' })).toThrow(/windw/);
+  });
+});
