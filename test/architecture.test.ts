@@ -111,6 +111,12 @@ describe('the service', () => {
     }
   });
 
+  it('keeps every file of src/service under 800 lines: a file past that holds more than one concern', () => {
+    const files = tree(join(src, 'service')).filter((file) => !file.endsWith('.test.ts'));
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) expect(readFileSync(file, 'utf8').split('\n').length, relative(src, file)).toBeLessThanOrEqual(800);
+  });
+
   it('routes only call the domain: no route file imports the store', () => {
     const routes = tree(join(src, 'service/http/routes'));
     expect(routes.length).toBeGreaterThan(5);

@@ -29,7 +29,8 @@
  * rebuilt like one whose lock was lost.
  */
 import { randomUUID } from 'node:crypto';
-import type { BackfillInput, PlayerFilter, ResolvedWidening, Ticket } from 'ladder-core/matchmaking';
+import type { BackfillInput, Ticket } from 'ladder-core/matchmaking';
+import { lastBackfillWideningSeconds, lastWideningSeconds } from 'ladder-core/matchmaking/horizon.js';
 import type { Database } from '../store/database.js';
 import { findPlayers } from '../store/players.js';
 import { NotFoundError } from './errors/index.js';
@@ -136,33 +137,6 @@ const RENEW_WITHIN_MS = 2000;
 const PLACE_CHUNK = 250;
 /** Between passes, the tickets asked about are read at most this often (a new ask is answered within it). */
 const WHY_READ_EVERY_MS = 1000;
-
-/** Seconds after its arrival at which a ticket's range last changes (its loosest player's last widening step). */
-function lastWidening(ticket: Ticket, widening: ResolvedWidening): number {
-  let steps = 0;
-  for (const player of ticket.players) {
-    if (player.filter?.strict) continue;
-    const own = player.filter?.within ?? 0;
-    let wider = 0;
-    for (const step of widening.steps) if (step > own) wider++;
-    if (wider > steps) steps = wider;
-  }
-  return steps * widening.everySeconds;
-}
-
-/** Seconds after its `at` at which a backfill's range last changes (its loosest match player's last widening step). */
-function lastBackfillWidening(request: BackfillInput, widening: ResolvedWidening, defaults: PlayerFilter): number {
-  let steps = 0;
-  for (const id of request.teams.flat()) {
-    const filter = request.players?.[id]?.filter;
-    if (filter?.strict ?? request.filter?.strict ?? defaults.strict) continue;
-    const own = filter?.within ?? request.filter?.within ?? defaults.within;
-    let wider = 0;
-    for (const step of widening.steps) if (step > own) wider++;
-    if (wider > steps) steps = wider;
-  }
-  return steps * widening.everySeconds;
-}
 
 /** Median and longest of some waits (seconds). */
 function waitFigures(waits: number[]): { p50: number; max: number } {
@@ -296,7 +270,7 @@ export class MatchmakingEngine {
     }
     state.refused.delete(ticket.id);
     state.changed = true;
-    const until = (ticket.at + (state.matchmaker.expansionSeconds ?? lastWidening(ticket, state.matchmaker.widening))) * 1000;
+    const until = (ticket.at + (state.matchmaker.expansionSeconds ?? lastWideningSeconds(ticket, state.matchmaker.widening))) * 1000;
     if (until > state.widenUntil) state.widenUntil = until;
   }
 
@@ -310,7 +284,8 @@ export class MatchmakingEngine {
     }
     state.refusedBackfills.delete(request.id);
     state.changed = true;
-    const until = (request.at + (state.matchmaker.expansionSeconds ?? lastBackfillWidening(request, state.matchmaker.widening, state.ladder.matchmaking.filterDefaults))) * 1000;
+    const until =
+      (request.at + (state.matchmaker.expansionSeconds ?? lastBackfillWideningSeconds(request, state.matchmaker.widening, state.ladder.matchmaking.filterDefaults))) * 1000;
     if (until > state.widenUntil) state.widenUntil = until;
   }
 

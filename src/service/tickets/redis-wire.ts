@@ -54,3 +54,25 @@ export function relayTo(events: EventEmitter, expirations: string): (channel: st
     }
   };
 }
+
+/**
+ * The recent-matches lists as decoded, one per ladder, reusing the last
+ * decoding while a list is unchanged: matches are only pushed at its head
+ * (each with a new id) and it is only trimmed after a push, so the same head
+ * and length mean the same list.
+ */
+export class RecentLists {
+  private readonly lists = new Map<string, { head: string | undefined; length: number; parsed: RecentMatch[] }>();
+
+  decode(ladder: string, raws: string[]): RecentMatch[] {
+    const cached = this.lists.get(ladder);
+    if (cached !== undefined && cached.length === raws.length && cached.head === raws[0]) return cached.parsed;
+    const parsed = raws.map((raw) => JSON.parse(raw) as RecentMatch);
+    this.lists.set(ladder, { head: raws[0], length: raws.length, parsed });
+    return parsed;
+  }
+
+  forget(ladder: string): void {
+    this.lists.delete(ladder);
+  }
+}

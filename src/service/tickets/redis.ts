@@ -41,8 +41,9 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { BackfillInput, Ticket } from 'ladder-core/matchmaking';
 import { TicketLostError, UnavailableError } from '../errors/index.js';
 import { redisCall } from '../redis.js';
-import { defineScripts, FIGURES_PREFIX, type Scripts, WAITING_PREFIX } from './redis-scripts.js';
-import { ISSUED_ID, nextId, relayTo, streamInfo } from './redis-wire.js';
+import { defineScripts, type Scripts, WAITING_PREFIX } from './redis-scripts.js';
+import { intakeOutcome, intakeScriptArgs, type PendingAdd, queueKeys } from './redis-keys.js';
+import { ISSUED_ID, nextId, RecentLists, relayTo, streamInfo } from './redis-wire.js';
 import {
   type AddOutcome,
   type BackfillAddOutcome,
@@ -54,7 +55,6 @@ import {
   FIGURES_EPOCH,
   type FormedMatchRecord,
   type IntakeLimits,
-  figuresOf,
   FINISHED_TTL_MS,
   type Placement,
   type PlacementOutcome,
@@ -63,7 +63,6 @@ import {
   MAX_WHY_ASKED,
   RECENT,
   type RecentMatch,
-  regionsOf,
   type StoredBackfill,
   type StoredTicket,
   type TicketStore,
@@ -71,13 +70,6 @@ import {
   WHY_ASKED_MS,
   type WhyWaiting,
 } from './store.js';
-
-interface PendingAdd {
-  ticket: StoredTicket;
-  limits: IntakeLimits | undefined;
-  resolve: (outcome: AddOutcome) => void;
-  reject: (error: unknown) => void;
-}
 
 /** Tickets per intake script at most (a batch of more is split), so one script never holds Redis long. */
 const INTAKE_CHUNK = 200;
@@ -111,8 +103,8 @@ export class RedisTicketStore implements TicketStore {
   private readonly ownEvents = new Map<string, Map<string, Ticket>>();
   /** The epoch of the shared state this instance last saw (see EPOCH); undefined before start. */
   private epoch: string | undefined;
-  /** The last decoded recent list of each ladder (see parseRecent). */
-  private readonly recentCache = new Map<string, { head: string | undefined; length: number; parsed: RecentMatch[] }>();
+  /** The last decoded recent list of each ladder. */
+  private readonly recentLists = new RecentLists();
 
   constructor(
     private readonly redis: Redis,
@@ -172,25 +164,9 @@ export class RedisTicketStore implements TicketStore {
     return `${this.prefix}ticket:${id}`;
   }
   private queueKeys(ladder: string) {
-    const queue = `${this.prefix}queue:${ladder}`;
-    return {
-      queue,
-      players: `${queue}:players`,
-      figures: `${queue}:figures`,
-      regions: `${queue}:regioncount`,
-      /** The set of every region seen, of earlier versions (deleted with the queue). */
-      regionSet: `${queue}:regions`,
-      owners: `${queue}:owners`,
-      events: `${queue}:events`,
-      backfills: `${queue}:backfills`,
-      playing: `${queue}:playing`,
-      recent: `${this.prefix}recent:${ladder}`,
-      lock: `${this.prefix}mmlock:${ladder}`,
-      /** Why waiting: the last pass's summary (s:at, s:heldBy) and reasons of tickets asked about (t:<id>). */
-      why: `${queue}:why`,
-      asked: `${queue}:whyasked`,
-    };
+    return queueKeys(this.prefix, ladder);
   }
+
   private backfillKey(id: string) {
     return `${this.prefix}backfill:${id}`;
   }
@@ -240,21 +216,17 @@ export class RedisTicketStore implements TicketStore {
         const outcome = outcomes[i];
         if (error || outcome === undefined)
           p.reject(new UnavailableError('redis', 'shared state (Redis) is unavailable; retry shortly', 1, { cause: error ?? new Error('no reply') }));
-        else if (outcome === 'ok') {
-          queued.add(ladder);
-          if (own !== undefined) {
-            own.set(events[i]!, p.ticket.ticket);
-            if (own.size > OWN_EVENTS) own.delete(own.keys().next().value!);
+        else {
+          const decoded = intakeOutcome(outcome);
+          if (decoded.ok) {
+            queued.add(ladder);
+            if (own !== undefined) {
+              own.set(events[i]!, p.ticket.ticket);
+              if (own.size > OWN_EVENTS) own.delete(own.keys().next().value!);
+            }
           }
-          p.resolve({ ok: true });
-        } else if (outcome === 'id') p.resolve({ ok: false, reason: 'id' });
-        else if (outcome === 'regions') p.resolve({ ok: false, reason: 'regions' });
-        else if (outcome === 'cap:ladder' || outcome === 'cap:key') p.resolve({ ok: false, reason: 'cap', cap: outcome === 'cap:key' ? 'key' : 'ladder' });
-        else if (outcome.startsWith('playing:')) {
-          const rest = outcome.slice('playing:'.length);
-          const colon = rest.indexOf(':');
-          p.resolve({ ok: false, reason: 'playing', index: Number(rest.slice(0, colon)), backfill: rest.slice(colon + 1) });
-        } else p.resolve({ ok: false, reason: 'player', index: Number(outcome.slice('player:'.length)) });
+          p.resolve(decoded);
+        }
       });
     });
     for (const ladder of queued) this.events.emit('queued', ladder);
@@ -274,30 +246,16 @@ export class RedisTicketStore implements TicketStore {
   /** The intake script's keys and arguments for tickets of one ladder; each ticket's event text goes to `events`. */
   private intakeArgs(ladder: string, adds: readonly PendingAdd[], events: string[]): Array<string | number> {
     const k = this.queueKeys(ladder);
-    const keys: string[] = [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing, k.owners];
-    const args: Array<string | number> = [ladder, this.eventsCap, FIGURES_EPOCH, adds[0]?.limits?.maxWaiting ?? -1];
-    for (const { ticket, limits } of adds) {
-      keys.push(this.ticketKey(ticket.id));
-      const figures = figuresOf(ticket.ticket);
-      if (ticket.owner !== undefined) figures.owner = ticket.owner;
-      // The text starts with the waiting status, which placement and cancellation rewrite in place.
-      const head = `${FIGURES_PREFIX}${JSON.stringify(figures)},"id":${JSON.stringify(ticket.id)},"ladder":${JSON.stringify(ticket.ladder)},"createdAt":${ticket.createdAt}${ticket.mode !== undefined ? `,"mode":${JSON.stringify(ticket.mode)}` : ''}${ticket.owner !== undefined ? `,"owner":${JSON.stringify(ticket.owner)}` : ''},"ticket":`;
-      const event = JSON.stringify(ticket.ticket);
-      events.push(event);
-      args.push(ticket.id, ticket.createdAt, `${head}${event}}`, ticket.owner ?? '', limits?.maxWaitingPerKey ?? -1, ticket.ticket.players.length);
-      for (const p of ticket.ticket.players) args.push(p.id);
-      const regions = figures.regions ?? regionsOf(ticket.ticket);
-      args.push(regions.length);
-      for (const r of regions) args.push(r);
-      args.push(figures.region);
-      const bands = new Map<number, number>();
-      for (const band of figures.bands) bands.set(band, (bands.get(band) ?? 0) + 1);
-      args.push(bands.size);
-      for (const [band, players] of bands) args.push(band, players);
-      // Lua counts bytes from 1.
-      args.push(Buffer.byteLength(head) + 1);
-    }
-    return [keys.length, ...keys, ...args];
+    return intakeScriptArgs(
+      {
+        ladder,
+        keys: [k.queue, k.players, k.figures, k.regions, k.events, this.key('queues'), k.playing, k.owners],
+        ticketKey: (id) => this.ticketKey(id),
+        eventsCap: this.eventsCap,
+      },
+      adds,
+      events,
+    );
   }
 
   async get(id: string) {
@@ -382,7 +340,7 @@ export class RedisTicketStore implements TicketStore {
     if (!withRecent) return { figures, recent: [] };
     const [whyAt, heldBy] = results[3]![1] as Array<string | null>;
     const why = whyAt !== null && whyAt !== undefined && typeof heldBy === 'string' ? { at: Number(whyAt), heldBy: JSON.parse(heldBy) as Record<string, number> } : undefined;
-    return { figures, recent: this.parseRecent(ladder, results[2]![1] as string[]), ...(why !== undefined ? { why } : {}) };
+    return { figures, recent: this.recentLists.decode(ladder, results[2]![1] as string[]), ...(why !== undefined ? { why } : {}) };
   }
 
   async askWhy(ladder: string, id: string): Promise<TicketWhy | undefined> {
@@ -431,20 +389,7 @@ export class RedisTicketStore implements TicketStore {
   }
 
   async recent(ladder: string) {
-    return this.parseRecent(ladder, await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1)));
-  }
-
-  /**
-   * The recent list decoded, reusing the last decoding while the list is unchanged: matches are
-   * only pushed at its head (each with a new id) and it is only trimmed after a push, so the same
-   * head and length mean the same list.
-   */
-  private parseRecent(ladder: string, raws: string[]): RecentMatch[] {
-    const cached = this.recentCache.get(ladder);
-    if (cached !== undefined && cached.length === raws.length && cached.head === raws[0]) return cached.parsed;
-    const parsed = raws.map((raw) => JSON.parse(raw) as RecentMatch);
-    this.recentCache.set(ladder, { head: raws[0], length: raws.length, parsed });
-    return parsed;
+    return this.recentLists.decode(ladder, await redisCall(this.redis.lrange(this.queueKeys(ladder).recent, 0, RECENT - 1)));
   }
 
   private lockValue(token: string): string {
@@ -750,7 +695,7 @@ export class RedisTicketStore implements TicketStore {
       );
       if (forgotten === 1) break;
     }
-    this.recentCache.delete(ladder);
+    this.recentLists.forget(ladder);
     return { tickets, backfills };
   }
 
