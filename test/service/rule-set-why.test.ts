@@ -7,30 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
-
-/** 1 against 1 of the same mode, skills within 10. */
-const duel = {
-  name: 'duel',
-  ruleLanguageVersion: '1.0',
-  playerAttributes: [
-    { name: 'skill', type: 'number', default: 10 },
-    { name: 'mode', type: 'string' },
-  ],
-  teams: [
-    { name: 'red', minPlayers: 1, maxPlayers: 1 },
-    { name: 'blue', minPlayers: 1, maxPlayers: 1 },
-  ],
-  rules: [
-    { name: 'SameMode', type: 'batchDistance', batchAttribute: 'mode' },
-    {
-      name: 'CloseSkill',
-      type: 'distance',
-      measurements: ['max(flatten(teams[*].players.attributes[skill]))'],
-      referenceValue: 'min(flatten(teams[*].players.attributes[skill]))',
-      maxDistance: 10,
-    },
-  ],
-};
+import { duel } from '../support/rule-sets.js';
 
 /** 1 against 1, skills within 10; skill has no default (the ladder gives it), tier is a percentile. */
 const rated = {
