@@ -50,27 +50,48 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
     // A rule-set match is filled under its rule set: teams and sizes come from there, not from teamSize and percentile filters.
     if (raw.teamSize !== undefined) throw new InvalidInputError(`ladder ${ladder.id}'s team sizes come from its rule set`, { field: 'teamSize' });
     if (raw.filter !== undefined) throw new InvalidInputError(`ladder ${ladder.id} matches by its rule set, not by percentile filters`, { field: 'filter' });
-    for (const [player, entry] of Object.entries(raw.players ?? {}))
+    const sources = ladder.matchmaking.attributesFromLadder ?? {};
+    for (const [player, entry] of Object.entries(raw.players ?? {})) {
       if (entry.filter !== undefined) throw new InvalidInputError(`ladder ${ladder.id} matches by its rule set, not by percentile filters`, { field: `players.${player}.filter` });
+      // As on a ticket: what the ladder fills in, a game server does not send (it could say what it likes).
+      for (const name of Object.keys(entry.attributes ?? {}))
+        if (Object.hasOwn(sources, name))
+          throw new InvalidInputError(`ladder ${ladder.id} takes each player's ${name} from its standings (matchmaking.attributesFromLadder); a backfill sends none`, {
+            field: `players.${player}.attributes.${name}`,
+          });
+      for (const field of ['rating', 'percentile'] as const)
+        if (entry[field] !== undefined && Object.values(sources).includes(field))
+          throw new InvalidInputError(`ladder ${ladder.id} takes each player's ${field} from its standings (matchmaking.attributesFromLadder); a backfill sends none`, {
+            field: `players.${player}.${field}`,
+          });
+    }
   }
   const given = raw.players ?? {};
   const sent = (player: string) => (Object.hasOwn(given, player) ? given[player] : undefined);
   const onTeams = raw.teams.flat();
   // Unknown or unplaced players sit in the middle until the ladder knows better, as in tickets.
-  const unknown = onTeams.filter((p) => sent(p)?.percentile === undefined || sent(p)?.rating === undefined);
+  const fromLadder = ruleSet !== undefined && ladder.matchmaking.attributesFromLadder !== undefined ? Object.entries(ladder.matchmaking.attributesFromLadder) : undefined;
+  const unknown = fromLadder !== undefined ? onTeams : onTeams.filter((p) => sent(p)?.percentile === undefined || sent(p)?.rating === undefined);
   const facts = unknown.length > 0 ? await ctx.players.lookup(ladder, unknown) : undefined;
   // Built from entries, not by assignment: a player may be named `__proto__`.
   const entries: Array<[string, QueuedBackfillPlayer]> = onTeams.map((id) => {
     const own = sent(id);
     const known = facts?.get(id);
     const rating = own?.rating ?? known?.rating ?? undefined;
+    let attributes = own?.attributes;
+    if (fromLadder !== undefined) {
+      // The match's players as the standings hold them now, as a ticket's (a player they do not list yet starts where the system starts everyone),
+      // so the newcomers are judged against the same numbers they would have been matched on.
+      attributes = { ...attributes };
+      for (const [name, source] of fromLadder) attributes[name] = source === 'rating' ? (known?.ladderRating ?? ladder.rating.initial().rating) : (known?.percentile ?? 50);
+    }
     return [
       id,
       {
         percentile: own?.percentile ?? known?.percentile ?? 50,
         ...(rating !== undefined && rating !== null ? { rating } : {}),
         ...(own?.filter !== undefined ? { filter: own.filter } : {}),
-        ...(own?.attributes !== undefined ? { attributes: own.attributes } : {}),
+        ...(attributes !== undefined ? { attributes } : {}),
         ...(own?.pings !== undefined ? { pings: own.pings } : {}),
         ...(own?.roles !== undefined ? { roles: own.roles } : {}),
       },

@@ -3,7 +3,7 @@
  * rule that held it in the last pass, on the ticket and as the queue's
  * summary, also read through another instance than the lock holder), and
  * attributes the ladder fills in from its standings (checked on create and
- * PATCH, refused on a ticket, filled in at intake).
+ * PATCH, refused on a ticket or a backfill, filled in at intake).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
@@ -184,5 +184,51 @@ describe.each(BACKENDS)('rule-set queues on %s: why waiting, attributes from the
     const cy = (await admin.get('/v1/tickets/afl-cy')).body;
     expect(cy.status).toBe('matched');
     expect(cy.match.players.flat().sort()).toEqual(['cy', 'dee']);
+  });
+
+  it("attributes from the ladder in a backfill: the match's players may not send them; they are their stored ratings, and newcomers are judged against those", async () => {
+    expect(
+      (
+        await admin.post('/v1/ladders', {
+          id: 'afl-fill',
+          system: 'elo',
+          standings: { placementMatches: 0 },
+          matchmaking: { ruleSet: rated, attributesFromLadder: { skill: 'rating' } },
+        })
+      ).status,
+    ).toBe(201);
+    // ann and eve each beat a 1500 newcomer once: both 1516 (Elo, K = 32); cy has never played (1500, 16 away from ann).
+    for (const [winner, loser] of [
+      ['ann', 'bob'],
+      ['eve', 'fay'],
+    ])
+      expect(
+        (
+          await admin.post('/v1/ladders/afl-fill/matches', {
+            teams: [
+              { players: [winner], rank: 1 },
+              { players: [loser], rank: 2 },
+            ],
+          })
+        ).status,
+      ).toBe(201);
+    const base = { declared: true, match: 'live-afl', region: 'eu', teams: [['ann'], []] };
+    const refused: Array<[unknown, string]> = [
+      [{ ...base, players: { ann: { pings: { eu: 20 }, attributes: { skill: 3000 } } } }, 'players.ann.attributes.skill'],
+      [{ ...base, players: { ann: { pings: { eu: 20 }, rating: 3000 } } }, 'players.ann.rating'],
+    ];
+    for (const [body, field] of refused) {
+      const reply = await admin.post('/v1/ladders/afl-fill/backfills', body);
+      expect({ field: reply.body.error?.field, status: reply.status }).toEqual({ field, status: 400 });
+    }
+    // The rule set gives skill no default: without the ladder's value the request could not be judged at all.
+    const created = await admin.post('/v1/ladders/afl-fill/backfills', { ...base, players: { ann: { pings: { eu: 20 } } } });
+    expect(created.status).toBe(201);
+    for (const player of ['cy', 'eve'])
+      expect((await admin.post('/v1/ladders/afl-fill/tickets', { id: `fill-${player}`, players: [{ id: player, pings: { eu: 20 } }] })).status).toBe(201);
+    await server.matchmakeNow();
+    const filled = (await admin.get(`/v1/backfills/${created.body.id}`)).body;
+    expect(filled).toMatchObject({ status: 'filled', teams: [['ann'], ['eve']] });
+    expect((await admin.get('/v1/tickets/fill-cy')).body.status).toBe('waiting');
   });
 });
