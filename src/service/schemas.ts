@@ -254,7 +254,11 @@ export const backfillSchema = z
             percentile: z.number().min(1).max(100).optional(),
             rating: z.number().min(0).max(1e9).optional(),
             filter: z.object(playerFilterShape).strict().optional(),
-            attributes: ruleSetAttributes.optional().describe("Rule-set ladders: the player's attributes, as the rule set declares them (absent ones take its defaults)."),
+            attributes: ruleSetAttributes
+              .optional()
+              .describe(
+                "Rule-set ladders: the player's attributes, as the rule set declares them (absent ones take its defaults); not those the ladder fills in (`matchmaking.attributesFromLadder`: 400).",
+              ),
             pings: z
               .record(identifier.pipe(z.string().max(40)), z.number().min(0).max(1e6))
               .optional()
