@@ -230,7 +230,15 @@ describe('heavy requests on PostgreSQL: a job past its limit', () => {
   });
 
   it('answers 503 with Retry-After when balance runs past its limit, replaces the worker and serves the next request', async () => {
-    const small = await admin.post('/v1/ladders/lobby/balance', { players: ['p1', 'p2', 'p3', 'p4'] });
+    // A four-player balance takes a millisecond on warm code; a worker's first job on a heavily loaded machine can take longer than
+    // the 150 ms limit (loading and compiling the balancer), so a small request may be retried while its worker warms up.
+    const balanceSmall = async () => {
+      for (let attempt = 1; ; attempt++) {
+        const reply = await admin.post('/v1/ladders/lobby/balance', { players: ['p1', 'p2', 'p3', 'p4'] });
+        if (reply.status !== 503 || attempt === 3) return reply;
+      }
+    };
+    const small = await balanceSmall();
     expect(small.status).toBe(200);
     const before = server.jobs.pool.threadIds;
     const slow = await admin.post('/v1/ladders/lobby/balance', BIG);
@@ -238,7 +246,7 @@ describe('heavy requests on PostgreSQL: a job past its limit', () => {
     expect(slow.body.error.code).toBe('unavailable');
     expect(slow.body.error.message).toMatch(/balance job ran longer than its limit of 150 ms/);
     expect(Number(slow.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const again = await admin.post('/v1/ladders/lobby/balance', { players: ['p1', 'p2', 'p3', 'p4'] });
+    const again = await balanceSmall();
     expect(again.status).toBe(200);
     expect(again.body.exact).toBe(true);
     expect(server.jobs.pool.threadIds).not.toEqual(before);
