@@ -4,8 +4,8 @@
  * scopes, rounds, tickets, performance, OpenAPI and metrics.
  */
 import glicko2 from 'glicko2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 import { describeSystem, SYSTEM_NAMES } from 'ladder-core/core/registry.js';
 
 describe.each(BACKENDS)('service API on %s', (backend) => {
@@ -13,14 +13,10 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
   let admin: ReturnType<typeof client>;
   let anon: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend });
+  useTestServer({ backend }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
     anon = client(server.url);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('creates ladders and refuses bad definitions naming the field', async () => {

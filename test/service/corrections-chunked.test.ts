@@ -11,14 +11,14 @@
  * scope.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { correctMatch, type Correction } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import type { Database, Queryable } from '../../src/store/database.js';
 import { historyOf } from '../../src/store/matches.js';
 import { mulberry32 } from 'ladder-core/core/random.js';
 import { parseMatch, type Match } from 'ladder-core/core/match.js';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 
 type Body = { id: string; at: number; teams: Array<{ players: string[]; rank: number }> };
 
@@ -82,13 +82,9 @@ describe.each(BACKENDS)('corrections in pages on %s', (backend) => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     api = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   const post = async (ladder: string, bodies: Body[]) => {

@@ -9,10 +9,10 @@
  * stored (uncorrected) rows until the copy starts, and other ladders' writes
  * go through.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CorrectionPoint, correctMatch, resumeCorrections } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 import { type Body, log } from './match-log.js';
 
 class Stop extends Error {}
@@ -21,13 +21,9 @@ describe.each(BACKENDS)('phased corrections on %s', (backend) => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, corrections: 'phased' } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, corrections: 'phased' } }, async (started) => {
+    server = started;
     api = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   const post = async (ladder: string, bodies: Body[]) => {

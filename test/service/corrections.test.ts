@@ -5,14 +5,14 @@
  * changing or deleting a ladder.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseMatch, type Match } from 'ladder-core/core/match.js';
 import { createSystem, type PlayerState, type SystemName } from 'ladder-core/core/systems.js';
 import { defaultCorrectionMode } from '../../src/service/corrections.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { replayStored } from '../../src/service/replay.js';
 import { applyReset } from '../../src/service/seasons.js';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 import { type Body, log } from './match-log.js';
 
 /** The states a replay of `bodies` (in order) gives. */
@@ -49,14 +49,10 @@ describe.each(CASES)('live-ladder features on %s, corrections %s', (backend, mod
   let anon: ReturnType<typeof client>;
   const usual = mode === defaultCorrectionMode({ kind: backend === 'pglite' ? 'pglite' : 'postgres' }) ? it : it.skip;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, corrections: mode } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, corrections: mode } }, async (started) => {
+    server = started;
     api = client(server.url, server.admin);
     anon = client(server.url);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   const post = async (ladder: string, bodies: Body[]) => {

@@ -6,8 +6,8 @@
  * stored state must not change.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 
 const VALID: Record<string, unknown> = {
   '/v1/ladders/fz/matches': {
@@ -87,17 +87,13 @@ describe.each(BACKENDS)('fuzzing every write endpoint on %s', (backend) => {
       (await api.get('/v1/ladders/fz/queue')).body.waiting,
     ]);
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     api = client(server.url, server.admin);
     await api.post('/v1/ladders', { id: 'fz', system: 'teamrank', matchmaking: { teamSize: 2 } });
     await api.post('/v1/ladders', { id: 'worlds', system: 'wvw' });
     await api.post('/v1/ladders/fz/matches', VALID['/v1/ladders/fz/matches']);
     before = await snapshot();
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('answers 4xx to mutated bodies and changes nothing', async () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hash, randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { afterAll, beforeAll } from 'vitest';
 import { openPglite } from '../../src/store/database.js';
 import { MIGRATIONS, migrate } from '../../src/store/migrations.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.js';
@@ -110,6 +111,23 @@ export async function startTestServer(settings: ServerSettings): Promise<TestSer
       }
     },
   };
+}
+
+/**
+ * One test server for a suite: started before its tests (`onStart` receives
+ * it, to keep clients or seed data), disposed of after them with its
+ * PostgreSQL schema and Redis keys.
+ */
+export function useTestServer(settings: ServerSettings, onStart: (server: TestServer) => void | Promise<void>): void {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startTestServer(settings);
+    await onStart(server);
+  });
+  afterAll(async () => {
+    await server?.dispose();
+    await cleanupShared(server?.schema, server?.prefix);
+  });
 }
 
 /** Drops a test schema and Redis keys of a prefix. */

@@ -19,7 +19,7 @@
  *   every valid match rated exactly once.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseMatch } from 'ladder-core/core/match.js';
 import { Replay } from 'ladder-core/core/replay.js';
 import { createSystem } from 'ladder-core/core/systems.js';
@@ -35,6 +35,7 @@ import {
   type Reply,
   startTestServer,
   type TestServer,
+  useTestServer,
 } from './helpers.js';
 
 // ---------------------------------------------------------------- material
@@ -129,8 +130,8 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
   let anon: Client;
   let readKey: string;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
     anon = client(server.url);
     const made = await admin.post('/v1/keys', { name: 'reader', scopes: ['read'] });
@@ -152,10 +153,6 @@ describe.each(BACKENDS)('hostile input on %s', (backend) => {
         })
       ).status,
     ).toBe(201);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   /** What the identifier tests must leave as it was. */

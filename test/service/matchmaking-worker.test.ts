@@ -7,7 +7,7 @@
  */
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, client, startTestServer, type TestServer, useTestServer } from './helpers.js';
 
 const solo = (id: string, percentile: number) => ({ id, players: [{ id: `${id}-p`, percentile, pings: { eu: 20 } }] });
 
@@ -15,13 +15,9 @@ describe.each(BACKENDS)('the matchmaking worker on %s', (backend) => {
   let server: TestServer;
   let admin: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('a killed worker is replaced, the matchmaker rebuilt from the queue, and matching continues', async () => {

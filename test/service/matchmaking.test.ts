@@ -13,7 +13,7 @@ import { MatchmakingEngine } from '../../src/service/matchmaking-pass.js';
 import { serviceMetrics } from '../../src/service/metrics.js';
 import { bandOf, type Placement, type TicketStore } from '../../src/service/tickets/store.js';
 import { RedisTicketStore } from '../../src/service/tickets/redis.js';
-import { BACKENDS, cleanupShared, client, REDIS_URL, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, cleanupShared, client, REDIS_URL, startTestServer, type TestServer, useTestServer } from './helpers.js';
 
 interface TicketBody {
   id: string;
@@ -38,13 +38,9 @@ describe.each(BACKENDS)('matchmaking on %s', (backend) => {
   let server: TestServer;
   let admin: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('per-ladder settings are stored, shown and reach the matchmaker', async () => {

@@ -16,7 +16,7 @@ import { allSystems } from 'ladder-core/core/registry.js';
 import { termsResponse } from '../../src/service/responses.js';
 import { HOSTED_SYSTEMS } from '../../src/service/systems.js';
 import { AnswerValidator, type OpenApiDocument } from '../support/openapi-ajv.js';
-import { BACKENDS, cleanupShared, client, startTestServer, type Backend, type TestServer } from './helpers.js';
+import { BACKENDS, cleanupShared, client, startTestServer, type Backend, type TestServer, useTestServer } from './helpers.js';
 import { childEnv } from '../support/test-env.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -321,14 +321,10 @@ describe.each(BACKENDS)('live answers on %s', (backend) => {
   let server: TestServer;
   let doc: OpenApiDocument;
   let validator: AnswerValidator;
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, streams: { perAddress: 1, total: 100 }, bodyLimit: 64 * 1024 } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, streams: { perAddress: 1, total: 100 }, bodyLimit: 64 * 1024 } }, async (started) => {
+    server = started;
     doc = (await client(server.url).get('/openapi.json')).body;
     validator = new AnswerValidator(doc);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('validate against the emitted schema, for every operation and every declared error status', { timeout: 120_000 }, async () => {

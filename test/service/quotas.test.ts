@@ -11,10 +11,10 @@
  * matchmaker formed or says it is declared.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StreamsFullError } from '../../src/service/errors/index.js';
 import { StreamSlots } from '../../src/service/http/stream-slots.js';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,13 +74,9 @@ describe.each(BACKENDS)('quotas on %s', (backend) => {
   /** Added to the real time by the service's expiry clock. */
   let offset = 0;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, clock: () => Date.now() + offset, streams: { perAddress: 2, total: 100 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 }, clock: () => Date.now() + offset, streams: { perAddress: 2, total: 100 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   const ladder = async (id: string, matchmaking: Record<string, unknown> = {}) => {

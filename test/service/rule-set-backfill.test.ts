@@ -8,9 +8,9 @@
  * rebuild of the matchmaker from the shared state, newcomers' attributes
  * included; bad requests are 400 naming the field.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { followAssignments } from '../support/assignments.js';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,14 +59,10 @@ describe.each(BACKENDS)('rule-set backfill on %s', (backend) => {
   let admin: ReturnType<typeof client>;
   let anon: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
     anon = client(server.url);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   const ticket = (ladder: string, id: string, skill: number, roles: string[], eu = 30) =>

@@ -7,8 +7,8 @@
  * test/service/rule-set-backfill.test.ts).
  */
 import { threadId } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 import { duel } from '../support/rule-sets.js';
 
 /** Two squads of a tank and a healer each. */
@@ -24,13 +24,9 @@ describe.each(BACKENDS)('rule-set matchmaking on %s', (backend) => {
   let server: TestServer;
   let admin: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('a rule set is checked on create (400 naming the JSON path), stored and shown', async () => {

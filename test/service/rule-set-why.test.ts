@@ -5,8 +5,8 @@
  * attributes the ladder fills in from its standings (checked on create and
  * PATCH, refused on a ticket or a backfill, filled in at intake).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, cleanupShared, client, startTestServer, type TestServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { BACKENDS, client, startTestServer, type TestServer, useTestServer } from './helpers.js';
 import { duel } from '../support/rule-sets.js';
 
 /** 1 against 1, skills within 10; skill has no default (the ladder gives it), tier is a percentile. */
@@ -39,13 +39,9 @@ describe.each(BACKENDS)('rule-set queues on %s: why waiting, attributes from the
   let server: TestServer;
   let admin: ReturnType<typeof client>;
 
-  beforeAll(async () => {
-    server = await startTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } });
+  useTestServer({ backend, options: { rateLimit: { perSecond: 1e6 } } }, async (started) => {
+    server = started;
     admin = client(server.url, server.admin);
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    await cleanupShared(server?.schema, server?.prefix);
   });
 
   it('why waiting: the rule that held each ticket asked about, and the pass summary on the queue, from any instance', async () => {
