@@ -39,11 +39,17 @@ export interface LoadOptions {
   workload?: Workload;
   /** With the `whr` shape only: 'ep' is the ladder's defaults, 'map' the mode as it was the default (WHR_MAP_OPTIONS). @default 'ep' */
   inference?: 'ep' | 'map';
+  /**
+   * With the `whr` shape only: matches carry an `at` whose day advances this many times a second of the run (0: no `at`, the
+   * server's clock, so one day), so the run crosses day boundaries and pays for closing days (the window's re-smoothing and the cycle). @default 0
+   */
+  daysPerSecond?: number;
   databaseUrl?: string;
 }
 
 export type Workload = 'writes' | 'mixed';
 export type Shape = '1v1' | '6v6' | 'whr';
+const DAY_MS = 86_400_000;
 /** The rating system of each shape's ladder. */
 const SYSTEM_OF_SHAPE: Record<Shape, string> = { '1v1': 'glicko2', '6v6': 'teamrank', whr: 'whr' };
 
@@ -252,6 +258,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       // Players some acknowledged match has rated (mixed runs read only those, so a player page is never a 404).
       const rated: string[] = [];
       const ratedSet = new Set<string>();
+      // Simulated days (whr with daysPerSecond): day k of the run is the epoch's day `firstDay + k`, in the past (the service refuses
+      // an `at` more than its clock skew ahead).
+      const daysPerSecond = shape === 'whr' ? (options.daysPerSecond ?? 0) : 0;
+      const firstDay = Math.floor(Date.now() / DAY_MS) - Math.ceil(seconds * 1.2 * daysPerSecond) - 2;
+      const runStart = performance.now();
       const nextMatch = () => {
         counter++;
         const pick = () => `p${Math.floor(random() * players)}`;
@@ -259,9 +270,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           const a = pick();
           let b = pick();
           while (b === a) b = pick();
+          const at = daysPerSecond > 0 ? (firstDay + Math.floor(((performance.now() - runStart) / 1000) * daysPerSecond)) * DAY_MS + (counter % 1000) : undefined;
           return {
             ids: [a, b],
             body: JSON.stringify({
+              ...(at !== undefined ? { at } : {}),
               teams: [
                 { players: [a], rank: 1 },
                 { players: [b], rank: 2 },
@@ -467,13 +480,24 @@ export async function runServiceLoadBenchmarks(
     memory?: boolean;
     workload?: Workload;
     inference?: 'ep' | 'map';
+    daysPerSecond?: number;
   } = {},
 ) {
   const loads: LoadResult[] = [];
   const memory: MemoryResult[] = [];
   for (const backend of options.backends ?? ['pglite', 'postgres']) {
     for (const shape of options.shapes ?? (['1v1', '6v6'] as const)) {
-      loads.push(await runLoad({ backend, shape, seconds: options.seconds, concurrency: options.concurrency, workload: options.workload, inference: options.inference }));
+      loads.push(
+        await runLoad({
+          backend,
+          shape,
+          seconds: options.seconds,
+          concurrency: options.concurrency,
+          workload: options.workload,
+          inference: options.inference,
+          daysPerSecond: options.daysPerSecond,
+        }),
+      );
     }
     if (options.memory) memory.push(await runMemory({ backend }));
   }
@@ -540,6 +564,11 @@ const USAGE: ScriptSpec = {
     concurrency: { type: 'string', value: 'N', description: 'requests in flight (default 64)' },
     workload: { type: 'string', value: 'writes|mixed', description: 'match writes only (default), or 80 % writes + 10 % leaderboard pages + 10 % player pages' },
     inference: { type: 'string', value: 'ep|map', description: "with --shape whr: the ladder's defaults (ep), or the mode as it was the default (map)" },
+    'days-per-second': {
+      type: 'string',
+      value: 'N',
+      description: "with --shape whr: the matches' day advances N times a second (default: no `at`, one day), so the run pays for closing days",
+    },
     memory: { type: 'boolean', description: "also measure the server's memory with one million players" },
   },
 };
@@ -558,6 +587,7 @@ if (isEntry(import.meta.url)) {
     memory: args.values.memory === true,
     workload: choiceOption(USAGE, args, 'workload', ['writes', 'mixed'] as const, 'writes'),
     inference: choiceOption(USAGE, args, 'inference', ['ep', 'map'] as const, 'ep'),
+    daysPerSecond: numberOption(USAGE, args, 'days-per-second') ?? 0,
   });
   process.stdout.write(`${format(result)}\n`);
 }
