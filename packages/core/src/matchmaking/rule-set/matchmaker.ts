@@ -167,8 +167,13 @@ export class RuleSetMatchmaker {
   /** A pass's scratch for one anchor: the reasons its candidates failed, in the order first seen, and the count by reason id. */
   private readonly anchorReasons: number[] = [];
   private readonly anchorCounts: number[] = [];
+  /** A pass's scratch for one anchor: the positions in the batch of the tickets placed so far, and their teams (build). */
+  private readonly placed: number[] = [];
+  private readonly placedTeam: number[] = [];
   /** Per numeric batchDistance rule: its reason id. */
   private readonly batchReason: number[];
+  /** The wait times of the numeric batch rules' maxDistance steps, ascending, once each: between two of them every limit is one value. */
+  private readonly batchWaits: number[];
 
   constructor(ruleSet: RuleSet | unknown, options: RuleSetMatchmakerOptions = {}) {
     this.ruleSet = isParsed(ruleSet) ? ruleSet : parseRuleSet(ruleSet);
@@ -206,6 +211,7 @@ export class RuleSetMatchmaker {
     }
     this.batchSteps = this.numericBatch.map((r) => this.ruleStepsOf.get(r)?.get('maxDistance'));
     this.batchReason = this.numericBatch.map((r) => this.reasonId(r.name));
+    this.batchWaits = [...new Set(this.batchSteps.flatMap((steps) => (steps ?? []).map((s) => s.waitTimeSeconds)))].sort((a, b) => a - b);
     const names = this.teamSlots.map((t) => t.name);
     const defs = this.teamSlots.map((t) => t.def.name);
     const checked = (r: Rule): CheckedRule => ({ rule: r, check: compileRule(r, this.ruleSet, names, defs) });
@@ -695,17 +701,13 @@ export class RuleSetMatchmaker {
     }));
     const teamCount = teams.length;
     const view: MatchView = { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) };
-    /** Positions in the batch of the tickets placed so far, and their teams. */
-    const placed: number[] = [];
-    const placedTeam: number[] = [];
-    let age = NaN;
+    // Positions in the batch of the tickets placed so far, and their teams: the matchmaker's arrays, reused from anchor to anchor (grown
+    // anew for each, they were most of what a pass allocated).
+    const { placed, placedTeam } = this;
+    let placedCount = 0;
     const numericBatch = this.numericBatch;
     const batchCount = numericBatch.length;
-    const batchMin = new Float64Array(batchCount).fill(Infinity);
-    const batchMax = new Float64Array(batchCount).fill(-Infinity);
-    // Each numeric batch rule's maxDistance, as worked out for the age in limitAge (candidates' ages repeat, so it is kept).
-    const limitAge = new Float64Array(batchCount).fill(NaN);
-    const limit = new Float64Array(batchCount);
+    const check = new BatchCheck(l, now, newest, numericBatch, this.batchSteps, this.batchWaits, this.batchReason);
     // The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with
     // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
     let regionsKnown = false;
@@ -730,29 +732,29 @@ export class RuleSetMatchmaker {
     const names = this.reasonNames;
 
     const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
-    // Each team's minimum and maximum for the age in sizeAge (worked out again when the age asked for differs).
-    let sizeAge = NaN;
+    // Each team's minimum and maximum for the age in ages.sizes (worked out again when the age asked for differs).
+    // Doubles the closures below rewrite are kept in an object's fields, not in closure variables, where each write would allocate a number.
+    const ages = { sizes: NaN, param: NaN, maxLatency: Infinity, maxSpread: NaN };
     const minOf = new Float64Array(teamCount);
     const maxOf = new Float64Array(teamCount);
     const sizesAt = (a: number): void => {
-      sizeAge = a;
+      ages.sizes = a;
       for (let k = 0; k < teamCount; k++) {
         minOf[k] = stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
         maxOf[k] = Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
       }
     };
     const teamMin = (k: number, a: number): number => {
-      if (a !== sizeAge) sizesAt(a);
+      if (a !== ages.sizes) sizesAt(a);
       return minOf[k];
     };
     const teamMax = (k: number, a: number): number => {
-      if (a !== sizeAge) sizesAt(a);
+      if (a !== ages.sizes) sizesAt(a);
       return maxOf[k];
     };
     // Rule properties under the expansions for the age being judged (set before each judgement).
-    let paramAge = NaN;
     const stepsOf = this.ruleStepsOf;
-    const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, paramAge);
+    const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, ages.param);
     const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
       for (let j = 0; j < rules.length; j++) {
         const { rule, check } = rules[j];
@@ -763,17 +765,16 @@ export class RuleSetMatchmaker {
 
     const latency = this.latency;
     const latencySteps = latency ? this.ruleStepsOf.get(latency) : undefined;
-    let maxLatency = Infinity;
-    let maxSpread: number | undefined;
     /** Whether a region's figures pass the latency rule (limits set by the caller). */
     const acceptable = (max: number, min: number, sum: number, count: number): boolean => {
-      if (max > maxLatency) return false;
-      if (maxSpread !== undefined && max - (latency!.distanceReference === 'min' ? min : sum / count) > maxSpread) return false;
+      if (max > ages.maxLatency) return false;
+      // No maxDistance is NaN here: no spread is above it.
+      if (max - (latency!.distanceReference === 'min' ? min : sum / count) > ages.maxSpread) return false;
       return true;
     };
     const setLatencyLimits = (a: number): void => {
-      maxLatency = stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, a)!;
-      maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a);
+      ages.maxLatency = stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, a)!;
+      ages.maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a) ?? NaN;
     };
     /** Whether some region every player so far and this party report passes the latency rule. */
     const { regions: allRegions, ping: pingOf, pingMin: pingMinOf, pingSum: pingSumOf } = l;
@@ -834,25 +835,12 @@ export class RuleSetMatchmaker {
     /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
     const tryAdd = (i: number): number => {
       const ticketAge = now - atOf[i];
+      const age = check.age;
       const a = Number.isNaN(age) ? ticketAge : newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
-      const refused = batchRefusal(i, a);
+      const refused = check.refusal(i, a);
       if (refused >= 0) return refused;
       const reason = tryJoin(i, a);
       return reason === undefined ? -1 : this.reasonId(reason);
-    };
-    /** The id of the first numeric batch rule the ticket at position i breaks for a match of age a, or -1. */
-    const batchRefusal = (i: number, a: number): number => {
-      for (let k = 0; k < batchCount; k++) {
-        const v = batchOf[k][i];
-        const spread = Math.max(batchMax[k], v) - Math.min(batchMin[k], v);
-        if (limitAge[k] !== a) {
-          limitAge[k] = a;
-          // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
-          limit[k] = stepped(batchSteps[k], numericBatch[k].maxDistance, a) ?? Infinity;
-        }
-        if (spread > limit[k]) return batchReason[k];
-      }
-      return -1;
     };
     /** The rest of tryAdd, once the batch rules hold. */
     const tryJoin = (i: number, a: number): string | undefined => {
@@ -878,7 +866,7 @@ export class RuleSetMatchmaker {
       }
       if (orderCount === 0) return 'maxPlayers';
       let reason: string | undefined;
-      paramAge = a;
+      ages.param = a;
       for (let o = 0; o < orderCount; o++) {
         const k = order[o];
         const team = teams[k];
@@ -916,14 +904,12 @@ export class RuleSetMatchmaker {
         }
         // Joined: commit the running figures.
         counts[k] += size;
-        placed.push(i);
-        placedTeam.push(k);
-        age = a;
+        placed[placedCount] = i;
+        placedTeam[placedCount] = k;
+        placedCount++;
+        check.age = a;
         players += size;
-        for (let b = 0; b < batchCount; b++) {
-          batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
-          batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
-        }
+        check.join(i);
         if (pingedOf[i] === 1 || latency) joinRegions(i);
         return undefined;
       }
@@ -931,9 +917,10 @@ export class RuleSetMatchmaker {
     };
 
     const complete = (): boolean => {
+      const age = check.age;
       for (let k = 0; k < teamCount; k++) if (counts[k] < teamMin(k, age)) return false;
       if (late.length === 0) return true;
-      paramAge = age;
+      ages.param = age;
       const failed = judge(late);
       if (failed) {
         countReason(this.reasonId(failed.name));
@@ -942,13 +929,14 @@ export class RuleSetMatchmaker {
       return true;
     };
     const full = (): boolean => {
+      const age = check.age;
       for (let k = 0; k < teamCount; k++) if (counts[k] < teamMax(k, age)) return false;
       return true;
     };
     const remember = (): void => {
       let region: string | null = null;
       if (regionsKnown) {
-        if (latency) setLatencyLimits(age);
+        if (latency) setLatencyLimits(check.age);
         // The lowest worst ping, then the lowest sum, then the name: one region whatever the order they are listed in.
         let best = -1;
         for (let r = 0; r < regionCount; r++) {
@@ -967,7 +955,7 @@ export class RuleSetMatchmaker {
         for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles[t.roleOwners[k]] = role));
         snapshotRoles = roles;
       }
-      snapshotCount = placed.length;
+      snapshotCount = placedCount;
       snapshotRegion = region;
     };
 
@@ -984,11 +972,24 @@ export class RuleSetMatchmaker {
     let listed = 0;
     // tryAdd written out for the candidates (the anchor has joined, so the match has an age): most are refused, by a batch rule, and this loop is a pass's hottest.
     for (;;) {
-      const candidate = walk !== undefined ? walk.next() : listed < list!.length ? list![listed++] : -1;
-      if (candidate < 0 || isFull) break;
+      let candidate: number;
+      let reason: number;
+      if (walk !== undefined) {
+        // Candidates a batch rule refuses are blamed inside the walk; it stops at the first the batch rules let through.
+        if (isFull) {
+          walk.next();
+          break;
+        }
+        candidate = walk.nextAdmitted(check, anchorCounts, anchorReasons);
+        if (candidate < 0) break;
+        reason = -1;
+      } else {
+        candidate = listed < list!.length ? list![listed++] : -1;
+        if (candidate < 0 || isFull) break;
+        reason = check.refusalAtAge(candidate);
+      }
       const ticketAge = now - atOf[candidate];
-      const a = newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
-      let reason = batchRefusal(candidate, a);
+      const a = newest ? Math.min(check.age, ticketAge) : Math.max(check.age, ticketAge);
       if (reason < 0) {
         const failed = tryJoin(candidate, a);
         if (failed === undefined) {
@@ -1144,11 +1145,110 @@ class Walk {
     return hi;
   }
 
+  /**
+   * The next candidate the numeric batch rules let through, or -1 when there
+   * is none: those they refuse on the way are blamed on the ticket and counted
+   * for the anchor (anchorCounts by reason id, anchorReasons in the order
+   * first seen). The pass's hottest loop: most candidates end here.
+   */
+  nextAdmitted(check: BatchCheck, anchorCounts: number[], anchorReasons: number[]): number {
+    for (;;) {
+      const k = this.next();
+      if (k < 0) return -1;
+      const reason = check.refusalAtAge(k);
+      if (reason < 0) return k;
+      blameAt(this.l, k, reason, this.names);
+      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
+    }
+  }
+
   private beyond(k: number): boolean {
     if (Math.abs(this.l.order[k] - this.centre) <= this.reach) return false;
     this.cut = true;
     blameAt(this.l, k, this.reachId, this.names);
     return true;
+  }
+}
+
+/**
+ * The numeric batchDistance rules on one anchor's forming match: each rule's
+ * lowest and highest party value so far, and its maxDistance for the ages in
+ * [limitFrom, limitBefore) (between two expansion steps it is one value;
+ * candidates' ages mostly fall in the same interval).
+ */
+class BatchCheck {
+  /** The match's age (the anchor's until another ticket joins). */
+  age = NaN;
+  readonly newest: boolean;
+  readonly count: number;
+  readonly min: Float64Array;
+  readonly max: Float64Array;
+  readonly limit: Float64Array;
+  private limitFrom = NaN;
+  private limitBefore = NaN;
+  private readonly values: Float64Array[];
+  private readonly at: Float64Array;
+
+  constructor(
+    l: BatchList,
+    private readonly now: number,
+    newest: boolean,
+    private readonly rules: readonly BatchDistanceRule[],
+    private readonly steps: ReadonlyArray<Step[] | undefined>,
+    private readonly waits: readonly number[],
+    private readonly reasons: readonly number[],
+  ) {
+    this.newest = newest;
+    this.count = rules.length;
+    this.min = new Float64Array(this.count).fill(Infinity);
+    this.max = new Float64Array(this.count).fill(-Infinity);
+    this.limit = new Float64Array(this.count);
+    this.values = l.batch;
+    this.at = l.at;
+  }
+
+  /** The reason id of the first rule the ticket at position i breaks for a match of age a, or -1. */
+  refusal(i: number, a: number): number {
+    if (!(a >= this.limitFrom && a < this.limitBefore)) this.limitsAt(a);
+    const { values, min, max, limit } = this;
+    for (let k = 0; k < this.count; k++) {
+      const v = values[k][i];
+      // Math.max and Math.min written out (a NaN value refuses nothing, as there): the pass's hottest comparison.
+      const high = max[k];
+      const low = min[k];
+      if ((v > high ? v : high) - (v < low ? v : low) > limit[k] && v === v) return this.reasons[k];
+    }
+    return -1;
+  }
+
+  /** refusal() for the age the match would have with the ticket at position i. */
+  refusalAtAge(i: number): number {
+    const ticketAge = this.now - this.at[i];
+    return this.refusal(i, this.newest ? Math.min(this.age, ticketAge) : Math.max(this.age, ticketAge));
+  }
+
+  /** The ticket at position i joined: its values widen the spreads. */
+  join(i: number): void {
+    for (let k = 0; k < this.count; k++) {
+      const v = this.values[k][i];
+      this.min[k] = Math.min(this.min[k], v);
+      this.max[k] = Math.max(this.max[k], v);
+    }
+  }
+
+  private limitsAt(a: number): void {
+    // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
+    for (let k = 0; k < this.count; k++) this.limit[k] = stepped(this.steps[k], this.rules[k].maxDistance, a) ?? Infinity;
+    // A NaN age is worked out each time (no interval holds it).
+    this.limitFrom = Number.isNaN(a) ? NaN : -Infinity;
+    this.limitBefore = Infinity;
+    for (let w = 0; w < this.waits.length; w++) {
+      if (this.waits[w] <= a) this.limitFrom = this.waits[w];
+      else {
+        this.limitBefore = this.waits[w];
+        break;
+      }
+    }
   }
 }
 
