@@ -92,8 +92,8 @@ interface BatchList {
   head: number;
   order: Float64Array;
   at: Float64Array;
-  /** Per numeric batchDistance rule: the party's value by position. */
-  batch: Float64Array[];
+  /** The party's value per numeric batchDistance rule, by position (position × rules + rule): one array read per candidate. */
+  batch: Float64Array;
   /** The first two reasons (id + 1, 0 for none) that kept each ticket out this pass, and how often; later reasons go on the entry. */
   firstWhy: Int32Array;
   firstCount: Int32Array;
@@ -107,6 +107,22 @@ interface BatchList {
   ping: Float64Array;
   pingMin: Float64Array;
   pingSum: Float64Array;
+}
+
+/** One anchor's forming match in build(): the parts kept from anchor to anchor. */
+interface AnchorScratch {
+  teams: TeamSlot[];
+  view: MatchView;
+  check: BatchCheck;
+  minOf: Float64Array;
+  maxOf: Float64Array;
+  /** The regions every player so far reports, with the worst ping, the best and the sum there. */
+  regionAt: number[];
+  regionMax: number[];
+  regionMin: number[];
+  regionSum: number[];
+  /** The match age the teams' sizes and the rule parameters were worked out for, and the latency rule's limits (NaN: no maxDistance). */
+  ages: { sizes: number; param: number; maxLatency: number; maxSpread: number };
 }
 
 interface TeamSlot {
@@ -517,7 +533,8 @@ export class RuleSetMatchmaker {
       const n = group.length;
       const order = new Float64Array(n);
       const at = new Float64Array(n);
-      const batch = this.numericBatch.map(() => new Float64Array(n));
+      const batchCount = this.numericBatch.length;
+      const batch = new Float64Array(n * batchCount);
       const size = new Int32Array(n);
       const pinged = new Uint8Array(n);
       const ping = new Float64Array(n * regionCount).fill(NaN);
@@ -535,7 +552,7 @@ export class RuleSetMatchmaker {
         }
         order[k] = e.order;
         at[k] = e.ticket.at;
-        for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
+        for (let b = 0; b < batchCount; b++) batch[k * batchCount + b] = e.batch[b];
       }
       const list: BatchList = {
         group,
@@ -689,33 +706,50 @@ export class RuleSetMatchmaker {
     return out.map((e) => e.index);
   }
 
+  /** What build() reuses from anchor to anchor (made at the first anchor). */
+  private scratch: AnchorScratch | undefined;
+
+  private newScratch(l: BatchList, now: number, newest: boolean): AnchorScratch {
+    const teams: TeamSlot[] = this.teamSlots.map((t) => ({ name: t.name, def: t.def, players: [], tickets: [], roleOwners: [], roles: undefined }));
+    return {
+      teams,
+      view: { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) },
+      check: new BatchCheck(l, now, newest, this.numericBatch, this.batchSteps, this.batchWaits, this.batchReason),
+      minOf: new Float64Array(teams.length),
+      maxOf: new Float64Array(teams.length),
+      regionAt: [],
+      regionMax: [],
+      regionMin: [],
+      regionSum: [],
+      // Doubles the closures of build() rewrite are kept in an object's fields, not in closure variables, where each write would allocate a number.
+      ages: { sizes: NaN, param: NaN, maxLatency: Infinity, maxSpread: NaN },
+    };
+  }
+
   private build(anchor: Entry, l: BatchList, candidates: Walk | number[], now: number): { match: RuleSetMatch; entries: Entry[] } | undefined {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
-    const teams: TeamSlot[] = this.teamSlots.map((t) => ({
-      name: t.name,
-      def: t.def,
-      players: [],
-      tickets: [],
-      roleOwners: [],
-      ...(t.def.roles ? { roles: new RoleAssignment(t.def.roles) } : {}),
-    }));
+    // The teams, the match view and the arrays below are the matchmaker's, emptied for each anchor: a pass builds thousands of anchors.
+    const scratch = (this.scratch ??= this.newScratch(l, now, newest));
+    const { teams, view, check, minOf, maxOf, regionAt, regionMax, regionMin, regionSum, ages } = scratch;
     const teamCount = teams.length;
-    const view: MatchView = { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) };
+    for (let k = 0; k < teamCount; k++) {
+      const team = teams[k];
+      team.players.length = 0;
+      team.roleOwners.length = 0;
+      if (team.def.roles) team.roles = new RoleAssignment(team.def.roles);
+    }
+    check.reset(l, now, newest);
+    ages.sizes = ages.param = NaN;
+    ages.maxLatency = Infinity;
+    ages.maxSpread = NaN;
     // Positions in the batch of the tickets placed so far, and their teams: the matchmaker's arrays, reused from anchor to anchor (grown
     // anew for each, they were most of what a pass allocated).
     const { placed, placedTeam } = this;
     let placedCount = 0;
-    const numericBatch = this.numericBatch;
-    const batchCount = numericBatch.length;
-    const check = new BatchCheck(l, now, newest, numericBatch, this.batchSteps, this.batchWaits, this.batchReason);
     // The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with
     // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
     let regionsKnown = false;
     let regionCount = 0;
-    const regionAt: number[] = [];
-    const regionMax: number[] = [];
-    const regionMin: number[] = [];
-    const regionSum: number[] = [];
     let players = 0;
     // The largest complete match so far: its ticket count (-1 for none), region and roles.
     let snapshotCount = -1;
@@ -731,12 +765,8 @@ export class RuleSetMatchmaker {
     };
     const names = this.reasonNames;
 
-    const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
+    const { slotMinSteps, slotMaxSteps, slotRoleCap, early, late, byName } = this;
     // Each team's minimum and maximum for the age in ages.sizes (worked out again when the age asked for differs).
-    // Doubles the closures below rewrite are kept in an object's fields, not in closure variables, where each write would allocate a number.
-    const ages = { sizes: NaN, param: NaN, maxLatency: Infinity, maxSpread: NaN };
-    const minOf = new Float64Array(teamCount);
-    const maxOf = new Float64Array(teamCount);
     const sizesAt = (a: number): void => {
       ages.sizes = a;
       for (let k = 0; k < teamCount; k++) {
@@ -826,12 +856,11 @@ export class RuleSetMatchmaker {
 
     const order: number[] = [];
     const ranks: number[] = teams.map(() => 0);
-    const { at: atOf, batch: batchOf, group, size: sizeOf, pinged: pingedOf } = l;
+    const { at: atOf, group, size: sizeOf, pinged: pingedOf } = l;
     // Players are placed in the teams only when something reads them: a rule judged on the match, or role slots.
     const needPlayers = early.length > 0 || late.length > 0 || teams.some((t) => t.roles);
     /** Players per team. */
     const counts: number[] = teams.map(() => 0);
-    const batchReason = this.batchReason;
     /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
     const tryAdd = (i: number): number => {
       const ticketAge = now - atOf[i];
@@ -1042,18 +1071,46 @@ export class RuleSetMatchmaker {
   }
 }
 
-/** Sorts entries by their order value, stably, reading the values from one flat array rather than from each entry. */
+/**
+ * Sorts entries by their order value, stably, reading the values from one
+ * flat array rather than from each entry: the distinct values sorted by the
+ * engine's numeric sort (no comparator called back), then the entries placed
+ * by value in their order (a counting sort over the distinct values).
+ */
 function sortByOrder(group: Entry[]): void {
   const n = group.length;
   const key = new Float64Array(n);
-  const positions: number[] = new Array(n);
+  let hasNaN = false;
   for (let k = 0; k < n; k++) {
-    key[k] = group[k].order;
-    positions[k] = k;
+    // -0 and 0 are one value, as they were to the comparator below.
+    key[k] = group[k].order + 0;
+    if (key[k] !== key[k]) hasNaN = true;
   }
-  positions.sort((a, b) => key[a] - key[b]);
   const copy = group.slice();
-  for (let k = 0; k < n; k++) group[k] = copy[positions[k]];
+  if (hasNaN) {
+    const positions: number[] = Array.from({ length: n }, (_, k) => k);
+    positions.sort((a, b) => key[a] - key[b]);
+    for (let k = 0; k < n; k++) group[k] = copy[positions[k]];
+    return;
+  }
+  const values = key.slice().sort();
+  let distinct = 0;
+  for (let k = 0; k < n; k++) if (k === 0 || values[k] !== values[distinct - 1]) values[distinct++] = values[k];
+  const slot = new Int32Array(n);
+  const start = new Int32Array(distinct + 1);
+  for (let k = 0; k < n; k++) {
+    let lo = 0;
+    let hi = distinct - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (values[mid] < key[k]) lo = mid + 1;
+      else hi = mid;
+    }
+    slot[k] = lo;
+    start[lo + 1]++;
+  }
+  for (let v = 0; v < distinct; v++) start[v + 1] += start[v];
+  for (let k = 0; k < n; k++) group[start[slot[k]]++] = copy[k];
 }
 
 /** Blames the ticket at position k of a batch, by reason id (names: the reasons by id). */
@@ -1152,20 +1209,63 @@ class Walk {
    * first seen). The pass's hottest loop: most candidates end here.
    */
   nextAdmitted(check: BatchCheck, anchorCounts: number[], anchorReasons: number[]): number {
+    const l = this.l;
+    const names = this.names;
+    const { firstWhy, firstCount } = l;
+    if (!this.outward) {
+      for (;;) {
+        const k = this.next();
+        if (k < 0) return -1;
+        const reason = check.refusalAtAge(k);
+        if (reason < 0) return k;
+        if (firstWhy[k] === reason + 1) firstCount[k]++;
+        else blameAt(l, k, reason, names);
+        if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
+      }
+    }
+    // next() written out over local copies of the walk's state.
+    const { next, prev, order } = l;
+    const { centre, reach } = this;
+    let { lo, hi, left } = this;
+    let found = -1;
     for (;;) {
-      const k = this.next();
-      if (k < 0) return -1;
+      if (left-- <= 0) break;
+      if (lo < 0 && hi < 0) break;
+      let k: number;
+      if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
+        k = lo;
+        const p = prev[lo];
+        lo = p >= 0 && !(Math.abs(order[p] - centre) <= reach) ? this.cutAt(p) : p;
+      } else {
+        k = hi;
+        const n = next[hi];
+        hi = n >= 0 && !(Math.abs(order[n] - centre) <= reach) ? this.cutAt(n) : n;
+      }
       const reason = check.refusalAtAge(k);
-      if (reason < 0) return k;
-      blameAt(this.l, k, reason, this.names);
+      if (reason < 0) {
+        found = k;
+        break;
+      }
+      if (firstWhy[k] === reason + 1) firstCount[k]++;
+      else blameAt(l, k, reason, names);
       if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     }
+    this.lo = lo;
+    this.hi = hi;
+    this.left = left;
+    return found;
+  }
+
+  /** The ticket at position k is past the reach: blamed on the reach rule; returns -1, the end of that side. */
+  private cutAt(k: number): number {
+    this.cut = true;
+    blameAt(this.l, k, this.reachId, this.names);
+    return -1;
   }
 
   private beyond(k: number): boolean {
     if (Math.abs(this.l.order[k] - this.centre) <= this.reach) return false;
-    this.cut = true;
-    blameAt(this.l, k, this.reachId, this.names);
+    this.cutAt(k);
     return true;
   }
 }
@@ -1179,19 +1279,18 @@ class Walk {
 class BatchCheck {
   /** The match's age (the anchor's until another ticket joins). */
   age = NaN;
-  readonly newest: boolean;
-  readonly count: number;
-  readonly min: Float64Array;
-  readonly max: Float64Array;
-  readonly limit: Float64Array;
+  private newest: boolean;
+  private readonly count: number;
+  /** Per rule (rule × 3): the lowest party value so far, the highest, and the maxDistance for the ages in [limitFrom, limitBefore). */
+  private readonly bounds: Float64Array;
   private limitFrom = NaN;
   private limitBefore = NaN;
-  private readonly values: Float64Array[];
-  private readonly at: Float64Array;
+  private values: Float64Array;
+  private at: Float64Array;
 
   constructor(
     l: BatchList,
-    private readonly now: number,
+    private now: number,
     newest: boolean,
     private readonly rules: readonly BatchDistanceRule[],
     private readonly steps: ReadonlyArray<Step[] | undefined>,
@@ -1200,23 +1299,36 @@ class BatchCheck {
   ) {
     this.newest = newest;
     this.count = rules.length;
-    this.min = new Float64Array(this.count).fill(Infinity);
-    this.max = new Float64Array(this.count).fill(-Infinity);
-    this.limit = new Float64Array(this.count);
+    this.bounds = new Float64Array(3 * this.count);
     this.values = l.batch;
     this.at = l.at;
+    this.reset(l, now, newest);
+  }
+
+  /** Empty again, for an anchor of batch l. */
+  reset(l: BatchList, now: number, newest: boolean): void {
+    this.values = l.batch;
+    this.at = l.at;
+    this.now = now;
+    this.newest = newest;
+    this.age = NaN;
+    for (let k = 0; k < this.count; k++) {
+      this.bounds[3 * k] = Infinity;
+      this.bounds[3 * k + 1] = -Infinity;
+    }
   }
 
   /** The reason id of the first rule the ticket at position i breaks for a match of age a, or -1. */
   refusal(i: number, a: number): number {
     if (!(a >= this.limitFrom && a < this.limitBefore)) this.limitsAt(a);
-    const { values, min, max, limit } = this;
-    for (let k = 0; k < this.count; k++) {
-      const v = values[k][i];
+    const { values, bounds, count } = this;
+    const base = i * count;
+    for (let k = 0; k < count; k++) {
+      const v = values[base + k];
       // Math.max and Math.min written out (a NaN value refuses nothing, as there): the pass's hottest comparison.
-      const high = max[k];
-      const low = min[k];
-      if ((v > high ? v : high) - (v < low ? v : low) > limit[k] && v === v) return this.reasons[k];
+      const low = bounds[3 * k];
+      const high = bounds[3 * k + 1];
+      if ((v > high ? v : high) - (v < low ? v : low) > bounds[3 * k + 2] && v === v) return this.reasons[k];
     }
     return -1;
   }
@@ -1229,16 +1341,17 @@ class BatchCheck {
 
   /** The ticket at position i joined: its values widen the spreads. */
   join(i: number): void {
-    for (let k = 0; k < this.count; k++) {
-      const v = this.values[k][i];
-      this.min[k] = Math.min(this.min[k], v);
-      this.max[k] = Math.max(this.max[k], v);
+    const { values, bounds, count } = this;
+    for (let k = 0; k < count; k++) {
+      const v = values[i * count + k];
+      bounds[3 * k] = Math.min(bounds[3 * k], v);
+      bounds[3 * k + 1] = Math.max(bounds[3 * k + 1], v);
     }
   }
 
   private limitsAt(a: number): void {
     // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
-    for (let k = 0; k < this.count; k++) this.limit[k] = stepped(this.steps[k], this.rules[k].maxDistance, a) ?? Infinity;
+    for (let k = 0; k < this.count; k++) this.bounds[3 * k + 2] = stepped(this.steps[k], this.rules[k].maxDistance, a) ?? Infinity;
     // A NaN age is worked out each time (no interval holds it).
     this.limitFrom = Number.isNaN(a) ? NaN : -Infinity;
     this.limitBefore = Infinity;
