@@ -484,22 +484,28 @@ export class RuleSetMatchmaker {
   pass(now: number): RuleSetPassResult {
     if (!Number.isFinite(now)) throw new InvalidInputError('must be a number of seconds', { field: 'now' });
     const entries = this.sortedEntries();
-    // Why each ticket was kept out this pass: reasons in the order first seen, with counts, on the entry (a few at most per ticket).
-    for (let j = 0; j < entries.length; j++) {
-      const e = entries[j];
-      e.whyReasons = e.whyCounts = undefined;
-      e.list = undefined;
-    }
     const reasonNames = this.reasonNames;
     const blame = (entry: Entry, reason: string): void => {
       if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason), reasonNames);
       else later(entry, reason);
     };
-
-    // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
+    // One walk over the queue (each entry read once): why each ticket was kept out this pass starts empty (reasons in the order first
+    // seen, with counts, on the entry: a few at most per ticket); batches gather tickets agreeing on every string batchDistance
+    // attribute (put in candidate order below); regions are numbered for the flat ping arrays (only a latency rule or the region of a
+    // match reads them).
     const groups = new Map<string, Entry[]>();
+    const regions: string[] = [];
+    const regionId = new Map<string, number>();
     for (let j = 0; j < entries.length; j++) {
       const e = entries[j];
+      e.whyReasons = e.whyCounts = undefined;
+      e.list = undefined;
+      const names = e.regionNames;
+      for (let r = 0; r < names.length; r++)
+        if (!regionId.has(names[r])) {
+          regionId.set(names[r], regions.length);
+          regions.push(names[r]);
+        }
       if (e.key === null) {
         blame(e, this.stringBatch[0].name);
         continue;
@@ -509,17 +515,6 @@ export class RuleSetMatchmaker {
       g.push(e);
     }
     const numericOrder = !Number.isNaN(entries[0]?.order ?? NaN);
-    // Regions by number, for the flat ping arrays (only a latency rule or the region of a match reads them).
-    const regions: string[] = [];
-    const regionId = new Map<string, number>();
-    for (let j = 0; j < entries.length; j++) {
-      const names = entries[j].regionNames;
-      for (let r = 0; r < names.length; r++)
-        if (!regionId.has(names[r])) {
-          regionId.set(names[r], regions.length);
-          regions.push(names[r]);
-        }
-    }
     const regionCount = regions.length;
     for (const group of groups.values()) {
       // The group is oldest first already, and the sort is stable: by order value alone it is by (order, age, arrival).
@@ -621,8 +616,13 @@ export class RuleSetMatchmaker {
     const waiting = entries.filter((e) => !e.taken);
     if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
-    for (let j = 0; j < waiting.length; j++) {
-      const e = waiting[j];
+    // One walk over the queue: each waiting ticket's reason, and the batch arrays (this pass's only) let go.
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
+      if (e.taken) {
+        e.list = undefined;
+        continue;
+      }
       let best = 'minPlayers';
       let most = 0;
       const l = e.list;
@@ -635,10 +635,6 @@ export class RuleSetMatchmaker {
       if (reasons) for (let k = 0; k < reasons.length; k++) if (e.whyCounts![k] > most) [best, most] = [reasons[k], e.whyCounts![k]];
       whyOut[e.ticket.id] = best;
       e.whyReasons = e.whyCounts = undefined;
-    }
-    // The batch arrays are this pass's only.
-    for (let j = 0; j < entries.length; j++) {
-      const e = entries[j];
       e.list = undefined;
     }
     this.lastWhy = whyOut;
