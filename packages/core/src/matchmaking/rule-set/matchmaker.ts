@@ -875,6 +875,20 @@ export class RuleSetMatchmaker {
         if (!reachable(i, players + size)) return latency.name;
       }
       // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
+      if (!needPlayers) {
+        // Nothing is judged on the players: the first team in that order takes the ticket.
+        let best = -1;
+        let bestRank = 0;
+        for (let k = 0; k < teamCount; k++) {
+          const open = teamMax(k, a) - counts[k];
+          if (open < size) continue;
+          const rank = (counts[k] < teamMin(k, a) ? 1_000_000 : 0) + open;
+          if (best < 0 || rank > bestRank) [best, bestRank] = [k, rank];
+        }
+        if (best < 0) return 'maxPlayers';
+        joined(i, best, size, a);
+        return undefined;
+      }
       let orderCount = 0;
       for (let k = 0; k < teamCount; k++) {
         const open = teamMax(k, a) - counts[k];
@@ -927,18 +941,21 @@ export class RuleSetMatchmaker {
               team.roleOwners.push(p.id);
             }
         }
-        // Joined: commit the running figures.
-        counts[k] += size;
-        placed[placedCount] = i;
-        placedTeam[placedCount] = k;
-        placedCount++;
-        check.age = a;
-        players += size;
-        check.join(i);
-        if (pingedOf[i] === 1 || latency) joinRegions(i);
+        joined(i, k, size, a);
         return undefined;
       }
       return reason;
+    };
+    /** The ticket at position i (size players) joined team k, making the match's age a: the running figures take it in. */
+    const joined = (i: number, k: number, size: number, a: number): void => {
+      counts[k] += size;
+      placed[placedCount] = i;
+      placedTeam[placedCount] = k;
+      placedCount++;
+      check.age = a;
+      players += size;
+      check.join(i);
+      if (pingedOf[i] === 1 || latency) joinRegions(i);
     };
 
     const complete = (): boolean => {
@@ -1228,14 +1245,15 @@ class Walk {
       if (left-- <= 0) break;
       if (lo < 0 && hi < 0) break;
       let k: number;
+      // A neighbour with the same order value as k is within reach as k was: only a new value is measured against it.
       if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
         k = lo;
         const p = prev[lo];
-        lo = p >= 0 && !(Math.abs(order[p] - centre) <= reach) ? this.cutAt(p) : p;
+        lo = p >= 0 && order[p] !== order[k] && !(Math.abs(order[p] - centre) <= reach) ? this.cutAt(p) : p;
       } else {
         k = hi;
         const n = next[hi];
-        hi = n >= 0 && !(Math.abs(order[n] - centre) <= reach) ? this.cutAt(n) : n;
+        hi = n >= 0 && order[n] !== order[k] && !(Math.abs(order[n] - centre) <= reach) ? this.cutAt(n) : n;
       }
       const reason = check.refusalAtAge(k);
       if (reason < 0) {
