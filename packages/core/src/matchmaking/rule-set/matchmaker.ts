@@ -58,6 +58,9 @@ export interface RuleSetPassResult {
 interface Entry {
   ticket: RuleSetTicket;
   seq: number;
+  /** The ticket's time and party size, kept on the entry (a queued ticket is fixed, as its batch values and key are): a pass reads them from 100,000 entries without going to the tickets. */
+  at: number;
+  size: number;
   taken: boolean;
   /** Party value per numeric batchDistance rule. */
   batch: number[];
@@ -293,6 +296,8 @@ export class RuleSetMatchmaker {
     const entry: Entry = {
       ticket,
       seq: this.seq++,
+      at: ticket.at,
+      size: ticket.players.length,
       taken: false,
       batch,
       key,
@@ -469,7 +474,7 @@ export class RuleSetMatchmaker {
     for (let k = 1; k < entries.length; k++) {
       const a = entries[k - 1];
       const b = entries[k];
-      if (a.ticket.at - b.ticket.at > 0 || (a.ticket.at === b.ticket.at && a.seq > b.seq)) return entries.sort((a, b) => a.ticket.at - b.ticket.at || a.seq - b.seq);
+      if (a.at - b.at > 0 || (a.at === b.at && a.seq > b.seq)) return entries.sort((a, b) => a.at - b.at || a.seq - b.seq);
     }
     return entries;
   }
@@ -535,20 +540,6 @@ export class RuleSetMatchmaker {
       const ping = new Float64Array(n * regionCount).fill(NaN);
       const pingMin = new Float64Array(n * regionCount);
       const pingSum = new Float64Array(n * regionCount);
-      for (let k = 0; k < n; k++) {
-        const e = group[k];
-        size[k] = e.ticket.players.length;
-        pinged[k] = e.regionNames.length > 0 ? 1 : 0;
-        for (let r = 0; r < e.regionNames.length; r++) {
-          const at = k * regionCount + regionId.get(e.regionNames[r])!;
-          ping[at] = e.regionPing[r];
-          pingMin[at] = e.regionMin[r];
-          pingSum[at] = e.regionSum[r];
-        }
-        order[k] = e.order;
-        at[k] = e.ticket.at;
-        for (let b = 0; b < batchCount; b++) batch[k * batchCount + b] = e.batch[b];
-      }
       const list: BatchList = {
         group,
         next,
@@ -568,9 +559,22 @@ export class RuleSetMatchmaker {
         pingMin,
         pingSum,
       };
-      for (let k = 0; k < group.length; k++) {
-        group[k].list = list;
-        group[k].index = k;
+      // One visit per entry (they are scattered over the heap): its figures into the batch's arrays, and its place in the batch.
+      for (let k = 0; k < n; k++) {
+        const e = group[k];
+        e.list = list;
+        e.index = k;
+        size[k] = e.size;
+        pinged[k] = e.regionNames.length > 0 ? 1 : 0;
+        for (let r = 0; r < e.regionNames.length; r++) {
+          const at = k * regionCount + regionId.get(e.regionNames[r])!;
+          ping[at] = e.regionPing[r];
+          pingMin[at] = e.regionMin[r];
+          pingSum[at] = e.regionSum[r];
+        }
+        order[k] = e.order;
+        at[k] = e.at;
+        for (let b = 0; b < batchCount; b++) batch[k * batchCount + b] = e.batch[b];
       }
     }
     const unlink = (e: Entry): void => {
@@ -599,7 +603,7 @@ export class RuleSetMatchmaker {
     const serveByAge = serve && priority === 'normal' ? serve : undefined;
     for (let j = 0; j < entries.length; j++) {
       const anchor = entries[j];
-      serveByAge?.(anchor.ticket.at);
+      serveByAge?.(anchor.at);
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
       const built = this.build(anchor, l, this.candidates(anchor, l, random), now);
