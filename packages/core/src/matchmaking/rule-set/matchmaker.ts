@@ -58,6 +58,9 @@ export interface RuleSetPassResult {
 interface Entry {
   ticket: RuleSetTicket;
   seq: number;
+  /** The ticket's time and party size, kept on the entry (a queued ticket is fixed, as its batch values and key are): a pass reads them from 100,000 entries without going to the tickets. */
+  at: number;
+  size: number;
   taken: boolean;
   /** Party value per numeric batchDistance rule. */
   batch: number[];
@@ -92,8 +95,8 @@ interface BatchList {
   head: number;
   order: Float64Array;
   at: Float64Array;
-  /** Per numeric batchDistance rule: the party's value by position. */
-  batch: Float64Array[];
+  /** The party's value per numeric batchDistance rule, by position (position × rules + rule): one array read per candidate. */
+  batch: Float64Array;
   /** The first two reasons (id + 1, 0 for none) that kept each ticket out this pass, and how often; later reasons go on the entry. */
   firstWhy: Int32Array;
   firstCount: Int32Array;
@@ -107,6 +110,22 @@ interface BatchList {
   ping: Float64Array;
   pingMin: Float64Array;
   pingSum: Float64Array;
+}
+
+/** One anchor's forming match in build(): the parts kept from anchor to anchor. */
+interface AnchorScratch {
+  teams: TeamSlot[];
+  view: MatchView;
+  check: BatchCheck;
+  minOf: Float64Array;
+  maxOf: Float64Array;
+  /** The regions every player so far reports, with the worst ping, the best and the sum there. */
+  regionAt: number[];
+  regionMax: number[];
+  regionMin: number[];
+  regionSum: number[];
+  /** The match age the teams' sizes and the rule parameters were worked out for, and the latency rule's limits (NaN: no maxDistance). */
+  ages: { sizes: number; param: number; maxLatency: number; maxSpread: number };
 }
 
 interface TeamSlot {
@@ -167,8 +186,13 @@ export class RuleSetMatchmaker {
   /** A pass's scratch for one anchor: the reasons its candidates failed, in the order first seen, and the count by reason id. */
   private readonly anchorReasons: number[] = [];
   private readonly anchorCounts: number[] = [];
+  /** A pass's scratch for one anchor: the positions in the batch of the tickets placed so far, and their teams (build). */
+  private readonly placed: number[] = [];
+  private readonly placedTeam: number[] = [];
   /** Per numeric batchDistance rule: its reason id. */
   private readonly batchReason: number[];
+  /** The wait times of the numeric batch rules' maxDistance steps, ascending, once each: between two of them every limit is one value. */
+  private readonly batchWaits: number[];
 
   constructor(ruleSet: RuleSet | unknown, options: RuleSetMatchmakerOptions = {}) {
     this.ruleSet = isParsed(ruleSet) ? ruleSet : parseRuleSet(ruleSet);
@@ -206,6 +230,7 @@ export class RuleSetMatchmaker {
     }
     this.batchSteps = this.numericBatch.map((r) => this.ruleStepsOf.get(r)?.get('maxDistance'));
     this.batchReason = this.numericBatch.map((r) => this.reasonId(r.name));
+    this.batchWaits = [...new Set(this.batchSteps.flatMap((steps) => (steps ?? []).map((s) => s.waitTimeSeconds)))].sort((a, b) => a - b);
     const names = this.teamSlots.map((t) => t.name);
     const defs = this.teamSlots.map((t) => t.def.name);
     const checked = (r: Rule): CheckedRule => ({ rule: r, check: compileRule(r, this.ruleSet, names, defs) });
@@ -271,6 +296,8 @@ export class RuleSetMatchmaker {
     const entry: Entry = {
       ticket,
       seq: this.seq++,
+      at: ticket.at,
+      size: ticket.players.length,
       taken: false,
       batch,
       key,
@@ -447,7 +474,7 @@ export class RuleSetMatchmaker {
     for (let k = 1; k < entries.length; k++) {
       const a = entries[k - 1];
       const b = entries[k];
-      if (a.ticket.at - b.ticket.at > 0 || (a.ticket.at === b.ticket.at && a.seq > b.seq)) return entries.sort((a, b) => a.ticket.at - b.ticket.at || a.seq - b.seq);
+      if (a.at - b.at > 0 || (a.at === b.at && a.seq > b.seq)) return entries.sort((a, b) => a.at - b.at || a.seq - b.seq);
     }
     return entries;
   }
@@ -462,22 +489,28 @@ export class RuleSetMatchmaker {
   pass(now: number): RuleSetPassResult {
     if (!Number.isFinite(now)) throw new InvalidInputError('must be a number of seconds', { field: 'now' });
     const entries = this.sortedEntries();
-    // Why each ticket was kept out this pass: reasons in the order first seen, with counts, on the entry (a few at most per ticket).
-    for (let j = 0; j < entries.length; j++) {
-      const e = entries[j];
-      e.whyReasons = e.whyCounts = undefined;
-      e.list = undefined;
-    }
     const reasonNames = this.reasonNames;
     const blame = (entry: Entry, reason: string): void => {
       if (entry.list !== undefined) blameAt(entry.list, entry.index, this.reasonId(reason), reasonNames);
       else later(entry, reason);
     };
-
-    // Batches: tickets agreeing on every string batchDistance attribute, each in candidate order.
+    // One walk over the queue (each entry read once): why each ticket was kept out this pass starts empty (reasons in the order first
+    // seen, with counts, on the entry: a few at most per ticket); batches gather tickets agreeing on every string batchDistance
+    // attribute (put in candidate order below); regions are numbered for the flat ping arrays (only a latency rule or the region of a
+    // match reads them).
     const groups = new Map<string, Entry[]>();
+    const regions: string[] = [];
+    const regionId = new Map<string, number>();
     for (let j = 0; j < entries.length; j++) {
       const e = entries[j];
+      e.whyReasons = e.whyCounts = undefined;
+      e.list = undefined;
+      const names = e.regionNames;
+      for (let r = 0; r < names.length; r++)
+        if (!regionId.has(names[r])) {
+          regionId.set(names[r], regions.length);
+          regions.push(names[r]);
+        }
       if (e.key === null) {
         blame(e, this.stringBatch[0].name);
         continue;
@@ -487,17 +520,6 @@ export class RuleSetMatchmaker {
       g.push(e);
     }
     const numericOrder = !Number.isNaN(entries[0]?.order ?? NaN);
-    // Regions by number, for the flat ping arrays (only a latency rule or the region of a match reads them).
-    const regions: string[] = [];
-    const regionId = new Map<string, number>();
-    for (let j = 0; j < entries.length; j++) {
-      const names = entries[j].regionNames;
-      for (let r = 0; r < names.length; r++)
-        if (!regionId.has(names[r])) {
-          regionId.set(names[r], regions.length);
-          regions.push(names[r]);
-        }
-    }
     const regionCount = regions.length;
     for (const group of groups.values()) {
       // The group is oldest first already, and the sort is stable: by order value alone it is by (order, age, arrival).
@@ -511,26 +533,13 @@ export class RuleSetMatchmaker {
       const n = group.length;
       const order = new Float64Array(n);
       const at = new Float64Array(n);
-      const batch = this.numericBatch.map(() => new Float64Array(n));
+      const batchCount = this.numericBatch.length;
+      const batch = new Float64Array(n * batchCount);
       const size = new Int32Array(n);
       const pinged = new Uint8Array(n);
       const ping = new Float64Array(n * regionCount).fill(NaN);
       const pingMin = new Float64Array(n * regionCount);
       const pingSum = new Float64Array(n * regionCount);
-      for (let k = 0; k < n; k++) {
-        const e = group[k];
-        size[k] = e.ticket.players.length;
-        pinged[k] = e.regionNames.length > 0 ? 1 : 0;
-        for (let r = 0; r < e.regionNames.length; r++) {
-          const at = k * regionCount + regionId.get(e.regionNames[r])!;
-          ping[at] = e.regionPing[r];
-          pingMin[at] = e.regionMin[r];
-          pingSum[at] = e.regionSum[r];
-        }
-        order[k] = e.order;
-        at[k] = e.ticket.at;
-        for (let b = 0; b < batch.length; b++) batch[b][k] = e.batch[b];
-      }
       const list: BatchList = {
         group,
         next,
@@ -550,9 +559,22 @@ export class RuleSetMatchmaker {
         pingMin,
         pingSum,
       };
-      for (let k = 0; k < group.length; k++) {
-        group[k].list = list;
-        group[k].index = k;
+      // One visit per entry (they are scattered over the heap): its figures into the batch's arrays, and its place in the batch.
+      for (let k = 0; k < n; k++) {
+        const e = group[k];
+        e.list = list;
+        e.index = k;
+        size[k] = e.size;
+        pinged[k] = e.regionNames.length > 0 ? 1 : 0;
+        for (let r = 0; r < e.regionNames.length; r++) {
+          const at = k * regionCount + regionId.get(e.regionNames[r])!;
+          ping[at] = e.regionPing[r];
+          pingMin[at] = e.regionMin[r];
+          pingSum[at] = e.regionSum[r];
+        }
+        order[k] = e.order;
+        at[k] = e.at;
+        for (let b = 0; b < batchCount; b++) batch[k * batchCount + b] = e.batch[b];
       }
     }
     const unlink = (e: Entry): void => {
@@ -581,7 +603,7 @@ export class RuleSetMatchmaker {
     const serveByAge = serve && priority === 'normal' ? serve : undefined;
     for (let j = 0; j < entries.length; j++) {
       const anchor = entries[j];
-      serveByAge?.(anchor.ticket.at);
+      serveByAge?.(anchor.at);
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
       const built = this.build(anchor, l, this.candidates(anchor, l, random), now);
@@ -598,8 +620,13 @@ export class RuleSetMatchmaker {
     const waiting = entries.filter((e) => !e.taken);
     if (waiting.length < entries.length) this.keepOnly(entries, waiting);
     const whyOut: Record<string, string> = {};
-    for (let j = 0; j < waiting.length; j++) {
-      const e = waiting[j];
+    // One walk over the queue: each waiting ticket's reason, and the batch arrays (this pass's only) let go.
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
+      if (e.taken) {
+        e.list = undefined;
+        continue;
+      }
       let best = 'minPlayers';
       let most = 0;
       const l = e.list;
@@ -612,10 +639,6 @@ export class RuleSetMatchmaker {
       if (reasons) for (let k = 0; k < reasons.length; k++) if (e.whyCounts![k] > most) [best, most] = [reasons[k], e.whyCounts![k]];
       whyOut[e.ticket.id] = best;
       e.whyReasons = e.whyCounts = undefined;
-    }
-    // The batch arrays are this pass's only.
-    for (let j = 0; j < entries.length; j++) {
-      const e = entries[j];
       e.list = undefined;
     }
     this.lastWhy = whyOut;
@@ -683,37 +706,50 @@ export class RuleSetMatchmaker {
     return out.map((e) => e.index);
   }
 
+  /** What build() reuses from anchor to anchor (made at the first anchor). */
+  private scratch: AnchorScratch | undefined;
+
+  private newScratch(l: BatchList, now: number, newest: boolean): AnchorScratch {
+    const teams: TeamSlot[] = this.teamSlots.map((t) => ({ name: t.name, def: t.def, players: [], tickets: [], roleOwners: [], roles: undefined }));
+    return {
+      teams,
+      view: { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) },
+      check: new BatchCheck(l, now, newest, this.numericBatch, this.batchSteps, this.batchWaits, this.batchReason),
+      minOf: new Float64Array(teams.length),
+      maxOf: new Float64Array(teams.length),
+      regionAt: [],
+      regionMax: [],
+      regionMin: [],
+      regionSum: [],
+      // Doubles the closures of build() rewrite are kept in an object's fields, not in closure variables, where each write would allocate a number.
+      ages: { sizes: NaN, param: NaN, maxLatency: Infinity, maxSpread: NaN },
+    };
+  }
+
   private build(anchor: Entry, l: BatchList, candidates: Walk | number[], now: number): { match: RuleSetMatch; entries: Entry[] } | undefined {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
-    const teams: TeamSlot[] = this.teamSlots.map((t) => ({
-      name: t.name,
-      def: t.def,
-      players: [],
-      tickets: [],
-      roleOwners: [],
-      ...(t.def.roles ? { roles: new RoleAssignment(t.def.roles) } : {}),
-    }));
+    // The teams, the match view and the arrays below are the matchmaker's, emptied for each anchor: a pass builds thousands of anchors.
+    const scratch = (this.scratch ??= this.newScratch(l, now, newest));
+    const { teams, view, check, minOf, maxOf, regionAt, regionMax, regionMin, regionSum, ages } = scratch;
     const teamCount = teams.length;
-    const view: MatchView = { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) };
-    /** Positions in the batch of the tickets placed so far, and their teams. */
-    const placed: number[] = [];
-    const placedTeam: number[] = [];
-    let age = NaN;
-    const numericBatch = this.numericBatch;
-    const batchCount = numericBatch.length;
-    const batchMin = new Float64Array(batchCount).fill(Infinity);
-    const batchMax = new Float64Array(batchCount).fill(-Infinity);
-    // Each numeric batch rule's maxDistance, as worked out for the age in limitAge (candidates' ages repeat, so it is kept).
-    const limitAge = new Float64Array(batchCount).fill(NaN);
-    const limit = new Float64Array(batchCount);
+    for (let k = 0; k < teamCount; k++) {
+      const team = teams[k];
+      team.players.length = 0;
+      team.roleOwners.length = 0;
+      if (team.def.roles) team.roles = new RoleAssignment(team.def.roles);
+    }
+    check.reset(l, now, newest);
+    ages.sizes = ages.param = NaN;
+    ages.maxLatency = Infinity;
+    ages.maxSpread = NaN;
+    // Positions in the batch of the tickets placed so far, and their teams: the matchmaker's arrays, reused from anchor to anchor (grown
+    // anew for each, they were most of what a pass allocated).
+    const { placed, placedTeam } = this;
+    let placedCount = 0;
     // The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with
     // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
     let regionsKnown = false;
     let regionCount = 0;
-    const regionAt: number[] = [];
-    const regionMax: number[] = [];
-    const regionMin: number[] = [];
-    const regionSum: number[] = [];
     let players = 0;
     // The largest complete match so far: its ticket count (-1 for none), region and roles.
     let snapshotCount = -1;
@@ -729,30 +765,26 @@ export class RuleSetMatchmaker {
     };
     const names = this.reasonNames;
 
-    const { slotMinSteps, slotMaxSteps, slotRoleCap, batchSteps, early, late, byName } = this;
-    // Each team's minimum and maximum for the age in sizeAge (worked out again when the age asked for differs).
-    let sizeAge = NaN;
-    const minOf = new Float64Array(teamCount);
-    const maxOf = new Float64Array(teamCount);
+    const { slotMinSteps, slotMaxSteps, slotRoleCap, early, late, byName } = this;
+    // Each team's minimum and maximum for the age in ages.sizes (worked out again when the age asked for differs).
     const sizesAt = (a: number): void => {
-      sizeAge = a;
+      ages.sizes = a;
       for (let k = 0; k < teamCount; k++) {
         minOf[k] = stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
         maxOf[k] = Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
       }
     };
     const teamMin = (k: number, a: number): number => {
-      if (a !== sizeAge) sizesAt(a);
+      if (a !== ages.sizes) sizesAt(a);
       return minOf[k];
     };
     const teamMax = (k: number, a: number): number => {
-      if (a !== sizeAge) sizesAt(a);
+      if (a !== ages.sizes) sizesAt(a);
       return maxOf[k];
     };
     // Rule properties under the expansions for the age being judged (set before each judgement).
-    let paramAge = NaN;
     const stepsOf = this.ruleStepsOf;
-    const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, paramAge);
+    const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, ages.param);
     const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
       for (let j = 0; j < rules.length; j++) {
         const { rule, check } = rules[j];
@@ -763,17 +795,16 @@ export class RuleSetMatchmaker {
 
     const latency = this.latency;
     const latencySteps = latency ? this.ruleStepsOf.get(latency) : undefined;
-    let maxLatency = Infinity;
-    let maxSpread: number | undefined;
     /** Whether a region's figures pass the latency rule (limits set by the caller). */
     const acceptable = (max: number, min: number, sum: number, count: number): boolean => {
-      if (max > maxLatency) return false;
-      if (maxSpread !== undefined && max - (latency!.distanceReference === 'min' ? min : sum / count) > maxSpread) return false;
+      if (max > ages.maxLatency) return false;
+      // No maxDistance is NaN here: no spread is above it.
+      if (max - (latency!.distanceReference === 'min' ? min : sum / count) > ages.maxSpread) return false;
       return true;
     };
     const setLatencyLimits = (a: number): void => {
-      maxLatency = stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, a)!;
-      maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a);
+      ages.maxLatency = stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, a)!;
+      ages.maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a) ?? NaN;
     };
     /** Whether some region every player so far and this party report passes the latency rule. */
     const { regions: allRegions, ping: pingOf, pingMin: pingMinOf, pingSum: pingSumOf } = l;
@@ -825,34 +856,20 @@ export class RuleSetMatchmaker {
 
     const order: number[] = [];
     const ranks: number[] = teams.map(() => 0);
-    const { at: atOf, batch: batchOf, group, size: sizeOf, pinged: pingedOf } = l;
+    const { at: atOf, group, size: sizeOf, pinged: pingedOf } = l;
     // Players are placed in the teams only when something reads them: a rule judged on the match, or role slots.
     const needPlayers = early.length > 0 || late.length > 0 || teams.some((t) => t.roles);
     /** Players per team. */
     const counts: number[] = teams.map(() => 0);
-    const batchReason = this.batchReason;
     /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
     const tryAdd = (i: number): number => {
       const ticketAge = now - atOf[i];
+      const age = check.age;
       const a = Number.isNaN(age) ? ticketAge : newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
-      const refused = batchRefusal(i, a);
+      const refused = check.refusal(i, a);
       if (refused >= 0) return refused;
       const reason = tryJoin(i, a);
       return reason === undefined ? -1 : this.reasonId(reason);
-    };
-    /** The id of the first numeric batch rule the ticket at position i breaks for a match of age a, or -1. */
-    const batchRefusal = (i: number, a: number): number => {
-      for (let k = 0; k < batchCount; k++) {
-        const v = batchOf[k][i];
-        const spread = Math.max(batchMax[k], v) - Math.min(batchMin[k], v);
-        if (limitAge[k] !== a) {
-          limitAge[k] = a;
-          // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
-          limit[k] = stepped(batchSteps[k], numericBatch[k].maxDistance, a) ?? Infinity;
-        }
-        if (spread > limit[k]) return batchReason[k];
-      }
-      return -1;
     };
     /** The rest of tryAdd, once the batch rules hold. */
     const tryJoin = (i: number, a: number): string | undefined => {
@@ -862,6 +879,20 @@ export class RuleSetMatchmaker {
         if (!reachable(i, players + size)) return latency.name;
       }
       // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
+      if (!needPlayers) {
+        // Nothing is judged on the players: the first team in that order takes the ticket.
+        let best = -1;
+        let bestRank = 0;
+        for (let k = 0; k < teamCount; k++) {
+          const open = teamMax(k, a) - counts[k];
+          if (open < size) continue;
+          const rank = (counts[k] < teamMin(k, a) ? 1_000_000 : 0) + open;
+          if (best < 0 || rank > bestRank) [best, bestRank] = [k, rank];
+        }
+        if (best < 0) return 'maxPlayers';
+        joined(i, best, size, a);
+        return undefined;
+      }
       let orderCount = 0;
       for (let k = 0; k < teamCount; k++) {
         const open = teamMax(k, a) - counts[k];
@@ -878,7 +909,7 @@ export class RuleSetMatchmaker {
       }
       if (orderCount === 0) return 'maxPlayers';
       let reason: string | undefined;
-      paramAge = a;
+      ages.param = a;
       for (let o = 0; o < orderCount; o++) {
         const k = order[o];
         const team = teams[k];
@@ -914,26 +945,28 @@ export class RuleSetMatchmaker {
               team.roleOwners.push(p.id);
             }
         }
-        // Joined: commit the running figures.
-        counts[k] += size;
-        placed.push(i);
-        placedTeam.push(k);
-        age = a;
-        players += size;
-        for (let b = 0; b < batchCount; b++) {
-          batchMin[b] = Math.min(batchMin[b], batchOf[b][i]);
-          batchMax[b] = Math.max(batchMax[b], batchOf[b][i]);
-        }
-        if (pingedOf[i] === 1 || latency) joinRegions(i);
+        joined(i, k, size, a);
         return undefined;
       }
       return reason;
     };
+    /** The ticket at position i (size players) joined team k, making the match's age a: the running figures take it in. */
+    const joined = (i: number, k: number, size: number, a: number): void => {
+      counts[k] += size;
+      placed[placedCount] = i;
+      placedTeam[placedCount] = k;
+      placedCount++;
+      check.age = a;
+      players += size;
+      check.join(i);
+      if (pingedOf[i] === 1 || latency) joinRegions(i);
+    };
 
     const complete = (): boolean => {
+      const age = check.age;
       for (let k = 0; k < teamCount; k++) if (counts[k] < teamMin(k, age)) return false;
       if (late.length === 0) return true;
-      paramAge = age;
+      ages.param = age;
       const failed = judge(late);
       if (failed) {
         countReason(this.reasonId(failed.name));
@@ -942,13 +975,14 @@ export class RuleSetMatchmaker {
       return true;
     };
     const full = (): boolean => {
+      const age = check.age;
       for (let k = 0; k < teamCount; k++) if (counts[k] < teamMax(k, age)) return false;
       return true;
     };
     const remember = (): void => {
       let region: string | null = null;
       if (regionsKnown) {
-        if (latency) setLatencyLimits(age);
+        if (latency) setLatencyLimits(check.age);
         // The lowest worst ping, then the lowest sum, then the name: one region whatever the order they are listed in.
         let best = -1;
         for (let r = 0; r < regionCount; r++) {
@@ -967,7 +1001,7 @@ export class RuleSetMatchmaker {
         for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles[t.roleOwners[k]] = role));
         snapshotRoles = roles;
       }
-      snapshotCount = placed.length;
+      snapshotCount = placedCount;
       snapshotRegion = region;
     };
 
@@ -984,11 +1018,24 @@ export class RuleSetMatchmaker {
     let listed = 0;
     // tryAdd written out for the candidates (the anchor has joined, so the match has an age): most are refused, by a batch rule, and this loop is a pass's hottest.
     for (;;) {
-      const candidate = walk !== undefined ? walk.next() : listed < list!.length ? list![listed++] : -1;
-      if (candidate < 0 || isFull) break;
+      let candidate: number;
+      let reason: number;
+      if (walk !== undefined) {
+        // Candidates a batch rule refuses are blamed inside the walk; it stops at the first the batch rules let through.
+        if (isFull) {
+          walk.next();
+          break;
+        }
+        candidate = walk.nextAdmitted(check, anchorCounts, anchorReasons);
+        if (candidate < 0) break;
+        reason = -1;
+      } else {
+        candidate = listed < list!.length ? list![listed++] : -1;
+        if (candidate < 0 || isFull) break;
+        reason = check.refusalAtAge(candidate);
+      }
       const ticketAge = now - atOf[candidate];
-      const a = newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
-      let reason = batchRefusal(candidate, a);
+      const a = newest ? Math.min(check.age, ticketAge) : Math.max(check.age, ticketAge);
       if (reason < 0) {
         const failed = tryJoin(candidate, a);
         if (failed === undefined) {
@@ -1041,18 +1088,46 @@ export class RuleSetMatchmaker {
   }
 }
 
-/** Sorts entries by their order value, stably, reading the values from one flat array rather than from each entry. */
+/**
+ * Sorts entries by their order value, stably, reading the values from one
+ * flat array rather than from each entry: the distinct values sorted by the
+ * engine's numeric sort (no comparator called back), then the entries placed
+ * by value in their order (a counting sort over the distinct values).
+ */
 function sortByOrder(group: Entry[]): void {
   const n = group.length;
   const key = new Float64Array(n);
-  const positions: number[] = new Array(n);
+  let hasNaN = false;
   for (let k = 0; k < n; k++) {
-    key[k] = group[k].order;
-    positions[k] = k;
+    // -0 and 0 are one value, as they were to the comparator below.
+    key[k] = group[k].order + 0;
+    if (key[k] !== key[k]) hasNaN = true;
   }
-  positions.sort((a, b) => key[a] - key[b]);
   const copy = group.slice();
-  for (let k = 0; k < n; k++) group[k] = copy[positions[k]];
+  if (hasNaN) {
+    const positions: number[] = Array.from({ length: n }, (_, k) => k);
+    positions.sort((a, b) => key[a] - key[b]);
+    for (let k = 0; k < n; k++) group[k] = copy[positions[k]];
+    return;
+  }
+  const values = key.slice().sort();
+  let distinct = 0;
+  for (let k = 0; k < n; k++) if (k === 0 || values[k] !== values[distinct - 1]) values[distinct++] = values[k];
+  const slot = new Int32Array(n);
+  const start = new Int32Array(distinct + 1);
+  for (let k = 0; k < n; k++) {
+    let lo = 0;
+    let hi = distinct - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (values[mid] < key[k]) lo = mid + 1;
+      else hi = mid;
+    }
+    slot[k] = lo;
+    start[lo + 1]++;
+  }
+  for (let v = 0; v < distinct; v++) start[v + 1] += start[v];
+  for (let k = 0; k < n; k++) group[start[slot[k]]++] = copy[k];
 }
 
 /** Blames the ticket at position k of a batch, by reason id (names: the reasons by id). */
@@ -1144,11 +1219,167 @@ class Walk {
     return hi;
   }
 
-  private beyond(k: number): boolean {
-    if (Math.abs(this.l.order[k] - this.centre) <= this.reach) return false;
+  /**
+   * The next candidate the numeric batch rules let through, or -1 when there
+   * is none: those they refuse on the way are blamed on the ticket and counted
+   * for the anchor (anchorCounts by reason id, anchorReasons in the order
+   * first seen). The pass's hottest loop: most candidates end here.
+   */
+  nextAdmitted(check: BatchCheck, anchorCounts: number[], anchorReasons: number[]): number {
+    const l = this.l;
+    const names = this.names;
+    const { firstWhy, firstCount } = l;
+    if (!this.outward) {
+      for (;;) {
+        const k = this.next();
+        if (k < 0) return -1;
+        const reason = check.refusalAtAge(k);
+        if (reason < 0) return k;
+        if (firstWhy[k] === reason + 1) firstCount[k]++;
+        else blameAt(l, k, reason, names);
+        if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
+      }
+    }
+    // next() written out over local copies of the walk's state.
+    const { next, prev, order } = l;
+    const { centre, reach } = this;
+    let { lo, hi, left } = this;
+    let found = -1;
+    for (;;) {
+      if (left-- <= 0) break;
+      if (lo < 0 && hi < 0) break;
+      let k: number;
+      // A neighbour with the same order value as k is within reach as k was: only a new value is measured against it.
+      if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
+        k = lo;
+        const p = prev[lo];
+        lo = p >= 0 && order[p] !== order[k] && !(Math.abs(order[p] - centre) <= reach) ? this.cutAt(p) : p;
+      } else {
+        k = hi;
+        const n = next[hi];
+        hi = n >= 0 && order[n] !== order[k] && !(Math.abs(order[n] - centre) <= reach) ? this.cutAt(n) : n;
+      }
+      const reason = check.refusalAtAge(k);
+      if (reason < 0) {
+        found = k;
+        break;
+      }
+      if (firstWhy[k] === reason + 1) firstCount[k]++;
+      else blameAt(l, k, reason, names);
+      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
+    }
+    this.lo = lo;
+    this.hi = hi;
+    this.left = left;
+    return found;
+  }
+
+  /** The ticket at position k is past the reach: blamed on the reach rule; returns -1, the end of that side. */
+  private cutAt(k: number): number {
     this.cut = true;
     blameAt(this.l, k, this.reachId, this.names);
+    return -1;
+  }
+
+  private beyond(k: number): boolean {
+    if (Math.abs(this.l.order[k] - this.centre) <= this.reach) return false;
+    this.cutAt(k);
     return true;
+  }
+}
+
+/**
+ * The numeric batchDistance rules on one anchor's forming match: each rule's
+ * lowest and highest party value so far, and its maxDistance for the ages in
+ * [limitFrom, limitBefore) (between two expansion steps it is one value;
+ * candidates' ages mostly fall in the same interval).
+ */
+class BatchCheck {
+  /** The match's age (the anchor's until another ticket joins). */
+  age = NaN;
+  private newest: boolean;
+  private readonly count: number;
+  /** Per rule (rule × 3): the lowest party value so far, the highest, and the maxDistance for the ages in [limitFrom, limitBefore). */
+  private readonly bounds: Float64Array;
+  private limitFrom = NaN;
+  private limitBefore = NaN;
+  private values: Float64Array;
+  private at: Float64Array;
+
+  constructor(
+    l: BatchList,
+    private now: number,
+    newest: boolean,
+    private readonly rules: readonly BatchDistanceRule[],
+    private readonly steps: ReadonlyArray<Step[] | undefined>,
+    private readonly waits: readonly number[],
+    private readonly reasons: readonly number[],
+  ) {
+    this.newest = newest;
+    this.count = rules.length;
+    this.bounds = new Float64Array(3 * this.count);
+    this.values = l.batch;
+    this.at = l.at;
+    this.reset(l, now, newest);
+  }
+
+  /** Empty again, for an anchor of batch l. */
+  reset(l: BatchList, now: number, newest: boolean): void {
+    this.values = l.batch;
+    this.at = l.at;
+    this.now = now;
+    this.newest = newest;
+    this.age = NaN;
+    for (let k = 0; k < this.count; k++) {
+      this.bounds[3 * k] = Infinity;
+      this.bounds[3 * k + 1] = -Infinity;
+    }
+  }
+
+  /** The reason id of the first rule the ticket at position i breaks for a match of age a, or -1. */
+  refusal(i: number, a: number): number {
+    if (!(a >= this.limitFrom && a < this.limitBefore)) this.limitsAt(a);
+    const { values, bounds, count } = this;
+    const base = i * count;
+    for (let k = 0; k < count; k++) {
+      const v = values[base + k];
+      // Math.max and Math.min written out (a NaN value refuses nothing, as there): the pass's hottest comparison.
+      const low = bounds[3 * k];
+      const high = bounds[3 * k + 1];
+      if ((v > high ? v : high) - (v < low ? v : low) > bounds[3 * k + 2] && v === v) return this.reasons[k];
+    }
+    return -1;
+  }
+
+  /** refusal() for the age the match would have with the ticket at position i. */
+  refusalAtAge(i: number): number {
+    const ticketAge = this.now - this.at[i];
+    return this.refusal(i, this.newest ? Math.min(this.age, ticketAge) : Math.max(this.age, ticketAge));
+  }
+
+  /** The ticket at position i joined: its values widen the spreads. */
+  join(i: number): void {
+    const { values, bounds, count } = this;
+    for (let k = 0; k < count; k++) {
+      const v = values[i * count + k];
+      bounds[3 * k] = Math.min(bounds[3 * k], v);
+      bounds[3 * k + 1] = Math.max(bounds[3 * k + 1], v);
+    }
+  }
+
+  private limitsAt(a: number): void {
+    // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
+    for (let k = 0; k < this.count; k++) this.bounds[3 * k + 2] = stepped(this.steps[k], this.rules[k].maxDistance, a) ?? Infinity;
+    // A NaN age is worked out each time (no interval holds it).
+    this.limitFrom = Number.isNaN(a) ? NaN : -Infinity;
+    this.limitBefore = Infinity;
+    for (let w = 0; w < this.waits.length; w++) {
+      if (this.waits[w] <= a) this.limitFrom = this.waits[w];
+      else {
+        this.limitBefore = this.waits[w];
+        break;
+      }
+    }
   }
 }
 
