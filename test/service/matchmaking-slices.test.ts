@@ -136,12 +136,13 @@ describe('a matchmaking turn over a big queue', () => {
     expect(turnsBetween(run.assignedAt)).toBe(run.assignedAt.length - 1);
   });
 
-  it('(control) with a slice longer than the turn, the rebuild runs in one turn of the loop, and the placing in one per part of matches', async () => {
+  it('(control) with a slice longer than the turn, the rebuild runs in one turn of the loop, and the placing turns at most between parts of matches', async () => {
     const run = await turnOver(3_600_000);
     expect(run.placed).toBe(TICKETS / 2);
     expect(turnsBetween(run.appliedAt)).toBe(0);
     // Each part of matches (MATCHES_PER_PART) reads its players' ratings from the database before it is placed:
-    // the loop turns there, and only there.
-    expect(turnsBetween(run.assignedAt)).toBe(TICKETS / 2 / MATCHES_PER_PART - 1);
+    // the loop may turn there (as the database answers), and nowhere else.
+    expect(run.assignedAt.length).toBe(TICKETS / 2 / 250);
+    expect(turnsBetween(run.assignedAt)).toBeLessThanOrEqual(TICKETS / 2 / MATCHES_PER_PART - 1);
   });
 });
