@@ -108,7 +108,7 @@ describe('matchmakers in a worker thread', () => {
     };
     setImmediate(spin);
     const streamed = await matchmaker.passInParts(300);
-    // Parts back to back would come in one turn of the loop: the worker answers each ask at once.
+    // Each part after the first comes after a turn of the loop (the turn the main thread gives before asking for it).
     const turnsAtPart: number[] = [];
     const sizes: number[] = [];
     for await (const part of streamed.parts()) {

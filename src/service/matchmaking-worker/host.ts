@@ -48,9 +48,10 @@ export const OPS_PER_MESSAGE = 2000;
 /**
  * A turn of the event loop (timers and I/O first). Between the messages of a
  * long exchange with the worker: a reply that arrives while the main thread
- * still handles the one before is handled in the same turn of the loop (a
- * port drains what is queued), so a chain of quick round trips, such as a
- * burst's 130 parts of matches, would otherwise hold the loop for all of them.
+ * is still handling its port's messages is handled in the same turn of the
+ * loop, so a chain of quick round trips, each request sent from the handling
+ * of the last reply (a burst's 130 parts of matches), held the loop for up to
+ * hundreds of milliseconds before this turn was given.
  */
 function loopTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
