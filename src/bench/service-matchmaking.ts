@@ -3,7 +3,7 @@
  * PostgreSQL and Redis, driven over loopback HTTP by this process.
  *
  *   npm run build && npm run bench -- service-matchmaking
- *   node --expose-gc dist/bench/service-matchmaking.js [--only creation,intake,creation-rules,intake-rules,intake2,latency,held,burst] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--repeats 1] [--json]
+ *   node --expose-gc dist/bench/service-matchmaking.js [--only creation,intake,creation-rules,intake-rules,intake2,latency,held,burst,burst-rules] [--sizes 100000,1000000] [--seconds 10] [--rates 2000] [--repeats 1] [--json]
  *
  * - creation, intake: tickets created per second at 64 in flight (one
  *   instance; intake2: two behind one Redis), p50/p99, CPU per ticket of
@@ -30,7 +30,9 @@
  *   can match) written into Redis; the instance's first pass over them and
  *   the placement of the matches, against the library's cold pass; the
  *   instance's event loop delay (p99 and longest, from `/metrics`) from
- *   listening through that turn.
+ *   listening through that turn, and the longest stretch its own work held
+ *   the loop (`ladder_event_loop_own_stall_seconds`). `burst-rules`: the same
+ *   queue as a rule set (SIX_V_SIX_RULES), against the rule-set library.
  *
  * LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that build's server
  * under this harness (a before/after comparison with the same load);
@@ -48,7 +50,7 @@ import { connect, type Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import type { Redis } from 'ioredis';
 import { mulberry32 } from 'ladder-core/core/random.js';
-import { Matchmaker, type Ticket } from 'ladder-core/matchmaking';
+import { Matchmaker, parseRuleSet, RuleSetMatchmaker, type RuleSetTicketInput, type Ticket } from 'ladder-core/matchmaking';
 import { isEntry, numberListOption, numberOption, type ScriptSpec, scriptArgs, textOption, usageError } from '../cli/script-args.js';
 import type { PassReport } from '../service/matchmaking-pass.js';
 import type { StoredTicket } from '../service/tickets/store.js';
@@ -269,7 +271,7 @@ export interface IntakeResult {
   /** The lock holder's turns during the run: median and max milliseconds (whole turn), and the max of the pass alone. */
   turns: { count: number; medianMs: number; maxMs: number; maxPassMs: number; medianFollowMs: number; medianPassMs: number; medianPlaceMs: number; medianEvents: number };
   /** Each instance's event loop delay over its life (p99 and longest, ms): how long requests waited behind synchronous work. */
-  eventLoopDelayMs: Array<{ p99: number; max: number } | null>;
+  eventLoopDelayMs: Array<LoopFigures | null>;
   load: [number, number];
 }
 
@@ -380,8 +382,20 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
   }
 }
 
-/** An instance's event loop delay since it listened (p99 and longest, ms), from its /metrics; null from a build without the metric. */
-async function eventLoopDelay(url: string): Promise<{ p99: number; max: number } | null> {
+/** An instance's event loop since it listened: how late it ran (wall clock, p99 and longest) and the longest stretch its own work held it (ms). */
+export interface LoopFigures {
+  p99: number;
+  max: number;
+  /** `ladder_event_loop_own_stall_seconds`; null from a build or a host without it. */
+  ownMax: number | null;
+}
+
+/**
+ * An instance's event loop delay since it listened (p99 and longest, wall clock, ms), from its /metrics, and the longest
+ * stretch its own work held the loop (`ladder_event_loop_own_stall_seconds`, ms; null from a build or a host without it);
+ * null from a build without the delay metric.
+ */
+async function eventLoopDelay(url: string): Promise<LoopFigures | null> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (quantile: string) => {
     const match = new RegExp(`^ladder_event_loop_delay_seconds\\{quantile="${quantile}"\\} (\\S+)$`, 'm').exec(text);
@@ -389,7 +403,14 @@ async function eventLoopDelay(url: string): Promise<{ p99: number; max: number }
   };
   const p99 = value('0.99');
   const max = value('1');
-  return p99 === null || max === null ? null : { p99, max };
+  const own = /^ladder_event_loop_own_stall_seconds (\S+)$/m.exec(text);
+  return p99 === null || max === null ? null : { p99, max, ownMax: own ? Number(own[1]) * 1000 : null };
+}
+
+/** "p99 / max ms (own work at most N ms)" of an instance's event loop, or n/a. */
+function loopFigures(d: LoopFigures | null): string {
+  if (d === null) return 'n/a';
+  return `${f(d.p99)} / ${f(d.max)} ms (own work at most ${d.ownMax === null ? 'n/a' : `${f(d.ownMax)} ms`})`;
 }
 
 /**
@@ -649,7 +670,7 @@ export interface HeldResult {
   /** The instance taking the lock: the rebuild from Redis (ms). */
   rebuildMs: number;
   /** The instance's event loop delay from listening through the rebuild's turn (p99 and longest, ms); null from a build without the metric. */
-  rebuildLoopDelayMs: { p99: number; max: number } | null;
+  rebuildLoopDelayMs: LoopFigures | null;
   /** Turns with arrivals (so the pass ran): the library's pass inside them and the whole turn, ms. */
   passMs: { median: number; min: number; max: number; runs: number; cpuMedian: number };
   turnMs: { median: number; min: number; max: number };
@@ -772,25 +793,38 @@ export interface BurstResult {
   libraryColdMs: number;
   libraryFormed: number;
   /** The instance's event loop delay from listening through the turn (p99 and longest, ms); null from a build without the metric. */
-  eventLoopDelayMs: { p99: number; max: number } | null;
+  eventLoopDelayMs: LoopFigures | null;
   load: [number, number];
 }
 
-/** N tickets of the synthetic 6v6 queue waiting when the instance starts: its first pass and the placements. */
-export async function benchBurst(redis: Redis, count: number): Promise<BurstResult> {
+/**
+ * N tickets of the synthetic 6v6 queue waiting when the instance starts: its first pass and the placements. `ruleSet`:
+ * the same queue as a rule set (SIX_V_SIX_RULES, the percentile as an attribute), against the library's rule-set pass.
+ */
+export async function benchBurst(redis: Redis, count: number, ruleSet = false): Promise<BurstResult> {
   const deployment = new Deployment();
   const load0 = loadavg()[0]!;
   try {
     let server = await deployment.start();
     const agent = new Agent({ keepAlive: true });
     // Tickets that outlive a slow fill and rebuild on a loaded host (the default 600 s would expire them before the pass).
-    await call(agent, new URL(server.url), 'POST', '/v1/ladders', JSON.stringify({ id: 'burst', system: 'teamrank', public: true, matchmaking: { ticketTtlSeconds: 86_400 } }));
+    await call(
+      agent,
+      new URL(server.url),
+      'POST',
+      '/v1/ladders',
+      JSON.stringify({ id: 'burst', system: 'teamrank', public: true, matchmaking: { ticketTtlSeconds: 86_400, ...(ruleSet ? { ruleSet: SIX_V_SIX_RULES } : {}) } }),
+    );
     agent.destroy();
     await deployment.stopAll();
     const now = Date.now();
     const make = () => {
       const tickets = syntheticQueue({ tickets: count, seed: 42, spanSeconds: 300 });
-      for (const t of tickets) t.at = now / 1000 - 300 + t.at;
+      for (const t of tickets) {
+        t.at = now / 1000 - 300 + t.at;
+        // As intake stores a rule-set queue's ticket: the attributes its rules read.
+        if (ruleSet) for (const p of t.players) Object.assign(p, { attributes: { percentile: p.percentile } });
+      }
       return tickets;
     };
     await fill(redis, deployment.prefix, 'burst', make());
@@ -799,8 +833,16 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
     const turn = await waitForTurn(server, (t) => t.ladder === 'burst' && t.rebuilt, 900);
     const eventLoopDelayMs = await eventLoopDelay(server.url);
     await deployment.stopAll();
-    const library = new Matchmaker({ teamSize: 6 });
-    for (const t of make()) library.add(t);
+    const library = ruleSet ? new RuleSetMatchmaker(parseRuleSet(SIX_V_SIX_RULES)) : new Matchmaker({ teamSize: 6 });
+    for (const t of make()) {
+      if (library instanceof Matchmaker) library.add(t);
+      else
+        library.add({
+          id: t.id,
+          at: t.at,
+          players: t.players.map((p): RuleSetTicketInput['players'][number] => ({ id: p.id, attributes: { percentile: p.percentile }, pings: { ...p.pings } })),
+        });
+    }
     gc?.();
     const started = performance.now();
     const result = library.pass(now / 1000);
@@ -825,9 +867,9 @@ export async function benchBurst(redis: Redis, count: number): Promise<BurstResu
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
-const PARTS = ['creation', 'creation-rules', 'intake', 'intake-rules', 'intake2', 'latency', 'held', 'burst'];
+const PARTS = ['creation', 'creation-rules', 'intake', 'intake-rules', 'intake2', 'latency', 'held', 'burst', 'burst-rules'];
 /** What runs without --only: creation on a rule-set queue only when asked. */
-const DEFAULT_PARTS = ['creation', 'intake', 'intake-rules', 'intake2', 'latency', 'held', 'burst'];
+const DEFAULT_PARTS = ['creation', 'intake', 'intake-rules', 'intake2', 'latency', 'held', 'burst', 'burst-rules'];
 
 export async function benchServiceMatchmaking(options: { only?: string[]; sizes?: number[]; seconds?: number; rates?: number[]; repeats?: number } = {}) {
   const only = new Set(options.only ?? DEFAULT_PARTS);
@@ -852,7 +894,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
               `CPU ms/ticket server ${r.cpuMsPerTicket.servers.map((c) => f(c, 3)).join('+')}, client ${f(r.cpuMsPerTicket.client, 3)}, redis ${f(r.cpuMsPerTicket.redis, 3)}, postgres ${f(r.cpuMsPerTicket.postgres, 3)}; ` +
               `placed ${r.placement.matches} matches (${r.placement.matched} tickets), ${r.placement.waiting} waiting, ${r.placement.problems} problems; ` +
               `${r.turns.count} turns, median ${f(r.turns.medianMs)} ms (${f(r.turns.medianEvents, 0)} events: follow ${f(r.turns.medianFollowMs)}, pass ${f(r.turns.medianPassMs)}, place ${f(r.turns.medianPlaceMs)}), max ${f(r.turns.maxMs)} ms (pass ${f(r.turns.maxPassMs)}); ` +
-              `event loop delay p99 / max ${r.eventLoopDelayMs.map((d) => (d ? `${f(d.p99)} / ${f(d.max)} ms` : 'n/a')).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+              `event loop delay p99 / max ${r.eventLoopDelayMs.map(loopFigures).join(', ')}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
           );
         }
     if (only.has('intake2')) {
@@ -886,7 +928,7 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
         held.push(r);
         const lib = r.library;
         console.log(
-          `held ${size} tickets (${r.players} players) that cannot match: fill ${f(r.fillSeconds)} s, rebuild ${f(r.rebuildMs / 1000, 2)} s (event loop delay p99 / max through it ${r.rebuildLoopDelayMs ? `${f(r.rebuildLoopDelayMs.p99)} / ${f(r.rebuildLoopDelayMs.max)} ms` : 'n/a'}); ` +
+          `held ${size} tickets (${r.players} players) that cannot match: fill ${f(r.fillSeconds)} s, rebuild ${f(r.rebuildMs / 1000, 2)} s (event loop delay p99 / max through it ${loopFigures(r.rebuildLoopDelayMs)}); ` +
             `service pass median ${f(r.passMs.median)} ms wall, ${f(r.passMs.cpuMedian)} ms CPU (min ${f(r.passMs.min)}, max ${f(r.passMs.max)}, ${r.passMs.runs} passes), whole turn median ${f(r.turnMs.median)} ms (min ${f(r.turnMs.min)}); ` +
             `library pass cold ${f(lib.coldMs)} ms, warm median ${f(median(lib.warmMs))} ms wall, ${f(median(lib.warmCpuMs))} ms CPU (min ${f(Math.min(...lib.warmMs))}); ratio turn/library (wall medians) ${f(r.turnMs.median / median(lib.warmMs), 2)}; ` +
             `GET queue p50 ${f(r.queueMs.p50, 2)} p99 ${f(r.queueMs.p99, 2)} max ${f(r.queueMs.max, 1)} ms (server CPU ${f(r.queueMs.cpuUs, 0)} µs), metrics p50 ${f(r.metricsMs.p50, 2)} p99 ${f(r.metricsMs.p99, 2)} max ${f(r.metricsMs.max, 1)} ms (${f(r.metricsMs.cpuUs, 0)} µs), healthz p50 ${f(r.healthMs.p50, 2)} p99 ${f(r.healthMs.p99, 2)} ms (${f(r.healthMs.cpuUs, 0)} µs); ` +
@@ -895,17 +937,19 @@ export async function benchServiceMatchmaking(options: { only?: string[]; sizes?
       }
       results.held = held;
     }
-    if (only.has('burst')) {
+    for (const ruleSet of [false, true]) {
+      const name = ruleSet ? 'burst-rules' : 'burst';
+      if (!only.has(name)) continue;
       const burst: BurstResult[] = [];
       for (const size of sizes) {
-        const r = await benchBurst(redis, size);
+        const r = await benchBurst(redis, size, ruleSet);
         burst.push(r);
         console.log(
-          `burst ${size} synthetic 6v6 tickets waiting at start: rebuild ${f(r.rebuildMs / 1000, 2)} s, service pass ${f(r.passMs)} ms (${r.formed} matches), placing ${f(r.placeMs)} ms (${r.placed} placed; ratings read ${f(r.ratingsMs)} ms, assign scripts ${f(r.assignMs)} ms); ` +
-            `library cold pass ${f(r.libraryColdMs)} ms (${r.libraryFormed} matches); event loop delay p99 / max ${r.eventLoopDelayMs ? `${f(r.eventLoopDelayMs.p99)} / ${f(r.eventLoopDelayMs.max)} ms` : 'n/a'}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
+          `${ruleSet ? 'rule-set' : 'team-rank'} burst ${size} synthetic 6v6 tickets waiting at start: rebuild ${f(r.rebuildMs / 1000, 2)} s, service pass ${f(r.passMs)} ms (${r.formed} matches), placing ${f(r.placeMs)} ms (${r.placed} placed; ratings read ${f(r.ratingsMs)} ms, assign scripts ${f(r.assignMs)} ms); ` +
+            `library cold pass ${f(r.libraryColdMs)} ms (${r.libraryFormed} matches); event loop delay p99 / max ${loopFigures(r.eventLoopDelayMs)}; load ${f(r.load[0], 2)} → ${f(r.load[1], 2)}`,
         );
       }
-      results.burst = burst;
+      results[name] = burst;
     }
   } finally {
     redis.disconnect();

@@ -509,41 +509,36 @@ export class MatchmakingEngine {
       return 0;
     }
     this.ctx.metrics.passTickets.observe(state.labels, matchmaker.size);
-    const result = await matchmaker.pass(now / 1000);
+    // The matches come a part at a time, each placed before the next is asked for: a burst's hundred
+    // thousand matches and their million players never sit on this thread at once (its heap, and so its
+    // garbage collection, stays small).
+    const result = await matchmaker.passInParts(now / 1000);
     report.passMs = result.ms;
     this.passMsInLastTurn += report.passMs;
     report.passCpuMs = result.cpuMs;
     if (result.why !== undefined) this.newWhy(state, { at: now, heldBy: result.why });
     state.changed = false;
-    state.lastFormed = result.matches.length + result.backfills.length;
+    state.lastFormed = result.formed + result.backfills.length;
     state.lastPassAt = now;
-    report.formed = result.matches.length;
+    report.formed = result.formed;
     report.backfilled = result.backfills.length;
-    if (result.matches.length === 0 && result.backfills.length === 0) return 0;
+    if (result.formed === 0 && result.backfills.length === 0) return 0;
 
     const placeStart = performance.now();
     const ladder = state.ladder;
+    /** Ratings of the players of the fills, then of the part of matches being placed. */
     const states = new Map<string, { rating: number; rd?: number; matches: number }>();
-    // The players' ratings, 50,000 ids a read; the ids are gathered a few matches at a time, since a
-    // burst's matches name over a million players.
-    let playerIds: string[] = [];
-    const readRatings = async () => {
-      for (const row of await findPlayers(this.ctx.db, id, playerIds)) {
-        states.set(row.id, { rating: row.rating, ...(row.rd !== null ? { rd: row.rd } : {}), matches: row.matches });
+    const readRatings = async (formed: ReadonlyArray<{ players: string[][] }>) => {
+      const started = performance.now();
+      states.clear();
+      const ids = formed.flatMap((m) => m.players.flat());
+      for (let i = 0; i < ids.length; i += 50_000) {
+        for (const row of await findPlayers(this.ctx.db, id, ids.slice(i, i + 50_000))) {
+          states.set(row.id, { rating: row.rating, ...(row.rd !== null ? { rd: row.rd } : {}), matches: row.matches });
+        }
       }
-      playerIds = [];
+      report.ratingsMs += performance.now() - started;
     };
-    const formed: ReadonlyArray<{ players: string[][] }> = [...result.backfills, ...result.matches];
-    for (let i = 0; i < formed.length; i++) {
-      for (const team of formed[i]!.players) for (const player of team) playerIds.push(player);
-      if (playerIds.length >= 50_000) await readRatings();
-      if (i % 100 === 99) {
-        await this.keepLock(state, id);
-        await this.slices.pause();
-      }
-    }
-    if (playerIds.length > 0) await readRatings();
-    report.ratingsMs = performance.now() - placeStart;
     const predict = (teams: string[][]): number | null => {
       try {
         return ladder.rating.predict(teams.map((team) => team.map((player) => states.get(player) ?? ladder.rating.initial())))[0]!;
@@ -552,12 +547,11 @@ export class MatchmakingEngine {
       }
     };
     // Fills first: the pass served the backfills before it formed matches.
-    const assignStart = performance.now();
-    if (result.backfills.length > 0) report.filled = await this.placeFills(state, id, result.backfills, now, predict);
-    report.assignMs = performance.now() - assignStart;
-    if (result.matches.length === 0) {
-      report.placeMs = performance.now() - placeStart;
-      return report.filled;
+    if (result.backfills.length > 0) {
+      await readRatings(result.backfills);
+      const assignStart = performance.now();
+      report.filled = await this.placeFills(state, id, result.backfills, now, predict);
+      report.assignMs += performance.now() - assignStart;
     }
     const at = new Date(now).toISOString();
     const placement = (m: PassMatch): Placement => {
@@ -591,31 +585,37 @@ export class MatchmakingEngine {
         tickets: m.teams.flatMap((tickets, team) => tickets.map((ticket) => ({ id: ticket, team }))),
       };
     };
-    // In chunks, so requests are served between them however many matches a pass formed; each chunk's
-    // outcomes are booked as they come back, not all at the end in one stretch.
+    // Each part in chunks, so requests are served between them however many matches a pass formed;
+    // each chunk's outcomes are booked as they come back.
     let placed = 0;
     let lost = false;
     const putBack: string[] = [];
-    const matchesStart = performance.now();
-    for (let i = 0; i < result.matches.length; i += PLACE_CHUNK) {
-      // The first chunk too: the pass and the ratings read of a burst can outlast the lock's renewal.
+    let chunks = 0;
+    for await (const part of result.parts()) {
       await this.keepLock(state, id);
-      if (i > 0) await this.slices.pause();
-      const chunk = result.matches.slice(i, i + PLACE_CHUNK);
-      const outcomes = await this.ctx.tickets.assign(id, chunk.map(placement));
-      let placedHere = 0;
-      outcomes.forEach((outcome, j) => {
-        const match = chunk[j]!;
-        if (outcome === 'placed') {
-          placedHere++;
-          for (const wait of waitsOf(match).flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, wait);
-        } else if (outcome === 'gone') putBack.push(...match.teams.flat());
-        else lost = true;
-      });
-      if (placedHere > 0) this.ctx.metrics.matchesFormed.inc(state.labels, placedHere);
-      placed += placedHere;
+      await readRatings(part);
+      for (let i = 0; i < part.length; i += PLACE_CHUNK) {
+        // The first chunk too: the pass and the ratings read of a burst can outlast the lock's renewal.
+        await this.keepLock(state, id);
+        if (chunks++ > 0) await this.slices.pause();
+        const chunk = part.slice(i, i + PLACE_CHUNK);
+        const assignStart = performance.now();
+        const outcomes = await this.ctx.tickets.assign(id, chunk.map(placement));
+        report.assignMs += performance.now() - assignStart;
+        let placedHere = 0;
+        outcomes.forEach((outcome, j) => {
+          const match = chunk[j]!;
+          if (outcome === 'placed') {
+            placedHere++;
+            for (const wait of waitsOf(match).flat()) this.ctx.metrics.ticketWaitSeconds.observe(state.labels, wait);
+          } else if (outcome === 'gone') putBack.push(...match.teams.flat());
+          else lost = true;
+        });
+        if (placedHere > 0) this.ctx.metrics.matchesFormed.inc(state.labels, placedHere);
+        placed += placedHere;
+      }
     }
-    report.assignMs += performance.now() - matchesStart;
+    states.clear();
     report.placed = placed;
     report.placeMs = performance.now() - placeStart;
     if (lost) throw new LockLostError();

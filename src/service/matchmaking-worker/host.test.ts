@@ -97,6 +97,31 @@ describe('matchmakers in a worker thread', () => {
     await expect(remote.cancel('late')).resolves.toBe(false);
   });
 
+  it("hand a pass's matches over a part at a time, with a turn of the event loop before each part after the first", async () => {
+    const matchmaker = await filled(open('worker'), 30_000);
+    let turns = 0;
+    let running = true;
+    const spin = () => {
+      if (!running) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const streamed = await matchmaker.passInParts(300);
+    // Each part after the first comes after a turn of the loop (the turn the main thread gives before asking for it).
+    const turnsAtPart: number[] = [];
+    const sizes: number[] = [];
+    for await (const part of streamed.parts()) {
+      turnsAtPart.push(turns);
+      sizes.push(part.length);
+    }
+    running = false;
+    expect(streamed.formed).toBeGreaterThan(2 * MATCHES_PER_PART);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(streamed.formed);
+    expect(sizes.every((n) => n <= MATCHES_PER_PART)).toBe(true);
+    expect(turnsAtPart.slice(1).every((n, i) => n > turnsAtPart[i]!)).toBe(true);
+  });
+
   it('a stopped worker fails its matchmakers; the next create starts another', async () => {
     const host = open('worker');
     const first = await filled(host, 1000);

@@ -35,6 +35,8 @@ import {
   type ReplyMessage,
   type Request,
   type RequestMessage,
+  type StreamedPass,
+  MATCHES_PER_PART,
   settingsOf,
 } from './protocol.js';
 import { newQueueMatchmaker, type PassMatch, type QueueMatchmakerOptions, whyOf } from './rule-set-queue.js';
@@ -42,6 +44,18 @@ import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';
 
 /** Ops per message: a rebuild's batch of 10,000 tickets goes in parts, so neither thread copies it in one go. */
 export const OPS_PER_MESSAGE = 2000;
+
+/**
+ * A turn of the event loop (timers and I/O first). Between the messages of a
+ * long exchange with the worker: a reply that arrives while the main thread
+ * is still handling its port's messages is handled in the same turn of the
+ * loop, so a chain of quick round trips, each request sent from the handling
+ * of the last reply (a burst's 130 parts of matches), held the loop for up to
+ * hundreds of milliseconds before this turn was given.
+ */
+function loopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** A matchmaker of the loop, wherever it lives. */
 export interface RemoteMatchmaker {
@@ -64,7 +78,10 @@ export interface RemoteMatchmaker {
   cancel(id: string): Promise<boolean>;
   addBackfill(backfill: BackfillInput): Promise<void>;
   removeBackfill(id: string): Promise<boolean>;
+  /** A pass, every match in the answer. */
   pass(now: number): Promise<RemotePassResult>;
+  /** A pass, its matches a part at a time (for a burst: see StreamedPass). */
+  passInParts(now: number): Promise<StreamedPass>;
   backfills(): Promise<Backfill[]>;
   /** Rule-set queues: the last pass's reason for each of these tickets it kept waiting (id → rule; none for a team-rank queue). */
   why(ids: readonly string[]): Promise<Record<string, string>>;
@@ -133,8 +150,15 @@ abstract class MatchmakerBase implements RemoteMatchmaker {
   }
 
   abstract apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]>;
-  abstract pass(now: number): Promise<RemotePassResult>;
+  abstract passInParts(now: number): Promise<StreamedPass>;
   abstract backfills(): Promise<Backfill[]>;
+
+  async pass(now: number): Promise<RemotePassResult> {
+    const { parts, formed: _formed, ...rest } = await this.passInParts(now);
+    const matches: PassMatch[] = [];
+    for await (const part of parts()) for (const match of part) matches.push(match);
+    return { ...rest, matches };
+  }
   abstract why(ids: readonly string[]): Promise<Record<string, string>>;
   abstract dispose(): void;
 
@@ -166,14 +190,19 @@ class LocalMatchmaker extends MatchmakerBase {
     }
   }
 
-  async pass(now: number): Promise<RemotePassResult> {
+  async passInParts(now: number): Promise<StreamedPass> {
     const started = performance.now();
     const cpu = process.cpuUsage();
     try {
       const result = this.matchmaker.pass(now);
       const used = process.cpuUsage(cpu);
+      const matches = result.matches;
       return {
-        matches: result.matches,
+        formed: matches.length,
+        // Already on this thread: no messages to wait for between parts.
+        async *parts() {
+          for (let from = 0; from < matches.length; from += MATCHES_PER_PART) yield matches.slice(from, from + MATCHES_PER_PART);
+        },
         backfills: result.backfills,
         ms: performance.now() - started,
         cpuMs: (used.user + used.system) / 1000,
@@ -297,6 +326,7 @@ class WorkerMatchmaker extends MatchmakerBase {
   async apply(ops: readonly MatchmakerOp[]): Promise<OpResult[]> {
     const results: OpResult[] = [];
     for (let i = 0; i < ops.length; i += OPS_PER_MESSAGE) {
+      if (i > 0) await loopTurn();
       const answer = await this.ask({ kind: 'apply', handle: this.handle, ops: ops.slice(i, i + OPS_PER_MESSAGE) });
       this.count(answer.counts);
       results.push(...answer.results);
@@ -304,15 +334,22 @@ class WorkerMatchmaker extends MatchmakerBase {
     return results;
   }
 
-  async pass(now: number): Promise<RemotePassResult> {
+  async passInParts(now: number): Promise<StreamedPass> {
     const answer = await this.ask({ kind: 'pass', handle: this.handle, now });
     this.count(answer.counts);
-    const matches = answer.result.matches;
-    for (let i = 0; i < answer.parts; i++) {
-      const part = (await this.ask({ kind: 'part', handle: this.handle })).matches;
-      for (const match of JSON.parse(part) as PassMatch[]) matches.push(match);
-    }
-    return answer.result;
+    const { matches: first, ...rest } = answer.result;
+    const ask = () => this.ask({ kind: 'part', handle: this.handle });
+    return {
+      ...rest,
+      formed: answer.formed,
+      async *parts() {
+        if (first.length > 0) yield first;
+        for (let i = 0; i < answer.parts; i++) {
+          await loopTurn();
+          yield JSON.parse((await ask()).matches) as PassMatch[];
+        }
+      },
+    };
   }
 
   async backfills(): Promise<Backfill[]> {

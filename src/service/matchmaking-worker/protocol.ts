@@ -51,6 +51,19 @@ export interface RemotePassResult {
   why?: Record<string, number>;
 }
 
+/**
+ * A pass whose matches are handed over a part at a time (MATCHES_PER_PART),
+ * so a burst's hundred thousand matches never sit decoded on the main thread
+ * at once: its heap stays small (no long garbage collection) and each part is
+ * placed before the next is asked for.
+ */
+export interface StreamedPass extends Omit<RemotePassResult, 'matches'> {
+  /** Matches the pass formed, in all its parts. */
+  formed: number;
+  /** The matches in order, a part at a time (from a worker, after a turn of the event loop before each part after the first). Read once. */
+  parts(): AsyncGenerator<PassMatch[]>;
+}
+
 /** The settings a matchmaker resolved from its options. */
 export interface MatchmakerSettings {
   teamSize: number;
@@ -77,7 +90,7 @@ export type Answer =
   | { kind: 'create'; settings: MatchmakerSettings }
   | { kind: 'apply'; results: OpResult[]; counts: MatchmakerCounts }
   /** `parts`: further parts of the matches to ask for with `part`, one at a time. */
-  | { kind: 'pass'; result: RemotePassResult; parts: number; counts: MatchmakerCounts }
+  | { kind: 'pass'; result: RemotePassResult; parts: number; formed: number; counts: MatchmakerCounts }
   /** Matches as JSON text: a string crosses threads as one copy, and JSON.parse decodes it faster than a structured clone of as many objects. */
   | { kind: 'part'; matches: string }
   | { kind: 'backfills'; backfills: Backfill[] }

@@ -68,6 +68,7 @@ function answer(request: Request): Answer | undefined {
           ...('why' in result ? { why: result.why } : {}),
         },
         parts: parts.length,
+        formed: result.matches.length,
         counts: countsOf(matchmaker),
       };
     }
