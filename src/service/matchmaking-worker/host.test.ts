@@ -22,8 +22,8 @@ function open(kind: 'worker' | 'in process'): MatchmakerHost {
   return host;
 }
 
-/** Turns of the main thread's event loop (setImmediate callbacks) while `work` is pending. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+/** Counts turns of the main thread's event loop (setImmediate callbacks) from now until `stop`. */
+function countTurns(): { turns: () => number; stop: () => void } {
   let turns = 0;
   let running = true;
   const spin = () => {
@@ -32,12 +32,18 @@ async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns
     setImmediate(spin);
   };
   setImmediate(spin);
+  return { turns: () => turns, stop: () => (running = false) };
+}
+
+/** Turns of the main thread's event loop while `work` is pending. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  const counter = countTurns();
   // The first turn may fall before the work starts; only turns after the call count.
   await new Promise((resolve) => setImmediate(resolve));
-  const before = turns;
+  const before = counter.turns();
   const value = await work();
-  running = false;
-  return { value, turns: turns - before };
+  counter.stop();
+  return { value, turns: counter.turns() - before };
 }
 
 async function filled(host: MatchmakerHost, tickets: number): Promise<RemoteMatchmaker> {
@@ -99,23 +105,16 @@ describe('matchmakers in a worker thread', () => {
 
   it("hand a pass's matches over a part at a time, with a turn of the event loop before each part after the first", async () => {
     const matchmaker = await filled(open('worker'), 30_000);
-    let turns = 0;
-    let running = true;
-    const spin = () => {
-      if (!running) return;
-      turns++;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
+    const counter = countTurns();
     const streamed = await matchmaker.passInParts(300);
     // Each part after the first comes after a turn of the loop (the turn the main thread gives before asking for it).
     const turnsAtPart: number[] = [];
     const sizes: number[] = [];
     for await (const part of streamed.parts()) {
-      turnsAtPart.push(turns);
+      turnsAtPart.push(counter.turns());
       sizes.push(part.length);
     }
-    running = false;
+    counter.stop();
     expect(streamed.formed).toBeGreaterThan(2 * MATCHES_PER_PART);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(streamed.formed);
     expect(sizes.every((n) => n <= MATCHES_PER_PART)).toBe(true);
