@@ -149,7 +149,7 @@ export const WHR = defineSystem({
       { name: 'dailyVariance', min: 0.0002, max: 0.05, initial: 0.0025 },
       { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
       // The context deviations' variances: fitted only when asked (--fit contextPriorVariance,contextDailyVariance).
-      { name: 'contextPriorVariance', min: 0.001, max: 2, initial: 0.05 },
+      { name: 'contextPriorVariance', min: 0.001, max: 5, initial: 0.05 },
       { name: 'contextDailyVariance', min: 0.000001, max: 0.01, initial: 0.0001 },
     ],
     byDefault: ['dailyVariance', 'priorVariance'],
