@@ -150,7 +150,7 @@ export const WHR = defineSystem({
       { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
       // The context deviations' variances: fitted only when asked (--fit contextPriorVariance,contextDailyVariance).
       { name: 'contextPriorVariance', min: 0.001, max: 5, initial: 0.05 },
-      { name: 'contextDailyVariance', min: 0.000001, max: 0.01, initial: 0.0001 },
+      { name: 'contextDailyVariance', min: 0.000001, max: 0.05, initial: 0.0001 },
     ],
     byDefault: ['dailyVariance', 'priorVariance'],
   },
