@@ -130,6 +130,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'teamrank, defaults', system: 'teamrank' },
       { label: 'whr, defaults', system: 'whr' },
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
+      // σc² of the level-of-play deviations chosen on the training part's last 30 % from 0.005, 0.02, 0.08 (and wc² from 0, 1e-5, 1e-4 at 0.02):
+      // a two-parameter golden-section fit on this file takes hours with contexts (docs/EVALUATION.md).
+      { label: 'whr, level-of-play deviations (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02 } },
     ],
     peers: [{ openskill: {} }, { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: "the paper's TrueSkill parameters" }],
     published: [

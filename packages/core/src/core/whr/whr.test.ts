@@ -834,6 +834,12 @@ describe('whr: context deviations (skill in a context = general skill + a deviat
     }
     // Without a context, the general skills alone.
     expect(system.predict([[a], [all.get('b')!]])[0]).toBeCloseTo(history_.predictMatch(game('a', 'b', 0)), 12);
+    // Idle for 10 days: the general variance grows by 10 w², each deviation's by 10 wc² (0.001), the offsets stay.
+    const idled = system.idle!(a, 10);
+    const rdOf = (variance: number): number => Math.sqrt(variance) * WHR_SCALE;
+    const deviationVariance = (a.contexts!.x!.rd! / WHR_SCALE) ** 2;
+    expect(idled.contexts!.x!.rd).toBeCloseTo(rdOf(deviationVariance + 10 * 0.001), 9);
+    expect(idled.contexts!.x!.offset).toBe(a.contexts!.x!.offset);
   });
 });
 
