@@ -231,7 +231,10 @@ export function chessMonth(match: EvalMatch): number {
 
 /**
  * International football (martj42): home team first, goals as scores, and
- * `home: 0` unless the venue was neutral.
+ * `home: 0` unless the venue was neutral; the match's context is `friendly`
+ * for a friendly and `competitive` for every other tournament (a side's
+ * strength in friendlies, with their changed line-ups, may not be its
+ * strength when it counts).
  */
 export function loadFootball(path = join(dataRoot(), 'international_football/results.csv')): EvalMatch[] {
   const lines = linesOf(readText(path));
@@ -242,6 +245,7 @@ export function loadFootball(path = join(dataRoot(), 'international_football/res
   const homeScore = columnIndex(header, 'home_score', path);
   const awayScore = columnIndex(header, 'away_score', path);
   const neutral = columnIndex(header, 'neutral', path);
+  const tournament = columnIndex(header, 'tournament', path);
   const matches: EvalMatch[] = [];
   for (let i = 1; i < lines.length; i++) {
     const cells = splitCsvLine(lines[i]!);
@@ -256,6 +260,7 @@ export function loadFootball(path = join(dataRoot(), 'international_football/res
         { players: [{ id: cells[home]! }], score: a },
         { players: [{ id: cells[away]! }], score: b },
       ],
+      context: cells[tournament] === 'Friendly' ? 'friendly' : 'competitive',
     };
     if (cells[neutral] !== 'TRUE') match.home = 0;
     matches.push(match);

@@ -803,6 +803,22 @@ describe('whr: context deviations (skill in a context = general skill + a deviat
     );
   });
 
+  it('the batch path (addMatches, then converge) reaches the fixed point the incremental one does, deviations included', () => {
+    const log = randomLog(5, 150, ['x', 'y', 'z']);
+    const options = { inference: 'ep' as const, contextPriorVariance: 0.3, contextDailyVariance: 0.002 };
+    const batch = new WhrHistory(options);
+    batch.addMatches(log);
+    batch.converge(1e-10, 2000);
+    const incremental = new WhrHistory(options);
+    for (const match of log) incremental.addMatch(match);
+    incremental.converge(1e-10, 2000);
+    for (const id of incremental.playerIds()) {
+      expect(batch.estimate(id)!.mean).toBeCloseTo(incremental.estimate(id)!.mean, 6);
+      for (const [context, deviation] of incremental.contextEstimates(id)) expect(batch.contextEstimates(id).get(context)!.mean).toBeCloseTo(deviation.mean, 6);
+    }
+    expect(batch.playerIds().length).toBe(12);
+  });
+
   it('contexts off (contextPriorVariance 0, the default): a match context changes nothing', () => {
     const log = randomLog(11, 200, ['x', 'y']);
     const stripped = log.map(({ context: _context, ...match }) => match);
