@@ -118,7 +118,8 @@ function duel(a: string, b: string, at: number): EvalMatch {
 
 /**
  * ATP, all levels 1991–2017, as in Maystre et al. KDD 2019: one match per
- * row, winner first, players keyed by name (as the paper did).
+ * row, winner first, players keyed by name (as the paper did); the level of
+ * play (`level_file`: tour, qual_chall, futures) as the match's context.
  */
 export function loadTennisKdd19(path = join(dataRoot(), TENNIS_KDD19_FILE)): EvalMatch[] {
   const lines = linesOf(readText(path));
@@ -126,6 +127,7 @@ export function loadTennisKdd19(path = join(dataRoot(), TENNIS_KDD19_FILE)): Eva
   const date = columnIndex(header, 'tourney_date', path);
   const winner = columnIndex(header, 'winner_name', path);
   const loser = columnIndex(header, 'loser_name', path);
+  const level = columnIndex(header, 'level_file', path);
   const matches: EvalMatch[] = new Array(lines.length - 1);
   let lastDate = '';
   let lastAt = 0;
@@ -136,7 +138,9 @@ export function loadTennisKdd19(path = join(dataRoot(), TENNIS_KDD19_FILE)): Eva
       lastAt = compactDate(day, path, i + 1);
       lastDate = day;
     }
-    matches[i - 1] = duel(cells[winner]!, cells[loser]!, lastAt);
+    const match = duel(cells[winner]!, cells[loser]!, lastAt);
+    if (cells[level]) match.context = cells[level];
+    matches[i - 1] = match;
   }
   return byTimeStable(matches);
 }
@@ -227,7 +231,10 @@ export function chessMonth(match: EvalMatch): number {
 
 /**
  * International football (martj42): home team first, goals as scores, and
- * `home: 0` unless the venue was neutral.
+ * `home: 0` unless the venue was neutral; the match's context is `friendly`
+ * for a friendly and `competitive` for every other tournament (a side's
+ * strength in friendlies, with their changed line-ups, may not be its
+ * strength when it counts).
  */
 export function loadFootball(path = join(dataRoot(), 'international_football/results.csv')): EvalMatch[] {
   const lines = linesOf(readText(path));
@@ -238,6 +245,7 @@ export function loadFootball(path = join(dataRoot(), 'international_football/res
   const homeScore = columnIndex(header, 'home_score', path);
   const awayScore = columnIndex(header, 'away_score', path);
   const neutral = columnIndex(header, 'neutral', path);
+  const tournament = columnIndex(header, 'tournament', path);
   const matches: EvalMatch[] = [];
   for (let i = 1; i < lines.length; i++) {
     const cells = splitCsvLine(lines[i]!);
@@ -252,6 +260,7 @@ export function loadFootball(path = join(dataRoot(), 'international_football/res
         { players: [{ id: cells[home]! }], score: a },
         { players: [{ id: cells[away]! }], score: b },
       ],
+      context: cells[tournament] === 'Friendly' ? 'friendly' : 'competitive',
     };
     if (cells[neutral] !== 'TRUE') match.home = 0;
     matches.push(match);
@@ -269,19 +278,26 @@ function haloTime(value: string, path: string, line: number): number {
   return Date.UTC(+m[3]!, month, +m[1]!, +m[4]!, +m[5]!, +m[6]!);
 }
 
+/** Halo 2 beta game variants (SOURCE.md), a game's context. */
+const HALO_VARIANTS: Record<string, string> = { '1': 'ctf', '2': 'slayer', '9': 'assault' };
+
 /**
  * Halo 2 beta, one row per player per game (no header): a team's score is
- * its players' summed score; equal team scores are a draw.
+ * its players' summed score; equal team scores are a draw. The game variant
+ * (CTF, Slayer, Assault) is the match's context.
  */
 export function loadHalo2(file: 'HeadToHead' | 'LargeTeam', path = join(dataRoot(), `halo2_beta/${file}.csv`)): EvalMatch[] {
   const lines = linesOf(readText(path));
   const matches: EvalMatch[] = [];
-  let current: { id: string; at: number; teams: Map<string, { ids: string[]; score: number }> } | undefined;
+  let current: { id: string; at: number; variant: string; teams: Map<string, { ids: string[]; score: number }> } | undefined;
   const close = () => {
     if (!current) return;
     const teams = [...current.teams.values()];
     if (teams.length === 2) {
-      matches.push({ id: current.id, at: current.at, teams: teams.map((t) => ({ players: t.ids.map((id) => ({ id })), score: t.score })) });
+      const match: EvalMatch = { id: current.id, at: current.at, teams: teams.map((t) => ({ players: t.ids.map((id) => ({ id })), score: t.score })) };
+      const context = HALO_VARIANTS[current.variant] ?? (current.variant === '' ? undefined : `variant${current.variant}`);
+      if (context !== undefined) match.context = context;
+      matches.push(match);
     }
   };
   for (let i = 0; i < lines.length; i++) {
@@ -290,7 +306,7 @@ export function loadHalo2(file: 'HeadToHead' | 'LargeTeam', path = join(dataRoot
     const game = cells[1]!;
     if (!current || current.id !== game) {
       close();
-      current = { id: game, at: haloTime(cells[0]!, path, i + 1), teams: new Map() };
+      current = { id: game, at: haloTime(cells[0]!, path, i + 1), variant: cells[2]!.trim(), teams: new Map() };
     }
     let team = current.teams.get(cells[5]!);
     if (!team) current.teams.set(cells[5]!, (team = { ids: [], score: 0 }));
@@ -303,7 +319,8 @@ export function loadHalo2(file: 'HeadToHead' | 'LargeTeam', path = join(dataRoot
 
 /**
  * Overwatch League maps, 2018 and 2019, with the six-player lineup that
- * played each map; map scores as team scores (equal is a drawn map).
+ * played each map; map scores as team scores (equal is a drawn map); the
+ * map (`map_name`) as the match's context.
  */
 export function loadOverwatch(folder = join(dataRoot(), 'overwatch_league_rosters')): EvalMatch[] {
   const matches: EvalMatch[] = [];
@@ -317,6 +334,7 @@ export function loadOverwatch(folder = join(dataRoot(), 'overwatch_league_roster
     const score2 = columnIndex(header, 'score2', path);
     const roster1 = columnIndex(header, 'roster1', path);
     const roster2 = columnIndex(header, 'roster2', path);
+    const map = columnIndex(header, 'map_name', path);
     for (let i = 1; i < lines.length; i++) {
       const cells = splitCsvLine(lines[i]!);
       if (cells[score1] === '' || cells[score2] === '' || cells[roster1] === '' || cells[roster2] === '') continue; // not played
@@ -330,6 +348,7 @@ export function loadOverwatch(folder = join(dataRoot(), 'overwatch_league_roster
           { players: lineup(cells[roster1]!), score: Number(cells[score1]) },
           { players: lineup(cells[roster2]!), score: Number(cells[score2]) },
         ],
+        ...(cells[map] ? { context: cells[map] } : {}),
       });
     }
   }

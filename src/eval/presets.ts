@@ -82,9 +82,17 @@ const eloFit = (): ParameterSpec[] => fitOf('elo', { k: { min: 4 } });
 const homeFit: ParameterSpec = { ...HOME_ADVANTAGE_FIT };
 /** Whole-History Rating's two variances, over the ranges `ladder fit` searches. */
 const whrFit = fitOf('whr');
+/** Its context deviations' two variances (σc², wc²), over the ranges `ladder fit` searches. */
+const whrContextFit: ParameterSpec[] = describeSystem('whr').fit.parameters.filter((p) => p.name === 'contextPriorVariance' || p.name === 'contextDailyVariance');
+/**
+ * The context variances the Overwatch League row "whr, map variances fitted"
+ * chose on its training part (2018), at the default general variances: the
+ * Halo 2 files have no training part, so their context row takes these.
+ */
+export const OWL_WHR_CONTEXT_VARIANCES = { contextPriorVariance: 1.1346798966626295, contextDailyVariance: 0.01466296016264734 };
 
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
-function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[]): DatasetPreset {
+function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[], extraRuns: SystemRun[] = []): DatasetPreset {
   return {
     name,
     title,
@@ -99,6 +107,7 @@ function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: stri
       { label: 'glicko2, defaults', system: 'glicko2' },
       { label: 'teamrank, defaults', system: 'teamrank' },
       { label: 'whr, defaults', system: 'whr' },
+      ...extraRuns,
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published,
@@ -121,6 +130,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'teamrank, defaults', system: 'teamrank' },
       { label: 'whr, defaults', system: 'whr' },
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
+      // σc² of the level-of-play deviations chosen on the training part's last 30 % from 0.005, 0.02, 0.08 (and wc² from 0, 1e-5, 1e-4 at 0.02):
+      // a two-parameter golden-section fit on this file takes hours with contexts (docs/EVALUATION.md).
+      { label: 'whr, level-of-play deviations (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02 } },
     ],
     peers: [{ openskill: {} }, { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: "the paper's TrueSkill parameters" }],
     published: [
@@ -208,9 +220,14 @@ export const PRESETS: DatasetPreset[] = [
     { model: 'TrueSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
     { model: 'OpenSkill', note: 'wrong on 2,305 of 5,848 (39.415%)', source: 'openskill.js issue #64 (2021-02-28)' },
   ]),
-  halo2Preset('halo2-largeteam', 'LargeTeam', 'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online', [
-    { model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' },
-  ]),
+  halo2Preset(
+    'halo2-largeteam',
+    'LargeTeam',
+    'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online',
+    [{ model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' }],
+    // No training part to fit on: the game variant's deviations take the variances fitted for maps on OWL's training part.
+    [{ label: "whr, game-variant deviations at OWL's fitted map variances", system: 'whr', options: OWL_WHR_CONTEXT_VARIANCES }],
+  ),
   {
     name: 'owl',
     title: 'Overwatch League maps 2018–2019 (6v6 lineups, drawn maps)',
@@ -226,6 +243,9 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'wvw (map-score margin), defaults', system: 'wvw' },
       { label: 'teamrank, defaults', system: 'teamrank' },
       { label: 'whr, defaults', system: 'whr' },
+      { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
+      { label: 'whr, map variances fitted', system: 'whr', fit: whrContextFit },
+      { label: 'whr, variances and map variances fitted', system: 'whr', fit: [...whrFit, ...whrContextFit] },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'no published accuracy table for this data', source: 'overwatch_league_rosters/SOURCE.md' }],

@@ -20,12 +20,18 @@ import { type PresetRow, runPreset } from './run.js';
 
 const fixed = (value: number | undefined, digits = 4) => (value === undefined || !Number.isFinite(value) ? '—' : value.toFixed(digits));
 
+const CONTEXT_OPTIONS = ['contextK', 'contextRd', 'contextPriorVariance', 'contextDailyVariance'];
+
 function parametersText(row: PresetRow): string {
   const shown = { ...row.parameters, ...(row.fitted ?? {}) };
-  return Object.entries(shown)
-    .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis', 'refresh', 'integrate'].includes(key))
-    .map(([key, value]) => `${key} ${typeof value === 'number' ? +value.toPrecision(4) : value}${row.fitted && key in row.fitted ? '*' : ''}`)
-    .join(', ');
+  return (
+    Object.entries(shown)
+      .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis', 'refresh', 'integrate'].includes(key))
+      // Per-context options at 0 are off: not worth a column entry.
+      .filter(([key, value]) => !(value === 0 && CONTEXT_OPTIONS.includes(key)))
+      .map(([key, value]) => `${key} ${typeof value === 'number' ? +value.toPrecision(4) : value}${row.fitted && key in row.fitted ? '*' : ''}`)
+      .join(', ')
+  );
 }
 
 export function tableOf(preset: DatasetPreset, rows: readonly PresetRow[]): string {

@@ -33,7 +33,7 @@ export const matchContext = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   })
   .describe(
-    "Where or how the match is played (a map, a mode, a level). Systems with per-context offsets switched on (Elo's contextK, Glicko-2's contextRd) rate skill in it as rating + the player's offset for it; others ignore it.",
+    "Where or how the match is played (a map, a mode, a level). Systems with per-context offsets switched on (Elo's contextK, Glicko-2's contextRd, Whole-History Rating's contextPriorVariance) rate skill in it as rating + the player's offset for it; others ignore it.",
   );
 const idOrNumber = z.union([id, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]);
 const finiteNonNegative = z.number().min(0).max(1e15);

@@ -99,7 +99,7 @@ describe('ladder evaluate', () => {
 });
 
 describe('dataset loaders', () => {
-  it('reads football with goals as scores and home only away from neutral venues', () => {
+  it('reads football with goals as scores, home only away from neutral venues, friendlies as a context', () => {
     // test/fixtures/football-excerpt.csv: the first six rows of martj42/international_results (CC0).
     const matches = loadFootball(join(ROOT, 'test/fixtures/football-excerpt.csv'));
     expect(matches).toHaveLength(6);
@@ -112,5 +112,7 @@ describe('dataset loaders', () => {
       ],
     });
     expect(matches[1]!.teams[0]!.score).toBe(4);
+    // The tournament as context: Friendly, or every other one as competitive.
+    expect(matches.map((m) => m.context)).toEqual(Array(6).fill('friendly'));
   });
 });

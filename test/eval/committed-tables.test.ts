@@ -25,7 +25,7 @@ function committedTable(name: string): string | undefined {
 }
 
 /** Per-context offsets: 0 switches them off. */
-const OFF_UNLESS_SET: Record<string, unknown> = { contextK: 0, contextRd: 0 };
+const OFF_UNLESS_SET: Record<string, unknown> = { contextK: 0, contextRd: 0, contextPriorVariance: 0, contextDailyVariance: 0 };
 
 describe('docs/EVALUATION.md tables', () => {
   it.each(PRESETS.map((preset) => [preset.name, preset] as const))('%s: the table is rendered from its committed rows, one row per run and peer of the preset', (name, preset) => {

@@ -28,6 +28,7 @@ describe.each(BACKENDS)('match contexts on %s', (backend) => {
     expect((await api.post('/v1/ladders', { id: 'ctx', system: 'elo', public: true, options: { contextK: 16 } })).status).toBe(201);
     expect((await api.post('/v1/ladders', { id: 'plain', system: 'elo', public: true })).status).toBe(201);
     expect((await api.post('/v1/ladders', { id: 'g2', system: 'glicko2', public: true, options: { contextRd: 100 } })).status).toBe(201);
+    expect((await api.post('/v1/ladders', { id: 'whr', system: 'whr', public: true, options: { priorVariance: 0.6, contextPriorVariance: 0.2 } })).status).toBe(201);
   }, 120_000);
 
   afterAll(async () => {
@@ -87,6 +88,25 @@ describe.each(BACKENDS)('match contexts on %s', (backend) => {
     const anywhere = (await api.post('/v1/ladders/g2/predict', { teams })).body.probabilities[0];
     expect(onClay).toBeGreaterThan(anywhere);
     expect(anywhere).toBeGreaterThan(0.5);
+  });
+
+  it('keeps a Whole-History Rating deviation per context, worked by hand', async () => {
+    expect((await api.post('/v1/ladders/whr/matches', duel('w1', 'ann', 'bob', 'clay'))).status).toBe(201);
+    // σ0² 0.6, σc² 0.2 (packages/core/src/core/whr/whr.test.ts, one context, one game): ann's general skill
+    // 0.23509943 (variance 0.54472826), her clay deviation 0.07836648 (variance 0.19385870), bob mirrored.
+    // On clay σ(0.62693181/√(1 + π·1.47717391/8)) = 0.62216477; no context σ(0.47019886/√(1 + π·1.08945652/8)) = 0.59712471;
+    // on grass, new to both, the deviations' prior variance is added: σ(0.47019886/√(1 + π·1.48945652/8)) = 0.59230213.
+    const teams = [{ players: ['ann'] }, { players: ['bob'] }];
+    const predict = async (context?: string) => (await api.post('/v1/ladders/whr/predict', { teams, ...(context !== undefined ? { context } : {}) })).body.probabilities[0];
+    expect(await predict('clay')).toBeCloseTo(0.62216477, 6);
+    expect(await predict()).toBeCloseTo(0.59712471, 6);
+    expect(await predict('grass')).toBeCloseTo(0.59230213, 6);
+    // The offset on the rating's scale: 0.07836648 × 400/ln 10 = 13.6137, its deviation √0.19385870 × 400/ln 10 = 76.487.
+    const ann = await api.get('/v1/ladders/whr/players/ann');
+    expect(ann.body.rating).toBeCloseTo(1540.841, 3);
+    expect(ann.body.contexts.clay.offset).toBeCloseTo(13.6137, 3);
+    expect(ann.body.contexts.clay.rd).toBeCloseTo(76.487, 2);
+    expect(ann.body.contexts.clay.matches).toBe(1);
   });
 
   it('rates the offsets again when a match is voided', async () => {

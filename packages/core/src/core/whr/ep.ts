@@ -35,6 +35,7 @@ export abstract class WhrEp extends WhrMode {
       this.siteNu,
       this.siteTau,
       this.siteNu,
+      this.gamePerPlayer[g]!,
     );
   }
 
@@ -57,10 +58,12 @@ export abstract class WhrEp extends WhrMode {
     nuA: Float64Array,
     tauB: Float64Array,
     nuB: Float64Array,
+    perPlayer: number,
   ): void {
     const { gameNodes, nodeR, nodeV } = this;
-    const ca = 1 / (split - start);
-    const cb = -1 / (end - split);
+    // Each player's nodes (one, or general and deviation in a context) weigh 1/side size.
+    const ca = perPlayer / (split - start);
+    const cb = -perPlayer / (end - split);
     let m = offset;
     let v = 0;
     let mi = 0;
@@ -131,12 +134,24 @@ export abstract class WhrEp extends WhrMode {
     let nu = 0;
     if (t > 0) {
       // Against the team above, as side B: the team above's messages of this comparison are its "below" ones.
-      this.epComparison(rankBound[b - 1]!, start, end, rankTie[b - 1] === 1 ? 0.5 : 1, this.rankedOffset(g, t - 1), slot, siteTau, siteNu, siteTauUp, siteNuUp);
+      this.epComparison(
+        rankBound[b - 1]!,
+        start,
+        end,
+        rankTie[b - 1] === 1 ? 0.5 : 1,
+        this.rankedOffset(g, t - 1),
+        slot,
+        siteTau,
+        siteNu,
+        siteTauUp,
+        siteNuUp,
+        this.gamePerPlayer[g]!,
+      );
       tau += siteTauUp[slot]!;
       nu += siteNuUp[slot]!;
     }
     if (end < this.gameEnd[g]!) {
-      this.epComparison(start, end, rankBound[b + 2]!, rankTie[b] === 1 ? 0.5 : 1, this.rankedOffset(g, t), slot, siteTau, siteNu, siteTauUp, siteNuUp);
+      this.epComparison(start, end, rankBound[b + 2]!, rankTie[b] === 1 ? 0.5 : 1, this.rankedOffset(g, t), slot, siteTau, siteNu, siteTauUp, siteNuUp, this.gamePerPlayer[g]!);
       tau += siteTau[slot]!;
       nu += siteNu[slot]!;
     }
@@ -152,11 +167,14 @@ export abstract class WhrEp extends WhrMode {
    * (into nodeR) and variance. Returns the largest change of a mean.
    */
   protected epSmooth(p: number, from: number): number {
-    const nodes = this.players[p]!.nodes;
+    const timeline = this.players[p]!;
+    const nodes = timeline.nodes;
     const count = nodes.length;
     if (count - from <= 0) return 0;
     this.noteMoved(p);
-    const { nodeR, nodeV, nodeP, nodeH, nodeF, nodeMF, nodeDay, w2, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
+    // The timeline's own drift and prior: the general skill's, or a context deviation's.
+    const w2 = timeline.w2;
+    const { nodeR, nodeV, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
@@ -222,7 +240,7 @@ export abstract class WhrEp extends WhrMode {
       let messageVariance: number;
       if (j === 0) {
         messageMean = 0;
-        messageVariance = this.options.priorVariance;
+        messageVariance = timeline.priorVariance;
       } else {
         const before = nodes[j - 1]!;
         messageMean = nodeMF[before]!;

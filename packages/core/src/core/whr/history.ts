@@ -6,6 +6,7 @@
  * mode.ts (Newton's method to the posterior's mode), ep.ts (expectation
  * propagation), and inference.ts, whose WhrHistory picks one of them.
  */
+import { InvalidInputError } from '../errors.js';
 import { type Match, pairScore, teamPlacements } from '../match.js';
 import { whrWinProbability } from './link.js';
 import { type ResolvedWhrOptions, resolveWhrOptions, type WhrOptions } from './options.js';
@@ -45,6 +46,13 @@ export interface Player {
   touchedDay: number;
   /** The day for which the player's timeline was last brought up to date before a match (see `prepare`). */
   preparedDay: number;
+  /** The timeline's prior variance and drift per period: σ0² and w² for a general skill, σc² and wc² for a context deviation. */
+  priorVariance: number;
+  w2: number;
+  /** A context deviation's player (the index of their general timeline); −1 for a general skill. */
+  owner: number;
+  /** A general skill's deviation timelines by context (their indices), once the player has played in one. */
+  contexts?: Map<string, number>;
 }
 
 /**
@@ -55,7 +63,11 @@ export interface Player {
 export abstract class WhrHistoryBase {
   readonly options: ResolvedWhrOptions;
   protected readonly index = new Map<string, number>();
+  /** The player of each timeline (a context deviation's is its player's). */
   protected readonly ids: string[] = [];
+  /** The players, each once, in the order first seen, and the index of each one's general timeline. */
+  protected readonly generalIds: string[] = [];
+  protected readonly generalTimelines: number[] = [];
   protected readonly players: Player[] = [];
   // Nodes.
   protected nodeCount = 0;
@@ -97,6 +109,8 @@ export abstract class WhrHistoryBase {
   protected gameOffset = new Float64Array(1024);
   /** A ranked game's first index into rankBound/rankScore/rankOffset; −1 for a game of two sides. */
   protected gameRank = new Int32Array(1024);
+  /** Nodes per player in the game: 2 for a game in a context (each player's general node and deviation node), else 1. */
+  protected gamePerPlayer = new Uint8Array(1024);
   protected gameNodeCount = 0;
   protected gameNodes = new Int32Array(4096);
   /**
@@ -136,11 +150,19 @@ export abstract class WhrHistoryBase {
   protected readonly ep: boolean;
   protected readonly priorPrecision: number;
   protected readonly w2: number;
+  /** Whether a match's `context` adds each player's deviation in it (contextPriorVariance > 0). */
+  protected readonly contextual: boolean;
 
   constructor(options: WhrOptions = {}) {
     this.options = resolveWhrOptions(options);
     this.probit = this.options.link === 'probit';
     this.ep = this.options.inference === 'ep';
+    this.contextual = this.options.contextPriorVariance > 0;
+    if (this.contextual && !this.ep) {
+      throw new InvalidInputError("whr: contextPriorVariance needs inference 'ep' (the posterior's mode has no context deviations); set contextPriorVariance 0 or inference 'ep'", {
+        field: 'contextPriorVariance',
+      });
+    }
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
     if (!this.ep) {
@@ -155,7 +177,7 @@ export abstract class WhrHistoryBase {
   }
 
   get playerCount(): number {
-    return this.players.length;
+    return this.generalIds.length;
   }
 
   get gamesCount(): number {
@@ -171,7 +193,7 @@ export abstract class WhrHistoryBase {
   }
 
   playerIds(): readonly string[] {
-    return this.ids;
+    return this.generalIds;
   }
 
   /** The period a match falls in: from `at`, else the period after the latest one. */
@@ -183,21 +205,43 @@ export abstract class WhrHistoryBase {
   protected playerIndex(id: string): number {
     let i = this.index.get(id);
     if (i === undefined) {
-      i = this.players.length;
+      i = this.newTimeline(id, this.options.priorVariance, this.w2, -1);
       this.index.set(id, i);
-      this.ids.push(id);
-      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity });
-      if (i >= this.movedFlag.length) {
-        const flags = new Uint8Array(this.movedFlag.length * 2);
-        flags.set(this.movedFlag);
-        this.movedFlag = flags;
-      }
+      this.generalIds.push(id);
+      this.generalTimelines.push(i);
       this.noteMoved(i);
     }
     return i;
   }
 
-  protected noteMoved(p: number): void {
+  private newTimeline(id: string, priorVariance: number, w2: number, owner: number): number {
+    const i = this.players.length;
+    this.ids.push(id);
+    this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, priorVariance, w2, owner });
+    if (i >= this.movedFlag.length) {
+      const flags = new Uint8Array(this.movedFlag.length * 2);
+      flags.set(this.movedFlag);
+      this.movedFlag = flags;
+    }
+    return i;
+  }
+
+  /** The timeline of player p's deviation in `context` (created at its prior on first use). */
+  protected deviationIndex(p: number, context: string): number {
+    const player = this.players[p]!;
+    player.contexts ??= new Map();
+    let d = player.contexts.get(context);
+    if (d === undefined) {
+      d = this.newTimeline(this.ids[p]!, this.options.contextPriorVariance, this.options.contextDailyVariance, p);
+      player.contexts.set(context, d);
+    }
+    return d;
+  }
+
+  /** Marks a timeline's player as moved (a context deviation moves its player's skill in that context). */
+  protected noteMoved(timeline: number): void {
+    const owner = this.players[timeline]!.owner;
+    const p = owner >= 0 ? owner : timeline;
     if (this.movedFlag[p] === 1) return;
     this.movedFlag[p] = 1;
     this.movedList.push(p);
@@ -239,7 +283,7 @@ export abstract class WhrHistoryBase {
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
     this.nodeDay[n] = day;
-    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + this.w2 * (day - this.nodeDay[previous]!)) : this.priorPrecision;
+    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + player.w2 * (day - this.nodeDay[previous]!)) : 1 / player.priorVariance;
     this.nodeHead[n] = -1;
     if (this.ep) {
       // With no message of its own yet, the node's filter and posterior are the past's message.
@@ -311,13 +355,16 @@ export abstract class WhrHistoryBase {
       this.gameScore = grow(this.gameScore, size);
       this.gameOffset = grow(this.gameOffset, size);
       this.gameRank = grow(this.gameRank, size);
+      this.gamePerPlayer = grow(this.gamePerPlayer, size);
     }
     this.gameRank[g] = -1;
+    this.gamePerPlayer[g] = 1;
     return g;
   }
 
-  protected addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number): void {
+  protected addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number, perPlayer = 1): void {
     const g = this.newGame();
+    this.gamePerPlayer[g] = perPlayer;
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + sideA.length + sideB.length);
     this.gameStart[g] = this.gameNodeCount;
     for (const n of sideA) this.gameNodes[this.gameNodeCount++] = n;
@@ -351,8 +398,9 @@ export abstract class WhrHistoryBase {
    * home team's place in that order (−1: none) and its offset (see
    * addMatch). One entry per player, whatever the number of teams.
    */
-  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number): void {
+  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number, perPlayer = 1): void {
     const g = this.newGame();
+    this.gamePerPlayer[g] = perPlayer;
     let players = 0;
     for (const team of teams) players += team.length;
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + players);
@@ -411,22 +459,33 @@ export abstract class WhrHistoryBase {
       this.day = day;
     }
     const placements = teamPlacements(match);
-    const teamNodes = match.teams.map((team) =>
-      team.players.map((player) => {
+    const context = this.contextual ? match.context : undefined;
+    // In a context, each player is two nodes, general skill then deviation, with the same coefficient.
+    const perPlayer = context === undefined ? 1 : 2;
+    const involved: number[] = [];
+    const noteTimeline = (p: number): number => {
+      const state = this.players[p]!;
+      state.matches++;
+      if (match.at !== undefined && (state.lastAt === undefined || match.at > state.lastAt)) state.lastAt = match.at;
+      if (state.touchedDay !== this.day) {
+        state.touchedDay = this.day;
+        this.touched.push(p);
+      }
+      involved.push(p);
+      return this.nodeFor(p, day);
+    };
+    const teamNodes = match.teams.map((team) => {
+      const nodes: number[] = [];
+      for (const player of team.players) {
         const p = this.playerIndex(player.id);
-        const state = this.players[p]!;
-        state.matches++;
-        if (match.at !== undefined && (state.lastAt === undefined || match.at > state.lastAt)) state.lastAt = match.at;
-        if (state.touchedDay !== this.day) {
-          state.touchedDay = this.day;
-          this.touched.push(p);
-        }
-        return this.nodeFor(p, day);
-      }),
-    );
+        nodes.push(noteTimeline(p));
+        if (context !== undefined) nodes.push(noteTimeline(this.deviationIndex(p, context)));
+      }
+      return nodes;
+    });
     if (match.teams.length === 2) {
       const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
-      this.addGame(teamNodes[0]!, teamNodes[1]!, pairScore(placements, 0, 1), offset);
+      this.addGame(teamNodes[0]!, teamNodes[1]!, pairScore(placements, 0, 1), offset, perPlayer);
     } else {
       // Rank order, ties in the order given (a stable sort).
       const order = placements.map((_, t) => t).sort((x, y) => placements[x]! - placements[y]!);
@@ -437,11 +496,10 @@ export abstract class WhrHistoryBase {
         ties,
         match.home === undefined ? -1 : order.indexOf(match.home),
         homeOffset,
+        perPlayer,
       );
     }
     if (this.deferred) return;
-    const involved: number[] = [];
-    for (const team of match.teams) for (const player of team.players) involved.push(this.index.get(player.id)!);
     for (let round = 0; round < 2; round++) {
       for (const p of involved) this.smooth(p, this.players[p]!.nodes.length - 1);
     }
@@ -469,14 +527,21 @@ export abstract class WhrHistoryBase {
       for (const player of team.players) {
         const p = this.index.get(player.id);
         if (p === undefined) continue;
-        const state = this.players[p]!;
-        if (state.preparedDay >= day) continue;
-        state.preparedDay = day;
-        const count = state.nodes.length;
-        if (this.nodeDay[state.nodes[count - 1]!]! >= day) continue;
-        for (let s = 0; s < refresh; s++) this.smooth(p, Math.max(0, count - window));
+        this.refreshTimeline(p, day, window, refresh);
+        const deviation = this.contextual && match.context !== undefined ? this.players[p]!.contexts?.get(match.context) : undefined;
+        if (deviation !== undefined) this.refreshTimeline(deviation, day, window, refresh);
       }
     }
+  }
+
+  /** `prepare` for one timeline: its last `window` nodes re-smoothed `refresh` times, once a day, if it has not played on `day` yet. */
+  private refreshTimeline(p: number, day: number, window: number, refresh: number): void {
+    const state = this.players[p]!;
+    if (state.preparedDay >= day) return;
+    state.preparedDay = day;
+    const count = state.nodes.length;
+    if (this.nodeDay[state.nodes[count - 1]!]! >= day) return;
+    for (let s = 0; s < refresh; s++) this.smooth(p, Math.max(0, count - window));
   }
 
   /**
@@ -496,18 +561,24 @@ export abstract class WhrHistoryBase {
     }
     this.touched = [];
     if (cycle > 0) {
-      const players = this.players.length;
+      // A slice of the players, each with their context deviations.
+      const players = this.generalTimelines.length;
       const slice = Math.ceil(players / cycle);
       for (let i = 0; i < slice; i++) {
         if (this.cursor >= players) this.cursor = 0;
-        const nodes = this.players[this.cursor]!.nodes;
-        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) this.smooth(this.cursor, 0);
+        const p = this.generalTimelines[this.cursor]!;
+        const player = this.players[p]!;
+        const nodes = player.nodes;
+        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) {
+          this.smooth(p, 0);
+          if (player.contexts !== undefined) for (const d of player.contexts.values()) this.smooth(d, 0);
+        }
         this.cursor++;
       }
     }
   }
 
-  /** The next player of the round robin of `cycle`. */
+  /** The next player of the round robin of `cycle` (an index into generalTimelines). */
   protected cursor = 0;
 
   /**
@@ -526,7 +597,7 @@ export abstract class WhrHistoryBase {
       for (const match of matches) {
         const teams = match.teams;
         const day = this.dayOf(match.at);
-        if (teams.length !== 2 || teams[0]!.players.length !== 1 || teams[1]!.players.length !== 1) {
+        if (teams.length !== 2 || teams[0]!.players.length !== 1 || teams[1]!.players.length !== 1 || (this.contextual && match.context !== undefined)) {
           this.addMatch(match, homeOffset, day);
           continue;
         }
@@ -576,6 +647,7 @@ export abstract class WhrHistoryBase {
       this.gameScore = grow(this.gameScore, games);
       this.gameOffset = grow(this.gameOffset, games);
       this.gameRank = grow(this.gameRank, games);
+      this.gamePerPlayer = grow(this.gamePerPlayer, games);
     }
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
     this.growSites();
@@ -619,32 +691,69 @@ export abstract class WhrHistoryBase {
     return out;
   }
 
-  /** Mean and variance of a player's skill on `day` (drifted forward from their last node; the prior for a new player). */
-  skillAt(id: string, day: number, out: Float64Array): void {
+  /** A player's deviations by context: mean and variance of each at its last node (empty without contexts). */
+  contextEstimates(id: string): Map<string, WhrEstimate> {
+    const out = new Map<string, WhrEstimate>();
+    const p = this.index.get(id);
+    const contexts = p === undefined ? undefined : this.players[p]!.contexts;
+    if (contexts === undefined) return out;
+    for (const [context, d] of contexts) {
+      const timeline = this.players[d]!;
+      const last = timeline.nodes[timeline.nodes.length - 1]!;
+      const estimate: WhrEstimate = { mean: this.nodeR[last]!, variance: this.nodeV[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
+      if (timeline.lastAt !== undefined) estimate.lastAt = timeline.lastAt;
+      out.set(context, estimate);
+    }
+    return out;
+  }
+
+  /**
+   * Mean and variance of a player's skill on `day` (drifted forward from
+   * their last node; the prior for a new player), in `context` when contexts
+   * are on: the general skill plus the deviation in it (its prior for a
+   * context the player has not played).
+   */
+  skillAt(id: string, day: number, out: Float64Array, context?: string): void {
     const p = this.index.get(id);
     if (p === undefined) {
       out[0] = 0;
       out[1] = this.options.priorVariance;
+    } else this.timelineAt(p, day, out);
+    if (!this.contextual || context === undefined) return;
+    const d = p === undefined ? undefined : this.players[p]!.contexts?.get(context);
+    if (d === undefined) {
+      out[1] += this.options.contextPriorVariance;
       return;
     }
-    const nodes = this.players[p]!.nodes;
+    const mean = out[0]!;
+    const variance = out[1]!;
+    this.timelineAt(d, day, out);
+    out[0] += mean;
+    out[1] += variance;
+  }
+
+  /** Mean and variance of timeline p on `day`, drifted forward from its last node. */
+  private timelineAt(p: number, day: number, out: Float64Array): void {
+    const player = this.players[p]!;
+    const nodes = player.nodes;
     const last = nodes[nodes.length - 1]!;
     const gap = day - this.nodeDay[last]!;
     out[0] = this.nodeR[last]!;
-    out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? this.w2 * gap : 0);
+    out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? player.w2 * gap : 0);
   }
 
   protected readonly skill = new Float64Array(2);
 
-  /** P(team 0 beats team 1) of a two-team match on the match's day, with `homeOffset` for its home team. */
+  /** P(team 0 beats team 1) of a two-team match on the match's day (in its context, when contexts are on), with `homeOffset` for its home team. */
   predictMatch(match: Match, homeOffset = 0): number {
     const day = this.dayOf(match.at);
+    const context = this.contextual ? match.context : undefined;
     const strength = [0, 0];
     const variance = [0, 0];
     for (let t = 0; t < 2; t++) {
       const players = match.teams[t]!.players;
       for (const player of players) {
-        this.skillAt(player.id, day, this.skill);
+        this.skillAt(player.id, day, this.skill, context);
         strength[t]! += this.skill[0]!;
         variance[t]! += this.skill[1]!;
       }

@@ -15,6 +15,20 @@ export const WHR_OPTIONS = {
   priorVariance: numberOption({ default: 0.7989, min: 0, exclusiveMin: true, description: "σ0², the variance of a new player's skill, in natural units²" }),
   /** w², the variance the skill drifts by per period (a day), in natural units². @default 0.001331 (fitted as priorVariance) */
   dailyVariance: numberOption({ default: 0.001331, min: 0, exclusiveMin: true, description: 'w², the variance the skill drifts by per period, in natural units²' }),
+  /**
+   * σc², the prior variance of a player's deviation in a context (a match's
+   * `context`: a map, a level): skill in a context is the general skill plus
+   * a deviation with its own timeline, which starts at N(0, σc²) on the
+   * player's first match in the context. 0 leaves contexts out (every match
+   * rates the general skill alone). Expectation propagation only. @default 0
+   */
+  contextPriorVariance: numberOption({
+    default: 0,
+    min: 0,
+    description: "σc², the prior variance of a player's deviation in a context (skill in a context = general + deviation); 0 leaves contexts out",
+  }),
+  /** wc², the variance a context deviation drifts by per period, in natural units² (read when contextPriorVariance > 0). @default 0 */
+  contextDailyVariance: numberOption({ default: 0, min: 0, description: 'wc², the variance a context deviation drifts by per period (with contextPriorVariance > 0)' }),
   /** P(A wins) = σ(d) (Bradley–Terry) or Φ(d). @default 'logistic' */
   link: choiceOption(['logistic', 'probit'], 'logistic', 'P(A wins) = σ(d) (logistic, Bradley–Terry) or Φ(d) (probit)'),
   /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */

@@ -4,7 +4,7 @@
  * (`online`) hooks.
  */
 import { defineSystem } from '../descriptor.js';
-import { type MatchRating, type PlayerState, predictFromPairs, type WholeHistorySystem } from '../rating-system.js';
+import { type ContextOffset, contextOf, type MatchRating, type PlayerState, predictFromPairs, type WholeHistorySystem } from '../rating-system.js';
 import { WhrHistory } from './inference.js';
 import { whrWinProbability } from './link.js';
 import { type ResolvedWhrOptions, WHR_OPTIONS, WHR_SCALE, type WhrOptions } from './options.js';
@@ -26,12 +26,23 @@ export interface WhrSystem extends WholeHistorySystem {
 export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
   const history = new WhrHistory(options);
   const o = history.options;
+  const contextual = o.contextPriorVariance > 0;
   const initial = (): PlayerState => ({ rating: o.rating, rd: Math.sqrt(o.priorVariance) * WHR_SCALE, matches: 0 });
   const stateOf = (id: string): PlayerState | undefined => {
     const estimate = history.estimate(id);
     if (!estimate) return undefined;
     const state: PlayerState = { rating: o.rating + estimate.mean * WHR_SCALE, rd: Math.sqrt(estimate.variance) * WHR_SCALE, matches: estimate.matches };
     if (estimate.lastAt !== undefined) state.lastAt = estimate.lastAt;
+    if (contextual) {
+      // Each context deviation as an offset on the rating's scale, with its own deviation.
+      const contexts: Record<string, ContextOffset> = {};
+      let any = false;
+      for (const [context, deviation] of history.contextEstimates(id)) {
+        contexts[context] = { offset: deviation.mean * WHR_SCALE, rd: Math.sqrt(deviation.variance) * WHR_SCALE, matches: deviation.matches };
+        any = true;
+      }
+      if (any) state.contexts = contexts;
+    }
     return state;
   };
   const ratePeriod: WholeHistorySystem['ratePeriod'] = (matches, states) => {
@@ -65,7 +76,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     initial,
     ratePeriod,
     rateMatch: (match, states) => ratePeriod([match], states)[0]!,
-    predict: (teams) => {
+    predict: (teams, context) => {
       const skills = teams.map((team) => {
         let mean = 0;
         let variance = 0;
@@ -73,6 +84,12 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
           const [m, v] = toSkill(player);
           mean += m;
           variance += v;
+          if (contextual && context !== undefined) {
+            // Skill in the context: plus the deviation in it (its prior for a context not yet played).
+            const deviation = contextOf(player, context);
+            mean += (deviation?.offset ?? 0) / WHR_SCALE;
+            variance += deviation === undefined ? o.contextPriorVariance : ((deviation.rd ?? 0) / WHR_SCALE) ** 2;
+          }
         }
         return [mean / team.length, variance / (team.length * team.length)] as const;
       });
@@ -81,7 +98,17 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     idle: (state, periods) => {
       if (!(periods > 0)) return state;
       const rd = state.rd ?? Math.sqrt(o.priorVariance) * WHR_SCALE;
-      return { ...state, rd: Math.sqrt(rd * rd + o.dailyVariance * periods * WHR_SCALE * WHR_SCALE) };
+      const idled: PlayerState = { ...state, rd: Math.sqrt(rd * rd + o.dailyVariance * periods * WHR_SCALE * WHR_SCALE) };
+      if (state.contexts !== undefined) {
+        // The deviations drift too, by wc² a period.
+        const contexts: Record<string, ContextOffset> = {};
+        for (const [context, deviation] of Object.entries(state.contexts)) {
+          const deviationRd = deviation.rd ?? 0;
+          contexts[context] = { ...deviation, rd: Math.sqrt(deviationRd * deviationRd + o.contextDailyVariance * periods * WHR_SCALE * WHR_SCALE) };
+        }
+        idled.contexts = contexts;
+      }
+      return idled;
     },
     states: () => {
       const out = new Map<string, PlayerState>();
@@ -121,6 +148,9 @@ export const WHR = defineSystem({
     parameters: [
       { name: 'dailyVariance', min: 0.0002, max: 0.05, initial: 0.0025 },
       { name: 'priorVariance', min: 0.05, max: 5, initial: 0.6 },
+      // The context deviations' variances: fitted only when asked (--fit contextPriorVariance,contextDailyVariance).
+      { name: 'contextPriorVariance', min: 0.001, max: 5, initial: 0.05 },
+      { name: 'contextDailyVariance', min: 0.000001, max: 0.05, initial: 0.0001 },
     ],
     byDefault: ['dailyVariance', 'priorVariance'],
   },

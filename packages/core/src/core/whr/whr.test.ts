@@ -729,3 +729,176 @@ function invert(matrix: number[][]): number[][] {
   }
   return a.map((row) => row.slice(n));
 }
+
+describe('whr: context deviations (skill in a context = general skill + a deviation with its own timeline)', () => {
+  const inContext = (match: Match, context: string): Match => ({ ...match, context });
+  const CONTEXT = { priorVariance: 0.6, contextPriorVariance: 0.2 };
+
+  it('one context, one game between new players, by hand: the means of the summed model, the variances of two independent factors', () => {
+    // σ0² = a = 0.6, σc² = b = 0.2, V = a + b = 0.8. a beats b in context x: d = g_a + c_a − g_b − c_b (each ±1),
+    // a priori N(0, 2V = 1.6). One factor, so every cavity is the prior and EP is at its fixed point after one pass:
+    // κ = 1/√(1 + π·1.6/8) = 0.78366476, α = κ/2 = 0.39183238, β = κ²/4 = 0.15353261.
+    // g_a: mean a·α = 0.23509943, variance a − a²β = 0.54472826; c_a: mean b·α = 0.07836648, variance b − b²β = 0.19385870.
+    const h = history([inContext(game('a', 'b', 0), 'x')], { inference: 'ep', ...CONTEXT });
+    expect(h.estimate('a')!.mean).toBeCloseTo(0.23509943, 7);
+    expect(h.estimate('a')!.variance).toBeCloseTo(0.54472826, 7);
+    const deviation = h.contextEstimates('a').get('x')!;
+    expect(deviation.mean).toBeCloseTo(0.07836648, 7);
+    expect(deviation.variance).toBeCloseTo(0.1938587, 7);
+    expect(deviation.matches).toBe(1);
+    expect(h.contextEstimates('b').get('x')!.mean).toBeCloseTo(-0.07836648, 7);
+    // The summed model (no context, σ0² = 0.8) gives the skill in x the same mean, V·α = 0.31346591, but variance
+    // V − V²β = 0.70173913, not (a − a²β) + (b − b²β) = 0.73858695: the factorised posterior drops the
+    // correlation of g and c (−abβ each way), 2abβ = 0.03684782. So the rematch's prediction
+    // σ(0.62693181/√(1 + π·1.47717391/8)) = 0.62216477 against σ(0.62693181/√(1 + π·1.40347825/8)) = 0.62325283.
+    const summed = history([game('a', 'b', 0)], { inference: 'ep', priorVariance: 0.8 });
+    expect(summed.estimate('a')!.mean).toBeCloseTo(0.31346591, 7);
+    expect(summed.estimate('a')!.variance).toBeCloseTo(0.70173913, 7);
+    expect(h.predictMatch(inContext(game('a', 'b', 0), 'x'))).toBeCloseTo(0.62216477, 7);
+    expect(summed.predictMatch(game('a', 'b', 0))).toBeCloseTo(0.62325283, 7);
+    // With the means alone (integrate off), the two predictions are the same: σ(0.62693181) = 0.65179343.
+    const meansOnly = history([inContext(game('a', 'b', 0), 'x')], { inference: 'ep', ...CONTEXT, integrate: false });
+    expect(meansOnly.predictMatch(inContext(game('a', 'b', 0), 'x'))).toBeCloseTo(0.65179343, 7);
+    expect(history([game('a', 'b', 0)], { inference: 'ep', priorVariance: 0.8, integrate: false }).predictMatch(game('a', 'b', 0))).toBeCloseTo(0.65179343, 7);
+  });
+
+  it('a new context starts at the general skill: mean the general one, variance plus σc² (and a new player: σ0² + σc²)', () => {
+    const h = history([inContext(game('a', 'b', 0), 'x'), inContext(game('a', 'b', 1), 'x')], { inference: 'ep', ...CONTEXT });
+    const a = h.estimate('a')!;
+    const b = h.estimate('b')!;
+    const w2 = h.options.dailyVariance;
+    // Day 1 is both players' last day; a game on day 3 drifts each general skill by 2w².
+    const expected = whrWinProbability(a.mean - b.mean, a.variance + b.variance + 4 * w2 + 2 * 0.2, 'logistic');
+    expect(h.predictMatch(inContext(game('a', 'b', 3), 'y'))).toBeCloseTo(expected, 12);
+    // A player never seen: prior σ0² + σc² = 0.8 in any context.
+    const out = new Float64Array(2);
+    h.skillAt('new', 3, out, 'x');
+    expect([out[0], out[1]]).toEqual([0, 0.8]);
+  });
+
+  it('(b) two contexts whose deviations have (near) zero variance give the predictions of no context', () => {
+    const log = randomLog(7, 400, ['x', 'y']);
+    const without = onlinePredictions(log, { inference: 'ep' });
+    const tiny = onlinePredictions(log, { inference: 'ep', contextPriorVariance: 1e-12 });
+    expect(tiny.length).toBe(without.length);
+    let largest = 0;
+    for (let i = 0; i < without.length; i++) largest = Math.max(largest, Math.abs(tiny[i]! - without[i]!));
+    expect(largest).toBeLessThan(1e-9);
+    // …while a real deviation variance changes them.
+    const real = onlinePredictions(log, { inference: 'ep', contextPriorVariance: 0.3, contextDailyVariance: 0.001 });
+    expect(real.some((p, i) => Math.abs(p - without[i]!) > 1e-3)).toBe(true);
+  });
+
+  it('property: with (near) zero deviation variance, any log with any contexts predicts as without contexts', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 4 }), fc.constantFrom('logistic', 'probit'), (seed, contexts, link) => {
+        const names = ['x', 'y', 'z', 'w'].slice(0, contexts);
+        const log = randomLog(seed, 60, names);
+        const link_ = link as 'logistic' | 'probit';
+        const without = onlinePredictions(log, { inference: 'ep', link: link_, window: 4, cycle: 3 });
+        const tiny = onlinePredictions(log, { inference: 'ep', link: link_, window: 4, cycle: 3, contextPriorVariance: 1e-12, contextDailyVariance: 1e-14 });
+        for (let i = 0; i < without.length; i++) expect(Math.abs(tiny[i]! - without[i]!)).toBeLessThan(1e-8);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('the batch path (addMatches, then converge) reaches the fixed point the incremental one does, deviations included', () => {
+    const log = randomLog(5, 150, ['x', 'y', 'z']);
+    const options = { inference: 'ep' as const, contextPriorVariance: 0.3, contextDailyVariance: 0.002 };
+    const batch = new WhrHistory(options);
+    batch.addMatches(log);
+    batch.converge(1e-10, 2000);
+    const incremental = new WhrHistory(options);
+    for (const match of log) incremental.addMatch(match);
+    incremental.converge(1e-10, 2000);
+    for (const id of incremental.playerIds()) {
+      expect(batch.estimate(id)!.mean).toBeCloseTo(incremental.estimate(id)!.mean, 6);
+      for (const [context, deviation] of incremental.contextEstimates(id)) expect(batch.contextEstimates(id).get(context)!.mean).toBeCloseTo(deviation.mean, 6);
+    }
+    expect(batch.playerIds().length).toBe(12);
+  });
+
+  it('contexts off (contextPriorVariance 0, the default): a match context changes nothing', () => {
+    const log = randomLog(11, 200, ['x', 'y']);
+    const stripped = log.map(({ context: _context, ...match }) => match);
+    expect(onlinePredictions(log, { inference: 'ep' })).toEqual(onlinePredictions(stripped, { inference: 'ep' }));
+  });
+
+  it('the posterior mode has no context deviations: contextPriorVariance with inference map is an error naming the option', () => {
+    expect(() => new WhrHistory({ inference: 'map', contextPriorVariance: 0.1 })).toThrow(InvalidInputError);
+    expect(() => new WhrHistory({ inference: 'map', contextPriorVariance: 0.1 })).toThrow(/contextPriorVariance/);
+    expect(() => new WhrHistory({ inference: 'map', contextDailyVariance: 0.1 })).not.toThrow();
+  });
+
+  it('as a RatingSystem: states carry each deviation as an offset, and predict in a context adds it', () => {
+    const system = createSystem('whr', { contextPriorVariance: 0.2, contextDailyVariance: 0.001 });
+    const states = new Map();
+    for (const match of [inContext(game('a', 'b', 0), 'x'), inContext(game('a', 'c', 0), 'y'), inContext(game('b', 'c', 0), 'x')]) {
+      for (const change of system.rateMatch(match, states).players) states.set(change.id, change.after);
+    }
+    const all = (system as unknown as { states(): Map<string, import('../rating-system.js').PlayerState> }).states();
+    const a = all.get('a')!;
+    expect(Object.keys(a.contexts ?? {}).sort()).toEqual(['x', 'y']);
+    expect(a.contexts!.x!.matches).toBe(1);
+    const history_ = (system as unknown as { history: WhrHistory }).history;
+    expect(a.contexts!.x!.offset).toBeCloseTo(history_.contextEstimates('a').get('x')!.mean * WHR_SCALE, 9);
+    // The same day: predict from the states equals the history's prediction, in a played context and a new one.
+    for (const context of ['x', 'y', 'z']) {
+      const match = inContext(game('a', 'b', 0), context);
+      expect(system.predict([[a], [all.get('b')!]], context)[0]).toBeCloseTo(history_.predictMatch(match), 12);
+    }
+    // Without a context, the general skills alone.
+    expect(system.predict([[a], [all.get('b')!]])[0]).toBeCloseTo(history_.predictMatch(game('a', 'b', 0)), 12);
+    // Idle for 10 days: the general variance grows by 10 w², each deviation's by 10 wc² (0.001), the offsets stay.
+    const idled = system.idle!(a, 10);
+    const rdOf = (variance: number): number => Math.sqrt(variance) * WHR_SCALE;
+    const deviationVariance = (a.contexts!.x!.rd! / WHR_SCALE) ** 2;
+    expect(idled.contexts!.x!.rd).toBeCloseTo(rdOf(deviationVariance + 10 * 0.001), 9);
+    expect(idled.contexts!.x!.offset).toBe(a.contexts!.x!.offset);
+  });
+});
+
+/** A reproducible log of duels, two-player teams, three-team matches, draws and home sides over `count` matches, each in one of `contexts`. */
+function randomLog(seed: number, count: number, contexts: readonly string[]): Match[] {
+  let s = seed;
+  const random = (): number => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+  const matches: Match[] = [];
+  let day = 0;
+  for (let i = 0; i < count; i++) {
+    if (random() < 0.3) day += 1 + Math.floor(random() * 3);
+    const teamCount = random() < 0.1 ? 3 : 2;
+    const size = random() < 0.3 ? 2 : 1;
+    const used = new Set<number>();
+    const teams = [];
+    for (let t = 0; t < teamCount; t++) {
+      const players = [];
+      while (players.length < size) {
+        const p = Math.floor(random() * 12);
+        if (used.has(p)) continue;
+        used.add(p);
+        players.push({ id: `p${p}` });
+      }
+      teams.push({ players, rank: 1 + Math.floor(random() * teamCount) });
+    }
+    const match: Match = { at: day * DAY, teams, context: contexts[Math.floor(random() * contexts.length)]! };
+    if (random() < 0.3) match.home = 0;
+    matches.push(match);
+  }
+  return matches;
+}
+
+/** Each two-team match predicted online (before it is added), with a home offset of 0.2. */
+function onlinePredictions(matches: readonly Match[], options: ConstructorParameters<typeof WhrHistory>[0]): number[] {
+  const h = new WhrHistory(options);
+  const out: number[] = [];
+  for (const match of matches) {
+    h.prepare(match);
+    if (match.teams.length === 2) out.push(h.predictMatch(match, 0.2));
+    h.addMatch(match, 0.2);
+  }
+  return out;
+}
