@@ -36,6 +36,13 @@ export function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T,
   return bigger;
 }
 
+/** A player's frozen past (see horizon.ts): their skill N(mean, variance) on `day`, the prior of their first node after it. */
+export interface WhrPrior {
+  mean: number;
+  variance: number;
+  day: number;
+}
+
 export interface Player {
   /** Global node ids, in time order. */
   nodes: number[];
@@ -45,6 +52,8 @@ export interface Player {
   touchedDay: number;
   /** The day for which the player's timeline was last brought up to date before a match (see `prepare`). */
   preparedDay: number;
+  /** The prior of the first node: N(0, σ0²) when undefined, else the player's frozen past drifted to the node's day. */
+  prior: WhrPrior | undefined;
 }
 
 /**
@@ -109,6 +118,8 @@ export abstract class WhrHistoryBase {
   protected rankCount = 0;
   protected rankBound = new Int32Array(256);
   protected rankTie = new Uint8Array(256);
+  /** The team at each place's index in the match as given (a replay after a freeze, horizon.ts, gives the teams back in that order). */
+  protected rankOrigin = new Int32Array(256);
   /**
    * Expectation propagation only: each game slot's Gaussian message to its
    * node, as precision and precision × mean. In a ranked game, siteTau/siteNu
@@ -186,7 +197,7 @@ export abstract class WhrHistoryBase {
       i = this.players.length;
       this.index.set(id, i);
       this.ids.push(id);
-      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity });
+      this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, prior: undefined });
       if (i >= this.movedFlag.length) {
         const flags = new Uint8Array(this.movedFlag.length * 2);
         flags.set(this.movedFlag);
@@ -219,6 +230,25 @@ export abstract class WhrHistoryBase {
     for (let p = 0; p < this.players.length; p++) this.noteMoved(p);
   }
 
+  /** Scratch for `firstPrior`'s mean and variance. */
+  protected readonly prior = new Float64Array(2);
+
+  /**
+   * The prior of player p's first node, on `day`: mean into out[0] and
+   * variance into out[1]. N(0, σ0²), but for a player whose past was frozen
+   * (horizon.ts): their frozen skill, drifted from the freeze to `day`.
+   */
+  protected firstPrior(p: number, day: number, out: Float64Array): void {
+    const prior = this.players[p]!.prior;
+    if (prior === undefined) {
+      out[0] = 0;
+      out[1] = this.options.priorVariance;
+      return;
+    }
+    out[0] = prior.mean;
+    out[1] = prior.variance + (day > prior.day ? this.w2 * (day - prior.day) : 0);
+  }
+
   /** The player's node for `day` (a late day is folded into the player's last node). */
   protected nodeFor(p: number, day: number): number {
     const player = this.players[p]!;
@@ -237,13 +267,14 @@ export abstract class WhrHistoryBase {
       this.growEpNodes(size);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
-    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
+    if (previous < 0) this.firstPrior(p, day, this.prior);
+    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : this.prior[0]!;
     this.nodeDay[n] = day;
-    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + this.w2 * (day - this.nodeDay[previous]!)) : this.priorPrecision;
+    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + this.w2 * (day - this.nodeDay[previous]!)) : 1 / this.prior[1]!;
     this.nodeHead[n] = -1;
     if (this.ep) {
       // With no message of its own yet, the node's filter and posterior are the past's message.
-      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
+      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : this.prior[0]!;
       this.nodeV[n] = 1 / this.nodeF[n]!;
       this.nodeP[n] = this.nodeF[n]!;
       this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
@@ -351,7 +382,7 @@ export abstract class WhrHistoryBase {
    * home team's place in that order (−1: none) and its offset (see
    * addMatch). One entry per player, whatever the number of teams.
    */
-  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number): void {
+  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number, origin: readonly number[]): void {
     const g = this.newGame();
     let players = 0;
     for (const team of teams) players += team.length;
@@ -361,6 +392,7 @@ export abstract class WhrHistoryBase {
     if (this.rankCount > this.rankBound.length) {
       this.rankBound = grow(this.rankBound, this.rankCount);
       this.rankTie = grow(this.rankTie, this.rankCount);
+      this.rankOrigin = grow(this.rankOrigin, this.rankCount);
     }
     this.gameRank[g] = b;
     this.gameStart[g] = this.gameNodeCount;
@@ -371,6 +403,7 @@ export abstract class WhrHistoryBase {
     for (let t = 0; t < teams.length; t++) {
       this.rankBound[b + t] = this.gameNodeCount;
       this.rankTie[b + t] = ties[t] === true ? 1 : 0;
+      this.rankOrigin[b + t] = origin[t]!;
       for (const n of teams[t]!) this.gameNodes[this.gameNodeCount++] = n;
     }
     this.rankBound[b + teams.length] = this.gameNodeCount;
@@ -437,6 +470,7 @@ export abstract class WhrHistoryBase {
         ties,
         match.home === undefined ? -1 : order.indexOf(match.home),
         homeOffset,
+        order,
       );
     }
     if (this.deferred) return;
@@ -462,7 +496,10 @@ export abstract class WhrHistoryBase {
    */
   prepare(match: Match, day = this.dayOf(match.at)): void {
     if (this.deferred) return;
-    if (day > this.day) this.closeDay();
+    if (day > this.day) {
+      this.beforeDay(day);
+      this.closeDay();
+    }
     const { window, refresh } = this.options;
     if (refresh === 0) return;
     for (const team of match.teams) {
@@ -478,6 +515,9 @@ export abstract class WhrHistoryBase {
       }
     }
   }
+
+  /** Called before a match of a later day than any yet closes the day before (horizon.ts freezes the history here). */
+  protected beforeDay(_day: number): void {}
 
   /**
    * Re-smooths the last `window` nodes of the players who played in the
@@ -501,7 +541,7 @@ export abstract class WhrHistoryBase {
       for (let i = 0; i < slice; i++) {
         if (this.cursor >= players) this.cursor = 0;
         const nodes = this.players[this.cursor]!.nodes;
-        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) this.smooth(this.cursor, 0);
+        if (nodes.length > 0 && this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) this.smooth(this.cursor, 0);
         this.cursor++;
       }
     }
@@ -613,8 +653,15 @@ export abstract class WhrHistoryBase {
     const p = this.index.get(id);
     if (p === undefined) return undefined;
     const player = this.players[p]!;
-    const last = player.nodes[player.nodes.length - 1]!;
-    const out: WhrEstimate = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+    let out: WhrEstimate;
+    if (player.nodes.length === 0) {
+      // A player known only by their frozen past.
+      const prior = player.prior!;
+      out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: player.matches };
+    } else {
+      const last = player.nodes[player.nodes.length - 1]!;
+      out = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+    }
     if (player.lastAt !== undefined) out.lastAt = player.lastAt;
     return out;
   }
@@ -628,6 +675,10 @@ export abstract class WhrHistoryBase {
       return;
     }
     const nodes = this.players[p]!.nodes;
+    if (nodes.length === 0) {
+      this.firstPrior(p, day, out);
+      return;
+    }
     const last = nodes[nodes.length - 1]!;
     const gap = day - this.nodeDay[last]!;
     out[0] = this.nodeR[last]!;
