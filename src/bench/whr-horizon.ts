@@ -12,7 +12,9 @@
  * For each horizon (0: none), every match is added with `addMatch` (the
  * ladder's incremental path, default options but the horizon): CPU time,
  * and the heap + array buffers after a full collection at several points of
- * the log and at its end. With a horizon, then the derivation a restart
+ * the log and at its end, the wall time of the matches that froze the
+ * history (each replays the live window) and the process's maximum resident
+ * set. With a horizon, then the derivation a restart
  * makes: a new history restored from the last freeze's priors
  * (`restoreFrozen`) and fed the matches after the freeze: its CPU time, and
  * whether its estimates equal the live history's to the last bit.
@@ -111,9 +113,14 @@ function runOne(count: number, players: number, perDay: number, horizon: number)
     const readings: string[] = [];
     const every = Math.ceil(count / 5);
     let i = 0;
+    // The wall time of each match that froze the history (its replay of the live window).
+    const freezeMs: number[] = [];
     const cpu = cpuSeconds(() => {
       for (const match of syntheticLog(count, players, perDay)) {
+        const freezes = live.freezes;
+        const start = performance.now();
         live.addMatch(match);
+        if (live.freezes !== freezes) freezeMs.push(performance.now() - start);
         if (++i % every === 0 && i < count) {
           const used = retained();
           if (used !== undefined && base !== undefined) readings.push(`${i / 1e6}M: ${mb(used - base)}`);
@@ -127,6 +134,14 @@ function runOne(count: number, players: number, perDay: number, horizon: number)
       `${label.padEnd(34)} add ${cpu.toFixed(1)} s CPU (${((cpu / count) * 1e6).toFixed(1)} µs a match); retained ${mb(held)}${held !== undefined ? ` (${(held / count).toFixed(0)} bytes a match)` : ''}; ${live.nodesCount} nodes, ${live.gamesCount} games, ${live.freezes} freezes`,
     );
     if (readings.length > 0) console.log(`${''.padEnd(34)} retained along the log: ${readings.join(', ')}`);
+    if (freezeMs.length > 0) {
+      const sorted = [...freezeMs].sort((a, b) => a - b);
+      const total = freezeMs.reduce((a, b) => a + b, 0) / 1000;
+      console.log(
+        `${''.padEnd(34)} a match that froze the history took ${sorted[sorted.length >> 1]!.toFixed(0)} ms wall (median), ${sorted[sorted.length - 1]!.toFixed(0)} ms (longest); all freezes ${total.toFixed(1)} s wall`,
+      );
+    }
+    console.log(`${''.padEnd(34)} max resident set ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     const frozen = live.frozen();
     if (frozen !== undefined) {
       // A restart: the priors, then the matches after the freeze day.
