@@ -15,6 +15,7 @@ import { benchIntegrity } from './integrity.js';
 import { benchServiceMatchmaking } from './service-matchmaking.js';
 import { benchWhr } from './whr.js';
 import { benchAvailability } from './availability.js';
+import { benchWhrHorizon } from './whr-horizon.js';
 import { benchWhrMatches } from './whr-matches.js';
 import { benchRuleSet } from './ruleset.js';
 
@@ -32,11 +33,12 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   whr: () => benchWhr(),
   availability: () => benchAvailability(),
   'whr-matches': () => benchWhrMatches(),
+  'whr-horizon': () => benchWhrHorizon(),
   ruleset: () => benchRuleSet(),
 };
 
-// `service-matchmaking` and `availability` take several minutes each: run them by name.
-const byNameOnly = new Set(['service-matchmaking', 'availability']);
+// `service-matchmaking`, `availability` and `whr-horizon` take several minutes each: run them by name.
+const byNameOnly = new Set(['service-matchmaking', 'availability', 'whr-horizon']);
 const usage: ScriptSpec = {
   command: 'npm run bench --',
   name: 'bench',

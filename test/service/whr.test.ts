@@ -210,6 +210,28 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
   });
 
+  it('a horizon ladder freezes its past at the same points as the core, across a restart; rebuild agrees', async () => {
+    // horizon 2: a freeze point every day, the past more than two days old frozen into priors.
+    const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let log = await postInOrder(api, 'w', [...dayOf(0, 6, 31), ...dayOf(1, 6, 32), ...dayOf(3, 6, 33)]);
+    await expectStored(api, 'w', expected(log, options));
+    await server.dispose();
+    servers.splice(servers.indexOf(server), 1);
+    const { server: again, api: api2 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(4, 6, 34), ...dayOf(6, 6, 35), ...dayOf(7, 4, 36)]))];
+    const want = expected(log, options);
+    await expectStored(api2, 'w', want);
+    // The core froze (days 0 … 5 by day 7), and its estimates differ from the whole history's.
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    expect(core.freezes).toBeGreaterThan(2);
+    const whole = expected(log);
+    expect([...want].some(([id, state]) => Math.abs(state.rating - whole.get(id)!.rating) > 1e-6)).toBe(true);
+    expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
+  });
+
   it('voids and corrections derive the history again; the writer continues from the corrected log', async () => {
     const { server, api } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS })).status).toBe(201);

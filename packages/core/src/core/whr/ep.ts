@@ -239,8 +239,9 @@ export abstract class WhrEp extends WhrMode {
       let messageMean: number;
       let messageVariance: number;
       if (j === 0) {
-        messageMean = 0;
-        messageVariance = timeline.priorVariance;
+        this.firstPrior(p, nodeDay[n]!, this.prior);
+        messageMean = this.prior[0]!;
+        messageVariance = this.prior[1]!;
       } else {
         const before = nodes[j - 1]!;
         messageMean = nodeMF[before]!;

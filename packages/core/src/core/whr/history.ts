@@ -37,6 +37,13 @@ export function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T,
   return bigger;
 }
 
+/** A player's frozen past (see horizon.ts): their skill N(mean, variance) on `day`, the prior of their first node after it. */
+export interface WhrPrior {
+  mean: number;
+  variance: number;
+  day: number;
+}
+
 export interface Player {
   /** Global node ids, in time order. */
   nodes: number[];
@@ -53,6 +60,8 @@ export interface Player {
   owner: number;
   /** A general skill's deviation timelines by context (their indices), once the player has played in one. */
   contexts?: Map<string, number>;
+  /** The prior of the first node: N(0, σ0²) when undefined, else the player's frozen past drifted to the node's day. */
+  prior: WhrPrior | undefined;
 }
 
 /**
@@ -123,6 +132,8 @@ export abstract class WhrHistoryBase {
   protected rankCount = 0;
   protected rankBound = new Int32Array(256);
   protected rankTie = new Uint8Array(256);
+  /** The team at each place's index in the match as given (a replay after a freeze, horizon.ts, gives the teams back in that order). */
+  protected rankOrigin = new Int32Array(256);
   /**
    * Expectation propagation only: each game slot's Gaussian message to its
    * node, as precision and precision × mean. In a ranked game, siteTau/siteNu
@@ -162,6 +173,11 @@ export abstract class WhrHistoryBase {
       throw new InvalidInputError("whr: contextPriorVariance needs inference 'ep' (the posterior's mode has no context deviations); set contextPriorVariance 0 or inference 'ep'", {
         field: 'contextPriorVariance',
       });
+    }
+    // A freeze replays the live window's games as matches, and a game does not keep its context; and a context deviation's
+    // frozen past would need its own prior record. Until both exist, the two are not combined.
+    if (this.contextual && this.options.horizon > 0) {
+      throw new InvalidInputError('whr: horizon does not combine with context deviations yet; set horizon 0 or contextPriorVariance 0', { field: 'horizon' });
     }
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
@@ -217,7 +233,7 @@ export abstract class WhrHistoryBase {
   private newTimeline(id: string, priorVariance: number, w2: number, owner: number): number {
     const i = this.players.length;
     this.ids.push(id);
-    this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, priorVariance, w2, owner });
+    this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, priorVariance, w2, owner, prior: undefined });
     if (i >= this.movedFlag.length) {
       const flags = new Uint8Array(this.movedFlag.length * 2);
       flags.set(this.movedFlag);
@@ -263,6 +279,27 @@ export abstract class WhrHistoryBase {
     for (let p = 0; p < this.players.length; p++) this.noteMoved(p);
   }
 
+  /** Scratch for `firstPrior`'s mean and variance. */
+  protected readonly prior = new Float64Array(2);
+
+  /**
+   * The prior of player p's first node, on `day`: mean into out[0] and
+   * variance into out[1]. N(0, σ0²), but for a player whose past was frozen
+   * (horizon.ts): their frozen skill, drifted from the freeze to `day`.
+   */
+  protected firstPrior(p: number, day: number, out: Float64Array): void {
+    const timeline = this.players[p]!;
+    const prior = timeline.prior;
+    if (prior === undefined) {
+      // σ0² for a general skill, σc² for a context deviation.
+      out[0] = 0;
+      out[1] = timeline.priorVariance;
+      return;
+    }
+    out[0] = prior.mean;
+    out[1] = prior.variance + (day > prior.day ? timeline.w2 * (day - prior.day) : 0);
+  }
+
   /** The player's node for `day` (a late day is folded into the player's last node). */
   protected nodeFor(p: number, day: number): number {
     const player = this.players[p]!;
@@ -281,13 +318,14 @@ export abstract class WhrHistoryBase {
       this.growEpNodes(size);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
-    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : 0;
+    if (previous < 0) this.firstPrior(p, day, this.prior);
+    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : this.prior[0]!;
     this.nodeDay[n] = day;
-    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + player.w2 * (day - this.nodeDay[previous]!)) : 1 / player.priorVariance;
+    this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + player.w2 * (day - this.nodeDay[previous]!)) : 1 / this.prior[1]!;
     this.nodeHead[n] = -1;
     if (this.ep) {
       // With no message of its own yet, the node's filter and posterior are the past's message.
-      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : 0;
+      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : this.prior[0]!;
       this.nodeV[n] = 1 / this.nodeF[n]!;
       this.nodeP[n] = this.nodeF[n]!;
       this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
@@ -398,7 +436,7 @@ export abstract class WhrHistoryBase {
    * home team's place in that order (−1: none) and its offset (see
    * addMatch). One entry per player, whatever the number of teams.
    */
-  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number, perPlayer = 1): void {
+  protected addRankedGame(teams: readonly (readonly number[])[], ties: readonly boolean[], home: number, homeOffset: number, origin: readonly number[], perPlayer = 1): void {
     const g = this.newGame();
     this.gamePerPlayer[g] = perPlayer;
     let players = 0;
@@ -409,6 +447,7 @@ export abstract class WhrHistoryBase {
     if (this.rankCount > this.rankBound.length) {
       this.rankBound = grow(this.rankBound, this.rankCount);
       this.rankTie = grow(this.rankTie, this.rankCount);
+      this.rankOrigin = grow(this.rankOrigin, this.rankCount);
     }
     this.gameRank[g] = b;
     this.gameStart[g] = this.gameNodeCount;
@@ -419,6 +458,7 @@ export abstract class WhrHistoryBase {
     for (let t = 0; t < teams.length; t++) {
       this.rankBound[b + t] = this.gameNodeCount;
       this.rankTie[b + t] = ties[t] === true ? 1 : 0;
+      this.rankOrigin[b + t] = origin[t]!;
       for (const n of teams[t]!) this.gameNodes[this.gameNodeCount++] = n;
     }
     this.rankBound[b + teams.length] = this.gameNodeCount;
@@ -496,6 +536,7 @@ export abstract class WhrHistoryBase {
         ties,
         match.home === undefined ? -1 : order.indexOf(match.home),
         homeOffset,
+        order,
         perPlayer,
       );
     }
@@ -520,7 +561,10 @@ export abstract class WhrHistoryBase {
    */
   prepare(match: Match, day = this.dayOf(match.at)): void {
     if (this.deferred) return;
-    if (day > this.day) this.closeDay();
+    if (day > this.day) {
+      this.beforeDay(day);
+      this.closeDay();
+    }
     const { window, refresh } = this.options;
     if (refresh === 0) return;
     for (const team of match.teams) {
@@ -543,6 +587,9 @@ export abstract class WhrHistoryBase {
     if (this.nodeDay[state.nodes[count - 1]!]! >= day) return;
     for (let s = 0; s < refresh; s++) this.smooth(p, Math.max(0, count - window));
   }
+
+  /** Called before a match of a later day than any yet closes the day before (horizon.ts freezes the history here). */
+  protected beforeDay(_day: number): void {}
 
   /**
    * Re-smooths the last `window` nodes of the players who played in the
@@ -569,7 +616,7 @@ export abstract class WhrHistoryBase {
         const p = this.generalTimelines[this.cursor]!;
         const player = this.players[p]!;
         const nodes = player.nodes;
-        if (this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) {
+        if (nodes.length > 0 && this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) {
           this.smooth(p, 0);
           if (player.contexts !== undefined) for (const d of player.contexts.values()) this.smooth(d, 0);
         }
@@ -685,8 +732,15 @@ export abstract class WhrHistoryBase {
     const p = this.index.get(id);
     if (p === undefined) return undefined;
     const player = this.players[p]!;
-    const last = player.nodes[player.nodes.length - 1]!;
-    const out: WhrEstimate = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+    let out: WhrEstimate;
+    if (player.nodes.length === 0) {
+      // A player known only by their frozen past.
+      const prior = player.prior!;
+      out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: player.matches };
+    } else {
+      const last = player.nodes[player.nodes.length - 1]!;
+      out = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+    }
     if (player.lastAt !== undefined) out.lastAt = player.lastAt;
     return out;
   }
@@ -736,6 +790,10 @@ export abstract class WhrHistoryBase {
   private timelineAt(p: number, day: number, out: Float64Array): void {
     const player = this.players[p]!;
     const nodes = player.nodes;
+    if (nodes.length === 0) {
+      this.firstPrior(p, day, out);
+      return;
+    }
     const last = nodes[nodes.length - 1]!;
     const gap = day - this.nodeDay[last]!;
     out[0] = this.nodeR[last]!;

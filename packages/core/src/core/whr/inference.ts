@@ -2,18 +2,18 @@
  * WhrHistory: the history with the inference its options name, Coulom's
  * posterior mode (`inference: 'map'`, mode.ts) or expectation propagation
  * (`inference: 'ep'`, ep.ts). The layers are one class chain,
- * WhrHistoryBase ← WhrMode ← WhrEp ← WhrHistory, so the inner loops read
+ * WhrHistoryBase ← WhrMode ← WhrEp ← WhrHorizon (horizon.ts) ← WhrHistory, so the inner loops read
  * the history's arrays as fields of one object.
  */
-import { WhrEp } from './ep.js';
 import type { WhrConvergeOptions } from './history.js';
+import { WhrHorizon } from './horizon.js';
 
 /**
  * The whole history of a population: nodes (one per player per day), games
  * between sides of nodes, and the skills: the MAP with its Laplace
  * variances, or the posterior means and variances of expectation propagation.
  */
-export class WhrHistory extends WhrEp {
+export class WhrHistory extends WhrHorizon {
   protected smooth(p: number, from: number): number {
     return this.ep ? this.epSmooth(p, from) : this.newton(p, from);
   }

@@ -53,7 +53,7 @@ interface Compiled {
   /** Position → node id, and node id → position. */
   nodeOf: Int32Array;
   pos: Int32Array;
-  /** The Wiener link to the player's node before: 1/(w² Δt) and w² Δt (0 for a first node). */
+  /** The Wiener link to the player's node before: 1/(w² Δt) and w² Δt; for a first node, the prior's precision and 0. */
   linkPrecision: Float64Array;
   linkVariance: Float64Array;
   entryStart: Int32Array;
@@ -66,6 +66,8 @@ interface Compiled {
   /** Skills and forward precisions by position. */
   r: Float64Array;
   f: Float64Array;
+  /** The first nodes' prior means by position, when some player has a frozen past (else every prior mean is 0). */
+  priorMean: Float64Array | undefined;
 }
 
 /** The history with the posterior's mode (`inference: 'map'`). */
@@ -164,12 +166,20 @@ export abstract class WhrMode extends WhrHistoryBase {
     const linkVariance = new Float64Array(nodes);
     const r = new Float64Array(nodes);
     const f = new Float64Array(nodes);
+    let priorMean: Float64Array | undefined;
     for (let p = 0; p < players; p++) {
       for (let k = playerStart[p]!; k < playerStart[p + 1]!; k++) {
         const n = nodeOf[k]!;
         r[k] = this.nodeR[n]!;
         f[k] = this.nodeF[n]!;
-        if (k > playerStart[p]!) {
+        if (k === playerStart[p]!) {
+          this.firstPrior(p, this.nodeDay[n]!, this.prior);
+          linkPrecision[k] = 1 / this.prior[1]!;
+          if (this.players[p]!.prior !== undefined) {
+            priorMean ??= new Float64Array(nodes);
+            priorMean[k] = this.prior[0]!;
+          }
+        } else {
           const variance = this.w2 * (this.nodeDay[n]! - this.nodeDay[nodeOf[k - 1]!]!);
           linkVariance[k] = variance;
           linkPrecision[k] = 1 / variance;
@@ -197,7 +207,7 @@ export abstract class WhrMode extends WhrHistoryBase {
     for (let i = 0; i < this.gameNodeCount; i++) gamePos[i] = pos[this.gameNodes[i]!]!;
     this.ensureScratch(1);
     for (let p = 0; p < players; p++) this.ensureScratch(playerStart[p + 1]! - playerStart[p]!);
-    return { playerStart, nodeOf, pos, linkPrecision, linkVariance, entryStart, opp, score, offset, gamePos, r, f };
+    return { playerStart, nodeOf, pos, linkPrecision, linkVariance, entryStart, opp, score, offset, gamePos, r, f, priorMean };
   }
 
   protected writeBack(c: Compiled): void {
@@ -218,7 +228,7 @@ export abstract class WhrMode extends WhrHistoryBase {
   // The loop over a node's games is written out here and in sweepCompiled: as a shared method it cost
   // 3–19 % more converge time on the ATP history (not inlined), with the same result.
   protected forwardPass(c: Compiled, from: number): void {
-    const { pos, r, f, linkVariance, entryStart, opp, score, offset } = c;
+    const { pos, r, f, linkPrecision, linkVariance, entryStart, opp, score, offset, priorMean } = c;
     const out = this.terms;
     const probit = this.probit;
     let start = from;
@@ -228,14 +238,14 @@ export abstract class WhrMode extends WhrHistoryBase {
       while (end < this.nodeCount && this.nodeDay[end] === day) end++;
       for (let n = start; n < end; n++) {
         const k = pos[n]!;
-        r[k] = linkVariance[k]! > 0 ? r[k - 1]! : 0;
+        r[k] = linkVariance[k]! > 0 ? r[k - 1]! : priorMean === undefined ? 0 : priorMean[k]!;
       }
       for (let round = 0; round < 3; round++) {
         for (let n = start; n < end; n++) {
           const k = pos[n]!;
           const first = !(linkVariance[k]! > 0);
-          const mean = first ? 0 : r[k - 1]!;
-          const message = first ? this.priorPrecision : 1 / (1 / f[k - 1]! + linkVariance[k]!);
+          const mean = first ? (priorMean === undefined ? 0 : priorMean[k]!) : r[k - 1]!;
+          const message = first ? linkPrecision[k]! : 1 / (1 / f[k - 1]! + linkVariance[k]!);
           const rk = r[k]!;
           let grad = -message * (rk - mean);
           let curv = message;
@@ -283,8 +293,8 @@ export abstract class WhrMode extends WhrHistoryBase {
 
   /** One Newton step on every player's whole timeline in the compiled layout; returns the largest step. */
   protected sweepCompiled(c: Compiled, relax: number, precisions = true): number {
-    const { playerStart, r, f, linkPrecision, linkVariance, entryStart, opp, score, offset } = c;
-    const { a, b, c: upper, dp, y, terms: out, priorPrecision } = this;
+    const { playerStart, r, f, linkPrecision, linkVariance, entryStart, opp, score, offset, priorMean } = c;
+    const { a, b, c: upper, dp, y, terms: out } = this;
     const probit = this.probit;
     let largest = 0;
     this.largestPlayer = -1;
@@ -319,13 +329,15 @@ export abstract class WhrMode extends WhrHistoryBase {
           }
         }
         if (precisions) {
-          const message = j === 0 ? priorPrecision : 1 / (1 / previousF + linkVariance[k]!);
+          const message = j === 0 ? linkPrecision[k]! : 1 / (1 / previousF + linkVariance[k]!);
           previousF = curv + message;
           f[k] = previousF;
         }
         if (j === 0) {
-          curv += priorPrecision;
-          grad -= priorPrecision * rk;
+          // The prior: N(0, σ0²), or the player's frozen past.
+          const precision = linkPrecision[k]!;
+          curv += precision;
+          grad -= precision * (rk - (priorMean === undefined ? 0 : priorMean[k]!));
         } else {
           const link = linkPrecision[k]!;
           const diff = r[k - 1]! - rk;
@@ -398,8 +410,10 @@ export abstract class WhrMode extends WhrHistoryBase {
       // Forward precision: this node's games plus the past's message.
       let message: number;
       if (j === 0) {
-        if (from === 0) message = this.priorPrecision;
-        else {
+        if (from === 0) {
+          this.firstPrior(p, nodeDay[n]!, this.prior);
+          message = 1 / this.prior[1]!;
+        } else {
           const before = nodes[from - 1]!;
           message = 1 / (1 / nodeF[before]! + w2 * (nodeDay[n]! - nodeDay[before]!));
         }
@@ -412,8 +426,10 @@ export abstract class WhrMode extends WhrHistoryBase {
     // The prior on the first node, or the Wiener link to the fixed node before the window.
     const first = nodes[from]!;
     if (from === 0) {
-      a[0] += this.priorPrecision;
-      b[0] -= this.priorPrecision * nodeR[first]!;
+      this.firstPrior(p, nodeDay[first]!, this.prior);
+      const precision = 1 / this.prior[1]!;
+      a[0] += precision;
+      b[0] -= precision * (nodeR[first]! - this.prior[0]!);
     } else {
       const before = nodes[from - 1]!;
       const link = 1 / (w2 * (nodeDay[first]! - nodeDay[before]!));

@@ -51,6 +51,14 @@ export const WHR_OPTIONS = {
   }),
   /** The cycle skips players whose last day is more than this many periods before the latest day (retired players' timelines no longer move the active ones much). @default 730 */
   cycleHorizon: numberOption({ default: 730, min: 0, description: 'the cycle skips players whose last day is more than this many periods before the latest day' }),
+  /**
+   * Periods after which a player's past freezes into a prior (0: never): at
+   * every ⌈horizon / 4⌉ periods, the nodes more than `horizon` periods
+   * before the latest day are replaced by each player's skill on the freeze
+   * day, so memory grows with the players and the horizon, not with the
+   * matches (see horizon.ts). @default 0
+   */
+  horizon: numberOption({ default: 0, min: 0, description: "periods after which a player's past freezes into a prior, every horizon/4 periods (0: never)" }),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
   refresh: numberOption({ default: 0, min: 0, integer: true, description: "Newton passes over a player's last window nodes before their first match of a day (0: none)" }),
   /**

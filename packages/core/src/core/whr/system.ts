@@ -167,7 +167,7 @@ export const WHR = defineSystem({
   // The whole log at once: every match added, then every timeline smoothed to the fixed point.
   rateLog: (matches, options) => {
     const system = createWhrSystem(options);
-    system.history.addMatches(matches);
+    system.history.addLog(matches);
     system.history.converge();
     return system.states();
   },

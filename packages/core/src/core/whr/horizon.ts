@@ -1,0 +1,358 @@
+/**
+ * A horizon for the whole history (option `horizon`, in periods; 0: off):
+ * nodes older than the horizon freeze into one prior per player, so that a
+ * history's memory grows with its players and the horizon, not with its
+ * matches.
+ *
+ * Freezes happen at fixed points, multiples of a step of ⌈horizon / 4⌉
+ * periods: when the latest day reaches a point F + horizon, the history is
+ * frozen at F. Each player's skill on day F (the filtered estimate at their
+ * last node on or before F, drifted to F: under expectation propagation the
+ * Kalman filter's mean and variance, so the games after F, which stay in
+ * the history, are not counted twice; under `map`, the mode and the forward
+ * precision) becomes the prior of their next node, and the history is
+ * rebuilt from those priors and the games after F, replayed in the order
+ * they were added. The state after a freeze is then a function of the
+ * priors and the matches after F only: a history restored from the priors
+ * (`restoreFrozen`) and fed the same matches reaches the same numbers to
+ * the last bit, and a replay of a whole log freezes at the same points.
+ */
+import type { Match, MatchTeam } from '../match.js';
+import { WhrEp } from './ep.js';
+import type { WhrConvergeOptions } from './history.js';
+
+/** A player's frozen past: their skill N(mean, variance) on the freeze day, and their matches and last match time up to the freeze. */
+export interface WhrFrozenPlayer {
+  id: string;
+  mean: number;
+  variance: number;
+  matches: number;
+  lastAt?: number;
+}
+
+/** A history's last freeze: the day, and the players' frozen pasts in the history's order. */
+export interface WhrFrozen {
+  day: number;
+  players: WhrFrozenPlayer[];
+}
+
+/** The games of the live window, copied out of the history before it is rebuilt (one entry per game, in the order added). */
+interface LiveGames {
+  count: number;
+  day: Float64Array;
+  /** The game's players (history indices before the rebuild) in slots [start[g], start[g + 1]). */
+  start: Int32Array;
+  slots: Int32Array;
+  /** Two sides: where side B starts, side A's score and home offset. A ranked game: −1, the home team's place (−1: none) and offset. */
+  split: Int32Array;
+  score: Float64Array;
+  offset: Float64Array;
+  /** A ranked game's team bounds (slot indices, one past the last team too), ties and the teams' indices in the match as given, from rank[g]. */
+  rank: Int32Array;
+  rankBound: Int32Array;
+  rankTie: Uint8Array;
+  rankOrigin: Int32Array;
+}
+
+/** The history with a horizon (see the module's comment); WhrHistory extends it. */
+export abstract class WhrHorizon extends WhrEp {
+  /** The day of the last freeze (−∞: none yet). */
+  protected frozenDay = -Infinity;
+  /** Players 0 … frozenCount − 1 carry a frozen past (a rebuild recreates them first, in order). */
+  protected frozenCount = 0;
+  /** The day of the first match, before any freeze: the first freeze point is on or after it. */
+  protected firstDay = Infinity;
+  /** Freezes since the history was made (or restored). */
+  freezes = 0;
+
+  abstract converge(tolerance?: number, maxSweeps?: number, options?: WhrConvergeOptions): number;
+
+  /** Periods between two freeze points. */
+  get freezeStep(): number {
+    return Math.max(1, Math.ceil(this.options.horizon / 4));
+  }
+
+  /** The freeze point the latest day `day` calls for, if it is later than the last freeze. */
+  protected freezeDue(day: number): number | undefined {
+    const horizon = this.options.horizon;
+    if (!(horizon > 0) || !Number.isFinite(day)) return undefined;
+    const step = this.freezeStep;
+    if (!Number.isFinite(this.firstDay)) this.firstDay = day;
+    const point = Math.floor((day - horizon) / step) * step;
+    // Before the first freeze, only a point on or after the first day has a past to freeze.
+    if (!(point > this.frozenDay) || (!Number.isFinite(this.frozenDay) && point < this.firstDay)) return undefined;
+    return point;
+  }
+
+  /** Called by `prepare` for a match of a later day: freezes the history first when a freeze point is passed. */
+  protected override beforeDay(day: number): void {
+    const point = this.freezeDue(day);
+    if (point !== undefined) this.freezeAt(point, false);
+  }
+
+  /**
+   * Adds a whole log without smoothing (as `addMatches`; then call
+   * `converge`), honouring the horizon: at each freeze point the history so
+   * far is converged, then frozen.
+   */
+  addLog(matches: readonly Match[], homeOffset = 0): void {
+    if (!(this.options.horizon > 0)) {
+      this.addMatches(matches, homeOffset);
+      return;
+    }
+    let from = 0;
+    let latest = this.day;
+    for (let i = 0; i < matches.length; i++) {
+      const day = this.dayOf(matches[i]!.at);
+      if (!(day > latest)) continue;
+      latest = day;
+      const point = this.freezeDue(day);
+      if (point === undefined) continue;
+      this.addMatches(matches.slice(from, i), homeOffset);
+      from = i;
+      this.converge();
+      this.freezeAt(point, true);
+    }
+    this.addMatches(from === 0 ? matches : matches.slice(from), homeOffset);
+  }
+
+  /** The last freeze's day and frozen pasts (undefined before the first freeze): what a restart needs besides the matches after that day. */
+  frozen(): WhrFrozen | undefined {
+    if (!Number.isFinite(this.frozenDay)) return undefined;
+    const players: WhrFrozenPlayer[] = [];
+    for (let p = 0; p < this.frozenCount; p++) {
+      const player = this.players[p]!;
+      const prior = player.prior!;
+      const out: WhrFrozenPlayer = { id: this.ids[p]!, mean: prior.mean, variance: prior.variance, matches: this.frozenMatches[p]! };
+      const lastAt = this.frozenLastAt[p]!;
+      if (!Number.isNaN(lastAt)) out.lastAt = lastAt;
+      players.push(out);
+    }
+    return { day: this.frozenDay, players };
+  }
+
+  /** Each frozen player's matches and last match time (NaN: none) at the freeze. */
+  protected frozenMatches = new Int32Array(0);
+  protected frozenLastAt = new Float64Array(0);
+
+  /**
+   * Starts an empty history from a freeze (as `frozen` gave it): the
+   * players with their frozen pasts, in order. Then add the matches after
+   * the freeze day, in the order they were first added.
+   */
+  restoreFrozen(frozen: WhrFrozen): void {
+    if (this.players.length > 0 || this.gameCount > 0) throw new Error('restoreFrozen: the history is not empty');
+    if (!Number.isFinite(frozen.day)) throw new Error(`restoreFrozen: day must be finite (got ${frozen.day})`);
+    frozen.players.forEach((player, i) => {
+      if (!Number.isFinite(player.mean)) throw new Error(`restoreFrozen: players[${i}].mean must be finite (got ${player.mean})`);
+      if (!(player.variance > 0) || !Number.isFinite(player.variance)) throw new Error(`restoreFrozen: players[${i}].variance must be positive (got ${player.variance})`);
+      if (!Number.isInteger(player.matches) || player.matches < 0) throw new Error(`restoreFrozen: players[${i}].matches must be a count (got ${player.matches})`);
+      if (this.index.has(player.id)) throw new Error(`restoreFrozen: players[${i}].id ${player.id} is repeated`);
+      this.playerIndex(player.id);
+    });
+    this.installFrozen(
+      frozen.day,
+      frozen.players.map((player) => ({ mean: player.mean, variance: player.variance, matches: player.matches, lastAt: player.lastAt ?? Number.NaN })),
+    );
+  }
+
+  /** Sets players 0 … n − 1's frozen pasts (the players just created, in order). */
+  private installFrozen(day: number, frozen: Array<{ mean: number; variance: number; matches: number; lastAt: number }>): void {
+    this.frozenDay = day;
+    this.frozenCount = frozen.length;
+    this.frozenMatches = new Int32Array(frozen.length);
+    this.frozenLastAt = new Float64Array(frozen.length);
+    frozen.forEach((f, p) => {
+      const player = this.players[p]!;
+      player.prior = { mean: f.mean, variance: f.variance, day };
+      player.matches = f.matches;
+      if (!Number.isNaN(f.lastAt)) player.lastAt = f.lastAt;
+      this.frozenMatches[p] = f.matches;
+      this.frozenLastAt[p] = f.lastAt;
+    });
+  }
+
+  /**
+   * Freezes the history at `day`: each player's skill on that day becomes
+   * their prior, and the history is rebuilt from the priors and the games
+   * after `day`, replayed by `addMatch` (or by `addMatches`, unsmoothed,
+   * with `batch`).
+   */
+  protected freezeAt(day: number, batch: boolean): void {
+    const { nodeDay, nodeMF, nodeR, nodeF, w2 } = this;
+    const players = this.players.length;
+    // Each player's skill on `day`, and their live matches.
+    const frozenIds: string[] = [];
+    const frozen: Array<{ mean: number; variance: number; matches: number; lastAt: number }> = [];
+    const nodePlayer = new Int32Array(this.nodeCount);
+    const liveMatches = new Int32Array(players);
+    for (let p = 0; p < players; p++) {
+      for (const n of this.players[p]!.nodes) nodePlayer[n] = p;
+    }
+    const live = this.liveGames(day, nodePlayer);
+    for (let i = 0; i < live.start[live.count]!; i++) liveMatches[live.slots[i]!]!++;
+    const lastAt: Array<number | undefined> = [];
+    for (let p = 0; p < players; p++) {
+      const player = this.players[p]!;
+      lastAt.push(player.lastAt);
+      const nodes = player.nodes;
+      let last = -1;
+      for (let j = 0; j < nodes.length && nodeDay[nodes[j]!]! <= day; j++) last = nodes[j]!;
+      let mean: number;
+      let variance: number;
+      if (last >= 0) {
+        mean = this.ep ? nodeMF[last]! : nodeR[last]!;
+        variance = 1 / nodeF[last]! + w2 * (day - nodeDay[last]!);
+      } else if (player.prior !== undefined) {
+        mean = player.prior.mean;
+        variance = player.prior.variance + (day > player.prior.day ? w2 * (day - player.prior.day) : 0);
+      } else continue;
+      frozenIds.push(this.ids[p]!);
+      frozen.push({ mean, variance, matches: player.matches - liveMatches[p]!, lastAt: player.lastAt ?? Number.NaN });
+    }
+    const ids = this.ids.slice();
+    this.clearHistory();
+    for (const id of frozenIds) this.playerIndex(id);
+    this.installFrozen(day, frozen);
+    this.freezes++;
+    for (const { match, homeOffset, day: matchDay } of this.replay(live, ids)) {
+      if (batch) {
+        // addMatches reads the day from the match's time.
+        match.at = matchDay * this.options.periodMs;
+        this.addMatches([match], homeOffset);
+      } else this.addMatch(match, homeOffset, matchDay);
+    }
+    // The replayed matches carry no time: the players' last match times are those before the rebuild.
+    for (let p = 0; p < ids.length; p++) {
+      const q = this.index.get(ids[p]!);
+      if (q !== undefined) this.players[q]!.lastAt = lastAt[p];
+    }
+  }
+
+  /** Empties the history (players, nodes, games, messages) as a new one, its arrays kept for reuse. */
+  private clearHistory(): void {
+    this.index.clear();
+    this.ids.length = 0;
+    this.generalIds.length = 0;
+    this.generalTimelines.length = 0;
+    this.players.length = 0;
+    this.nodeCount = 0;
+    this.entryCount = 0;
+    this.gameCount = 0;
+    this.gameNodeCount = 0;
+    this.rankCount = 0;
+    // A new game's messages start at zero.
+    this.siteTau.fill(0);
+    this.siteNu.fill(0);
+    this.siteTauUp.fill(0);
+    this.siteNuUp.fill(0);
+    this.day = -Infinity;
+    this.movedFlag.fill(0);
+    this.movedList = [];
+    this.touched = [];
+    this.cursor = 0;
+    this.unfittedFrom = 0;
+  }
+
+  /** The games whose nodes are after `day`, in the order added, their players as history indices. */
+  private liveGames(day: number, nodePlayer: Int32Array): LiveGames {
+    const { gameStart, gameSplit, gameEnd, gameNodes, gameRank, nodeDay } = this;
+    let count = 0;
+    let slots = 0;
+    let ranks = 0;
+    for (let g = 0; g < this.gameCount; g++) {
+      if (!(nodeDay[gameNodes[gameStart[g]!]!]! > day)) continue;
+      count++;
+      slots += gameEnd[g]! - gameStart[g]!;
+      if (gameRank[g]! >= 0) ranks += this.rankTeams(g) + 1;
+    }
+    const live: LiveGames = {
+      count,
+      day: new Float64Array(count),
+      start: new Int32Array(count + 1),
+      slots: new Int32Array(slots),
+      split: new Int32Array(count),
+      score: new Float64Array(count),
+      offset: new Float64Array(count),
+      rank: new Int32Array(count),
+      rankBound: new Int32Array(ranks),
+      rankTie: new Uint8Array(ranks),
+      rankOrigin: new Int32Array(ranks),
+    };
+    let k = 0;
+    let s = 0;
+    let r = 0;
+    for (let g = 0; g < this.gameCount; g++) {
+      const first = gameStart[g]!;
+      if (!(nodeDay[gameNodes[first]!]! > day)) continue;
+      live.day[k] = nodeDay[gameNodes[first]!]!;
+      live.start[k] = s;
+      for (let i = first; i < gameEnd[g]!; i++) live.slots[s++] = nodePlayer[gameNodes[i]!]!;
+      live.score[k] = this.gameScore[g]!;
+      live.offset[k] = this.gameOffset[g]!;
+      if (gameRank[g]! >= 0) {
+        live.split[k] = -1;
+        live.rank[k] = r;
+        const teams = this.rankTeams(g);
+        const b = gameRank[g]!;
+        for (let t = 0; t <= teams; t++) {
+          live.rankBound[r + t] = live.start[k]! + this.rankBound[b + t]! - first;
+          live.rankTie[r + t] = this.rankTie[b + t]!;
+          live.rankOrigin[r + t] = this.rankOrigin[b + t]!;
+        }
+        r += teams + 1;
+      } else {
+        live.split[k] = live.start[k]! + gameSplit[g]! - first;
+        live.rank[k] = -1;
+      }
+      k++;
+    }
+    live.start[count] = s;
+    return live;
+  }
+
+  /** The number of teams of ranked game g. */
+  private rankTeams(g: number): number {
+    const b = this.gameRank[g]!;
+    let t = 0;
+    while (this.rankBound[b + t]! < this.gameEnd[g]!) t++;
+    return t;
+  }
+
+  /**
+   * The live games as matches that `addMatch` turns back into the same
+   * games, the home offset passed alongside: the teams in the order first
+   * given (which sets the order of the players' smoothing), ranked so that
+   * the stable sort by placement puts them back in the same places.
+   */
+  private *replay(live: LiveGames, ids: readonly string[]): Generator<{ match: Match; homeOffset: number; day: number }> {
+    for (let k = 0; k < live.count; k++) {
+      const team = (from: number, to: number, rank: number): MatchTeam => {
+        const players: MatchTeam['players'] = [];
+        for (let i = from; i < to; i++) players.push({ id: ids[live.slots[i]!]! });
+        return { players, rank };
+      };
+      const offset = live.offset[k]!;
+      let match: Match;
+      let homeOffset: number;
+      if (live.split[k]! >= 0) {
+        const score = live.score[k]!;
+        const teams = [team(live.start[k]!, live.split[k]!, score >= 0.5 ? 1 : 2), team(live.split[k]!, live.start[k + 1]!, score <= 0.5 ? 1 : 2)];
+        match = offset !== 0 ? { teams, home: 0 } : { teams };
+        homeOffset = offset;
+      } else {
+        const r = live.rank[k]!;
+        const teams: MatchTeam[] = [];
+        let rank = 1;
+        for (let t = 0; live.rankBound[r + t]! < live.start[k + 1]!; t++) {
+          if (t > 0 && live.rankTie[r + t - 1] !== 1) rank = t + 1;
+          teams[live.rankOrigin[r + t]!] = team(live.rankBound[r + t]!, live.rankBound[r + t + 1]!, rank);
+        }
+        const home = live.score[k]!;
+        match = home >= 0 ? { teams, home: live.rankOrigin[r + home]! } : { teams };
+        homeOffset = offset;
+      }
+      yield { match, homeOffset, day: live.day[k]! };
+    }
+  }
+}
