@@ -19,6 +19,7 @@
  * (`restoreFrozen`) and fed the matches after the freeze: its CPU time, and
  * whether its estimates equal the live history's to the last bit.
  */
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Match } from 'ladder-core/core/match.js';
@@ -27,19 +28,9 @@ import { isEntry, numberListOption, numberOption, type ScriptSpec, scriptArgs } 
 
 const DAY = 86_400_000;
 
-function mulberry(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The synthetic log, match by match, from match `from` on (the same matches for the same arguments). */
 function* syntheticLog(matches: number, players: number, perDay: number, from = 0): Generator<Match> {
-  const random = mulberry(11);
+  const random = mulberry32(11);
   const skill = new Float64Array(players);
   for (let p = 0; p < players; p++) skill[p] = 2 * (random() + random() + random() - 1.5);
   for (let i = 0; i < matches; i++) {

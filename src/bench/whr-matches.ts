@@ -16,6 +16,7 @@
  *   in slices (the default) and in one piece (slices as long as the log,
  *   pages of 20,000: the derivation as it was before slicing).
  */
+import { mulberry32 } from 'ladder-core/core/random.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,16 +38,6 @@ function cpuMs(work: () => void): number {
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
-function mulberry(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ranked = (count: number, size: number, id: (t: number, i: number) => string, at = 0): Match => ({
   at,
   teams: Array.from({ length: count }, (_, t) => ({ players: Array.from({ length: size }, (_, i) => ({ id: id(t, i) })), rank: t + 1 })),
@@ -55,7 +46,7 @@ const ranked = (count: number, size: number, id: (t: number, i: number) => strin
 function memoryPerFfa(matches: number, perDay: number): string {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) return 'run with --expose-gc';
-  const random = mulberry(3);
+  const random = mulberry32(3);
   const history = new WhrHistory();
   const ffa = (i: number): Match => {
     const ids = new Set<string>();
@@ -98,7 +89,7 @@ async function firstWriteAfterRestart(
     });
     if (created.status !== 201) throw new Error(`ladder: ${created.status} ${await created.text()}`);
     const ladder = await service.ladders.get('w');
-    const random = mulberry(7);
+    const random = mulberry32(7);
     const start = (Math.floor(Date.now() / DAY) - 120) * DAY;
     const player = () => `p${Math.floor(random() * 2000)}`;
     for (let i = 0; i < matches; i += 256) {
