@@ -40,7 +40,7 @@ export interface LoadOptions {
   /** With the `whr` shape only: 'ep' is the ladder's defaults, 'map' the mode as it was the default (WHR_MAP_OPTIONS). @default 'ep' */
   inference?: 'ep' | 'map';
   /**
-   * With the `whr` shape only: matches carry an `at` whose day advances this many times a second of the run (0: no `at`, the
+   * One-on-one shapes (`1v1`, `whr`): matches carry an `at` whose day advances this many times a second of the run (0: no `at`, the
    * server's clock, so one day), so the run crosses day boundaries and pays for closing days (the window's re-smoothing and the cycle). @default 0
    */
   daysPerSecond?: number;
@@ -258,9 +258,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       // Players some acknowledged match has rated (mixed runs read only those, so a player page is never a 404).
       const rated: string[] = [];
       const ratedSet = new Set<string>();
-      // Simulated days (whr with daysPerSecond): day k of the run is the epoch's day `firstDay + k`, in the past (the service refuses
-      // an `at` more than its clock skew ahead).
-      const daysPerSecond = shape === 'whr' ? (options.daysPerSecond ?? 0) : 0;
+      // Simulated days (one-on-one matches with daysPerSecond): day k of the run is the epoch's day `firstDay + k`, in the past (the
+      // service refuses an `at` more than its clock skew ahead).
+      const daysPerSecond = options.daysPerSecond ?? 0;
       const firstDay = Math.floor(Date.now() / DAY_MS) - Math.ceil(seconds * 1.2 * daysPerSecond) - 2;
       const runStart = performance.now();
       const nextMatch = () => {
@@ -567,7 +567,7 @@ const USAGE: ScriptSpec = {
     'days-per-second': {
       type: 'string',
       value: 'N',
-      description: "with --shape whr: the matches' day advances N times a second (default: no `at`, one day), so the run pays for closing days",
+      description: "one-on-one shapes (1v1, whr): the matches' day advances N times a second (default: no `at`, one day), so a whr run pays for closing days",
     },
     memory: { type: 'boolean', description: "also measure the server's memory with one million players" },
   },
