@@ -10,6 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { followAssignments } from '../support/assignments.js';
+import { closeSkill } from '../support/rule-sets.js';
 import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,16 +25,7 @@ const squads = (backfillPriority: 'high' | 'low' = 'high') => ({
     { name: 'red', minPlayers: 2, maxPlayers: 2, roles: { tank: 1, healer: 1 } },
     { name: 'blue', minPlayers: 2, maxPlayers: 2, roles: { tank: 1, healer: 1 } },
   ],
-  rules: [
-    {
-      name: 'CloseSkill',
-      type: 'distance',
-      measurements: ['max(flatten(teams[*].players.attributes[skill]))'],
-      referenceValue: 'min(flatten(teams[*].players.attributes[skill]))',
-      maxDistance: 10,
-    },
-    { name: 'FastConnection', type: 'latency', maxLatency: 100 },
-  ],
+  rules: [closeSkill, { name: 'FastConnection', type: 'latency', maxLatency: 100 }],
 });
 
 /** One team of up to four, skills within 10 (without roles or latency). */
@@ -43,15 +35,7 @@ const crowd = {
   playerAttributes: [{ name: 'skill', type: 'number', default: 10 }],
   algorithm: { backfillPriority: 'high' },
   teams: [{ name: 'all', minPlayers: 2, maxPlayers: 4 }],
-  rules: [
-    {
-      name: 'CloseSkill',
-      type: 'distance',
-      measurements: ['max(flatten(teams[*].players.attributes[skill]))'],
-      referenceValue: 'min(flatten(teams[*].players.attributes[skill]))',
-      maxDistance: 10,
-    },
-  ],
+  rules: [closeSkill],
 };
 
 describe.each(BACKENDS)('rule-set backfill on %s', (backend) => {

@@ -9,7 +9,7 @@
 import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, client, type TestServer, useTestServer } from './helpers.js';
-import { duel } from '../support/rule-sets.js';
+import { closeSkill, duel } from '../support/rule-sets.js';
 
 /** Two squads of a tank and a healer each. */
 const squads = {
@@ -35,8 +35,7 @@ describe.each(BACKENDS)('rule-set matchmaking on %s', (backend) => {
     expect(created.body.matchmaking.ruleSet).toEqual(duel);
     expect((await admin.get('/v1/ladders/duel')).body.matchmaking.ruleSet).toEqual(duel);
 
-    const badFunction = structuredClone(duel);
-    badFunction.rules[1]!.measurements = ['mean(flatten(teams[*].players.attributes[skill]))'];
+    const badFunction = { ...duel, rules: [duel.rules[0], { ...closeSkill, measurements: ['mean(flatten(teams[*].players.attributes[skill]))'] }] };
     const refused = await admin.post('/v1/ladders', { id: 'bad-rules', system: 'elo', matchmaking: { ruleSet: badFunction } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.field).toBe('matchmaking.ruleSet.rules[1].measurements[0]');

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, client, startTestServer, type TestServer, useTestServer } from './helpers.js';
-import { duel } from '../support/rule-sets.js';
+import { closeSkill, duel } from '../support/rule-sets.js';
 
 /** 1 against 1, skills within 10; skill has no default (the ladder gives it), tier is a percentile. */
 const rated = {
@@ -22,15 +22,7 @@ const rated = {
     { name: 'red', minPlayers: 1, maxPlayers: 1 },
     { name: 'blue', minPlayers: 1, maxPlayers: 1 },
   ],
-  rules: [
-    {
-      name: 'CloseSkill',
-      type: 'distance',
-      measurements: ['max(flatten(teams[*].players.attributes[skill]))'],
-      referenceValue: 'min(flatten(teams[*].players.attributes[skill]))',
-      maxDistance: 10,
-    },
-  ],
+  rules: [closeSkill],
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
