@@ -18,6 +18,7 @@ import { resetAt } from './seasons.js';
 import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 import type { LadderHead } from '../store/ladders.js';
 import type { CommittedPlayer } from './writer/plan.js';
+import type { Turns } from './turns.js';
 import { randomInt } from 'node:crypto';
 
 export type Correction = { kind: 'void'; reason: string } | { kind: 'replace'; match: Match };
@@ -59,18 +60,6 @@ function playersOf(match: Match): string[] {
 
 export function newVersion(): number {
   return randomInt(1, 2 ** 48 - 1);
-}
-
-/** Gives the event loop a turn once `sliceMs` has passed since the last one. */
-export class Turns {
-  private since = performance.now();
-  constructor(private readonly sliceMs: number) {}
-
-  async pause(): Promise<void> {
-    if (performance.now() - this.since < this.sliceMs) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.since = performance.now();
-  }
 }
 
 /** A page of the log, read ahead; a failure is handled where it is awaited (or by the transaction's end). */

@@ -79,7 +79,8 @@ import { deletePlayers, upsertPlayers } from '../store/players.js';
 import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import type { LadderHead } from '../store/ladders.js';
-import { type Correction, type CorrectionResult, compute, newVersion, type Step, Turns } from './correction-compute.js';
+import { type Correction, type CorrectionResult, compute, newVersion, type Step } from './correction-compute.js';
+import { Turns } from './turns.js';
 
 export type { Correction, CorrectionResult } from './correction-compute.js';
 
