@@ -17,7 +17,7 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { BackfillClosedError, ConflictError, NotFoundError, PlayerBusyError } from './errors/index.js';
 import { type Ladder, ruleSetOf } from './ladders.js';
 import { ruleSetBackfillInput } from './matchmaking-worker/rule-set-queue.js';
-import type { QueueContext } from './queue.js';
+import { attributeFromLadder, type QueueContext } from './queue.js';
 import type { backfillSchema } from './schemas.js';
 import type { QueuedBackfill, QueuedBackfillPlayer, StoredBackfill } from './tickets/store.js';
 
@@ -83,7 +83,7 @@ export async function createBackfill(ctx: QueueContext, ladder: Ladder, raw: z.i
       // The match's players as the standings hold them now, as a ticket's (a player they do not list yet starts where the system starts everyone),
       // so the newcomers are judged against the same numbers they would have been matched on.
       attributes = { ...attributes };
-      for (const [name, source] of fromLadder) attributes[name] = source === 'rating' ? (known?.ladderRating ?? ladder.rating.initial().rating) : (known?.percentile ?? 50);
+      for (const [name, source] of fromLadder) attributes[name] = attributeFromLadder(ladder, source, known);
     }
     return [
       id,

@@ -13,7 +13,8 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { parseMode } from 'ladder-core/matchmaking';
 import { type AttributeSource, parseRuleSetTicket, type RuleSet } from 'ladder-core/matchmaking/rule-set/index.js';
 import { ConflictError, NotFoundError, PlayerBusyError, QuotaExceededError } from './errors/index.js';
-import { type Ladder, ruleSetOf } from './ladders.js';
+import { type Ladder, type LadderAttributeSource, ruleSetOf } from './ladders.js';
+import type { LookedUp } from './player-lookup.js';
 import type { PlayerLookup } from './player-lookup.js';
 import type { ticketSchema } from './schemas.js';
 import { FIGURES_EPOCH, MAX_QUEUE_REGIONS, type QueuedPlayer, type QueuedTicket, type StoredTicket, type TicketStore, type TicketWhy } from './tickets/store.js';
@@ -114,9 +115,12 @@ function checkRuleSetTicket(ladder: Ladder, ruleSet: RuleSet, raw: z.infer<typeo
   return checked.players.map((p) => ({ attributes: p.attributes, ...(p.roles.length > 0 ? { roles: [...p.roles] } : {}) }));
 }
 
-/** The rating a player new to the ladder starts with. */
-function initialRating(ladder: Ladder): number {
-  return ladder.rating.initial().rating;
+/**
+ * An attribute the ladder fills in (`matchmaking.attributesFromLadder`), for tickets and backfills alike: the player's rating as
+ * the standings hold it (the rating system's initial one for a player they do not list yet), or their percentile (50 before placement).
+ */
+export function attributeFromLadder(ladder: Ladder, source: LadderAttributeSource, known: LookedUp | undefined): number {
+  return source === 'rating' ? (known?.ladderRating ?? ladder.rating.initial().rating) : (known?.percentile ?? 50);
 }
 
 /** Queues a ticket; `owner` is the id of the API key that sends it (counted against the ladder's per-key cap). */
@@ -141,7 +145,7 @@ export async function createTicket(ctx: QueueContext, ladder: Ladder, raw: z.inf
     if (ruleSetFields !== undefined) Object.assign(player, ruleSetFields[index]);
     if (fromLadder !== undefined) {
       // Ratings and percentiles as the standings hold them now; a player they do not list yet starts where the system starts everyone.
-      for (const [name, source] of fromLadder) player.attributes![name] = source === 'rating' ? (known?.ladderRating ?? initialRating(ladder)) : (known?.percentile ?? 50);
+      for (const [name, source] of fromLadder) player.attributes![name] = attributeFromLadder(ladder, source, known);
     }
     return player;
   });
