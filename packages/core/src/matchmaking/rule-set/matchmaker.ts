@@ -179,6 +179,8 @@ export class RuleSetMatchmaker {
   private readonly orderAttribute: string | undefined;
   /** The batch rule that bounds orderReach, and whether it cut the current anchor's candidates short. */
   private readonly reachRule: string | undefined;
+  /** The batch rules on the ordering value (party average), each with its maxDistance and expansion steps: an anchor's own reach. */
+  private readonly reachRules: Array<{ name: string; base: number; steps: readonly Step[] }> = [];
   private cut = false;
   /** Reasons a ticket was kept out, by small id, so that a pass counts them in flat arrays. */
   private readonly reasonIds = new Map<string, number>();
@@ -249,6 +251,7 @@ export class RuleSetMatchmaker {
       if (r.batchAttribute !== this.orderAttribute || r.partyAggregation !== 'avg') continue;
       const widest = Math.max(r.maxDistance!, ...(this.expansion.get(`rule:${r.name}.maxDistance`) ?? []).map((s) => s.value));
       if (widest < this.orderReach) [this.orderReach, this.reachRule] = [widest, r.name];
+      this.reachRules.push({ name: r.name, base: r.maxDistance ?? Infinity, steps: this.expansion.get(`rule:${r.name}.maxDistance`) ?? [] });
     }
     this.options = { searchWindow: options.searchWindow ?? Math.max(1000, 5 * this.matchSize), seed: options.seed ?? 1, attributes: options.attributes ?? {} };
   }
@@ -606,7 +609,7 @@ export class RuleSetMatchmaker {
       serveByAge?.(anchor.at);
       if (anchor.taken || anchor.key === null) continue;
       const l = anchor.list!;
-      const built = this.build(anchor, l, this.candidates(anchor, l, random), now);
+      const built = this.build(anchor, l, this.candidates(anchor, l, random, now), now);
       if (built) {
         for (let m = 0; m < built.entries.length; m++) {
           const e = built.entries[m];
@@ -646,18 +649,41 @@ export class RuleSetMatchmaker {
   }
 
   /**
+   * How far in the ordering value a candidate of an anchor of this age can
+   * be and still join: each batch rule on that value bounds it by its widest
+   * maxDistance over the ages a match with this anchor can have (the anchor's
+   * or less when expansions follow the newest ticket, the anchor's or more
+   * when they follow the oldest). Nothing past it is ever admitted, so the
+   * walk stops there (fewer candidates looked at, the same matches).
+   */
+  private anchorReach(anchorAge: number): number {
+    const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
+    let reach = Infinity;
+    for (let r = 0; r < this.reachRules.length; r++) {
+      const { base, steps } = this.reachRules[r];
+      let widest = newest ? base : (stepped(steps, base, anchorAge) ?? Infinity);
+      for (let k = 0; k < steps.length; k++) if (newest ? steps[k].waitTimeSeconds <= anchorAge : steps[k].waitTimeSeconds > anchorAge) widest = Math.max(widest, steps[k].value);
+      if (widest < reach) reach = widest;
+    }
+    return reach;
+  }
+
+  /**
    * Candidates for an anchor, in the order FlexMatch would try them: most
    * anchors fill their match from the first few, so the window is walked
    * lazily (a Walk) unless a sort rule, the fastest-region preference or
    * random batching must see all of it first (then their positions in order).
    */
-  private candidates(anchor: Entry, l: BatchList, random: () => number): Walk | number[] {
+  private candidates(anchor: Entry, l: BatchList, random: () => number, now: number): Walk | number[] {
     const outward = !Number.isNaN(anchor.order);
     const reachId = outward && this.reachRule !== undefined ? this.reasonId(this.reachRule) : -1;
-    const walk = new Walk(l, anchor.index, outward, this.options.searchWindow, anchor.order, this.orderReach, reachId, this.reasonNames);
+    const { batchingPreference, strategy } = this.ruleSet.algorithm;
+    const shuffled = batchingPreference === 'random' && strategy === 'balanced';
+    // A shuffle draws one random number per candidate: it keeps the widest reach, so that a seed gives the same matches as before.
+    const reach = outward && !shuffled ? this.anchorReach(now - anchor.at) : this.orderReach;
+    const walk = new Walk(l, anchor.index, outward, this.options.searchWindow, anchor.order, reach, reachId, this.reasonNames);
     const group = l.group;
     const sorts = this.sorts;
-    const { batchingPreference, strategy } = this.ruleSet.algorithm;
     const reorder = sorts.length > 0 || (batchingPreference === 'random' && strategy === 'balanced') || (batchingPreference === 'fastestRegion' && anchor.bestRegion !== undefined);
     if (!reorder) return walk;
     const out: Entry[] = [];
@@ -1240,10 +1266,12 @@ class Walk {
         if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
       }
     }
-    // next() written out over local copies of the walk's state.
+    // next() and check.refusalAtAge() written out over local copies of the walk's and the check's state.
     const { next, prev, order } = l;
     const { centre, reach } = this;
     let { lo, hi, left } = this;
+    const { values, bounds, count, reasons, at, now, newest, age } = check;
+    let { limitFrom, limitBefore } = check;
     let found = -1;
     for (;;) {
       if (left-- <= 0) break;
@@ -1259,7 +1287,26 @@ class Walk {
         const n = next[hi];
         hi = n >= 0 && order[n] !== order[k] && !(Math.abs(order[n] - centre) <= reach) ? this.cutAt(n) : n;
       }
-      const reason = check.refusalAtAge(k);
+      // The match's age with this ticket (the anchor has joined, so the age is a number), and the batch rules' limits for it.
+      const ticketAge = now - at[k];
+      const a = newest ? (ticketAge < age ? ticketAge : age) : ticketAge > age ? ticketAge : age;
+      if (!(a >= limitFrom && a < limitBefore)) {
+        check.limitsAt(a);
+        limitFrom = check.limitFrom;
+        limitBefore = check.limitBefore;
+      }
+      let reason = -1;
+      const base = k * count;
+      for (let r = 0; r < count; r++) {
+        const v = values[base + r];
+        // Math.max and Math.min written out (a NaN value refuses nothing, as there).
+        const low = bounds[3 * r];
+        const high = bounds[3 * r + 1];
+        if ((v > high ? v : high) - (v < low ? v : low) > bounds[3 * r + 2] && v === v) {
+          reason = reasons[r];
+          break;
+        }
+      }
       if (reason < 0) {
         found = k;
         break;
@@ -1297,23 +1344,23 @@ class Walk {
 class BatchCheck {
   /** The match's age (the anchor's until another ticket joins). */
   age = NaN;
-  private newest: boolean;
-  private readonly count: number;
+  newest: boolean;
+  readonly count: number;
   /** Per rule (rule × 3): the lowest party value so far, the highest, and the maxDistance for the ages in [limitFrom, limitBefore). */
-  private readonly bounds: Float64Array;
-  private limitFrom = NaN;
-  private limitBefore = NaN;
-  private values: Float64Array;
-  private at: Float64Array;
+  readonly bounds: Float64Array;
+  limitFrom = NaN;
+  limitBefore = NaN;
+  values: Float64Array;
+  at: Float64Array;
 
   constructor(
     l: BatchList,
-    private now: number,
+    public now: number,
     newest: boolean,
     private readonly rules: readonly BatchDistanceRule[],
     private readonly steps: ReadonlyArray<Step[] | undefined>,
     private readonly waits: readonly number[],
-    private readonly reasons: readonly number[],
+    readonly reasons: readonly number[],
   ) {
     this.newest = newest;
     this.count = rules.length;
@@ -1367,7 +1414,8 @@ class BatchCheck {
     }
   }
 
-  private limitsAt(a: number): void {
+  /** Sets the batch rules' maxDistance for age a, and the interval of ages [limitFrom, limitBefore) it holds for. */
+  limitsAt(a: number): void {
     // No maxDistance bounds nothing: a spread is never above it, as never above Infinity.
     for (let k = 0; k < this.count; k++) this.bounds[3 * k + 2] = stepped(this.steps[k], this.rules[k].maxDistance, a) ?? Infinity;
     // A NaN age is worked out each time (no interval holds it).

@@ -138,4 +138,35 @@ describe('why waiting', () => {
     expect(r.why).toEqual({ far: 'close' });
     expect(m.whyWaiting('far')).toBe('close');
   });
+
+  it('counts only anchors that could take the ticket: a young anchor does not look past its own reach', () => {
+    // The same league first, then skill within 10, widened to 50 after 20 s. Three young tickets near skill 0 cannot reach 'far' (skill 40,
+    // another league) before 20 s: their match's age is at most theirs. Looked at by them, 'far' would be refused three times by
+    // SameLeague; it is not, so what held it is its own match: nothing within SimilarSkill's reach (10) of 40.
+    const m = new RuleSetMatchmaker({
+      ruleLanguageVersion: '1.0',
+      playerAttributes: [
+        { name: 'league', type: 'number' },
+        { name: 'skill', type: 'number' },
+      ],
+      teams: [{ name: 'all', minPlayers: 5, maxPlayers: 5 }],
+      // Candidates are taken nearest in skill (the sorted batching's attribute); rules are judged in the order listed.
+      algorithm: { batchingPreference: 'sorted', sortByAttributes: ['skill'] },
+      rules: [
+        { name: 'SameLeague', type: 'batchDistance', batchAttribute: 'league', maxDistance: 0 },
+        { name: 'SimilarSkill', type: 'batchDistance', batchAttribute: 'skill', maxDistance: 10 },
+      ],
+      expansions: [{ target: 'rules[SimilarSkill].maxDistance', steps: [{ waitTimeSeconds: 20, value: 50 }] }],
+    });
+    for (const [id, skill] of [
+      ['a', 0],
+      ['b', 1],
+      ['c', 2],
+    ] as const)
+      m.add({ id, at: 0, players: [{ id: `p${id}`, attributes: { league: 1, skill } }] });
+    m.add({ id: 'far', at: 0, players: [{ id: 'pf', attributes: { league: 2, skill: 40 } }] });
+    expect(m.pass(5).why.far).toBe('SimilarSkill');
+    // After 20 s the anchors reach 50: each looks at 'far' and its league refuses it (three times against its own one).
+    expect(m.pass(25).why.far).toBe('SameLeague');
+  });
 });
