@@ -112,22 +112,6 @@ interface BatchList {
   pingSum: Float64Array;
 }
 
-/** One anchor's forming match in build(): the parts kept from anchor to anchor. */
-interface AnchorScratch {
-  teams: TeamSlot[];
-  view: MatchView;
-  check: BatchCheck;
-  minOf: Float64Array;
-  maxOf: Float64Array;
-  /** The regions every player so far reports, with the worst ping, the best and the sum there. */
-  regionAt: number[];
-  regionMax: number[];
-  regionMin: number[];
-  regionSum: number[];
-  /** The match age the teams' sizes and the rule parameters were worked out for, and the latency rule's limits (NaN: no maxDistance). */
-  ages: { sizes: number; param: number; maxLatency: number; maxSpread: number };
-}
-
 interface TeamSlot {
   name: string;
   def: TeamDef;
@@ -188,9 +172,6 @@ export class RuleSetMatchmaker {
   /** A pass's scratch for one anchor: the reasons its candidates failed, in the order first seen, and the count by reason id. */
   private readonly anchorReasons: number[] = [];
   private readonly anchorCounts: number[] = [];
-  /** A pass's scratch for one anchor: the positions in the batch of the tickets placed so far, and their teams (build). */
-  private readonly placed: number[] = [];
-  private readonly placedTeam: number[] = [];
   /** Per numeric batchDistance rule: its reason id. */
   private readonly batchReason: number[];
   /** The wait times of the numeric batch rules' maxDistance steps, ascending, once each: between two of them every limit is one value. */
@@ -732,316 +713,178 @@ export class RuleSetMatchmaker {
     return out.map((e) => e.index);
   }
 
-  /** What build() reuses from anchor to anchor (made at the first anchor). */
-  private scratch: AnchorScratch | undefined;
-
-  private newScratch(l: BatchList, now: number, newest: boolean): AnchorScratch {
-    const teams: TeamSlot[] = this.teamSlots.map((t) => ({ name: t.name, def: t.def, players: [], tickets: [], roleOwners: [], roles: undefined }));
-    return {
-      teams,
-      view: { teams: teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) },
-      check: new BatchCheck(l, now, newest, this.numericBatch, this.batchSteps, this.batchWaits, this.batchReason),
-      minOf: new Float64Array(teams.length),
-      maxOf: new Float64Array(teams.length),
-      regionAt: [],
-      regionMax: [],
-      regionMin: [],
-      regionSum: [],
-      // Doubles the closures of build() rewrite are kept in an object's fields, not in closure variables, where each write would allocate a number.
-      ages: { sizes: NaN, param: NaN, maxLatency: Infinity, maxSpread: NaN },
-    };
-  }
+  /** One anchor's forming match, reused from anchor to anchor (made at the first anchor). */
+  private forming: FormingMatch | undefined;
 
   private build(anchor: Entry, l: BatchList, candidates: Walk | number[], now: number): { match: RuleSetMatch; entries: Entry[] } | undefined {
-    const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
-    // The teams, the match view and the arrays below are the matchmaker's, emptied for each anchor: a pass builds thousands of anchors.
-    const scratch = (this.scratch ??= this.newScratch(l, now, newest));
-    const { teams, view, check, minOf, maxOf, regionAt, regionMax, regionMin, regionSum, ages } = scratch;
-    const teamCount = teams.length;
+    this.forming ??= new FormingMatch(
+      {
+        teamSlots: this.teamSlots,
+        numericBatch: this.numericBatch,
+        batchSteps: this.batchSteps,
+        batchWaits: this.batchWaits,
+        batchReason: this.batchReason,
+        early: this.early,
+        late: this.late,
+        latency: this.latency,
+        ruleStepsOf: this.ruleStepsOf,
+        byName: this.byName,
+        slotMinSteps: this.slotMinSteps,
+        slotMaxSteps: this.slotMaxSteps,
+        slotRoleCap: this.slotRoleCap,
+        reachRule: this.reachRule,
+        reasonNames: this.reasonNames,
+        anchorReasons: this.anchorReasons,
+        anchorCounts: this.anchorCounts,
+        reasonId: (reason) => this.reasonId(reason),
+      },
+      l,
+      now,
+      this.ruleSet.algorithm.expansionAgeSelection === 'newest',
+    );
+    return this.forming.build(anchor, l, candidates, now, this.cut);
+  }
+}
+
+/** What a forming match reads of its matchmaker: the rule set compiled, and the pass's reasons. */
+interface FormingRules {
+  teamSlots: ReadonlyArray<{ name: string; def: TeamDef }>;
+  numericBatch: readonly BatchDistanceRule[];
+  batchSteps: ReadonlyArray<Step[] | undefined>;
+  batchWaits: readonly number[];
+  batchReason: readonly number[];
+  early: readonly CheckedRule[];
+  late: readonly CheckedRule[];
+  latency: LatencyRule | undefined;
+  ruleStepsOf: ReadonlyMap<Rule, Map<string, Step[]> | undefined>;
+  byName: Map<string, Rule>;
+  slotMinSteps: ReadonlyArray<Step[] | undefined>;
+  slotMaxSteps: ReadonlyArray<Step[] | undefined>;
+  slotRoleCap: readonly number[];
+  reachRule: string | undefined;
+  reasonNames: readonly string[];
+  /** The current anchor's reasons in the order first seen, and counts by reason id. */
+  anchorReasons: number[];
+  anchorCounts: number[];
+  reasonId(reason: string): number;
+}
+
+/**
+ * One anchor's forming match in a pass: teams, the rule checks' match view,
+ * the batch rules' state, the regions every player so far reports and the
+ * tickets placed, all kept from anchor to anchor and emptied for each (a
+ * pass builds thousands of anchors: made anew for each, closures and arrays
+ * were most of what a pass allocated). `build` tries the anchor and its
+ * candidates and gives the largest complete match, or blames the anchor.
+ */
+class FormingMatch {
+  private readonly teams: TeamSlot[];
+  private readonly view: MatchView;
+  readonly check: BatchCheck;
+  private readonly teamCount: number;
+  /** Each team's minimum and maximum for the age in `sizesAge` (worked out again when the age asked for differs). */
+  private readonly minOf: Float64Array;
+  private readonly maxOf: Float64Array;
+  private sizesAge = NaN;
+  /** The match age the rule parameters are judged at (set before each judgement). */
+  private paramAge = NaN;
+  /** The latency rule's limits for the age last set (NaN spread: no maxDistance). */
+  private maxLatency = Infinity;
+  private maxSpread = NaN;
+  /** The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with the worst ping, the best and the sum there, rewritten in place as tickets join. */
+  private regionsKnown = false;
+  private regionCount = 0;
+  private readonly regionAt: number[] = [];
+  private readonly regionMax: number[] = [];
+  private readonly regionMin: number[] = [];
+  private readonly regionSum: number[] = [];
+  /** Positions in the batch of the tickets placed so far, and their teams. */
+  private readonly placed: number[] = [];
+  private readonly placedTeam: number[] = [];
+  private placedCount = 0;
+  /** Players per team, and in the match. */
+  private readonly counts: number[];
+  private players = 0;
+  /** The largest complete match so far: its ticket count (-1 for none), region and roles. */
+  private snapshotCount = -1;
+  private snapshotRegion: string | null = null;
+  private snapshotRoles: Record<string, string> | undefined;
+  /** Teams in fill order for one ticket, and their ranks. */
+  private readonly fillOrder: number[] = [];
+  private readonly ranks: number[];
+  private readonly hasRoles: boolean;
+  /** Players are placed in the teams only when something reads them: a rule judged on the match, or role slots. */
+  private readonly needPlayers: boolean;
+  private readonly param: Param;
+  private l: BatchList;
+  private now = 0;
+
+  constructor(
+    private readonly mm: FormingRules,
+    l: BatchList,
+    now: number,
+    private readonly newest: boolean,
+  ) {
+    this.l = l;
+    this.teams = mm.teamSlots.map((t) => ({ name: t.name, def: t.def, players: [], tickets: [], roleOwners: [], roles: undefined }));
+    this.view = { teams: this.teams.map((t) => ({ name: t.name, definition: t.def.name, players: t.players })) };
+    this.check = new BatchCheck(l, now, newest, mm.numericBatch, mm.batchSteps, mm.batchWaits, mm.batchReason);
+    this.teamCount = this.teams.length;
+    this.minOf = new Float64Array(this.teamCount);
+    this.maxOf = new Float64Array(this.teamCount);
+    this.counts = this.teams.map(() => 0);
+    this.ranks = this.teams.map(() => 0);
+    this.hasRoles = this.teams.some((t) => t.def.roles);
+    this.needPlayers = mm.early.length > 0 || mm.late.length > 0 || this.hasRoles;
+    const stepsOf = mm.ruleStepsOf;
+    // Rule properties under the expansions for the age being judged.
+    this.param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, this.paramAge);
+  }
+
+  /**
+   * Tries the anchor at its position in batch l, then its candidates (a walk,
+   * or positions in the order to try them): the largest complete match, or
+   * undefined with the anchor blamed for what held it.
+   */
+  build(anchor: Entry, l: BatchList, candidates: Walk | number[], now: number, listCut: boolean): { match: RuleSetMatch; entries: Entry[] } | undefined {
+    const { teams, teamCount, check, counts, mm } = this;
+    const newest = this.newest;
+    this.l = l;
+    this.now = now;
     for (let k = 0; k < teamCount; k++) {
       const team = teams[k];
       team.players.length = 0;
       team.roleOwners.length = 0;
       if (team.def.roles) team.roles = new RoleAssignment(team.def.roles);
+      counts[k] = 0;
     }
     check.reset(l, now, newest);
-    ages.sizes = ages.param = NaN;
-    ages.maxLatency = Infinity;
-    ages.maxSpread = NaN;
-    // Positions in the batch of the tickets placed so far, and their teams: the matchmaker's arrays, reused from anchor to anchor (grown
-    // anew for each, they were most of what a pass allocated).
-    const { placed, placedTeam } = this;
-    let placedCount = 0;
-    // The regions every player so far reports (none known until a ticket with pings joins, or any ticket under a latency rule), with
-    // the worst ping, the best and the sum there, in flat arrays rewritten in place as tickets join.
-    let regionsKnown = false;
-    let regionCount = 0;
-    let players = 0;
-    // The largest complete match so far: its ticket count (-1 for none), region and roles.
-    let snapshotCount = -1;
-    let snapshotRegion: string | null = null;
-    let snapshotRoles: Record<string, string> | undefined;
-    const hasRoles = teams.some((t) => t.roles);
+    this.sizesAge = this.paramAge = NaN;
+    this.maxLatency = Infinity;
+    this.maxSpread = NaN;
+    this.placedCount = 0;
+    this.regionsKnown = false;
+    this.regionCount = 0;
+    this.players = 0;
+    this.snapshotCount = -1;
+    this.snapshotRegion = null;
+    this.snapshotRoles = undefined;
     // Why candidates failed this anchor: reasons in the order first seen, with counts by reason id (zero again when the anchor is done).
-    const anchorReasons = this.anchorReasons;
-    const anchorCounts = this.anchorCounts;
+    const { anchorReasons, anchorCounts, reasonNames: names } = mm;
     anchorReasons.length = 0;
-    const countReason = (reason: number): void => {
-      if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
-    };
-    const names = this.reasonNames;
 
-    const { slotMinSteps, slotMaxSteps, slotRoleCap, early, late, byName } = this;
-    // Each team's minimum and maximum for the age in ages.sizes (worked out again when the age asked for differs).
-    const sizesAt = (a: number): void => {
-      ages.sizes = a;
-      for (let k = 0; k < teamCount; k++) {
-        minOf[k] = stepped(slotMinSteps[k], teams[k].def.minPlayers, a)!;
-        maxOf[k] = Math.min(stepped(slotMaxSteps[k], teams[k].def.maxPlayers, a)!, slotRoleCap[k]);
-      }
-    };
-    const teamMin = (k: number, a: number): number => {
-      if (a !== ages.sizes) sizesAt(a);
-      return minOf[k];
-    };
-    const teamMax = (k: number, a: number): number => {
-      if (a !== ages.sizes) sizesAt(a);
-      return maxOf[k];
-    };
-    // Rule properties under the expansions for the age being judged (set before each judgement).
-    const stepsOf = this.ruleStepsOf;
-    const param: Param = (rule, property, base) => stepped(stepsOf.get(rule)?.get(property), base, ages.param);
-    const judge = (rules: readonly CheckedRule[]): Rule | undefined => {
-      for (let j = 0; j < rules.length; j++) {
-        const { rule, check } = rules[j];
-        if (!(check ? check(view, param) : holds(rule, view, param, byName))) return rule;
-      }
-      return undefined;
-    };
-
-    const latency = this.latency;
-    const latencySteps = latency ? this.ruleStepsOf.get(latency) : undefined;
-    /** Whether a region's figures pass the latency rule (limits set by the caller). */
-    const acceptable = (max: number, min: number, sum: number, count: number): boolean => {
-      if (max > ages.maxLatency) return false;
-      // No maxDistance is NaN here: no spread is above it.
-      if (max - (latency!.distanceReference === 'min' ? min : sum / count) > ages.maxSpread) return false;
-      return true;
-    };
-    const setLatencyLimits = (a: number): void => {
-      ages.maxLatency = stepped(latencySteps?.get('maxLatency'), latency!.maxLatency, a)!;
-      ages.maxSpread = stepped(latencySteps?.get('maxDistance'), latency!.maxDistance, a) ?? NaN;
-    };
-    /** Whether some region every player so far and this party report passes the latency rule. */
-    const { regions: allRegions, ping: pingOf, pingMin: pingMinOf, pingSum: pingSumOf } = l;
-    const stride = allRegions.length;
-    /** Whether some region every player so far and the party at position i report passes the latency rule. */
-    const reachable = (i: number, count: number): boolean => {
-      const base = i * stride;
-      if (!regionsKnown) {
-        for (let g = 0; g < stride; g++) if (!Number.isNaN(pingOf[base + g]) && acceptable(pingOf[base + g], pingMinOf[base + g], pingSumOf[base + g], count)) return true;
-        return false;
-      }
-      for (let r = 0; r < regionCount; r++) {
-        const at = base + regionAt[r];
-        const ms = pingOf[at];
-        if (Number.isNaN(ms)) continue;
-        if (acceptable(Math.max(regionMax[r], ms), Math.min(regionMin[r], pingMinOf[at]), regionSum[r] + pingSumOf[at], count)) return true;
-      }
-      return false;
-    };
-    /** Narrows the regions to those the party at position i reports too, with its figures added. */
-    const joinRegions = (i: number): void => {
-      const base = i * stride;
-      if (!regionsKnown) {
-        regionsKnown = true;
-        regionCount = 0;
-        for (let g = 0; g < stride; g++) {
-          if (Number.isNaN(pingOf[base + g])) continue;
-          regionAt[regionCount] = g;
-          regionMax[regionCount] = pingOf[base + g];
-          regionMin[regionCount] = pingMinOf[base + g];
-          regionSum[regionCount] = pingSumOf[base + g];
-          regionCount++;
-        }
-        return;
-      }
-      let kept = 0;
-      for (let r = 0; r < regionCount; r++) {
-        const at = base + regionAt[r];
-        const ms = pingOf[at];
-        if (Number.isNaN(ms)) continue;
-        regionAt[kept] = regionAt[r];
-        regionMax[kept] = Math.max(regionMax[r], ms);
-        regionMin[kept] = Math.min(regionMin[r], pingMinOf[at]);
-        regionSum[kept] = regionSum[r] + pingSumOf[at];
-        kept++;
-      }
-      regionCount = kept;
-    };
-
-    const order: number[] = [];
-    const ranks: number[] = teams.map(() => 0);
-    const { at: atOf, group, size: sizeOf, pinged: pingedOf } = l;
-    // Players are placed in the teams only when something reads them: a rule judged on the match, or role slots.
-    const needPlayers = early.length > 0 || late.length > 0 || teams.some((t) => t.roles);
-    /** Players per team. */
-    const counts: number[] = teams.map(() => 0);
-    /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
-    const tryAdd = (i: number): number => {
-      const ticketAge = now - atOf[i];
-      const age = check.age;
-      const a = Number.isNaN(age) ? ticketAge : newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
-      const refused = check.refusal(i, a);
-      if (refused >= 0) return refused;
-      const reason = tryJoin(i, a);
-      return reason === undefined ? -1 : this.reasonId(reason);
-    };
-    /** The rest of tryAdd, once the batch rules hold. */
-    const tryJoin = (i: number, a: number): string | undefined => {
-      const size = sizeOf[i];
-      if (latency) {
-        setLatencyLimits(a);
-        if (!reachable(i, players + size)) return latency.name;
-      }
-      // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
-      if (!needPlayers) {
-        // Nothing is judged on the players: the first team in that order takes the ticket.
-        let best = -1;
-        let bestRank = 0;
-        for (let k = 0; k < teamCount; k++) {
-          const open = teamMax(k, a) - counts[k];
-          if (open < size) continue;
-          const rank = (counts[k] < teamMin(k, a) ? 1_000_000 : 0) + open;
-          if (best < 0 || rank > bestRank) [best, bestRank] = [k, rank];
-        }
-        if (best < 0) return 'maxPlayers';
-        joined(i, best, size, a);
-        return undefined;
-      }
-      let orderCount = 0;
-      for (let k = 0; k < teamCount; k++) {
-        const open = teamMax(k, a) - counts[k];
-        if (open < size) continue;
-        const rank = (counts[k] < teamMin(k, a) ? 1_000_000 : 0) + open;
-        let at = orderCount;
-        while (at > 0 && rank > ranks[order[at - 1]]) {
-          order[at] = order[at - 1];
-          at--;
-        }
-        order[at] = k;
-        orderCount++;
-        ranks[k] = rank;
-      }
-      if (orderCount === 0) return 'maxPlayers';
-      let reason: string | undefined;
-      ages.param = a;
-      for (let o = 0; o < orderCount; o++) {
-        const k = order[o];
-        const team = teams[k];
-        if (needPlayers) {
-          const entry = group[i];
-          const before = team.players.length;
-          if (team.roles) {
-            let ok = true;
-            for (let j = 0; j < entry.ticket.players.length; j++) {
-              const p = entry.ticket.players[j];
-              if (!(ok = team.roles.add(p.roles))) break;
-            }
-            if (!ok) {
-              team.roles.truncate(before);
-              reason ??= `teams[${team.name}].roles`;
-              continue;
-            }
-          }
-          for (let j = 0; j < entry.ticket.players.length; j++) {
-            const p = entry.ticket.players[j];
-            team.players.push(p);
-          }
-          const failed = early.length === 0 ? undefined : judge(early);
-          if (failed) {
-            team.players.length = before;
-            team.roles?.truncate(before);
-            reason ??= failed.name;
-            continue;
-          }
-          if (team.roles)
-            for (let j = 0; j < entry.ticket.players.length; j++) {
-              const p = entry.ticket.players[j];
-              team.roleOwners.push(p.id);
-            }
-        }
-        joined(i, k, size, a);
-        return undefined;
-      }
-      return reason;
-    };
-    /** The ticket at position i (size players) joined team k, making the match's age a: the running figures take it in. */
-    const joined = (i: number, k: number, size: number, a: number): void => {
-      counts[k] += size;
-      placed[placedCount] = i;
-      placedTeam[placedCount] = k;
-      placedCount++;
-      check.age = a;
-      players += size;
-      check.join(i);
-      if (pingedOf[i] === 1 || latency) joinRegions(i);
-    };
-
-    const complete = (): boolean => {
-      const age = check.age;
-      for (let k = 0; k < teamCount; k++) if (counts[k] < teamMin(k, age)) return false;
-      if (late.length === 0) return true;
-      ages.param = age;
-      const failed = judge(late);
-      if (failed) {
-        countReason(this.reasonId(failed.name));
-        return false;
-      }
-      return true;
-    };
-    const full = (): boolean => {
-      const age = check.age;
-      for (let k = 0; k < teamCount; k++) if (counts[k] < teamMax(k, age)) return false;
-      return true;
-    };
-    const remember = (): void => {
-      let region: string | null = null;
-      if (regionsKnown) {
-        if (latency) setLatencyLimits(check.age);
-        // The lowest worst ping, then the lowest sum, then the name: one region whatever the order they are listed in.
-        let best = -1;
-        for (let r = 0; r < regionCount; r++) {
-          if (latency && !acceptable(regionMax[r], regionMin[r], regionSum[r], players)) continue;
-          if (
-            best < 0 ||
-            regionMax[r] < regionMax[best] ||
-            (regionMax[r] === regionMax[best] && (regionSum[r] < regionSum[best] || (regionSum[r] === regionSum[best] && allRegions[regionAt[r]] < allRegions[regionAt[best]])))
-          )
-            best = r;
-        }
-        region = best < 0 ? null : allRegions[regionAt[best]];
-      }
-      if (hasRoles) {
-        const roles: Record<string, string> = {};
-        for (const t of teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles[t.roleOwners[k]] = role));
-        snapshotRoles = roles;
-      }
-      snapshotCount = placedCount;
-      snapshotRegion = region;
-    };
-
-    const anchorReason = tryAdd(anchor.index);
+    const anchorReason = this.tryAdd(anchor.index);
     if (anchorReason >= 0) {
       blameAt(l, anchor.index, anchorReason, names);
       return undefined;
     }
-    if (complete()) remember();
+    if (this.complete()) this.remember();
     // Team sizes and the match's age change only when a ticket joins, so fullness is worked out then.
-    let isFull = full();
+    let isFull = this.full();
     const walk = candidates instanceof Walk ? candidates : undefined;
     const list = candidates instanceof Walk ? undefined : candidates;
     let listed = 0;
+    const atOf = l.at;
     // tryAdd written out for the candidates (the anchor has joined, so the match has an age): most are refused, by a batch rule, and this loop is a pass's hottest.
     for (;;) {
       let candidate: number;
@@ -1063,21 +906,21 @@ export class RuleSetMatchmaker {
       const ticketAge = now - atOf[candidate];
       const a = newest ? Math.min(check.age, ticketAge) : Math.max(check.age, ticketAge);
       if (reason < 0) {
-        const failed = tryJoin(candidate, a);
+        const failed = this.tryJoin(candidate, a);
         if (failed === undefined) {
-          if (complete()) remember();
-          isFull = full();
+          if (this.complete()) this.remember();
+          isFull = this.full();
           continue;
         }
-        reason = this.reasonId(failed);
+        reason = mm.reasonId(failed);
       }
       blameAt(l, candidate, reason, names);
       if (anchorCounts[reason]++ === 0) anchorReasons.push(reason);
     }
-    if (snapshotCount < 0) {
+    if (this.snapshotCount < 0) {
       // Tickets past the batch rule's widest reach were never tried: that rule held the anchor.
-      const cut = walk !== undefined ? walk.cut : this.cut;
-      let best = this.reasonId(cut && this.reachRule !== undefined ? this.reachRule : 'minPlayers');
+      const cut = walk !== undefined ? walk.cut : listCut;
+      let best = mm.reasonId(cut && mm.reachRule !== undefined ? mm.reachRule : 'minPlayers');
       let most = 0;
       for (let j = 0; j < anchorReasons.length; j++) {
         const id = anchorReasons[j];
@@ -1091,15 +934,22 @@ export class RuleSetMatchmaker {
       const id = anchorReasons[j];
       anchorCounts[id] = 0;
     }
+    return this.match();
+  }
+
+  /** The largest complete match remembered: its tickets, and the match as a pass reports it. */
+  private match(): { match: RuleSetMatch; entries: Entry[] } {
+    const { teams, snapshotRoles, placed, placedTeam } = this;
+    const group = this.l.group;
     const kept: Entry[] = [];
     const out: RuleSetMatch = {
-      region: snapshotRegion,
+      region: this.snapshotRegion,
       teams: teams.map(() => []),
       teamNames: teams.map((t) => t.name),
       players: teams.map(() => []),
       ...(snapshotRoles ? { roles: {} as Record<string, string> } : {}),
     };
-    for (let p = 0; p < snapshotCount; p++) {
+    for (let p = 0; p < this.snapshotCount; p++) {
       const entry = group[placed[p]];
       const team = placedTeam[p];
       kept.push(entry);
@@ -1111,6 +961,260 @@ export class RuleSetMatchmaker {
       }
     }
     return { match: out, entries: kept };
+  }
+
+  private sizesAt(a: number): void {
+    this.sizesAge = a;
+    const { teams, minOf, maxOf, mm } = this;
+    for (let k = 0; k < this.teamCount; k++) {
+      minOf[k] = stepped(mm.slotMinSteps[k], teams[k].def.minPlayers, a)!;
+      maxOf[k] = Math.min(stepped(mm.slotMaxSteps[k], teams[k].def.maxPlayers, a)!, mm.slotRoleCap[k]);
+    }
+  }
+
+  private teamMin(k: number, a: number): number {
+    if (a !== this.sizesAge) this.sizesAt(a);
+    return this.minOf[k];
+  }
+
+  private teamMax(k: number, a: number): number {
+    if (a !== this.sizesAge) this.sizesAt(a);
+    return this.maxOf[k];
+  }
+
+  private judge(rules: readonly CheckedRule[]): Rule | undefined {
+    for (let j = 0; j < rules.length; j++) {
+      const { rule, check } = rules[j];
+      if (!(check ? check(this.view, this.param) : holds(rule, this.view, this.param, this.mm.byName))) return rule;
+    }
+    return undefined;
+  }
+
+  /** Whether a region's figures pass the latency rule (limits set by setLatencyLimits). */
+  private acceptable(max: number, min: number, sum: number, count: number): boolean {
+    if (max > this.maxLatency) return false;
+    // No maxDistance is NaN here: no spread is above it.
+    if (max - (this.mm.latency!.distanceReference === 'min' ? min : sum / count) > this.maxSpread) return false;
+    return true;
+  }
+
+  private setLatencyLimits(a: number): void {
+    const latency = this.mm.latency!;
+    const steps = this.mm.ruleStepsOf.get(latency);
+    this.maxLatency = stepped(steps?.get('maxLatency'), latency.maxLatency, a)!;
+    this.maxSpread = stepped(steps?.get('maxDistance'), latency.maxDistance, a) ?? NaN;
+  }
+
+  /** Whether some region every player so far and the party at position i report passes the latency rule. */
+  private reachable(i: number, count: number): boolean {
+    const { regions, ping, pingMin, pingSum } = this.l;
+    const stride = regions.length;
+    const base = i * stride;
+    if (!this.regionsKnown) {
+      for (let g = 0; g < stride; g++) if (!Number.isNaN(ping[base + g]) && this.acceptable(ping[base + g], pingMin[base + g], pingSum[base + g], count)) return true;
+      return false;
+    }
+    const { regionAt, regionMax, regionMin, regionSum } = this;
+    for (let r = 0; r < this.regionCount; r++) {
+      const at = base + regionAt[r];
+      const ms = ping[at];
+      if (Number.isNaN(ms)) continue;
+      if (this.acceptable(Math.max(regionMax[r], ms), Math.min(regionMin[r], pingMin[at]), regionSum[r] + pingSum[at], count)) return true;
+    }
+    return false;
+  }
+
+  /** Narrows the regions to those the party at position i reports too, with its figures added. */
+  private joinRegions(i: number): void {
+    const { regions, ping, pingMin, pingSum } = this.l;
+    const stride = regions.length;
+    const base = i * stride;
+    const { regionAt, regionMax, regionMin, regionSum } = this;
+    if (!this.regionsKnown) {
+      this.regionsKnown = true;
+      let count = 0;
+      for (let g = 0; g < stride; g++) {
+        if (Number.isNaN(ping[base + g])) continue;
+        regionAt[count] = g;
+        regionMax[count] = ping[base + g];
+        regionMin[count] = pingMin[base + g];
+        regionSum[count] = pingSum[base + g];
+        count++;
+      }
+      this.regionCount = count;
+      return;
+    }
+    let kept = 0;
+    for (let r = 0; r < this.regionCount; r++) {
+      const at = base + regionAt[r];
+      const ms = ping[at];
+      if (Number.isNaN(ms)) continue;
+      regionAt[kept] = regionAt[r];
+      regionMax[kept] = Math.max(regionMax[r], ms);
+      regionMin[kept] = Math.min(regionMin[r], pingMin[at]);
+      regionSum[kept] = regionSum[r] + pingSum[at];
+      kept++;
+    }
+    this.regionCount = kept;
+  }
+
+  /** Tries to add the ticket at position i of the batch; returns the id of the reason it cannot join, or -1 when it joined. */
+  private tryAdd(i: number): number {
+    const check = this.check;
+    const ticketAge = this.now - this.l.at[i];
+    const age = check.age;
+    const a = Number.isNaN(age) ? ticketAge : this.newest ? Math.min(age, ticketAge) : Math.max(age, ticketAge);
+    const refused = check.refusal(i, a);
+    if (refused >= 0) return refused;
+    const reason = this.tryJoin(i, a);
+    return reason === undefined ? -1 : this.mm.reasonId(reason);
+  }
+
+  /** The rest of tryAdd, once the batch rules hold: the reason the ticket at position i cannot join a match of age a, or undefined when it joined. */
+  private tryJoin(i: number, a: number): string | undefined {
+    const size = this.l.size[i];
+    const latency = this.mm.latency;
+    if (latency) {
+      this.setLatencyLimits(a);
+      if (!this.reachable(i, this.players + size)) return latency.name;
+    }
+    const { teamCount, counts } = this;
+    // Teams in FlexMatch's fill order: below their minimum first, then most open slots, then as listed.
+    if (!this.needPlayers) {
+      // Nothing is judged on the players: the first team in that order takes the ticket.
+      let best = -1;
+      let bestRank = 0;
+      for (let k = 0; k < teamCount; k++) {
+        const open = this.teamMax(k, a) - counts[k];
+        if (open < size) continue;
+        const rank = (counts[k] < this.teamMin(k, a) ? 1_000_000 : 0) + open;
+        if (best < 0 || rank > bestRank) {
+          best = k;
+          bestRank = rank;
+        }
+      }
+      if (best < 0) return 'maxPlayers';
+      this.joined(i, best, size, a);
+      return undefined;
+    }
+    const { fillOrder: order, ranks, teams } = this;
+    let orderCount = 0;
+    for (let k = 0; k < teamCount; k++) {
+      const open = this.teamMax(k, a) - counts[k];
+      if (open < size) continue;
+      const rank = (counts[k] < this.teamMin(k, a) ? 1_000_000 : 0) + open;
+      let at = orderCount;
+      while (at > 0 && rank > ranks[order[at - 1]]) {
+        order[at] = order[at - 1];
+        at--;
+      }
+      order[at] = k;
+      orderCount++;
+      ranks[k] = rank;
+    }
+    if (orderCount === 0) return 'maxPlayers';
+    let reason: string | undefined;
+    this.paramAge = a;
+    const early = this.mm.early;
+    const entry = this.l.group[i];
+    for (let o = 0; o < orderCount; o++) {
+      const k = order[o];
+      const team = teams[k];
+      const before = team.players.length;
+      if (team.roles) {
+        let ok = true;
+        for (let j = 0; j < entry.ticket.players.length; j++) {
+          const p = entry.ticket.players[j];
+          if (!(ok = team.roles.add(p.roles))) break;
+        }
+        if (!ok) {
+          team.roles.truncate(before);
+          reason ??= `teams[${team.name}].roles`;
+          continue;
+        }
+      }
+      for (let j = 0; j < entry.ticket.players.length; j++) {
+        const p = entry.ticket.players[j];
+        team.players.push(p);
+      }
+      const failed = early.length === 0 ? undefined : this.judge(early);
+      if (failed) {
+        team.players.length = before;
+        team.roles?.truncate(before);
+        reason ??= failed.name;
+        continue;
+      }
+      if (team.roles)
+        for (let j = 0; j < entry.ticket.players.length; j++) {
+          const p = entry.ticket.players[j];
+          team.roleOwners.push(p.id);
+        }
+      this.joined(i, k, size, a);
+      return undefined;
+    }
+    return reason;
+  }
+
+  /** The ticket at position i (size players) joined team k, making the match's age a: the running figures take it in. */
+  private joined(i: number, k: number, size: number, a: number): void {
+    this.counts[k] += size;
+    this.placed[this.placedCount] = i;
+    this.placedTeam[this.placedCount] = k;
+    this.placedCount++;
+    this.check.age = a;
+    this.players += size;
+    this.check.join(i);
+    if (this.l.pinged[i] === 1 || this.mm.latency) this.joinRegions(i);
+  }
+
+  private complete(): boolean {
+    const age = this.check.age;
+    for (let k = 0; k < this.teamCount; k++) if (this.counts[k] < this.teamMin(k, age)) return false;
+    const late = this.mm.late;
+    if (late.length === 0) return true;
+    this.paramAge = age;
+    const failed = this.judge(late);
+    if (failed) {
+      const reason = this.mm.reasonId(failed.name);
+      if (this.mm.anchorCounts[reason]++ === 0) this.mm.anchorReasons.push(reason);
+      return false;
+    }
+    return true;
+  }
+
+  private full(): boolean {
+    const age = this.check.age;
+    for (let k = 0; k < this.teamCount; k++) if (this.counts[k] < this.teamMax(k, age)) return false;
+    return true;
+  }
+
+  private remember(): void {
+    const latency = this.mm.latency;
+    let region: string | null = null;
+    if (this.regionsKnown) {
+      if (latency) this.setLatencyLimits(this.check.age);
+      const { regionAt, regionMax, regionMin, regionSum } = this;
+      const allRegions = this.l.regions;
+      // The lowest worst ping, then the lowest sum, then the name: one region whatever the order they are listed in.
+      let best = -1;
+      for (let r = 0; r < this.regionCount; r++) {
+        if (latency && !this.acceptable(regionMax[r], regionMin[r], regionSum[r], this.players)) continue;
+        if (
+          best < 0 ||
+          regionMax[r] < regionMax[best] ||
+          (regionMax[r] === regionMax[best] && (regionSum[r] < regionSum[best] || (regionSum[r] === regionSum[best] && allRegions[regionAt[r]] < allRegions[regionAt[best]])))
+        )
+          best = r;
+      }
+      region = best < 0 ? null : allRegions[regionAt[best]];
+    }
+    if (this.hasRoles) {
+      const roles: Record<string, string> = {};
+      for (const t of this.teams) if (t.roles) t.roles.roles().forEach((role, k) => (roles[t.roleOwners[k]] = role));
+      this.snapshotRoles = roles;
+    }
+    this.snapshotCount = this.placedCount;
+    this.snapshotRegion = region;
   }
 }
 
