@@ -152,6 +152,18 @@ export function later(entry: Entry, reason: string): void {
 }
 
 /**
+ * What narrows an anchor's walk as its match forms: the numeric batch rule
+ * (its index) on the value candidates are ordered by, and the widest
+ * maxDistance a match of a given age can still have (over the ages it can
+ * reach as tickets join: only lower when expansions follow the newest ticket,
+ * only higher when they follow the oldest).
+ */
+export interface Narrowing {
+  rule: number;
+  widestFrom(age: number): number;
+}
+
+/**
  * An anchor's candidates taken lazily from its batch, one per next(): in age
  * order (outward is false), or outward from the anchor's ordering value,
  * nearest first, stopping at the widest a batch rule on that value can reach
@@ -160,6 +172,9 @@ export function later(entry: Entry, reason: string): void {
  */
 export class Walk {
   cut = false;
+  /** The match age the widest reach was last worked out for, and that reach (narrowing only). */
+  private narrowAge = NaN;
+  private widest = Infinity;
   private lo: number;
   private hi: number;
   private k: number;
@@ -173,6 +188,7 @@ export class Walk {
     private readonly reach: number,
     private readonly reachId: number,
     private readonly names: readonly string[],
+    private readonly narrow?: Narrowing,
   ) {
     this.k = l.head;
     this.lo = l.prev[index];
@@ -237,6 +253,23 @@ export class Walk {
     let { lo, hi, left } = this;
     const { values, bounds, count, reasons, at, now, newest, age } = check;
     let { limitFrom, limitBefore } = check;
+    // The forming match's spread on the ordering value: a candidate further than the widest maxDistance the match can still have
+    // from its lowest value (on the high side) or its highest (on the low side) can never join, nor can any beyond it on that side.
+    let low = -Infinity;
+    let high = Infinity;
+    let widest = Infinity;
+    const narrow = this.narrow;
+    if (narrow !== undefined) {
+      if (age !== this.narrowAge) {
+        this.narrowAge = age;
+        this.widest = narrow.widestFrom(age);
+      }
+      widest = this.widest;
+      low = bounds[3 * narrow.rule];
+      high = bounds[3 * narrow.rule + 1];
+      if (hi >= 0 && order[hi] - low > widest) hi = this.cutAt(hi);
+      if (lo >= 0 && high - order[lo] > widest) lo = this.cutAt(lo);
+    }
     let found = -1;
     for (;;) {
       if (left-- <= 0) break;
@@ -246,11 +279,11 @@ export class Walk {
       if (hi < 0 || (lo >= 0 && centre - order[lo] <= order[hi] - centre)) {
         k = lo;
         const p = prev[lo];
-        lo = p >= 0 && order[p] !== order[k] && !(Math.abs(order[p] - centre) <= reach) ? this.cutAt(p) : p;
+        lo = p >= 0 && order[p] !== order[k] && (!(Math.abs(order[p] - centre) <= reach) || high - order[p] > widest) ? this.cutAt(p) : p;
       } else {
         k = hi;
         const n = next[hi];
-        hi = n >= 0 && order[n] !== order[k] && !(Math.abs(order[n] - centre) <= reach) ? this.cutAt(n) : n;
+        hi = n >= 0 && order[n] !== order[k] && (!(Math.abs(order[n] - centre) <= reach) || order[n] - low > widest) ? this.cutAt(n) : n;
       }
       // The match's age with this ticket (the anchor has joined, so the age is a number), and the batch rules' limits for it.
       const ticketAge = now - at[k];

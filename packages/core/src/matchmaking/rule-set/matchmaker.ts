@@ -16,7 +16,7 @@
  */
 import { InvalidInputError } from '../../core/errors.js';
 import { type FillPool, RuleSetBackfills, type RuleSetBackfill, type RuleSetBackfillInput, type RuleSetBackfillResult } from './backfill.js';
-import { type BatchList, blameAt, type Entry, later, sortByOrder, type Step, stepped, Walk } from './batch.js';
+import { type BatchList, blameAt, type Entry, later, type Narrowing, sortByOrder, type Step, stepped, Walk } from './batch.js';
 import { compileRule } from './compile.js';
 import { holds, type Param } from './evaluate.js';
 import { type CheckedRule, FormingMatch } from './forming.js';
@@ -92,6 +92,8 @@ export class RuleSetMatchmaker {
   private readonly reachRule: string | undefined;
   /** The batch rules on the ordering value (party average), each with its maxDistance and expansion steps: an anchor's own reach. */
   private readonly reachRules: Array<{ name: string; base: number; steps: readonly Step[] }> = [];
+  /** How a walk narrows as its match forms (undefined without reach rules). */
+  private readonly narrowing: Narrowing | undefined;
   private cut = false;
   /** Reasons a ticket was kept out, by small id, so that a pass counts them in flat arrays. */
   private readonly reasonIds = new Map<string, number>();
@@ -161,6 +163,8 @@ export class RuleSetMatchmaker {
       if (widest < this.orderReach) [this.orderReach, this.reachRule] = [widest, r.name];
       this.reachRules.push({ name: r.name, base: r.maxDistance ?? Infinity, steps: this.expansion.get(`rule:${r.name}.maxDistance`) ?? [] });
     }
+    const narrowed = this.numericBatch.findIndex((r) => r.name === this.reachRules[0]?.name);
+    if (narrowed >= 0) this.narrowing = { rule: narrowed, widestFrom: (age) => this.reachFrom(age) };
     this.options = { searchWindow: options.searchWindow ?? Math.max(1000, 5 * this.matchSize), seed: options.seed ?? 1, attributes: options.attributes ?? {} };
   }
 
@@ -561,20 +565,21 @@ export class RuleSetMatchmaker {
   }
 
   /**
-   * How far in the ordering value a candidate of an anchor of this age can
-   * be and still join: each batch rule on that value bounds it by its widest
-   * maxDistance over the ages a match with this anchor can have (the anchor's
-   * or less when expansions follow the newest ticket, the anchor's or more
-   * when they follow the oldest). Nothing past it is ever admitted, so the
-   * walk stops there (fewer candidates looked at, the same matches).
+   * How far in the ordering value a candidate can be from the values of a
+   * match of this age and still join it: each batch rule on that value bounds
+   * it by its widest maxDistance over the ages the match can still have (this
+   * age or less when expansions follow the newest ticket, this age or more
+   * when they follow the oldest). Nothing past it is ever admitted: an
+   * anchor's walk stops there from the anchor's value, and as tickets join,
+   * from the match's lowest and highest values (Narrowing, batch.ts).
    */
-  private anchorReach(anchorAge: number): number {
+  private reachFrom(age: number): number {
     const newest = this.ruleSet.algorithm.expansionAgeSelection === 'newest';
     let reach = Infinity;
     for (let r = 0; r < this.reachRules.length; r++) {
       const { base, steps } = this.reachRules[r];
-      let widest = newest ? base : (stepped(steps, base, anchorAge) ?? Infinity);
-      for (let k = 0; k < steps.length; k++) if (newest ? steps[k].waitTimeSeconds <= anchorAge : steps[k].waitTimeSeconds > anchorAge) widest = Math.max(widest, steps[k].value);
+      let widest = newest ? base : (stepped(steps, base, age) ?? Infinity);
+      for (let k = 0; k < steps.length; k++) if (newest ? steps[k].waitTimeSeconds <= age : steps[k].waitTimeSeconds > age) widest = Math.max(widest, steps[k].value);
       if (widest < reach) reach = widest;
     }
     return reach;
@@ -592,8 +597,8 @@ export class RuleSetMatchmaker {
     const { batchingPreference, strategy } = this.ruleSet.algorithm;
     const shuffled = batchingPreference === 'random' && strategy === 'balanced';
     // A shuffle draws one random number per candidate: it keeps the widest reach, so that a seed gives the same matches as before.
-    const reach = outward && !shuffled ? this.anchorReach(now - anchor.at) : this.orderReach;
-    const walk = new Walk(l, anchor.index, outward, this.options.searchWindow, anchor.order, reach, reachId, this.reasonNames);
+    const reach = outward && !shuffled ? this.reachFrom(now - anchor.at) : this.orderReach;
+    const walk = new Walk(l, anchor.index, outward, this.options.searchWindow, anchor.order, reach, reachId, this.reasonNames, outward ? this.narrowing : undefined);
     const group = l.group;
     const sorts = this.sorts;
     const reorder = sorts.length > 0 || (batchingPreference === 'random' && strategy === 'balanced') || (batchingPreference === 'fastestRegion' && anchor.bestRegion !== undefined);

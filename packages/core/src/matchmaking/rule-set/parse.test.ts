@@ -170,3 +170,30 @@ describe('why waiting', () => {
     expect(m.pass(25).why.far).toBe('SameLeague');
   });
 });
+
+describe('the search window', () => {
+  it('counts only candidates the forming match could still take', () => {
+    // Skill within 10, three players, a window of three candidates. Anchor a (50) takes b (55) first; the match's values are then
+    // 50–55, so 44 could only join a match reaching 11 and neither 44 is looked at: the window goes on to c (58), and a, b and c
+    // form a match. Counting the two 44s against the window, a would fail after b, 44, 44, and the next anchor (44, older than b
+    // and c) would take the other 44 and a instead.
+    const m = new RuleSetMatchmaker(
+      {
+        ruleLanguageVersion: '1.0',
+        playerAttributes: [{ name: 'skill', type: 'number' }],
+        teams: [{ name: 'all', minPlayers: 3, maxPlayers: 3 }],
+        rules: [{ name: 'CloseSkill', type: 'batchDistance', batchAttribute: 'skill', maxDistance: 10 }],
+      },
+      { searchWindow: 3 },
+    );
+    const add = (id: string, at: number, skill: number) => m.add({ id, at, players: [{ id: `p${id}`, attributes: { skill } }] });
+    add('a', 0, 50);
+    add('low1', 1, 44);
+    add('low2', 2, 44);
+    add('b', 3, 55);
+    add('c', 4, 58);
+    const r = m.pass(5);
+    expect(r.matches.map((match) => [...match.teams[0]].sort())).toEqual([['a', 'b', 'c']]);
+    expect(r.waiting).toEqual(['low1', 'low2']);
+  });
+});
