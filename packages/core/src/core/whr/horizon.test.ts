@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Match } from '../match.js';
-import { normalCdf, resolveWhrOptions, WHR, WHR_MAP_OPTIONS, WhrHistory } from './index.js';
+import { createWhrSystem, normalCdf, resolveWhrOptions, WHR, WHR_MAP_OPTIONS, WhrHistory } from './index.js';
 
 const DAY = 86_400_000;
 const phi = (z: number) => Math.exp(-0.5 * z * z) / Math.sqrt(2 * Math.PI);
@@ -262,9 +262,9 @@ describe('WhrHistory: horizon', () => {
       expect(estimates(restored)).toEqual(estimates(live));
       expect(restored.frozen()).toEqual(live.frozen());
       // The same through the system's horizon facet.
-      const system = WHR.create({ ...base, horizon: 30 });
+      const system = createWhrSystem({ ...base, horizon: 30 });
       expect(system.horizon).toBeDefined();
-      expect(WHR.create(base).horizon).toBeUndefined();
+      expect(createWhrSystem(base).horizon).toBeUndefined();
       expect(system.horizon!.onOrBefore(frozen!.day * DAY + DAY - 1, frozen!.day)).toBe(true);
       expect(system.horizon!.onOrBefore((frozen!.day + 1) * DAY, frozen!.day)).toBe(false);
     });
