@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
 import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
+import { readFreeze } from '../../src/store/frozen.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 const DAY = 86_400_000;
@@ -220,16 +221,49 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     await server.dispose();
     servers.splice(servers.indexOf(server), 1);
     const { server: again, api: api2 } = await serverOn(settings);
-    log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(4, 6, 34), ...dayOf(6, 6, 35), ...dayOf(7, 4, 36)]))];
+    log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(4, 6, 34), ...dayOf(6, 6, 35)]))];
+    // The stored freeze is the core's last one, to the last bit: day 6 froze day 4 (days from START's day).
+    const coreSoFar = new WhrHistory(options);
+    for (const match of log) coreSoFar.addMatch(coreMatch(match));
+    const stored = (await readFreeze(again.db, 'w'))!;
+    expect(stored.past.day).toBe(Math.floor(START / DAY) + 4);
+    expect(stored.past).toEqual(coreSoFar.frozen());
+    // A late match of day 5 (after the freeze) is rated; one of day 4 (frozen) is refused, naming `at`.
+    log = [...log, ...(await postInOrder(api2, 'w', dayOf(5, 2, 37, PLAYERS, 'late')))];
+    const frozenDay = dayOf(4, 1, 38, PLAYERS, 'too-late')[0]!;
+    const refused = await api2.post('/v1/ladders/w/matches', body(frozenDay));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.field).toBe('at');
+    expect(refused.body.error.message).toContain(new Date(START + 5 * DAY).toISOString());
+    await again.dispose();
+    servers.splice(servers.indexOf(again), 1);
+    // A second restart: the history starts from the stored freeze and the matches after it, late ones among them.
+    const { server: third, api: api3 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api3, 'w', dayOf(7, 4, 36)))];
     const want = expected(log, options);
-    await expectStored(api2, 'w', want);
+    await expectStored(api3, 'w', want);
     // The core froze (days 0 … 5 by day 7), and its estimates differ from the whole history's.
     const core = new WhrHistory(options);
     for (const match of log) core.addMatch(coreMatch(match));
     expect(core.freezes).toBeGreaterThan(2);
     const whole = expected(log);
     expect([...want].some(([id, state]) => Math.abs(state.rating - whole.get(id)!.rating) > 1e-6)).toBe(true);
-    expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
+    const last = (await readFreeze(third.db, 'w'))!;
+    expect(last.past).toEqual(core.frozen());
+    expect((await rebuildLadder(third.db, await third.ladders.get('w'))).differences).toEqual([]);
+    // Day 7 froze day 5: the live matches start with day 6's; the late ones of day 5 that came after them are in the priors.
+    const seqOf = (match: Posted) => log.indexOf(match) + 1;
+    expect(last.fromSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d6-'))!));
+    expect(last.triggerSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d7-'))!));
+    const late = log.filter((m) => m.id.startsWith('late-')).map(seqOf);
+    expect(late.every((seq) => seq > last.fromSeq && seq < last.triggerSeq)).toBe(true);
+    await third.dispose();
+    servers.splice(servers.indexOf(third), 1);
+    // A third restart starts from that freeze, skipping the late matches it holds.
+    const { server: fourth, api: api4 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api4, 'w', dayOf(8, 4, 39)))];
+    await expectStored(api4, 'w', expected(log, options));
+    expect((await rebuildLadder(fourth.db, await fourth.ladders.get('w'))).differences).toEqual([]);
   });
 
   it('voids and corrections derive the history again; the writer continues from the corrected log', async () => {

@@ -145,6 +145,8 @@ export interface HistoryHorizon {
   restoreFrozen(past: FrozenPast): void;
   /** Whether a match at `at` falls on a day on or before `day`: in a past frozen at `day`. */
   onOrBefore(at: number | undefined, day: number): boolean;
+  /** When `day` begins (a time, as a match's `at`). */
+  timeOf(day: number): number;
 }
 
 /**
