@@ -13,6 +13,7 @@ import type { Match } from 'ladder-core/core/match.js';
 import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { readFreeze } from '../../src/store/frozen.js';
+import { logHead } from '../../src/store/ladders.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 const DAY = 86_400_000;
@@ -264,6 +265,36 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     log = [...log, ...(await postInOrder(api4, 'w', dayOf(8, 4, 39)))];
     await expectStored(api4, 'w', expected(log, options));
     expect((await rebuildLadder(fourth.db, await fourth.ladders.get('w'))).differences).toEqual([]);
+  });
+
+  it('with a horizon, a void and a correction store the corrected log’s priors under its new epoch; a restart continues from them', async () => {
+    const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let log = await postInOrder(api, 'w', [...dayOf(0, 6, 41), ...dayOf(1, 6, 42), ...dayOf(3, 6, 43), ...dayOf(4, 6, 44)]);
+    const before = (await readFreeze(server.db, 'w'))!;
+    // Void a match of day 3 (live at the last freeze, of day 2) and correct one of day 0 (frozen in the priors).
+    const voided = log.find((m) => m.id === 'd3-2')!;
+    expect((await api.post(`/v1/ladders/w/matches/${voided.id}/void`, { reason: 'test' })).status).toBe(200);
+    log = log.filter((m) => m !== voided);
+    const target = log.find((m) => m.id === 'd0-1')!;
+    const swapped: Posted = { ...target, winner: target.loser, loser: target.winner };
+    expect((await api.put(`/v1/ladders/w/matches/${target.id}`, body(swapped))).status).toBe(200);
+    log = log.map((m) => (m === target ? swapped : m));
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    const after = (await readFreeze(server.db, 'w'))!;
+    expect(after.logEpoch).not.toBe(before.logEpoch);
+    expect(after.logEpoch).toBe((await logHead(server.db, 'w'))!.logEpoch);
+    expect(after.past).toEqual(core.frozen());
+    expect(after.past).not.toEqual(before.past);
+    await expectStored(api, 'w', expected(log, options));
+    await server.dispose();
+    servers.splice(servers.indexOf(server), 1);
+    const { server: again, api: api2 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api2, 'w', dayOf(5, 6, 45)))];
+    await expectStored(api2, 'w', expected(log, options));
+    expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
   });
 
   it('voids and corrections derive the history again; the writer continues from the corrected log', async () => {
