@@ -65,7 +65,7 @@ export class LadderHistory {
   private readonly current = new Map<string, PlayerState>();
   /** The last sequence number taken in (a voided match included). */
   lastSeq = 0;
-  /** Matches taken in that count. */
+  /** Matches taken in that count (after a `restore`, only those read after the freeze). */
   counted = 0;
   /** Set when an `add` failed half-way: the history can no longer be trusted. */
   broken = false;
@@ -290,8 +290,14 @@ export async function startHistory(
   const history = new LadderHistory(ladder.system, ladder.options, logEpoch);
   if (!history.freezes) return history;
   const stored = await readFreeze(db, ladder.id);
-  if (stored !== undefined && stored.triggerSeq <= lastSeq) history.restore(stored);
-  return history;
+  if (stored === undefined || stored.triggerSeq > lastSeq) return history;
+  try {
+    history.restore(stored);
+    return history;
+  } catch {
+    // Priors the core refuses (a row written by hand, a bug): the whole log still gives the states.
+    return new LadderHistory(ladder.system, ladder.options, logEpoch);
+  }
 }
 
 /** Seasons' soft resets act on stored states, which a whole history does not take; refused for such ladders. */

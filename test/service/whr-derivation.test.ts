@@ -8,7 +8,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { LadderHistory, startHistory } from '../../src/service/whole-history.js';
-import { readFreeze } from '../../src/store/frozen.js';
+import { readFreeze, writeFreeze } from '../../src/store/frozen.js';
 import { logHead } from '../../src/store/ladders.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
@@ -115,6 +115,15 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     await stale.deriveInSlices(first.server.db, 'w', head.lastSeq);
     expect(stale.counted).toBe(MATCHES);
     expect(stale.states).toEqual(whole.states);
+    // Nor one whose priors the core refuses (a variance of 0): the whole log again, then the good freeze put back.
+    const broken = structuredClone(stored);
+    broken.past.players[0]!.variance = 0;
+    await writeFreeze(first.server.db, 'w', broken, Date.now());
+    const refused = await startHistory(first.server.db, before, head.logEpoch, head.lastSeq);
+    await refused.deriveInSlices(first.server.db, 'w', head.lastSeq);
+    expect(refused.counted).toBe(MATCHES);
+    expect(refused.states).toEqual(whole.states);
+    await writeFreeze(first.server.db, 'w', stored, Date.now());
     // The first write after a restart continues from the stored freeze; rebuild (the whole log) agrees.
     const shown = async (a: typeof api, id: string) => {
       const reply = await a.get(`/v1/ladders/w/players/${id}`);
