@@ -16,6 +16,8 @@ export interface StoredFreeze {
   /** The match whose day made the history freeze: before it, a match of a day on or before the freeze is in the priors; from it on, every match is live. */
   triggerSeq: number;
   past: FrozenPast;
+  /** When it was stored (read back only). */
+  writtenAt?: number;
 }
 
 /** The priors as stored: parallel arrays, about a third of the size of an object per player. */
@@ -63,8 +65,8 @@ export async function writeFreeze(tx: Queryable, ladder: string, freeze: StoredF
 
 /** The ladder's last stored freeze, if any. */
 export async function readFreeze(db: Queryable, ladder: string): Promise<StoredFreeze | undefined> {
-  const rows = await db.query<{ log_epoch: number; options: unknown; day: number; from_seq: number; trigger_seq: number; priors: unknown }>(
-    'SELECT log_epoch, options, day, from_seq, trigger_seq, priors FROM frozen_priors WHERE ladder = $1',
+  const rows = await db.query<{ log_epoch: number; options: unknown; day: number; from_seq: number; trigger_seq: number; priors: unknown; written_at: number }>(
+    'SELECT log_epoch, options, day, from_seq, trigger_seq, priors, written_at FROM frozen_priors WHERE ladder = $1',
     [ladder],
   );
   const row = rows[0];
@@ -77,7 +79,15 @@ export async function readFreeze(db: Queryable, ladder: string): Promise<StoredF
     fromSeq: row.from_seq,
     triggerSeq: row.trigger_seq,
     past: { day: row.day, players: fromJson(parse<PriorsJson>(row.priors)) },
+    writtenAt: row.written_at,
   };
+}
+
+/** Which freeze the ladder has stored (its log epoch and the match that made it), without the priors. */
+export async function storedFreezeMark(db: Queryable, ladder: string): Promise<{ logEpoch: number; triggerSeq: number } | undefined> {
+  const rows = await db.query<{ log_epoch: number; trigger_seq: number }>('SELECT log_epoch, trigger_seq FROM frozen_priors WHERE ladder = $1', [ladder]);
+  const row = rows[0];
+  return row && { logEpoch: row.log_epoch, triggerSeq: row.trigger_seq };
 }
 
 /** Forgets the ladder's stored freeze (its log was rewritten and no history froze since). */

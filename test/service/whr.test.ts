@@ -361,5 +361,28 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
       expect((await rebuildLadder(first.db, await first.ladders.get('w'))).differences).toEqual([]);
       expect((await rebuildLadder(second.db, await second.ladders.get('w'))).differences).toEqual([]);
     });
+
+    it('with a horizon, the instance whose match made a freeze stores it; the other meets it in the log and does not store it again', async () => {
+      const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+      const { server: first, api: one, settings } = await serverOn();
+      const { server: second, api: two } = await serverOn(settings);
+      expect((await one.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+      let log = await postInOrder(one, 'w', [...dayOf(0, 6, 51), ...dayOf(1, 3, 52)]);
+      // The second instance derives its history before any freeze.
+      log = [...log, ...(await postInOrder(two, 'w', dayOf(1, 3, 53, PLAYERS, 'd1b')))];
+      expect(await readFreeze(first.db, 'w')).toBeUndefined();
+      // Day 3 through the first instance freezes day 1: stored in that match's transaction.
+      log = [...log, ...(await postInOrder(one, 'w', dayOf(3, 2, 54)))];
+      const stored = (await readFreeze(first.db, 'w'))!;
+      expect(stored.triggerSeq).toBe(log.findIndex((m) => m.id.startsWith('d3-')) + 1);
+      // The second instance adds those matches under the lock, its history freezes at the same point, and the row stays as written.
+      log = [...log, ...(await postInOrder(two, 'w', dayOf(3, 2, 55, PLAYERS, 'd3b')))];
+      expect(await readFreeze(second.db, 'w')).toEqual(stored);
+      const core = new WhrHistory(options);
+      for (const match of log) core.addMatch(coreMatch(match));
+      expect(stored.past).toEqual(core.frozen());
+      await expectStored(two, 'w', expected(log, options));
+      expect((await rebuildLadder(second.db, await second.ladders.get('w'))).differences).toEqual([]);
+    });
   }
 });

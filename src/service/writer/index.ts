@@ -57,7 +57,7 @@ import { rowToState } from '../../store/rows.js';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
-import { writeFreeze } from '../../store/frozen.js';
+import { storedFreezeMark, writeFreeze } from '../../store/frozen.js';
 import { type DerivationOptions, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Idempotency, type Job, planBatch, type Written } from './plan.js';
@@ -604,8 +604,11 @@ export class MatchWriter {
     const freeze = history?.freezeUnsaved ? history.freeze() : undefined;
     if (freeze) {
       // In the transaction of the match that made the freeze (or of the first write after a derivation
-      // that froze): the stored priors never describe a log that was not committed.
-      await writeFreeze(tx, ladder.id, freeze, now);
+      // that froze): the stored priors never describe a log that was not committed. A freeze met in
+      // matches another instance wrote is stored already (a freeze is a function of the log up to the
+      // match that made it): not written twice.
+      const mark = await storedFreezeMark(tx, ladder.id);
+      if (mark?.logEpoch !== freeze.logEpoch || mark.triggerSeq !== freeze.triggerSeq) await writeFreeze(tx, ladder.id, freeze, now);
       history!.freezeUnsaved = false;
     }
     if (rated > 0) {
