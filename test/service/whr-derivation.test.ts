@@ -123,7 +123,13 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     await refused.deriveInSlices(first.server.db, 'w', head.lastSeq);
     expect(refused.counted).toBe(MATCHES);
     expect(refused.states).toEqual(whole.states);
-    await writeFreeze(first.server.db, 'w', stored, Date.now());
+    // Rebuild tells the stored freeze from the log's, and --fix puts the log's back.
+    const ladder = await first.server.ladders.get('w');
+    expect((await rebuildLadder(first.server.db, ladder)).frozenPriors).toBe('differ');
+    expect((await rebuildLadder(first.server.db, ladder, { fix: true })).fixed).toBe(true);
+    const fixed = (await readFreeze(first.server.db, 'w'))!;
+    expect({ ...fixed, writtenAt: 0 }).toEqual({ ...stored, writtenAt: 0 });
+    expect((await rebuildLadder(first.server.db, ladder)).frozenPriors).toBe('same');
     // The first write after a restart continues from the stored freeze; rebuild (the whole log) agrees.
     const shown = async (a: typeof api, id: string) => {
       const reply = await a.get(`/v1/ladders/w/players/${id}`);
@@ -142,5 +148,6 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     const report = await rebuildLadder(server.db, await server.ladders.get('w'));
     expect(report.matches).toBe(MATCHES + 1);
     expect(report.differences).toEqual([]);
+    expect(report.frozenPriors).toBe('same');
   });
 });
