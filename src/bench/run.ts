@@ -17,6 +17,7 @@ import { benchWhr } from './whr.js';
 import { benchAvailability } from './availability.js';
 import { benchWhrHorizon } from './whr-horizon.js';
 import { benchWhrMatches } from './whr-matches.js';
+import { benchWhrStart } from './whr-start.js';
 import { benchRuleSet } from './ruleset.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
@@ -34,11 +35,12 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   availability: () => benchAvailability(),
   'whr-matches': () => benchWhrMatches(),
   'whr-horizon': () => benchWhrHorizon(),
+  'whr-start': () => benchWhrStart(),
   ruleset: () => benchRuleSet(),
 };
 
-// `service-matchmaking`, `availability` and `whr-horizon` take several minutes each: run them by name.
-const byNameOnly = new Set(['service-matchmaking', 'availability', 'whr-horizon']);
+// `service-matchmaking`, `availability`, `whr-horizon` and `whr-start` take several minutes each: run them by name.
+const byNameOnly = new Set(['service-matchmaking', 'availability', 'whr-horizon', 'whr-start']);
 const usage: ScriptSpec = {
   command: 'npm run bench --',
   name: 'bench',

@@ -29,7 +29,7 @@ import { isEntry, numberListOption, numberOption, type ScriptSpec, scriptArgs } 
 const DAY = 86_400_000;
 
 /** The synthetic log, match by match, from match `from` on (the same matches for the same arguments). */
-function* syntheticLog(matches: number, players: number, perDay: number, from = 0): Generator<Match> {
+export function* syntheticLog(matches: number, players: number, perDay: number, from = 0): Generator<Match> {
   const random = mulberry32(11);
   const skill = new Float64Array(players);
   for (let p = 0; p < players; p++) skill[p] = 2 * (random() + random() + random() - 1.5);

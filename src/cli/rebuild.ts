@@ -66,6 +66,10 @@ export function register(program: Command): void {
               process.stdout.write(
                 `${ladder.id}: ${report.matches} matches replayed, ${report.players} players, ${report.differences.length} differ${report.fixed ? ' (fixed)' : ''}\n`,
               );
+              if (report.frozenPriors !== undefined)
+                process.stdout.write(
+                  `  stored frozen priors (horizon): ${report.frozenPriors}${report.fixed && report.frozenPriors !== 'same' && report.frozenPriors !== 'none' ? ' (rewritten)' : ''}\n`,
+                );
               for (const d of report.differences.slice(0, 20)) process.stdout.write(`  ${d.id}: stored ${JSON.stringify(d.stored)} replayed ${JSON.stringify(d.replayed)}\n`);
               if (report.differences.length > 20) process.stdout.write(`  … and ${report.differences.length - 20} more\n`);
             }

@@ -15,6 +15,7 @@ import { listSeasons } from '../store/seasons.js';
 import type { Ladder } from './ladders.js';
 import { matchChanges, publicState, rateUnit } from './rating.js';
 import { resetAt } from './seasons.js';
+import type { StoredFreeze } from '../store/frozen.js';
 import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 import type { LadderHead } from '../store/ladders.js';
 import type { CommittedPlayer } from './writer/plan.js';
@@ -83,7 +84,9 @@ export type Step =
   | { op: 'lastSeqs'; ids: string[]; seqs: (number | null)[] }
   | { op: 'upsert'; players: CommittedPlayer[] }
   | { op: 'delete'; ids: string[] }
-  | { op: 'adjust'; matches: number; players: number; version: number; logEpoch?: number };
+  | { op: 'adjust'; matches: number; players: number; version: number; logEpoch?: number }
+  /** A whole history with a horizon: its last freeze under the corrected log (null: none, the stored one dropped). */
+  | { op: 'freeze'; freeze: StoredFreeze | null };
 
 /** How a correction reads the ladder as it was and where its writes go. */
 export interface Work {
@@ -353,6 +356,8 @@ async function correctWholeHistory(work: Work, ladder: Ladder, head: LadderHead,
   }
   for (let i = 0; i < fresh.length; i += work.playerBatch) await write({ op: 'upsert', players: fresh.slice(i, i + work.playerBatch) });
   finals.push(...fresh);
+  // The priors of the corrected log, written with the log epoch they belong to, so a start after the correction reads only the matches after them.
+  if (history.freezes) await write({ op: 'freeze', freeze: history.freeze() ?? null });
   await write({ op: 'adjust', matches: replacement ? 0 : -1, players: added - removed.length, version: newVersion(), logEpoch });
   return {
     match: { id: target.id, seq: target.seq, void: !replacement },

@@ -60,6 +60,7 @@
  * at (rankings.ts), since a correction moves states but no sequence number.
  */
 import type { Database, Queryable } from '../store/database.js';
+import { deleteFreeze, writeFreeze } from '../store/frozen.js';
 import { adjustLadder, countCorrection, lockLadder } from '../store/ladders.js';
 import {
   closeJournal,
@@ -201,6 +202,8 @@ async function applyStep(tx: Queryable, ladder: string, step: Step): Promise<voi
       return;
     case 'delete':
       return deletePlayers(tx, ladder, step.ids);
+    case 'freeze':
+      return step.freeze ? writeFreeze(tx, ladder, step.freeze, Date.now()) : deleteFreeze(tx, ladder);
     case 'adjust':
       // The count shared leaderboards compare, moved in the same transaction as the counters.
       await countCorrection(tx, ladder);

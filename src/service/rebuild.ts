@@ -2,10 +2,13 @@
  * Matches are the source of truth: `rebuildLadder` replays a ladder's stored
  * matches in sequence order through the rating core and compares the result
  * with the stored player states; with `fix` it rewrites the states that differ
- * (and the player count) in one transaction that holds the ladder lock.
+ * (and the player count) in one transaction that holds the ladder lock. For
+ * a whole history with a horizon it also compares the stored last freeze
+ * with the replay's (and `fix` rewrites it).
  */
 import type { PlayerState } from 'ladder-core/core/systems.js';
 import type { Database } from '../store/database.js';
+import { deleteFreeze, readFreeze, type StoredFreeze, writeFreeze } from '../store/frozen.js';
 import { lockLadder, resetLadderCounts } from '../store/ladders.js';
 import { matchesAfter } from '../store/matches.js';
 import { allPlayers, deletePlayers, upsertPlayers } from '../store/players.js';
@@ -15,7 +18,8 @@ import { applyReset, type SeasonReset } from './seasons.js';
 import type { Ladder } from './ladders.js';
 import { beingCorrected } from './correction-state.js';
 import type { StoredMatch } from './rating.js';
-import { replayStored } from './replay.js';
+import { replayHistory, replayStored } from './replay.js';
+import { keepsWholeHistory } from './whole-history.js';
 
 export interface PlayerDifference {
   id: string;
@@ -29,6 +33,23 @@ export interface RebuildReport {
   players: number;
   differences: PlayerDifference[];
   fixed: boolean;
+  /**
+   * A ladder whose history freezes (a whr horizon): its stored last freeze
+   * against the replay's. `same`; `differ` (the same log epoch, other
+   * priors or another freeze: rewritten by `fix`); `missing` or `stale` (none
+   * stored, or one of another log epoch: the writer's next write stores it,
+   * `fix` at once); `none` (the log has not frozen yet).
+   */
+  frozenPriors?: 'same' | 'differ' | 'missing' | 'stale' | 'none';
+}
+
+/** The stored freeze against the replay's (both of the log at `logEpoch`). */
+function compareFreeze(stored: StoredFreeze | undefined, replayed: StoredFreeze | undefined, logEpoch: number): NonNullable<RebuildReport['frozenPriors']> {
+  if (replayed === undefined) return stored === undefined || stored.logEpoch !== logEpoch ? 'none' : 'differ';
+  if (stored === undefined) return 'missing';
+  if (stored.logEpoch !== logEpoch) return 'stale';
+  const key = (f: StoredFreeze) => JSON.stringify([f.options, f.fromSeq, f.triggerSeq, f.past]);
+  return key(stored) === key(replayed) ? 'same' : 'differ';
 }
 
 function same(a: number | undefined, b: number | undefined): boolean {
@@ -68,7 +89,8 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: Rebui
   return db.transaction(async (tx) => {
     // The lock keeps writers out so stored state and match log are read at one point in time.
     // A ladder under a phased correction is part corrected until it finishes.
-    if ((await lockLadder(tx, ladder.id))?.correcting) throw beingCorrected(ladder.id);
+    const head = await lockLadder(tx, ladder.id);
+    if (head?.correcting) throw beingCorrected(ladder.id);
     const matches: StoredMatch[] = [];
     const pageSize = 20_000;
     for (let after = 0; ; ) {
@@ -80,7 +102,21 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: Rebui
     const seasons = (await listSeasons(tx, ladder.id))
       .filter((season) => season.reset !== null && season.reset !== undefined)
       .map((season) => ({ firstSeq: season.firstSeq, reset: (state: PlayerState) => applyReset(ladder.rating, season.reset as SeasonReset, state) }));
-    const replayed = replayStored(ladder.rating, options.onProgress ? counted(matches, options.onProgress) : matches, seasons);
+    const inOrder = options.onProgress ? counted(matches, options.onProgress) : matches;
+    // A whole history is kept to compare its last freeze with the stored one.
+    const history = keepsWholeHistory(ladder.system) && seasons.length === 0 ? replayHistory(ladder.rating, inOrder, head?.logEpoch ?? 0) : undefined;
+    const replayed = history ? new Map(history.states) : replayStored(ladder.rating, inOrder, seasons);
+    let frozenPriors: RebuildReport['frozenPriors'];
+    let priorsFixed = false;
+    if (history?.freezes) {
+      const freeze = history.freeze();
+      frozenPriors = compareFreeze(await readFreeze(tx, ladder.id), freeze, head?.logEpoch ?? 0);
+      if (options.fix && frozenPriors !== 'same' && frozenPriors !== 'none') {
+        if (freeze) await writeFreeze(tx, ladder.id, freeze, Date.now());
+        else await deleteFreeze(tx, ladder.id);
+        priorsFixed = true;
+      }
+    }
     const stored = new Map<string, PlayerState>();
     for (const row of await allPlayers(tx, ladder.id)) stored.set(row.id, rowToState(row));
     const differences: PlayerDifference[] = [];
@@ -102,6 +138,13 @@ export async function rebuildLadder(db: Database, ladder: Ladder, options: Rebui
       );
       await resetLadderCounts(tx, ladder.id, { players: replayed.size, matches: matches.filter((m) => !m.voided).length });
     }
-    return { ladder: ladder.id, matches: matches.filter((m) => !m.voided).length, players: replayed.size, differences, fixed: Boolean(options.fix) && differences.length > 0 };
+    return {
+      ladder: ladder.id,
+      matches: matches.filter((m) => !m.voided).length,
+      players: replayed.size,
+      differences,
+      fixed: (Boolean(options.fix) && differences.length > 0) || priorsFixed,
+      ...(frozenPriors !== undefined ? { frozenPriors } : {}),
+    };
   });
 }

@@ -11,6 +11,13 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { rateUnit, type StoredMatch } from './rating.js';
 import { keepsWholeHistory, LadderHistory } from './whole-history.js';
 
+/** A whole-history system's matches (in seq order) through a fresh `LadderHistory`, as the writer fills its own; `logEpoch` is the one its freeze is stamped with. */
+export function replayHistory(system: RatingSystem, matches: Iterable<StoredMatch>, logEpoch = 0): LadderHistory {
+  const history = new LadderHistory(system.name, system.options as Record<string, unknown>, logEpoch);
+  history.addStored(matches);
+  return history;
+}
+
 /** A season boundary: before the first match with seq ≥ `firstSeq`, every player's state is reset. */
 export interface SeasonBoundary {
   firstSeq: number;
@@ -28,9 +35,7 @@ export function replayStored(system: RatingSystem, matches: Iterable<StoredMatch
   if (keepsWholeHistory(system.name)) {
     // A fresh history (never `system` itself, which may have rated before), filled as the writer fills its own.
     if (seasons.length > 0) throw new InvalidInputError(`${system.name} ladders have no seasons`, { field: 'seasons' });
-    const history = new LadderHistory(system.name, system.options as Record<string, unknown>, 0);
-    history.addStored(matches);
-    return new Map(history.states);
+    return new Map(replayHistory(system, matches).states);
   }
   const states = new Map<string, PlayerState>();
   const boundaries = [...seasons].sort((a, b) => a.firstSeq - b.firstSeq);

@@ -17,6 +17,7 @@ import type { Match } from 'ladder-core/core/match.js';
 import { describeSystem } from 'ladder-core/core/registry.js';
 import { createWholeHistorySystem, type MatchRating, type PlayerState, type WholeHistorySystem } from 'ladder-core/core/systems.js';
 import type { Queryable } from '../store/database.js';
+import { readFreeze, type StoredFreeze } from '../store/frozen.js';
 import { matchesAfter } from '../store/matches.js';
 import { rateUnit, type StoredMatch } from './rating.js';
 
@@ -64,10 +65,24 @@ export class LadderHistory {
   private readonly current = new Map<string, PlayerState>();
   /** The last sequence number taken in (a voided match included). */
   lastSeq = 0;
-  /** Matches taken in that count. */
+  /** Matches taken in that count (after a `restore`, only those read after the freeze). */
   counted = 0;
   /** Set when an `add` failed half-way: the history can no longer be trusted. */
   broken = false;
+  /**
+   * With a horizon: the sequence numbers and times of the counted matches
+   * since the earliest one live at the last freeze (the window a next
+   * freeze's `fromSeq` is found in).
+   */
+  private windowSeqs: number[] = [];
+  private windowAts: (number | undefined)[] = [];
+  /** The system's freezes as last seen, and where the last freeze's live matches start in the log. */
+  private seenFreezes = 0;
+  private lastFreeze: { fromSeq: number; triggerSeq: number } | undefined;
+  /** A freeze not stored yet (the writer stores it with the batch it writes). */
+  freezeUnsaved = false;
+  /** Restored from a stored freeze: before `triggerSeq`, matches of days on or before `day` are in the priors. */
+  private restoredFrom: { day: number; triggerSeq: number } | undefined;
 
   /**
    * @param system the ladder's system name
@@ -80,6 +95,11 @@ export class LadderHistory {
     readonly logEpoch: number,
   ) {
     this.system = createWholeHistorySystem(system, options);
+  }
+
+  /** Whether the system freezes its past (a horizon): its freezes are stored, and a start restores the last one. */
+  get freezes(): boolean {
+    return this.system.horizon !== undefined;
   }
 
   /** The system's options, defaults filled in (in the schema's order, so two histories' options compare as JSON). */
@@ -110,7 +130,7 @@ export class LadderHistory {
   add(seq: number, match: Match, voided = false): HistoryStep | null {
     if (this.broken) throw new Error('this history failed half-way through a match; derive it again from the log');
     if (!(seq > this.lastSeq)) throw new Error(`match ${seq} comes after ${this.lastSeq} in the log`);
-    if (voided) {
+    if (voided || this.inRestoredPriors(seq, match)) {
       this.lastSeq = seq;
       return null;
     }
@@ -125,6 +145,7 @@ export class LadderHistory {
     }
     this.lastSeq = seq;
     this.counted++;
+    if (this.system.horizon) this.noteWindow(seq, match.at);
     const changed = new Map<string, PlayerState>();
     for (const [id, state] of moved) {
       const before = this.current.get(id);
@@ -133,6 +154,78 @@ export class LadderHistory {
       changed.set(id, state);
     }
     return { rating, changed };
+  }
+
+  /** Keeps the window of counted matches a freeze's `fromSeq` is found in; on a freeze, finds it and drops what came before. */
+  private noteWindow(seq: number, at: number | undefined): void {
+    const horizon = this.system.horizon!;
+    this.windowSeqs.push(seq);
+    this.windowAts.push(at);
+    const freezes = horizon.freezes();
+    if (freezes === this.seenFreezes) return;
+    this.seenFreezes = freezes;
+    // The freeze came with this match (its day reached the point): the live matches are the window's of days after the freeze, and this one.
+    const day = horizon.frozen()!.day;
+    let first = this.windowSeqs.length - 1;
+    for (let i = 0; i < this.windowSeqs.length; i++) {
+      if (!horizon.onOrBefore(this.windowAts[i], day)) {
+        first = i;
+        break;
+      }
+    }
+    this.lastFreeze = { fromSeq: this.windowSeqs[first]!, triggerSeq: seq };
+    this.windowSeqs = this.windowSeqs.slice(first);
+    this.windowAts = this.windowAts.slice(first);
+    this.freezeUnsaved = true;
+  }
+
+  /**
+   * Refuses a new match dated on or before the last freeze: its players'
+   * timelines up to that day are priors now, so it could not be rated as
+   * the whole history would rate it (a match more than a horizon older
+   * than the ladder's latest day). The log's matches are never refused.
+   */
+  refuseFrozen(match: Match): void {
+    const horizon = this.system.horizon;
+    const past = horizon?.frozen();
+    if (past === undefined || !horizon!.onOrBefore(match.at, past.day)) return;
+    const after = new Date(horizon!.timeOf(past.day + 1)).toISOString();
+    throw new InvalidInputError(`this ladder's past before ${after} is frozen (its horizon): a match must be dated at or after that time`, { field: 'at' });
+  }
+
+  /** Whether the match is one a restored history's priors hold already: before the freeze's trigger, of a day on or before it. */
+  private inRestoredPriors(seq: number, match: Match): boolean {
+    const from = this.restoredFrom;
+    if (from === undefined || seq >= from.triggerSeq) return false;
+    return this.system.horizon!.onOrBefore(match.at, from.day);
+  }
+
+  /** The last freeze, to store (undefined without a horizon or before the first freeze). */
+  freeze(): StoredFreeze | undefined {
+    const past = this.system.horizon?.frozen();
+    if (past === undefined || this.lastFreeze === undefined) return undefined;
+    return { logEpoch: this.logEpoch, options: this.resolvedOptions, fromSeq: this.lastFreeze.fromSeq, triggerSeq: this.lastFreeze.triggerSeq, past };
+  }
+
+  /**
+   * Starts this (new) history from a stored freeze: the priors restored,
+   * the log to be read from `fromSeq` on (`deriveInSlices`, `catchUp`).
+   * Reaches the states a derivation of the whole log reaches, to the last
+   * bit (the core's restore, horizon.ts). False, and untouched, when the
+   * freeze does not fit: no horizon, another log epoch or other options.
+   */
+  restore(freeze: StoredFreeze): boolean {
+    const horizon = this.system.horizon;
+    if (horizon === undefined || this.lastSeq !== 0 || this.counted !== 0) return false;
+    if (freeze.logEpoch !== this.logEpoch || JSON.stringify(freeze.options) !== JSON.stringify(this.resolvedOptions)) return false;
+    horizon.restoreFrozen(freeze.past);
+    // The frozen players are the system's first states: taken in as a derivation would have them.
+    for (const [id, state] of this.system.takeMoved()) this.current.set(id, state);
+    this.seenFreezes = horizon.freezes();
+    this.lastFreeze = { fromSeq: freeze.fromSeq, triggerSeq: freeze.triggerSeq };
+    this.restoredFrom = { day: freeze.past.day, triggerSeq: freeze.triggerSeq };
+    this.lastSeq = freeze.fromSeq - 1;
+    return true;
   }
 
   /** Adds stored matches in sequence order. */
@@ -179,6 +272,31 @@ export class LadderHistory {
       }
       if (rows.length < PAGE) return;
     }
+  }
+}
+
+/**
+ * A new history of the ladder at `logEpoch`, started from its stored freeze
+ * when one fits (same log epoch and options, not past `lastSeq`), else
+ * empty: either way, bring it up to the log with `deriveInSlices` or
+ * `catchUp`.
+ */
+export async function startHistory(
+  db: Queryable,
+  ladder: { id: string; system: string; options: Readonly<Record<string, unknown>> },
+  logEpoch: number,
+  lastSeq: number,
+): Promise<LadderHistory> {
+  const history = new LadderHistory(ladder.system, ladder.options, logEpoch);
+  if (!history.freezes) return history;
+  const stored = await readFreeze(db, ladder.id);
+  if (stored === undefined || stored.triggerSeq > lastSeq) return history;
+  try {
+    history.restore(stored);
+    return history;
+  } catch {
+    // Priors the core refuses (a row written by hand, a bug): the whole log still gives the states.
+    return new LadderHistory(ladder.system, ladder.options, logEpoch);
   }
 }
 

@@ -119,7 +119,7 @@ export async function updateLadder(tx: Queryable, id: string, change: { options:
 
 /** Deletes a ladder and everything of it; false when there is no such ladder. */
 export async function deleteLadder(tx: Queryable, id: string): Promise<boolean> {
-  for (const table of ['correction_steps', 'pending_corrections', 'idempotency', 'rounds', 'season_standings', 'seasons', 'players', 'matches']) {
+  for (const table of ['correction_steps', 'pending_corrections', 'frozen_priors', 'idempotency', 'rounds', 'season_standings', 'seasons', 'players', 'matches']) {
     // Table names come from the list above, never from input.
     await tx.query(`DELETE FROM ${table} WHERE ladder = $1`, [id]);
   }

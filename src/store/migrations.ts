@@ -284,6 +284,34 @@ CREATE TABLE correction_steps (
 -- of a ladder whose system has the option off.
 ALTER TABLE players ADD COLUMN contexts json;`,
   },
+  {
+    version: 12,
+    name: "frozen_priors: a whole-history ladder's last freeze (a horizon's priors), so a start derives only the matches after it",
+    sql: `
+-- A whole history with a horizon freezes its past into one prior per player
+-- every horizon/4 periods; its state is then a function of those priors and
+-- the matches of days after the freeze. One row per ladder, replaced at each
+-- freeze in the transaction of the match whose day made it. A start restores
+-- the priors and reads the log from from_seq on: before trigger_seq a match
+-- of a day on or before the freeze is part of the priors, from trigger_seq on
+-- every match counts. The row holds only under the log epoch and the
+-- system's options it was made with; otherwise the whole log is derived.
+-- The priors are one json value (the players' ids, means, variances,
+-- matches and last match times as parallel arrays), never queried into: for
+-- 20,000 players it writes in 70-120 ms against 130-300 ms as 20,000 rows,
+-- and reads in 13-18 ms against 45-200 ms.
+CREATE TABLE frozen_priors (
+  ladder text PRIMARY KEY,
+  log_epoch int8 NOT NULL,
+  options json NOT NULL,
+  day float8 NOT NULL,
+  from_seq int8 NOT NULL,
+  trigger_seq int8 NOT NULL,
+  players int4 NOT NULL,
+  priors json NOT NULL,
+  written_at int8 NOT NULL
+);`,
+  },
 ];
 
 /** A migration (or the migrations table, `version` 0) could not be applied; `cause` is the classified database error. */

@@ -12,6 +12,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
 import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
+import { readFreeze } from '../../src/store/frozen.js';
+import { logHead } from '../../src/store/ladders.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
 
 const DAY = 86_400_000;
@@ -220,16 +222,83 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     await server.dispose();
     servers.splice(servers.indexOf(server), 1);
     const { server: again, api: api2 } = await serverOn(settings);
-    log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(4, 6, 34), ...dayOf(6, 6, 35), ...dayOf(7, 4, 36)]))];
+    log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(4, 6, 34), ...dayOf(6, 6, 35)]))];
+    // The stored freeze is the core's last one, to the last bit: day 6 froze day 4 (days from START's day).
+    const coreSoFar = new WhrHistory(options);
+    for (const match of log) coreSoFar.addMatch(coreMatch(match));
+    const stored = (await readFreeze(again.db, 'w'))!;
+    expect(stored.past.day).toBe(Math.floor(START / DAY) + 4);
+    expect(stored.past).toEqual(coreSoFar.frozen());
+    // A late match of day 5 (after the freeze) is rated; one of day 4 (frozen) is refused, naming `at`.
+    log = [...log, ...(await postInOrder(api2, 'w', dayOf(5, 2, 37, PLAYERS, 'late')))];
+    const frozenDay = dayOf(4, 1, 38, PLAYERS, 'too-late')[0]!;
+    const refused = await api2.post('/v1/ladders/w/matches', body(frozenDay));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.field).toBe('at');
+    expect(refused.body.error.message).toContain(new Date(START + 5 * DAY).toISOString());
+    await again.dispose();
+    servers.splice(servers.indexOf(again), 1);
+    // A second restart: the history starts from the stored freeze and the matches after it, late ones among them.
+    const { server: third, api: api3 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api3, 'w', dayOf(7, 4, 36)))];
     const want = expected(log, options);
-    await expectStored(api2, 'w', want);
+    await expectStored(api3, 'w', want);
     // The core froze (days 0 … 5 by day 7), and its estimates differ from the whole history's.
     const core = new WhrHistory(options);
     for (const match of log) core.addMatch(coreMatch(match));
     expect(core.freezes).toBeGreaterThan(2);
     const whole = expected(log);
     expect([...want].some(([id, state]) => Math.abs(state.rating - whole.get(id)!.rating) > 1e-6)).toBe(true);
-    expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
+    const last = (await readFreeze(third.db, 'w'))!;
+    expect(last.past).toEqual(core.frozen());
+    expect((await rebuildLadder(third.db, await third.ladders.get('w'))).differences).toEqual([]);
+    // Day 7 froze day 5: the live matches start with day 6's; the late ones of day 5 that came after them are in the priors.
+    const seqOf = (match: Posted) => log.indexOf(match) + 1;
+    expect(last.fromSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d6-'))!));
+    expect(last.triggerSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d7-'))!));
+    const late = log.filter((m) => m.id.startsWith('late-')).map(seqOf);
+    expect(late.every((seq) => seq > last.fromSeq && seq < last.triggerSeq)).toBe(true);
+    await third.dispose();
+    servers.splice(servers.indexOf(third), 1);
+    // A third restart starts from that freeze, skipping the late matches it holds.
+    const { server: fourth, api: api4 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api4, 'w', dayOf(8, 4, 39)))];
+    await expectStored(api4, 'w', expected(log, options));
+    const report = await rebuildLadder(fourth.db, await fourth.ladders.get('w'));
+    expect(report.differences).toEqual([]);
+    expect(report.frozenPriors).toBe('same');
+  });
+
+  it('with a horizon, a void and a correction store the corrected log’s priors under its new epoch; a restart continues from them', async () => {
+    const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let log = await postInOrder(api, 'w', [...dayOf(0, 6, 41), ...dayOf(1, 6, 42), ...dayOf(3, 6, 43), ...dayOf(4, 6, 44)]);
+    const before = (await readFreeze(server.db, 'w'))!;
+    // Void a match of day 3 (live at the last freeze, of day 2) and correct one of day 0 (frozen in the priors).
+    const voided = log.find((m) => m.id === 'd3-2')!;
+    expect((await api.post(`/v1/ladders/w/matches/${voided.id}/void`, { reason: 'test' })).status).toBe(200);
+    log = log.filter((m) => m !== voided);
+    const target = log.find((m) => m.id === 'd0-1')!;
+    const swapped: Posted = { ...target, winner: target.loser, loser: target.winner };
+    expect((await api.put(`/v1/ladders/w/matches/${target.id}`, body(swapped))).status).toBe(200);
+    log = log.map((m) => (m === target ? swapped : m));
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    const after = (await readFreeze(server.db, 'w'))!;
+    expect(after.logEpoch).not.toBe(before.logEpoch);
+    expect(after.logEpoch).toBe((await logHead(server.db, 'w'))!.logEpoch);
+    expect(after.past).toEqual(core.frozen());
+    expect(after.past).not.toEqual(before.past);
+    await expectStored(api, 'w', expected(log, options));
+    await server.dispose();
+    servers.splice(servers.indexOf(server), 1);
+    const { server: again, api: api2 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api2, 'w', dayOf(5, 6, 45)))];
+    await expectStored(api2, 'w', expected(log, options));
+    const report = await rebuildLadder(again.db, await again.ladders.get('w'));
+    expect(report.differences).toEqual([]);
+    expect(report.frozenPriors).toBe('same');
   });
 
   it('voids and corrections derive the history again; the writer continues from the corrected log', async () => {
@@ -294,6 +363,29 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
       expect(boardTwo).toEqual(boardOne);
       expect(boardOne.entries.map((e: { id: string }) => e.id)).toEqual([...final].sort((x, y) => y[1].rating - x[1].rating).map(([id]) => id));
       expect((await rebuildLadder(first.db, await first.ladders.get('w'))).differences).toEqual([]);
+      expect((await rebuildLadder(second.db, await second.ladders.get('w'))).differences).toEqual([]);
+    });
+
+    it('with a horizon, the instance whose match made a freeze stores it; the other meets it in the log and does not store it again', async () => {
+      const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+      const { server: first, api: one, settings } = await serverOn();
+      const { server: second, api: two } = await serverOn(settings);
+      expect((await one.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+      let log = await postInOrder(one, 'w', [...dayOf(0, 6, 51), ...dayOf(1, 3, 52)]);
+      // The second instance derives its history before any freeze.
+      log = [...log, ...(await postInOrder(two, 'w', dayOf(1, 3, 53, PLAYERS, 'd1b')))];
+      expect(await readFreeze(first.db, 'w')).toBeUndefined();
+      // Day 3 through the first instance freezes day 1: stored in that match's transaction.
+      log = [...log, ...(await postInOrder(one, 'w', dayOf(3, 2, 54)))];
+      const stored = (await readFreeze(first.db, 'w'))!;
+      expect(stored.triggerSeq).toBe(log.findIndex((m) => m.id.startsWith('d3-')) + 1);
+      // The second instance adds those matches under the lock, its history freezes at the same point, and the row stays as written.
+      log = [...log, ...(await postInOrder(two, 'w', dayOf(3, 2, 55, PLAYERS, 'd3b')))];
+      expect(await readFreeze(second.db, 'w')).toEqual(stored);
+      const core = new WhrHistory(options);
+      for (const match of log) core.addMatch(coreMatch(match));
+      expect(stored.past).toEqual(core.frozen());
+      await expectStored(two, 'w', expected(log, options));
       expect((await rebuildLadder(second.db, await second.ladders.get('w'))).differences).toEqual([]);
     });
   }

@@ -31,8 +31,10 @@
  *   log: the matches after the last one it took in are added (another
  *   instance wrote them), or, when the ladder's `log_epoch` moved (a void or
  *   correction rewrote the log) or this process has none, it is derived from
- *   the whole log. A history that took in a batch whose transaction failed is
- *   dropped and derived again.
+ *   the log: with a horizon, from the stored last freeze and the matches
+ *   after it (`frozen_priors`, written in the transaction whose match made
+ *   the freeze), else from the whole log. A history that took in a batch
+ *   whose transaction failed is dropped and derived again.
  *
  * A submission is answered only after its statement or transaction commits,
  * so a 2xx means the match is durable; if it fails, every submission of the
@@ -55,7 +57,8 @@ import { rowToState } from '../../store/rows.js';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
-import { type DerivationOptions, keepsWholeHistory, LadderHistory } from '../whole-history.js';
+import { storedFreezeMark, writeFreeze } from '../../store/frozen.js';
+import { type DerivationOptions, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Idempotency, type Job, planBatch, type Written } from './plan.js';
 
@@ -304,7 +307,7 @@ export class MatchWriter {
    */
   private async historyAt(tx: Queryable, ladder: Ladder, head: LadderHead, kept: LadderHistory | undefined): Promise<LadderHistory> {
     const last = head.nextSeq - 1;
-    const history = usableHistory(kept, ladder, head.logEpoch, last) ?? new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    const history = usableHistory(kept, ladder, head.logEpoch, last) ?? (await startHistory(tx, ladder, head.logEpoch, last));
     await history.catchUp(tx, ladder.id, last);
     return history;
   }
@@ -322,7 +325,7 @@ export class MatchWriter {
   private async historyBeforeLock(ladder: Ladder, kept: LadderHistory | undefined): Promise<LadderHistory | undefined> {
     const head = await logHead(this.db, ladder.id);
     if (!head) return kept;
-    const history = usableHistory(kept, ladder, head.logEpoch, head.lastSeq) ?? new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    const history = usableHistory(kept, ladder, head.logEpoch, head.lastSeq) ?? (await startHistory(this.db, ladder, head.logEpoch, head.lastSeq));
     await history.deriveInSlices(this.db, ladder.id, head.lastSeq, this.derivation);
     return history;
   }
@@ -598,6 +601,16 @@ export class MatchWriter {
     }
     await insertAnswers(tx, ladder.id, idemRows, now);
     await insertRounds(tx, ladder.id, roundRows);
+    const freeze = history?.freezeUnsaved ? history.freeze() : undefined;
+    if (freeze) {
+      // In the transaction of the match that made the freeze (or of the first write after a derivation
+      // that froze): the stored priors never describe a log that was not committed. A freeze met in
+      // matches another instance wrote is stored already (a freeze is a function of the log up to the
+      // match that made it): not written twice.
+      const mark = await storedFreezeMark(tx, ladder.id);
+      if (mark?.logEpoch !== freeze.logEpoch || mark.triggerSeq !== freeze.triggerSeq) await writeFreeze(tx, ladder.id, freeze, now);
+      history!.freezeUnsaved = false;
+    }
     if (rated > 0) {
       const token = newVersion();
       await advanceLadder(tx, ladder.id, { nextSeq: planned.nextSeq, matchesAdded: rated, playersAdded: newPlayers, roundCount: planned.roundCount, version: token });

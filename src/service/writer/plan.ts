@@ -137,6 +137,8 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
       if (history) {
         // One match at a time, each predicted from the history before it, then added to it.
         winProbabilities = [];
+        // Checked for every match before any is added, so a refusal leaves the history as it was.
+        for (const match of job.matches) history.refuseFrozen(match);
         steps = job.matches.map((match, m) => {
           winProbabilities.push(history.predict(match));
           return history.add(nextSeq + m, match)!;

@@ -110,6 +110,43 @@ export interface WholeHistorySystem extends RatingSystem {
    * the order they first moved; the next call starts afresh.
    */
   takeMoved(): Map<string, PlayerState>;
+  /** Present when the history freezes its past (a horizon): what a restart needs to start from the last freeze. */
+  readonly horizon?: HistoryHorizon;
+}
+
+/** One player's frozen past: their skill N(mean, variance) on the freeze day (natural units), and their matches and last match time up to the freeze. */
+export interface FrozenPlayer {
+  id: string;
+  mean: number;
+  variance: number;
+  matches: number;
+  lastAt?: number;
+}
+
+/** A history's last freeze: its day (in the system's periods) and the players' frozen pasts, in the history's order. */
+export interface FrozenPast {
+  day: number;
+  players: FrozenPlayer[];
+}
+
+/**
+ * A whole history with a horizon: at fixed points its past freezes into one
+ * prior per player, after which its state is a function of those priors and
+ * the matches of days after the freeze only. A system restored from the
+ * last freeze and given those matches in the order they were first given
+ * (then every later one) reaches the same states to the last bit.
+ */
+export interface HistoryHorizon {
+  /** Freezes since the system was made (or restored): a caller learns of a freeze by its change. */
+  freezes(): number;
+  /** The last freeze (undefined before the first). */
+  frozen(): FrozenPast | undefined;
+  /** Starts an empty system from a freeze (as `frozen` gave it). */
+  restoreFrozen(past: FrozenPast): void;
+  /** Whether a match at `at` falls on a day on or before `day`: in a past frozen at `day`. */
+  onOrBefore(at: number | undefined, day: number): boolean;
+  /** When `day` begins (a time, as a match's `at`). */
+  timeOf(day: number): number;
 }
 
 /**

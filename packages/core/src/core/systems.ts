@@ -7,7 +7,18 @@ import { type OptionsOf, resolveOptions, unknownOption } from './options.js';
 import type { RatingSystem, WholeHistorySystem } from './rating-system.js';
 import { type DescriptorOf, describeSystem, type SystemName } from './registry.js';
 
-export type { ContextOffset, MatchRating, PlayerChange, PlayerState, RatePeriodOptions, RatingSystem, WholeHistorySystem } from './rating-system.js';
+export type {
+  ContextOffset,
+  FrozenPast,
+  FrozenPlayer,
+  HistoryHorizon,
+  MatchRating,
+  PlayerChange,
+  PlayerState,
+  RatePeriodOptions,
+  RatingSystem,
+  WholeHistorySystem,
+} from './rating-system.js';
 export { SYSTEM_NAMES, type SystemName } from './registry.js';
 
 /** True for a union of several types, false for one type. */

@@ -120,6 +120,12 @@ export abstract class WhrHistoryBase {
   protected gameRank = new Int32Array(1024);
   /** Nodes per player in the game: 2 for a game in a context (each player's general node and deviation node), else 1. */
   protected gamePerPlayer = new Uint8Array(1024);
+  /**
+   * With a horizon only (empty otherwise): the day each game was added on (the day its match was
+   * given, which a late match's folded nodes may not show): a freeze keeps the games of days after
+   * it and replays them on these days (horizon.ts).
+   */
+  protected gameDay = new Float64Array(0);
   protected gameNodeCount = 0;
   protected gameNodes = new Int32Array(4096);
   /**
@@ -395,6 +401,7 @@ export abstract class WhrHistoryBase {
       this.gameRank = grow(this.gameRank, size);
       this.gamePerPlayer = grow(this.gamePerPlayer, size);
     }
+    if (this.options.horizon > 0) this.gameDay = grow(this.gameDay, this.gameStart.length);
     this.gameRank[g] = -1;
     this.gamePerPlayer[g] = 1;
     return g;
@@ -540,6 +547,7 @@ export abstract class WhrHistoryBase {
         perPlayer,
       );
     }
+    if (this.gameDay.length > 0) this.gameDay[this.gameCount - 1] = day;
     if (this.deferred) return;
     for (let round = 0; round < 2; round++) {
       for (const p of involved) this.smooth(p, this.players[p]!.nodes.length - 1);
@@ -658,6 +666,7 @@ export abstract class WhrHistoryBase {
         else score = a.score! > b.score! ? 1 : a.score! < b.score! ? 0 : 0.5;
         const offset = match.home === 0 ? homeOffset : match.home === 1 ? -homeOffset : 0;
         this.addGame1v1(na, nb, score, offset);
+        if (this.gameDay.length > 0) this.gameDay[this.gameCount - 1] = day;
       }
     } finally {
       this.deferred = false;
@@ -696,6 +705,7 @@ export abstract class WhrHistoryBase {
       this.gameRank = grow(this.gameRank, games);
       this.gamePerPlayer = grow(this.gamePerPlayer, games);
     }
+    if (this.options.horizon > 0) this.gameDay = grow(this.gameDay, this.gameStart.length);
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
     this.growSites();
   }

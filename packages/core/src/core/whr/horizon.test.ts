@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Match } from '../match.js';
-import { normalCdf, resolveWhrOptions, WHR, WHR_MAP_OPTIONS, WhrHistory } from './index.js';
+import { createWhrSystem, normalCdf, resolveWhrOptions, WHR, WHR_MAP_OPTIONS, WhrHistory } from './index.js';
 
 const DAY = 86_400_000;
 const phi = (z: number) => Math.exp(-0.5 * z * z) / Math.sqrt(2 * Math.PI);
@@ -223,6 +223,66 @@ describe('WhrHistory: horizon', () => {
       expect(live.frozen()!.day).toBe(112);
     });
   }
+
+  for (const inference of ['ep', 'map'] as const) {
+    const base = inference === 'map' ? { ...WHR_MAP_OPTIONS } : {};
+
+    it(`${inference}: with late matches (dated days before the latest), a restore from a freeze and the matches of days after it (then every later one) is bit-identical`, () => {
+      // A fifth of the matches dated one to five days before the day they are added on: a late match's
+      // players whose timelines have later nodes fold it into them, so the nodes' days are not the match's.
+      const log = randomLog(23, 160, 5, 12).map((match, i) => ({ ...match, at: Math.max(0, match.at! - (i % 5 === 0 ? (1 + ((i % 7) % 5)) * DAY : 0)) }));
+      const options = { ...base, horizon: 30 };
+      const live = new WhrHistory(options);
+      // The last freeze before day 120: its priors and the index of the match whose day made it.
+      let frozen = live.frozen();
+      let trigger = -1;
+      log.forEach((match, i) => {
+        const freezes = live.freezes;
+        live.addMatch(structuredClone(match), 0.1);
+        if (live.freezes !== freezes && match.at! < 120 * DAY) {
+          frozen = structuredClone(live.frozen());
+          trigger = i;
+        }
+      });
+      expect(trigger).toBeGreaterThan(0);
+      const restored = new WhrHistory(options);
+      restored.restoreFrozen(frozen!);
+      let late = 0;
+      let latest = -Infinity;
+      log.forEach((match, i) => {
+        const lateOne = match.at! < latest - DAY;
+        latest = Math.max(latest, match.at!);
+        // Before the freeze's trigger, only the matches of days after the freeze are live; from it on, every one.
+        if (i < trigger && restored.dayOf(match.at) <= frozen!.day) return;
+        if (i < trigger && lateOne) late++;
+        restored.addMatch(structuredClone(match), 0.1);
+      });
+      // Late matches among the live ones restored (the case a replay on the nodes' days would get wrong).
+      expect(late).toBeGreaterThan(0);
+      expect(estimates(restored)).toEqual(estimates(live));
+      expect(restored.frozen()).toEqual(live.frozen());
+      // The same through the system's horizon facet.
+      const system = createWhrSystem({ ...base, horizon: 30 });
+      expect(system.horizon).toBeDefined();
+      expect(createWhrSystem(base).horizon).toBeUndefined();
+      expect(system.horizon!.onOrBefore(frozen!.day * DAY + DAY - 1, frozen!.day)).toBe(true);
+      expect(system.horizon!.onOrBefore((frozen!.day + 1) * DAY, frozen!.day)).toBe(false);
+    });
+  }
+
+  it('a late match dated on or before the freeze day is frozen with the past, though its players folded it into later nodes', () => {
+    // Horizon 8, step 2. a and b play days 0–9; on day 9, a late match of a and c dated day 1 folds into a's node of day 9.
+    const history = new WhrHistory({ horizon: 8 });
+    for (let day = 0; day < 10; day++) history.addMatch(duel('a', 'b', day));
+    history.addMatch(duel('a', 'c', 1));
+    // Day 10 reaches point 2 + 8: frozen at 2. Live: the games of days 3–9 (a–b), not the late one of day 1.
+    history.addMatch(duel('a', 'b', 10));
+    expect(history.frozen()!.day).toBe(2);
+    expect(history.gamesCount).toBe(7 + 1);
+    // Its count survives the freeze in a's and c's frozen past.
+    expect(history.estimate('a')!.matches).toBe(12);
+    expect(history.estimate('c')!.matches).toBe(1);
+  });
 
   it('rateLog honours the horizon: the whole log converged between freezes, close to the whole history', () => {
     const log = randomLog(13, 150, 5, 12);

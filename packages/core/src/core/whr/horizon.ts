@@ -11,11 +11,13 @@
  * Kalman filter's mean and variance, so the games after F, which stay in
  * the history, are not counted twice; under `map`, the mode and the forward
  * precision) becomes the prior of their next node, and the history is
- * rebuilt from those priors and the games after F, replayed in the order
- * they were added. The state after a freeze is then a function of the
- * priors and the matches after F only: a history restored from the priors
- * (`restoreFrozen`) and fed the same matches reaches the same numbers to
- * the last bit, and a replay of a whole log freezes at the same points.
+ * rebuilt from those priors and the games added on days after F (the day
+ * each match was given, also for a late match folded into a player's later
+ * node), replayed on those days in the order they were added. The state
+ * after a freeze is then a function of the priors and the matches of days
+ * after F only: a history restored from the priors (`restoreFrozen`) and
+ * fed those matches, then every later one, reaches the same numbers to the
+ * last bit, and a replay of a whole log freezes at the same points.
  */
 import type { Match, MatchTeam } from '../match.js';
 import { WhrEp } from './ep.js';
@@ -254,14 +256,18 @@ export abstract class WhrHorizon extends WhrEp {
     this.unfittedFrom = 0;
   }
 
-  /** The games whose nodes are after `day`, in the order added, their players as history indices. */
+  /**
+   * The games added on a day after `day` (the day their match was given, not the day of the nodes a
+   * late match was folded into), in the order added, their players as history indices. A restart
+   * can then tell them from the log: the matches of days after `day`.
+   */
   private liveGames(day: number, nodePlayer: Int32Array): LiveGames {
-    const { gameStart, gameSplit, gameEnd, gameNodes, gameRank, nodeDay } = this;
+    const { gameStart, gameSplit, gameEnd, gameNodes, gameRank, gameDay } = this;
     let count = 0;
     let slots = 0;
     let ranks = 0;
     for (let g = 0; g < this.gameCount; g++) {
-      if (!(nodeDay[gameNodes[gameStart[g]!]!]! > day)) continue;
+      if (!(gameDay[g]! > day)) continue;
       count++;
       slots += gameEnd[g]! - gameStart[g]!;
       if (gameRank[g]! >= 0) ranks += this.rankTeams(g) + 1;
@@ -284,8 +290,8 @@ export abstract class WhrHorizon extends WhrEp {
     let r = 0;
     for (let g = 0; g < this.gameCount; g++) {
       const first = gameStart[g]!;
-      if (!(nodeDay[gameNodes[first]!]! > day)) continue;
-      live.day[k] = nodeDay[gameNodes[first]!]!;
+      if (!(gameDay[g]! > day)) continue;
+      live.day[k] = gameDay[g]!;
       live.start[k] = s;
       for (let i = first; i < gameEnd[g]!; i++) live.slots[s++] = nodePlayer[gameNodes[i]!]!;
       live.score[k] = this.gameScore[g]!;

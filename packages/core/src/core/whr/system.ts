@@ -120,6 +120,17 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
       for (const id of history.takeMoved()) out.set(id, stateOf(id)!);
       return out;
     },
+    ...(o.horizon > 0
+      ? {
+          horizon: {
+            freezes: () => history.freezes,
+            frozen: () => history.frozen(),
+            restoreFrozen: (past) => history.restoreFrozen(past),
+            onOrBefore: (at, day) => history.dayOf(at) <= day,
+            timeOf: (day) => day * o.periodMs,
+          },
+        }
+      : {}),
   };
 }
 

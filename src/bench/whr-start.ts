@@ -1,0 +1,198 @@
+/**
+ * Benchmark: how a service start derives a whr ladder with a horizon, from
+ * its stored last freeze against from the whole log (`npm run bench --
+ * whr-start`, or `node --expose-gc dist/bench/whr-start.js --help`).
+ *
+ * A synthetic one-on-one log (the generator of whr-horizon.ts: `players`
+ * players, `perDay` matches a day) is written into a fresh store (PGlite in
+ * a temporary directory, or a PostgreSQL schema with --database-url),
+ * without rating it: a derivation reads only the log. The whole log is then
+ * derived once and its last freeze stored, as the writer stores it. Each
+ * measured run is a process of its own, in the order whole, freeze, whole,
+ * freeze, …: the writer's start path (`startHistory` then `deriveInSlices`
+ * with the writer's defaults, pages of 100 matches and a turn of the event
+ * loop every 20 ms), its wall and CPU time (the process's, PGlite's thread
+ * included), the matches it took in, the heap + array buffers retained
+ * after a full collection and the maximum resident set; and a digest of
+ * every player's state, which must be the same for both.
+ */
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Database, dropSchema, openPglite, openPostgres } from '../store/database.js';
+import { writeFreeze } from '../store/frozen.js';
+import { advanceLadder, insertLadder, logHead } from '../store/ladders.js';
+import { emptyMatchRows, insertMatches } from '../store/matches.js';
+import { migrate } from '../store/migrations.js';
+import { LadderHistory, startHistory } from '../service/whole-history.js';
+import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
+import { syntheticLog } from './whr-horizon.js';
+
+const LADDER = 'bench';
+
+interface Store {
+  url?: string;
+  schema?: string;
+  dataDir?: string;
+}
+
+async function open(store: Store): Promise<Database> {
+  if (store.url) return openPostgres({ url: store.url, schema: store.schema!, max: 2 });
+  return openPglite(store.dataDir!, { thread: true });
+}
+
+function retained(): number | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return undefined;
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** Writes the log and the ladder, then derives the whole log once and stores its last freeze. */
+async function prepare(store: Store, matches: number, players: number, perDay: number, horizon: number): Promise<void> {
+  const db = await open(store);
+  try {
+    await migrate(db);
+    const options = { horizon };
+    await insertLadder(db, { id: LADDER, system: 'whr', options, settings: {}, public: false, created_at: Date.now() });
+    let rows = emptyMatchRows();
+    let seq = 0;
+    const flush = async () => {
+      if (rows.seq.length > 0) await insertMatches(db, LADDER, rows);
+      rows = emptyMatchRows();
+    };
+    for (const match of syntheticLog(matches, players, perDay)) {
+      seq++;
+      rows.seq.push(seq);
+      rows.id.push(`m${seq}`);
+      rows.at.push(match.at!);
+      rows.receivedAt.push(match.at!);
+      rows.round.push(null);
+      rows.body.push(JSON.stringify({ id: `m${seq}`, ...match }));
+      rows.winProbability.push('null');
+      rows.changes.push('null');
+      if (rows.seq.length === 5000) await flush();
+    }
+    await flush();
+    await advanceLadder(db, LADDER, { nextSeq: seq + 1, matchesAdded: seq, playersAdded: players, roundCount: 0, version: 1 });
+    const head = (await logHead(db, LADDER))!;
+    const history = new LadderHistory('whr', options, head.logEpoch);
+    await history.deriveInSlices(db, LADDER, head.lastSeq, { pageSize: 5000, sliceMs: 1e9, sliceMatches: 1e9 });
+    const freeze = history.freeze();
+    if (freeze === undefined) throw new Error('the log never froze: make it longer than the horizon');
+    await writeFreeze(db, LADDER, freeze, Date.now());
+    console.log(
+      `prepared: ${seq} matches (${Math.ceil(seq / perDay)} days), ${players} players, horizon ${horizon} days; last freeze at day ${freeze.past.day}, ${freeze.past.players.length} priors, live matches from seq ${freeze.fromSeq} (made by seq ${freeze.triggerSeq})`,
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+/** One start: the history derived as the writer derives it, from the freeze or (`whole`) from the whole log. */
+async function start(store: Store, mode: 'whole' | 'freeze', horizon: number): Promise<void> {
+  const db = await open(store);
+  try {
+    const head = (await logHead(db, LADDER))!;
+    const options = { horizon };
+    const base = retained();
+    const load = loadavg()[0]!;
+    const cpu = process.cpuUsage();
+    const wall = performance.now();
+    const history =
+      mode === 'whole' ? new LadderHistory('whr', options, head.logEpoch) : await startHistory(db, { id: LADDER, system: 'whr', options }, head.logEpoch, head.lastSeq);
+    await history.deriveInSlices(db, LADDER, head.lastSeq);
+    const ms = performance.now() - wall;
+    const used = process.cpuUsage(cpu);
+    const end = retained();
+    const digest = createHash('sha256');
+    for (const id of [...history.states.keys()].sort()) digest.update(`${id}:${JSON.stringify(history.states.get(id))}\n`);
+    console.log(
+      `${mode === 'whole' ? 'whole log' : 'from freeze'}: ${(ms / 1000).toFixed(1)} s wall, ${((used.user + used.system) / 1e6).toFixed(1)} s CPU, ${history.counted} matches taken in; retained ${end !== undefined && base !== undefined ? `${((end - base) / 2 ** 20).toFixed(0)} MB` : 'n/a (no --expose-gc)'}, max resident set ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB; load ${load.toFixed(1)}; states ${digest.digest('hex').slice(0, 16)}`,
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+export interface WhrStartBenchOptions {
+  matches?: number;
+  players?: number;
+  perDay?: number;
+  horizon?: number;
+  /** Starts of each kind, interleaved. @default 2 */
+  repeats?: number;
+  /** PostgreSQL instead of PGlite. */
+  databaseUrl?: string;
+}
+
+export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise<void> {
+  const matches = options.matches ?? 400_000;
+  const players = options.players ?? 20_000;
+  const perDay = options.perDay ?? 200;
+  const horizon = options.horizon ?? 730;
+  const repeats = options.repeats ?? 2;
+  const store: Store = options.databaseUrl ? { url: options.databaseUrl, schema: `whr_start_${process.pid}` } : { dataDir: mkdtempSync(join(tmpdir(), 'ladder-whr-start-')) };
+  const storeArgs = store.url ? ['--database-url', store.url, '--schema', store.schema!] : ['--data-dir', store.dataDir!];
+  try {
+    console.log(`whr start with a horizon on ${store.url ? 'PostgreSQL' : 'PGlite'}`);
+    await prepare(store, matches, players, perDay, horizon);
+    for (let r = 0; r < repeats; r++) {
+      for (const mode of ['whole', 'freeze']) {
+        const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...storeArgs, '--horizon', String(horizon), '--only', mode], {
+          stdio: 'inherit',
+        });
+        if (child.status !== 0) console.log(`${mode}: exit ${child.status}`);
+      }
+    }
+  } finally {
+    if (store.url) await dropSchema(store.url, store.schema!);
+    else rmSync(store.dataDir!, { recursive: true, force: true });
+  }
+}
+
+const USAGE: ScriptSpec = {
+  command: 'node --expose-gc dist/bench/whr-start.js',
+  name: 'whr-start',
+  summary: 'A service start deriving a whr ladder with a horizon: from the stored last freeze against from the whole log (time, memory, and the same states).',
+  options: {
+    matches: { type: 'string', value: 'N', description: 'one-on-one matches of the log (default 400000)' },
+    players: { type: 'string', value: 'N', description: 'players (default 20000)' },
+    'per-day': { type: 'string', value: 'N', description: 'matches a day (default 200)' },
+    horizon: { type: 'string', value: 'DAYS', description: "the ladder's horizon (default 730)" },
+    repeats: { type: 'string', value: 'N', description: 'starts of each kind, interleaved (default 2)' },
+    'database-url': { type: 'string', value: 'URL', description: 'PostgreSQL instead of PGlite (a schema of its own, dropped at the end)' },
+    'data-dir': { type: 'string', value: 'DIR', description: 'with --only: the PGlite store prepared' },
+    schema: { type: 'string', value: 'NAME', description: 'with --only and --database-url: the schema prepared' },
+    only: { type: 'string', value: 'whole|freeze', description: 'one start in this process, on a prepared store' },
+  },
+};
+
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const horizon = numberOption(USAGE, args, 'horizon');
+  const only = args.values.only;
+  const url = typeof args.values['database-url'] === 'string' ? args.values['database-url'] : undefined;
+  if (only === 'whole' || only === 'freeze') {
+    const store: Store = url ? { url, schema: String(args.values.schema) } : { dataDir: String(args.values['data-dir']) };
+    await start(store, only, horizon ?? 730);
+  } else {
+    const matches = numberOption(USAGE, args, 'matches');
+    const players = numberOption(USAGE, args, 'players');
+    const perDay = numberOption(USAGE, args, 'per-day');
+    const repeats = numberOption(USAGE, args, 'repeats');
+    await benchWhrStart({
+      ...(matches !== undefined ? { matches } : {}),
+      ...(players !== undefined ? { players } : {}),
+      ...(perDay !== undefined ? { perDay } : {}),
+      ...(horizon !== undefined ? { horizon } : {}),
+      ...(repeats !== undefined ? { repeats } : {}),
+      ...(url !== undefined ? { databaseUrl: url } : {}),
+    });
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * A whole-history ladder's last freeze (migration 12, `frozen_priors`): the
+ * priors a history with a horizon froze its past into, and where in the log
+ * the matches after the freeze start. One row per ladder, replaced whole.
+ */
+import type { FrozenPast, FrozenPlayer } from 'ladder-core/core/systems.js';
+import type { Queryable } from './database.js';
+
+/** A stored freeze: the priors, the log they were made from (epoch and system options), and where the live matches start. */
+export interface StoredFreeze {
+  logEpoch: number;
+  /** The system's options (defaults filled in) the history was made with. */
+  options: object;
+  /** The first match of the log the restored history takes in (the earliest live one at the freeze). */
+  fromSeq: number;
+  /** The match whose day made the history freeze: before it, a match of a day on or before the freeze is in the priors; from it on, every match is live. */
+  triggerSeq: number;
+  past: FrozenPast;
+  /** When it was stored (read back only). */
+  writtenAt?: number;
+}
+
+/** The priors as stored: parallel arrays, about a third of the size of an object per player. */
+interface PriorsJson {
+  ids: string[];
+  mean: number[];
+  variance: number[];
+  matches: number[];
+  /** null: no match time. */
+  lastAt: (number | null)[];
+}
+
+function toJson(players: readonly FrozenPlayer[]): string {
+  const out: PriorsJson = { ids: [], mean: [], variance: [], matches: [], lastAt: [] };
+  for (const p of players) {
+    out.ids.push(p.id);
+    out.mean.push(p.mean);
+    out.variance.push(p.variance);
+    out.matches.push(p.matches);
+    out.lastAt.push(p.lastAt ?? null);
+  }
+  // JSON writes each double as the shortest text that reads back as the same double, and json keeps the text as given.
+  return JSON.stringify(out);
+}
+
+function fromJson(json: PriorsJson): FrozenPlayer[] {
+  return json.ids.map((id, i) => {
+    const player: FrozenPlayer = { id, mean: json.mean[i]!, variance: json.variance[i]!, matches: json.matches[i]! };
+    const lastAt = json.lastAt[i];
+    if (lastAt !== null && lastAt !== undefined) player.lastAt = lastAt;
+    return player;
+  });
+}
+
+/** Stores `freeze` as the ladder's last one (in the transaction of the write that made it). */
+export async function writeFreeze(tx: Queryable, ladder: string, freeze: StoredFreeze, now: number): Promise<void> {
+  await tx.query(
+    `INSERT INTO frozen_priors (ladder, log_epoch, options, day, from_seq, trigger_seq, players, priors, written_at)
+     VALUES ($1, $2, $3::json, $4, $5, $6, $7, $8::json, $9)
+     ON CONFLICT (ladder) DO UPDATE SET log_epoch = excluded.log_epoch, options = excluded.options, day = excluded.day, from_seq = excluded.from_seq,
+       trigger_seq = excluded.trigger_seq, players = excluded.players, priors = excluded.priors, written_at = excluded.written_at`,
+    [ladder, freeze.logEpoch, JSON.stringify(freeze.options), freeze.past.day, freeze.fromSeq, freeze.triggerSeq, freeze.past.players.length, toJson(freeze.past.players), now],
+  );
+}
+
+/** The ladder's last stored freeze, if any. */
+export async function readFreeze(db: Queryable, ladder: string): Promise<StoredFreeze | undefined> {
+  const rows = await db.query<{ log_epoch: number; options: unknown; day: number; from_seq: number; trigger_seq: number; priors: unknown; written_at: number }>(
+    'SELECT log_epoch, options, day, from_seq, trigger_seq, priors, written_at FROM frozen_priors WHERE ladder = $1',
+    [ladder],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  // json columns arrive parsed from both drivers; a string is parsed here in case one does not.
+  const parse = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+  return {
+    logEpoch: row.log_epoch,
+    options: parse<object>(row.options),
+    fromSeq: row.from_seq,
+    triggerSeq: row.trigger_seq,
+    past: { day: row.day, players: fromJson(parse<PriorsJson>(row.priors)) },
+    writtenAt: row.written_at,
+  };
+}
+
+/** Which freeze the ladder has stored (its log epoch and the match that made it), without the priors. */
+export async function storedFreezeMark(db: Queryable, ladder: string): Promise<{ logEpoch: number; triggerSeq: number } | undefined> {
+  const rows = await db.query<{ log_epoch: number; trigger_seq: number }>('SELECT log_epoch, trigger_seq FROM frozen_priors WHERE ladder = $1', [ladder]);
+  const row = rows[0];
+  return row && { logEpoch: row.log_epoch, triggerSeq: row.trigger_seq };
+}
+
+/** Forgets the ladder's stored freeze (its log was rewritten and no history froze since). */
+export async function deleteFreeze(tx: Queryable, ladder: string): Promise<void> {
+  await tx.query('DELETE FROM frozen_priors WHERE ladder = $1', [ladder]);
+}
