@@ -139,7 +139,9 @@ export const matchSchema = z
     at: z
       .union([z.string().max(40), z.number().min(0).max(8.64e15)])
       .optional()
-      .describe('ISO 8601 or epoch ms; the server receive time when absent.'),
+      .describe(
+        "ISO 8601 or epoch ms; the server receive time when absent. On a whole-history ladder with a `horizon`, a time on or before the ladder's last freeze is refused (400 naming `at`: that past is frozen).",
+      ),
     period: idOrNumber.optional().describe('Accepted for compatibility with match files and ignored: the service rates each match as it arrives.'),
     weight: z.number().min(0).max(1e6).optional(),
     context: matchContext.optional(),
