@@ -20,6 +20,7 @@ import type { Queryable } from '../store/database.js';
 import { readFreeze, type StoredFreeze } from '../store/frozen.js';
 import { matchesAfter } from '../store/matches.js';
 import { rateUnit, type StoredMatch } from './rating.js';
+import type { Turns } from './turns.js';
 
 /** Whether ladders of this system are rated through a whole history. */
 export function keepsWholeHistory(system: string): boolean {
@@ -154,6 +155,23 @@ export class LadderHistory {
       changed.set(id, state);
     }
     return { rating, changed };
+  }
+
+  /**
+   * Runs the freeze the match would make first (a horizon whose point its
+   * day passes), in slices with a turn of the event loop between them
+   * (`turns`), so that a freeze of seconds does not hold the loop: the
+   * history is then the one rating the match alone reaches (the freeze is
+   * the first thing a match of a new day does). Nothing may use the history
+   * meanwhile: the writer holds it for the batch. Left half-way, it is
+   * broken (derived again).
+   */
+  async freezeAhead(match: Match, turns: Turns): Promise<void> {
+    const steps = match.at === undefined ? undefined : this.system.horizon?.freezeAhead(match.at);
+    if (steps === undefined) return;
+    this.broken = true;
+    for (const _ of steps) await turns.pause();
+    this.broken = false;
   }
 
   /** Keeps the window of counted matches a freeze's `fromSeq` is found in; on a freeze, finds it and drops what came before. */

@@ -469,7 +469,7 @@ export class MatchWriter {
       const lastSeq = known.lastSeqs.get(id);
       if (lastSeq !== undefined) lastSeqs.set(id, lastSeq);
     }
-    const planned = planBatch(ladder, batch, {
+    const planned = await planBatch(ladder, batch, {
       nextSeq: known.nextSeq,
       roundCount: known.roundCount,
       stored: new Map(),
@@ -591,7 +591,7 @@ export class MatchWriter {
       }
     }
 
-    const planned = planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working, lastSeqs, ...(history ? { history } : {}) });
+    const planned = await planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working, lastSeqs, ...(history ? { history } : {}) });
     const { matchRows, idemRows, roundRows, changed, rated } = planned;
     const now = Date.now();
     let newPlayers = 0;

@@ -15,6 +15,7 @@ import { emptyMatchRows, type MatchRows } from '../../store/matches.js';
 import type { RoundRow } from '../../store/rounds.js';
 import { ConflictError } from '../errors/index.js';
 import type { Ladder } from '../ladders.js';
+import { Turns } from '../turns.js';
 import { changeEntry, publicState, rateUnit } from '../rating.js';
 import type { HistoryStep, LadderHistory } from '../whole-history.js';
 
@@ -95,7 +96,7 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchStart): BatchPlan {
+export async function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchStart): Promise<BatchPlan> {
   const system = ladder.rating;
   const { stored, takenIds, takenRounds, working, lastSeqs, history } = start;
   let nextSeq = start.nextSeq;
@@ -107,7 +108,9 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
   const batchKeys = new Map<string, { hash: string; written: Written }>();
   let rated = 0;
 
-  const outcomes: Array<Written | Error> = batch.map((job) => {
+  // A whole history's freeze (a horizon) runs in slices with turns of the event loop between them.
+  const turns = new Turns(20);
+  const planJob = async (job: Job): Promise<Written | Error> => {
     const idem = job.idempotency;
     if (idem !== undefined) {
       const previous = stored.get(idem.key) ?? batchKeys.get(idem.key);
@@ -139,10 +142,14 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
         winProbabilities = [];
         // Checked for every match before any is added, so a refusal leaves the history as it was.
         for (const match of job.matches) history.refuseFrozen(match);
-        steps = job.matches.map((match, m) => {
+        steps = [];
+        for (let m = 0; m < job.matches.length; m++) {
+          const match = job.matches[m]!;
+          // A freeze the match makes runs first (as the prediction would run it), giving the loop turns.
+          await history.freezeAhead(match, turns);
           winProbabilities.push(history.predict(match));
-          return history.add(nextSeq + m, match)!;
-        });
+          steps.push(history.add(nextSeq + m, match)!);
+        }
         ratings = steps.map((step) => step.rating);
       } else {
         winProbabilities = job.matches.map((match) =>
@@ -233,7 +240,9 @@ export function planBatch(ladder: Ladder, batch: readonly Job[], start: BatchSta
       idemRows.response.push(text);
     }
     return { body: text };
-  });
+  };
+  const outcomes: Array<Written | Error> = [];
+  for (const job of batch) outcomes.push(await planJob(job));
   for (const player of changed.values()) player.lastSeq = lastSeqs.get(player.id) ?? null;
   return { outcomes, matchRows, idemRows, roundRows, changed, rated, nextSeq, roundCount };
 }

@@ -147,6 +147,13 @@ export interface HistoryHorizon {
   onOrBefore(at: number | undefined, day: number): boolean;
   /** When `day` begins (a time, as a match's `at`). */
   timeOf(day: number): number;
+  /**
+   * The freeze a match at `at` would make first (undefined when it would
+   * make none), as steps a caller runs to the end with other work between
+   * them; then it rates the match, reaching what rating it alone reaches.
+   * Until the steps end the system is half rebuilt and must not be used.
+   */
+  freezeAhead(at: number): Iterable<void> | undefined;
 }
 
 /**

@@ -176,6 +176,33 @@ describe('WhrHistory: horizon', () => {
       expect(longLog).toEqual(plainLog);
     });
 
+    it(`${inference}: a freeze run ahead in steps, then the match, is bit-identical to the match alone (late matches included)`, () => {
+      // One match in five reported one to four days late.
+      const log = randomLog(7, 150, 6, 14).map((match, i) => (i % 5 === 3 ? { ...match, at: Math.max(0, match.at! - ((i % 4) + 1) * DAY) } : match));
+      const alone = online(log, { ...base, horizon: 40 });
+      const stepped = new WhrHistory({ ...base, horizon: 40 });
+      let ahead = 0;
+      let steps = 0;
+      for (const match of log) {
+        const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
+        if (freeze !== undefined) {
+          ahead++;
+          for (const _ of freeze) steps++;
+        }
+        stepped.addMatch(match, 0.1);
+      }
+      // Freeze points every 10 days from day 40 on: each freeze ran ahead of the match whose day made it, in many steps.
+      expect(ahead).toBe(alone.freezes);
+      expect(ahead).toBeGreaterThan(5);
+      expect(steps).toBeGreaterThan(ahead);
+      expect(stepped.freezes).toBe(alone.freezes);
+      expect(stepped.frozen()).toEqual(alone.frozen());
+      expect(estimates(stepped)).toEqual(estimates(alone));
+      // No freeze is due for a match of a day already reached, or before any point.
+      expect(stepped.freezeAhead(stepped.dayOf(log.at(-1)!.at))).toBeUndefined();
+      expect(new WhrHistory({ ...base, horizon: 40 }).freezeAhead(3)).toBeUndefined();
+    });
+
     it(`${inference}: freezes every horizon/4 days; the nodes and games kept are the live window's`, () => {
       const log = randomLog(3, 200, 4, 15, false);
       const history = online(log, { ...base, horizon: 40 });

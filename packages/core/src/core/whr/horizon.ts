@@ -23,6 +23,8 @@ import type { Match, MatchTeam } from '../match.js';
 import { WhrEp } from './ep.js';
 import type { WhrConvergeOptions } from './history.js';
 
+/** Games a freeze replays between two of its steps (freezeAhead): a few milliseconds of work. */
+const FREEZE_SLICE = 64;
 /** A player's frozen past: their skill N(mean, variance) on the freeze day, and their matches and last match time up to the freeze. */
 export interface WhrFrozenPlayer {
   id: string;
@@ -181,6 +183,27 @@ export abstract class WhrHorizon extends WhrEp {
    * with `batch`).
    */
   protected freezeAt(day: number, batch: boolean): void {
+    for (const _ of this.freezing(day, batch));
+  }
+
+  /**
+   * The freeze a match of `day` would make first, when it would make one
+   * (its day is later than the history's and passes a freeze point), as
+   * steps: each step replays a slice of the live games, so a caller can give
+   * other work turns between them. Run to the end, then `addMatch` the match:
+   * the history is the one `addMatch` alone reaches, to the last bit (the
+   * freeze is the first thing a match of a new day does). Between steps the
+   * history is half rebuilt: nothing else may read or add to it until the
+   * steps end.
+   */
+  freezeAhead(day: number): Iterable<void> | undefined {
+    if (this.deferred || !(day > this.day)) return undefined;
+    const point = this.freezeDue(day);
+    return point === undefined ? undefined : this.freezing(point, false);
+  }
+
+  /** freezeAt's work, pausing (a yield) after every FREEZE_SLICE replayed games. */
+  private *freezing(day: number, batch: boolean): Generator<void> {
     const { nodeDay, nodeMF, nodeR, nodeF, w2 } = this;
     const players = this.players.length;
     // Each player's skill on `day`, and their live matches.
@@ -217,7 +240,9 @@ export abstract class WhrHorizon extends WhrEp {
     for (const id of frozenIds) this.playerIndex(id);
     this.installFrozen(day, frozen);
     this.freezes++;
+    let replayed = 0;
     for (const { match, homeOffset, day: matchDay } of this.replay(live, ids)) {
+      if (++replayed % FREEZE_SLICE === 0) yield;
       if (batch) {
         // addMatches reads the day from the match's time.
         match.at = matchDay * this.options.periodMs;

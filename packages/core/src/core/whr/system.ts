@@ -128,6 +128,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
             restoreFrozen: (past) => history.restoreFrozen(past),
             onOrBefore: (at, day) => history.dayOf(at) <= day,
             timeOf: (day) => day * o.periodMs,
+            freezeAhead: (at) => history.freezeAhead(history.dayOf(at)),
           },
         }
       : {}),
