@@ -133,8 +133,34 @@ class LadderGoneError extends Error {}
 
 /** Long work renews the lock when it was last renewed this long ago (well inside its 10 s). */
 const RENEW_WITHIN_MS = 2000;
-/** Matches placed per round trip. */
+/**
+ * Matches placed per round trip: at most this many, and no more tickets than PLACE_CHUNK_TICKETS. The
+ * store places a chunk in one atomic step (one Lua script on Redis), during which every other client's
+ * intake waits: chunks of up to 250 six-against-six matches held Redis for up to 25–40 ms, and set the
+ * intake's p99 (docs/BENCHMARKS.md, "Intake on a rule-set queue").
+ */
 const PLACE_CHUNK = 250;
+const PLACE_CHUNK_TICKETS = 200;
+
+/** Consecutive chunks of matches, each of at most PLACE_CHUNK matches and (unless one match alone exceeds it) PLACE_CHUNK_TICKETS tickets. */
+export function placementChunks<T extends { teams: string[][] }>(matches: readonly T[]): T[][] {
+  const chunks: T[][] = [];
+  let chunk: T[] = [];
+  let tickets = 0;
+  for (const match of matches) {
+    let size = 0;
+    for (const team of match.teams) size += team.length;
+    if (chunk.length > 0 && (chunk.length >= PLACE_CHUNK || tickets + size > PLACE_CHUNK_TICKETS)) {
+      chunks.push(chunk);
+      chunk = [];
+      tickets = 0;
+    }
+    chunk.push(match);
+    tickets += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 /** Between passes, the tickets asked about are read at most this often (a new ask is answered within it). */
 const WHY_READ_EVERY_MS = 1000;
 
@@ -594,11 +620,10 @@ export class MatchmakingEngine {
     for await (const part of result.parts()) {
       await this.keepLock(state, id);
       await readRatings(part);
-      for (let i = 0; i < part.length; i += PLACE_CHUNK) {
+      for (const chunk of placementChunks(part)) {
         // The first chunk too: the pass and the ratings read of a burst can outlast the lock's renewal.
         await this.keepLock(state, id);
         if (chunks++ > 0) await this.slices.pause();
-        const chunk = part.slice(i, i + PLACE_CHUNK);
         const assignStart = performance.now();
         const outcomes = await this.ctx.tickets.assign(id, chunk.map(placement));
         report.assignMs += performance.now() - assignStart;
