@@ -20,6 +20,11 @@
  *   whole-history system accepts (its limits from `GET /v1/systems`);
  * - `whr-restart`: a whole-history ladder of many-team matches is derived
  *   after a restart while the writer runs;
+ * - `whr-freeze`: a whole-history ladder with a horizon of 365 days, its log
+ *   (200 one-on-one matches a day among 20,000 players) ending the day before
+ *   its first freeze, is derived by a first write before the attack; the
+ *   attack posts the match whose day makes the freeze (the live window,
+ *   about 73,000 games, replayed), then one match every 50 ms;
  * - `void`: an admin key corrects match 1 of the `matches`-long ladder again
  *   and again (each time flipping its result, so every correction re-rates
  *   the whole ladder: its star player is in every match), then voids it once
@@ -49,8 +54,8 @@ import { migrate } from '../store/migrations.js';
 import { upsertPlayers } from '../store/players.js';
 import { startServer, stop } from './load.js';
 
-export type Attack = 'none' | 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'void';
-export const ATTACKS: Attack[] = ['none', 'deep-pages', 'balance', 'whr-teams', 'whr-restart', 'void'];
+export type Attack = 'none' | 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'whr-freeze' | 'void';
+export const ATTACKS: Attack[] = ['none', 'deep-pages', 'balance', 'whr-teams', 'whr-restart', 'whr-freeze', 'void'];
 export type Backend = 'pglite' | 'postgres';
 
 export interface AvailabilityOptions {
@@ -193,6 +198,67 @@ export async function loadLadder(db: Database, id: string, total: number, player
   await db.transaction((tx) => advanceLadder(tx, id, { nextSeq: total + 1, matchesAdded: total, playersAdded: states.size, roundCount: 0, version: 1 }));
 }
 
+/** The `whr-freeze` ladder: a horizon of this many days, its log of PER_DAY matches a day among FREEZE_PLAYERS players. */
+const FREEZE_HORIZON = 365;
+const FREEZE_PER_DAY = 200;
+const FREEZE_PLAYERS = 20_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The `whr-freeze` ladder's day `d` (days after its first), at midnight UTC. Freeze points are multiples
+ * of ⌈horizon / 4⌉ days since 1970 and the first is on or after the first day: day 0 is such a multiple,
+ * so the first freeze comes with day FREEZE_HORIZON, which is yesterday at the latest.
+ */
+function freezeDay(d: number): number {
+  const step = Math.ceil(FREEZE_HORIZON / 4);
+  const first = Math.floor((Math.floor(Date.now() / DAY_MS) - 1 - FREEZE_HORIZON) / step) * step;
+  return (first + d) * DAY_MS;
+}
+
+/** A one-on-one match of the `whr-freeze` ladder on day `d`. */
+function freezeMatch(random: () => number, d: number, minute: number, id?: string): Match {
+  const a = Math.floor(random() * FREEZE_PLAYERS);
+  const b = (a + 1 + Math.floor(random() * (FREEZE_PLAYERS - 1))) % FREEZE_PLAYERS;
+  return {
+    ...(id !== undefined ? { id } : {}),
+    at: freezeDay(d) + minute * 60_000,
+    teams: [
+      { players: [{ id: `f${a}` }], rank: 1 },
+      { players: [{ id: `f${b}` }], rank: 2 },
+    ],
+  };
+}
+
+/**
+ * Loads the `whr-freeze` ladder's log straight through the store: days 0 …
+ * FREEZE_HORIZON − 1 of FREEZE_PER_DAY matches. Only the log: the service
+ * derives the history (and writes the states) from it on the first write.
+ */
+async function loadFreezeLog(db: Database, id: string): Promise<void> {
+  const ladders = new Ladders(db);
+  await ladders.create({ id, system: WHOLE_HISTORY, public: true, options: { horizon: FREEZE_HORIZON } });
+  const random = mulberry32(17);
+  let seq = 0;
+  for (let d = 0; d < FREEZE_HORIZON; d += 10) {
+    const rows = emptyMatchRows();
+    for (let day = d; day < Math.min(FREEZE_HORIZON, d + 10); day++) {
+      for (let i = 0; i < FREEZE_PER_DAY; i++) {
+        const match = freezeMatch(random, day, i, `m${seq + 1}`);
+        rows.seq.push(++seq);
+        rows.id.push(match.id!);
+        rows.at.push(match.at!);
+        rows.receivedAt.push(match.at!);
+        rows.round.push(null);
+        rows.body.push(JSON.stringify(match));
+        rows.winProbability.push('[0.5,0.5]');
+        rows.changes.push('[]');
+      }
+    }
+    await db.transaction((tx) => insertMatches(tx, id, rows));
+  }
+  await db.transaction((tx) => advanceLadder(tx, id, { nextSeq: seq + 1, matchesAdded: seq, playersAdded: 0, roundCount: 0, version: 1 }));
+}
+
 /** A database prepared for one attack, and the server arguments that open it. */
 interface Prepared {
   env: Record<string, string>;
@@ -288,6 +354,7 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
   const { matches, seconds, databaseUrl } = options;
   const prepared = await prepare(backend, databaseUrl, async (db) => {
     if (attack === 'deep-pages' || attack === 'void') await loadLadder(db, TARGET, matches, 1000);
+    if (attack === 'whr-freeze') await loadFreezeLog(db, TARGET);
   });
   let server: { child: ChildProcess; url: string } | undefined;
   try {
@@ -321,6 +388,12 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
       await stop(server.child);
       server = await startServer({ ...prepared.env, LADDER_ADMIN_KEY: ADMIN_KEY }, prepared.extra);
       base = new URL(server.url);
+    }
+    const freezeRandom = mulberry32(23);
+    if (attack === 'whr-freeze') {
+      // The first write derives the history from the log (outside the attack); the attack's first match then makes the freeze.
+      const first = await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: freezeMatch(freezeRandom, FREEZE_HORIZON - 1, 23 * 60) });
+      if (first.status !== '201') throw new Error(`the whr-freeze ladder's first write answered ${first.status}: ${first.body}`);
     }
     const pid = server.child.pid!;
     const rssStart = rssMb(pid);
@@ -401,6 +474,10 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
             }),
           50,
         );
+        break;
+      case 'whr-freeze':
+        // The first match is of the day that makes the freeze; the rest of that day follows, one every 50 ms.
+        attacker = loop(1, until, (_, n) => admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: freezeMatch(freezeRandom, FREEZE_HORIZON, n % 600) }), 50);
         break;
       case 'void':
         attacker = (async () => {

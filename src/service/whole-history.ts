@@ -12,7 +12,7 @@
  * players of a day when the day closes): `add` reports every player whose
  * state changed, and the writer stores them all.
  */
-import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { InvalidInputError, LadderError } from 'ladder-core/core/errors.js';
 import type { Match } from 'ladder-core/core/match.js';
 import { describeSystem } from 'ladder-core/core/registry.js';
 import { createWholeHistorySystem, type MatchRating, type PlayerState, type WholeHistorySystem } from 'ladder-core/core/systems.js';
@@ -57,9 +57,30 @@ export interface DerivationOptions {
   sliceMs?: number;
   /** @default 2000 */
   sliceMatches?: number;
+  /**
+   * A freeze run before the lock (`freezeBeforeLock`) gives the loop a turn after every this many ms of
+   * work. @default 5 (shorter than `sliceMs`: a freeze of seconds competes with requests that each need
+   * a few turns; on the `whr-freeze` attack of `npm run bench -- availability`, another ladder's writes
+   * had p99 73–117 ms with 5 ms against 122–140 ms with 20)
+   */
+  freezeSliceMs?: number;
 }
 
 const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A freeze run before the write's transaction (`LadderHistory.freezeBeforeLock`)
+ * was not followed by its match: another instance wrote first, or the match
+ * was refused. The history is broken; the writer derives it again and writes
+ * the batch with the freeze inside the transaction. A LadderError, so the
+ * database layer passes it through a transaction unchanged.
+ */
+export class FreezeAheadMismatchError extends LadderError {
+  constructor() {
+    super('the match a freeze ran ahead of was not the next one taken in');
+    this.name = 'FreezeAheadMismatchError';
+  }
+}
 
 export class LadderHistory {
   private readonly system: WholeHistorySystem;
@@ -84,6 +105,8 @@ export class LadderHistory {
   freezeUnsaved = false;
   /** Restored from a stored freeze: before `triggerSeq`, matches of days on or before `day` are in the priors. */
   private restoredFrom: { day: number; triggerSeq: number } | undefined;
+  /** The match a freeze ran ahead of before the lock (`freezeBeforeLock`): the next match taken in must be it. */
+  private aheadOf: Match | undefined;
 
   /**
    * @param system the ladder's system name
@@ -131,6 +154,14 @@ export class LadderHistory {
   add(seq: number, match: Match, voided = false): HistoryStep | null {
     if (this.broken) throw new Error('this history failed half-way through a match; derive it again from the log');
     if (!(seq > this.lastSeq)) throw new Error(`match ${seq} comes after ${this.lastSeq} in the log`);
+    if (this.aheadOf !== undefined) {
+      // Frozen for that match's day: any other match first would be rated on a freeze the log does not make.
+      if (match !== this.aheadOf || voided) {
+        this.broken = true;
+        throw new FreezeAheadMismatchError();
+      }
+      this.aheadOf = undefined;
+    }
     if (voided || this.inRestoredPriors(seq, match)) {
       this.lastSeq = seq;
       return null;
@@ -166,12 +197,41 @@ export class LadderHistory {
    * meanwhile: the writer holds it for the batch. Left half-way, it is
    * broken (derived again).
    */
-  async freezeAhead(match: Match, turns: Turns): Promise<void> {
+  async freezeAhead(match: Match, turns: Turns): Promise<boolean> {
     const steps = match.at === undefined ? undefined : this.system.horizon?.freezeAhead(match.at);
-    if (steps === undefined) return;
+    if (steps === undefined) return false;
     this.broken = true;
     for (const _ of steps) await turns.pause();
     this.broken = false;
+    return true;
+  }
+
+  /**
+   * `freezeAhead` run by the writer before it locks the ladder and opens the
+   * write's transaction, so that a freeze of seconds holds neither the
+   * ladder's lock nor, on PGlite, the one connection every ladder's queries
+   * share. The history is then bound to that match: the next match `add`
+   * takes in must be this very object, or the history breaks with a
+   * FreezeAheadMismatchError (another instance wrote in between, or the
+   * match was refused: the freeze belongs to a log that was not written);
+   * `freezeAheadPending` says the match has not come yet. Says whether a
+   * freeze ran. A match the horizon refuses (`refuseFrozen`) runs none.
+   */
+  async freezeBeforeLock(match: Match, turns: Turns): Promise<boolean> {
+    if (this.broken || this.aheadOf !== undefined || this.system.horizon === undefined) return false;
+    try {
+      this.refuseFrozen(match);
+    } catch {
+      return false;
+    }
+    if (!(await this.freezeAhead(match, turns))) return false;
+    this.aheadOf = match;
+    return true;
+  }
+
+  /** A freeze ran before the lock and its match has not been taken in yet. */
+  get freezeAheadPending(): boolean {
+    return this.aheadOf !== undefined;
   }
 
   /** Keeps the window of counted matches a freeze's `fromSeq` is found in; on a freeze, finds it and drops what came before. */

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
 import { Turns } from '../../src/service/turns.js';
-import { LadderHistory } from '../../src/service/whole-history.js';
+import { FreezeAheadMismatchError, LadderHistory } from '../../src/service/whole-history.js';
 
 const DAY = 86_400_000;
 
@@ -70,4 +70,52 @@ describe('a whr freeze run ahead, in slices', () => {
       expect(new Map(ahead.states)).toEqual(new Map(alone.states));
     });
   }
+});
+
+describe('a whr freeze run before the lock (freezeBeforeLock)', () => {
+  /** A history fed the log up to the first match whose day makes a freeze; that match's index. */
+  function upToFreeze(): { history: LadderHistory; matches: Match[]; at: number } {
+    const matches = log();
+    const probe = new LadderHistory('whr', { horizon: 12 }, 0);
+    const history = new LadderHistory('whr', { horizon: 12 }, 0);
+    for (let i = 0; i < matches.length; i++) {
+      const before = probe.freeze()?.past.day;
+      probe.add(i + 1, matches[i]!);
+      if (probe.freeze()?.past.day !== before) return { history, matches, at: i };
+      history.add(i + 1, matches[i]!);
+    }
+    throw new Error('the log never froze');
+  }
+
+  it('binds the history to its match: that match next gives the states of adding it alone', async () => {
+    const { history, matches, at } = upToFreeze();
+    const alone = new LadderHistory('whr', { horizon: 12 }, 0);
+    for (let i = 0; i <= at; i++) alone.add(i + 1, matches[i]!);
+    expect(await history.freezeBeforeLock(matches[at]!, new Turns(0))).toBe(true);
+    expect(history.freezeAheadPending).toBe(true);
+    history.add(at + 1, matches[at]!);
+    expect(history.freezeAheadPending).toBe(false);
+    expect(history.freeze()).toEqual(alone.freeze());
+    expect(new Map(history.states)).toEqual(new Map(alone.states));
+    // A match of the same day makes no second freeze.
+    expect(await history.freezeBeforeLock(matches[at + 1]!, new Turns(0))).toBe(false);
+  });
+
+  it('breaks the history when another match comes first (another instance wrote, or the match was refused)', async () => {
+    const { history, matches, at } = upToFreeze();
+    expect(await history.freezeBeforeLock(matches[at]!, new Turns(0))).toBe(true);
+    // The same match as another object (read back from the log) is another match too: only the one frozen for is known to be it.
+    expect(() => history.add(at + 1, { ...matches[at]! })).toThrow(FreezeAheadMismatchError);
+    expect(history.broken).toBe(true);
+    expect(() => history.add(at + 2, matches[at + 1]!)).toThrow(/derive it again/);
+  });
+
+  it('runs no freeze for a match the horizon refuses (dated on or before the last freeze)', async () => {
+    const { history, matches, at } = upToFreeze();
+    history.add(at + 1, matches[at]!);
+    const frozenDay = history.freeze()!.past.day;
+    const old: Match = { ...matches[0]!, id: 'old', at: frozenDay * DAY };
+    expect(await history.freezeBeforeLock(old, new Turns(0))).toBe(false);
+    expect(history.freezeAheadPending).toBe(false);
+  });
 });

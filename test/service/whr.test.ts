@@ -8,10 +8,12 @@
  * database, continue where the log stands; voids and corrections derive the
  * history again; seasons and rounds are refused.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
 import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
+import type { ServiceOptions } from '../../src/service/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
+import { Turns } from '../../src/service/turns.js';
 import { readFreeze } from '../../src/store/frozen.js';
 import { logHead } from '../../src/store/ladders.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
@@ -133,10 +135,10 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
   });
 
   /** A server, and the settings that start another on the same database. */
-  async function serverOn(same?: { dataDir?: string; schema?: string; prefix?: string }) {
+  async function serverOn(same?: { dataDir?: string; schema?: string; prefix?: string }, options?: ServiceOptions) {
     const settings = same ?? (backend === 'pglite' ? { dataDir: await freshDataDir() } : { schema: uniqueName('ladder_whr'), prefix: `${uniqueName('lw')}:` });
     if (!same) shared.push(settings);
-    const server = await startTestServer({ backend, ...settings });
+    const server = await startTestServer({ backend, ...settings, ...(options ? { options } : {}) });
     servers.push(server);
     return { server, api: client(server.url, server.admin), settings };
   }
@@ -267,6 +269,65 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     const report = await rebuildLadder(fourth.db, await fourth.ladders.get('w'));
     expect(report.differences).toEqual([]);
     expect(report.frozenPriors).toBe('same');
+  });
+
+  it('with a horizon, a freeze runs before the write’s transaction; a trigger match refused sends the batch again on a history derived afresh', async () => {
+    // horizon 4: a freeze point every day; 30 matches a day make the live games of a freeze (3 days) more than one step of 64.
+    const options: WhrOptions = { ...OPTIONS, horizon: 4 };
+    // Slices of 0 ms: a turn of the loop after every step of a freeze.
+    const { server, api } = await serverOn(undefined, { writer: { derivation: { sliceMs: 0, freezeSliceMs: 0 } } });
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let open = 0;
+    const transaction = server.db.transaction.bind(server.db);
+    server.db.transaction = async (work) => {
+      open++;
+      try {
+        return await transaction(work);
+      } finally {
+        open--;
+      }
+    };
+    // Each step of a freeze: how many transactions were open when it paused.
+    const openAtSteps: number[] = [];
+    const pause = Turns.prototype.pause;
+    const spy = vi.spyOn(Turns.prototype, 'pause').mockImplementation(function (this: Turns) {
+      openAtSteps.push(open);
+      return pause.call(this);
+    });
+    try {
+      let log: Posted[] = [];
+      for (let day = 0; day < 6; day++) log = [...log, ...(await postInOrder(api, 'w', dayOf(day, 30, 61 + day)))];
+      // Days 4 and 5 each froze (points on days 0 and 1), each in steps, none inside a transaction.
+      expect((await readFreeze(server.db, 'w'))?.past.day).toBe(Math.floor(START / DAY) + 1);
+      expect(openAtSteps.length).toBeGreaterThanOrEqual(2);
+      expect(openAtSteps.every((n) => n === 0)).toBe(true);
+      // Day 6's first match reuses an id: the freeze ran before the lock, then the match was refused (409), so that freeze is
+      // no state of the log. Posted together with a second match of day 4, both in one batch: the batch is rolled back and
+      // written again on a history derived afresh, which freezes for the second match inside the transaction.
+      const [reused, fresh] = dayOf(6, 2, 65);
+      const steps = openAtSteps.length;
+      const [refused, written] = await Promise.all([
+        api.post('/v1/ladders/w/matches', body({ ...reused!, id: log[0]!.id })),
+        api.post('/v1/ladders/w/matches', body(fresh!), { 'idempotency-key': fresh!.id }),
+      ]);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+      expect(written.status, JSON.stringify(written.body)).toBe(201);
+      expect(openAtSteps.slice(steps).some((n) => n === 0)).toBe(true);
+      log = [...log, fresh!];
+      // Alone in its batch, a refused trigger breaks nothing either.
+      const [again] = dayOf(7, 1, 66);
+      expect((await api.post('/v1/ladders/w/matches', body({ ...again!, id: log[1]!.id }))).status).toBe(409);
+      log = [...log, ...(await postInOrder(api, 'w', dayOf(7, 10, 67)))];
+      const core = new WhrHistory(options);
+      for (const match of log) core.addMatch(coreMatch(match));
+      expect((await readFreeze(server.db, 'w'))!.past).toEqual(core.frozen());
+      await expectStored(api, 'w', expected(log, options));
+      const report = await rebuildLadder(server.db, await server.ladders.get('w'));
+      expect(report.differences).toEqual([]);
+      expect(report.frozenPriors).toBe('same');
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('with a horizon, a void and a correction store the corrected log’s priors under its new epoch; a restart continues from them', async () => {

@@ -58,7 +58,8 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
 import { storedFreezeMark, writeFreeze } from '../../store/frozen.js';
-import { type DerivationOptions, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
+import { type DerivationOptions, FreezeAheadMismatchError, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
+import { Turns } from '../turns.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Idempotency, type Job, planBatch, type Written } from './plan.js';
 
@@ -290,8 +291,20 @@ export class MatchWriter {
     // one that took in a batch that was not written is dropped (derived again next time).
     let history = this.histories.get(ladder.id);
     this.histories.delete(ladder.id);
-    if (keepsWholeHistory(ladder.system)) history = await this.historyBeforeLock(ladder, history);
-    const locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch, history));
+    if (keepsWholeHistory(ladder.system)) {
+      history = await this.historyBeforeLock(ladder, history);
+      await this.freezeBeforeLock(history, batch);
+    }
+    let locked: Awaited<ReturnType<MatchWriter['writeLocked']>>;
+    try {
+      locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch, history));
+    } catch (error) {
+      if (!(error instanceof FreezeAheadMismatchError)) throw error;
+      // The freeze run before the lock met another log (another instance wrote first, or its match was
+      // refused): rolled back, derived again, written with the freeze inside the transaction.
+      history = await this.historyBeforeLock(ladder, undefined);
+      locked = await this.db.transaction((tx) => this.writeLocked(tx, ladder, batch, history));
+    }
     if (locked.ladder) this.learn(locked.ladder);
     // Only once committed does what the transaction saw and wrote become the cache.
     this.caches.set(ladder.id, locked.cache);
@@ -310,6 +323,22 @@ export class MatchWriter {
     const history = usableHistory(kept, ladder, head.logEpoch, last) ?? (await startHistory(tx, ladder, head.logEpoch, last));
     await history.catchUp(tx, ladder.id, last);
     return history;
+  }
+
+  /**
+   * Runs the freeze the batch's first match would make (a horizon whose
+   * point its day passes) before the ladder is locked, in steps with turns
+   * of the event loop between them: a freeze of seconds then holds neither
+   * the ladder's lock nor, on PGlite, the one connection every ladder's
+   * queries wait for. Under the lock the history must take that match in
+   * first (`LadderHistory.freezeBeforeLock`); when it cannot, the write is
+   * rolled back and run again on a history derived afresh
+   * (`writeLockedAndCache`).
+   */
+  private async freezeBeforeLock(history: LadderHistory | undefined, batch: readonly Job[]): Promise<void> {
+    const first = batch[0];
+    if (history === undefined || first === undefined || first.kind !== 'match' || first.matches.length !== 1) return;
+    await history.freezeBeforeLock(first.matches[0]!, new Turns(this.derivation.freezeSliceMs ?? 5));
   }
 
   /**
@@ -592,6 +621,8 @@ export class MatchWriter {
     }
 
     const planned = await planBatch(ladder, batch, { nextSeq, roundCount, stored, takenIds, takenRounds, working, lastSeqs, ...(history ? { history } : {}) });
+    // Frozen before the lock for a match the batch did not take in (refused, a repeat): that freeze is no state of the log.
+    if (history?.freezeAheadPending) throw new FreezeAheadMismatchError();
     const { matchRows, idemRows, roundRows, changed, rated } = planned;
     const now = Date.now();
     let newPlayers = 0;
