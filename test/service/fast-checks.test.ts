@@ -44,8 +44,35 @@ const rare = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq:
 
 const filter = mostly(fc.record({ within: maybe(mostly(number)), strict: maybe(mostly(fc.boolean())), maxPing: maybe(mostly(number)), extra: rare(anything) }).map(defined));
 const pings = mostly(fc.dictionary(text, mostly(number), { maxKeys: 5 }));
+/** A rule-set player's attributes: the four attribute types, lengths at and past the limits, wrong types. */
+const longText = fc.constantFrom('x'.repeat(100), 'x'.repeat(101), 'x'.repeat(1000), 'x'.repeat(1001));
+const attributeValue = mostly(
+  fc.oneof(
+    text,
+    longText,
+    number,
+    fc.constantFrom(Infinity, Number.NaN),
+    fc.array(mostly(fc.oneof(text, longText)), { maxLength: 4 }),
+    fc.constantFrom(Array.from({ length: 1001 }, () => 'a')),
+    fc.dictionary(fc.oneof(text, longText), mostly(number), { maxKeys: 4 }),
+    fc.constantFrom(Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`k${i}`, i]))),
+  ),
+);
+const attributes = mostly(fc.dictionary(fc.oneof(text, longText), attributeValue, { maxKeys: 4 }));
+const roles = mostly(fc.array(mostly(fc.oneof(text, longText)), { maxLength: 34 }));
 const player = mostly(
-  fc.record({ id: mostly(text), percentile: maybe(mostly(number)), rating: maybe(mostly(number)), pings, filter: maybe(filter), extra: rare(anything) }).map(defined),
+  fc
+    .record({
+      id: mostly(text),
+      percentile: maybe(mostly(number)),
+      rating: maybe(mostly(number)),
+      pings,
+      filter: maybe(filter),
+      attributes: maybe(attributes),
+      roles: maybe(roles),
+      extra: rare(anything),
+    })
+    .map(defined),
 );
 const noisyTicket = mostly(
   fc
@@ -77,6 +104,22 @@ const validTicket = fc
               .record({ within: maybe(fc.double({ noNaN: true, min: 0, max: 100 })), strict: maybe(fc.boolean()), maxPing: maybe(fc.double({ noNaN: true, min: 0, max: 1e6 })) })
               .map(defined),
           ),
+          // Rule-set queues: attributes of the four types, and roles.
+          attributes: maybe(
+            fc
+              .dictionary(
+                name,
+                fc.oneof(
+                  fc.string({ maxLength: 20 }),
+                  fc.double({ noNaN: true, noDefaultInfinity: true }),
+                  fc.array(fc.string({ maxLength: 20 }), { maxLength: 5 }),
+                  fc.dictionary(fc.string({ maxLength: 10 }), fc.double({ noNaN: true, noDefaultInfinity: true }), { maxKeys: 4 }).filter((m) => !Object.hasOwn(m, '__proto__')),
+                ),
+                { maxKeys: 4 },
+              )
+              .filter((a) => !Object.hasOwn(a, '__proto__')),
+          ),
+          roles: maybe(fc.array(fc.constantFrom('tank', 'damage', 'support', 'x'.repeat(100)), { maxLength: 5 })),
         })
         .map(defined),
       { minLength: 1, maxLength: 16 },
