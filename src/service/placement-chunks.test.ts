@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { placementChunks } from './matchmaking-pass.js';
+import { placementChunks } from './placement-chunks.js';
 
 /** A match of these team sizes (ticket ids unique across the test). */
 let next = 0;
