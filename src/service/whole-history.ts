@@ -38,7 +38,15 @@ export interface HistoryStep {
 const NO_STATES: ReadonlyMap<string, PlayerState> = new Map();
 
 function identical(a: PlayerState, b: PlayerState): boolean {
-  return a.rating === b.rating && a.rd === b.rd && a.volatility === b.volatility && a.matches === b.matches && a.lastAt === b.lastAt;
+  return (
+    a.rating === b.rating &&
+    a.rd === b.rd &&
+    a.volatility === b.volatility &&
+    a.matches === b.matches &&
+    a.lastAt === b.lastAt &&
+    // A context deviation may move alone (the cycle re-smooths it after its player's skill).
+    (a.contexts === b.contexts || JSON.stringify(a.contexts ?? null) === JSON.stringify(b.contexts ?? null))
+  );
 }
 
 /** Matches read per query when a history is derived from the log. */

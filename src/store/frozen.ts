@@ -2,8 +2,11 @@
  * A whole-history ladder's last freeze (migration 12, `frozen_priors`): the
  * priors a history with a horizon froze its past into, and where in the log
  * the matches after the freeze start. One row per ladder, replaced whole.
+ * With context deviations the priors carry each player's frozen deviations
+ * too (`contexts`, absent otherwise: rows written before it read as they
+ * were).
  */
-import type { FrozenPast, FrozenPlayer } from 'ladder-core/core/systems.js';
+import type { FrozenContext, FrozenPast, FrozenPlayer } from 'ladder-core/core/systems.js';
 import type { Queryable } from './database.js';
 
 /** A stored freeze: the priors, the log they were made from (epoch and system options), and where the live matches start. */
@@ -28,28 +31,62 @@ interface PriorsJson {
   matches: number[];
   /** null: no match time. */
   lastAt: (number | null)[];
+  /** With context deviations only (absent: none, as every freeze stored before them): one entry per frozen deviation, by player then in the player's order. */
+  contexts?: ContextPriorsJson;
+}
+
+/** The frozen deviations as parallel arrays: the player's place in `ids`, the context, and the prior. */
+interface ContextPriorsJson {
+  player: number[];
+  context: string[];
+  mean: number[];
+  variance: number[];
+  matches: number[];
+  lastAt: (number | null)[];
 }
 
 function toJson(players: readonly FrozenPlayer[]): string {
   const out: PriorsJson = { ids: [], mean: [], variance: [], matches: [], lastAt: [] };
-  for (const p of players) {
+  players.forEach((p, i) => {
     out.ids.push(p.id);
     out.mean.push(p.mean);
     out.variance.push(p.variance);
     out.matches.push(p.matches);
     out.lastAt.push(p.lastAt ?? null);
-  }
+    if (p.contexts === undefined) return;
+    const contexts = (out.contexts ??= { player: [], context: [], mean: [], variance: [], matches: [], lastAt: [] });
+    for (const c of p.contexts) {
+      contexts.player.push(i);
+      contexts.context.push(c.context);
+      contexts.mean.push(c.mean);
+      contexts.variance.push(c.variance);
+      contexts.matches.push(c.matches);
+      contexts.lastAt.push(c.lastAt ?? null);
+    }
+  });
   // JSON writes each double as the shortest text that reads back as the same double, and json keeps the text as given.
   return JSON.stringify(out);
 }
 
 function fromJson(json: PriorsJson): FrozenPlayer[] {
-  return json.ids.map((id, i) => {
+  const players = json.ids.map((id, i) => {
     const player: FrozenPlayer = { id, mean: json.mean[i]!, variance: json.variance[i]!, matches: json.matches[i]! };
     const lastAt = json.lastAt[i];
     if (lastAt !== null && lastAt !== undefined) player.lastAt = lastAt;
     return player;
   });
+  const contexts = json.contexts;
+  if (contexts !== undefined) {
+    contexts.player.forEach((p, k) => {
+      const deviation: FrozenContext = { context: contexts.context[k]!, mean: contexts.mean[k]!, variance: contexts.variance[k]!, matches: contexts.matches[k]! };
+      const lastAt = contexts.lastAt[k];
+      if (lastAt !== null && lastAt !== undefined) deviation.lastAt = lastAt;
+      const player = players[p];
+      if (player === undefined) throw new Error(`frozen priors: contexts.player[${k}] is not a player (${p})`);
+      (player.contexts ??= []).push(deviation);
+    });
+  }
+  return players;
 }
 
 /** Stores `freeze` as the ladder's last one (in the transaction of the write that made it). */

@@ -6,14 +6,17 @@
  * not in the match, and those are stored too; `rebuild` finds no
  * difference; a restarted service, and a second instance on the same
  * database, continue where the log stands; voids and corrections derive the
- * history again; seasons and rounds are refused.
+ * history again; seasons and rounds are refused. A horizon ladder with
+ * context deviations stores its freeze with the context priors and restarts
+ * from it to the core's states.
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { Match } from 'ladder-core/core/match.js';
-import { WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
+import { createWhrSystem, WHR_SCALE, WhrHistory, type WhrOptions } from 'ladder-core/core/whr/index.js';
 import type { ServiceOptions } from '../../src/service/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { Turns } from '../../src/service/turns.js';
+import { LadderHistory, startHistory } from '../../src/service/whole-history.js';
 import { readFreeze } from '../../src/store/frozen.js';
 import { logHead } from '../../src/store/ladders.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
@@ -29,6 +32,7 @@ interface Posted {
   winner: string;
   loser: string;
   draw?: boolean;
+  context?: string;
 }
 
 /** The first day boundary ten days ago: matches are inside the leaderboard window and never in the future. */
@@ -60,6 +64,7 @@ function body(match: Posted) {
   return {
     id: match.id,
     at: match.at,
+    ...(match.context !== undefined ? { context: match.context } : {}),
     teams: [
       { players: [match.winner], rank: 1 },
       { players: [match.loser], rank: match.draw ? 1 : 2 },
@@ -71,6 +76,7 @@ function coreMatch(match: Posted): Match {
   return {
     id: match.id,
     at: match.at,
+    ...(match.context !== undefined ? { context: match.context } : {}),
     teams: [
       { players: [{ id: match.winner }], rank: 1 },
       { players: [{ id: match.loser }], rank: match.draw ? 1 : 2 },
@@ -91,6 +97,15 @@ function expected(log: readonly Posted[], options: WhrOptions = OPTIONS): Map<st
 }
 
 type Api = ReturnType<typeof client>;
+
+/** `matches` in contexts clay, grass and hard, and about one in five in none. */
+function inContexts(matches: readonly Posted[], seed: number): Posted[] {
+  const random = rng(seed);
+  return matches.map((match) => {
+    const k = Math.floor(random() * 3.75);
+    return k < 3 ? { ...match, context: ['clay', 'grass', 'hard'][k]! } : match;
+  });
+}
 
 async function expectStored(api: Api, ladder: string, want: Map<string, { rating: number; rd: number; matches: number }>): Promise<void> {
   for (const [id, state] of want) {
@@ -358,6 +373,66 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     log = [...log, ...(await postInOrder(api2, 'w', dayOf(5, 6, 45)))];
     await expectStored(api2, 'w', expected(log, options));
     const report = await rebuildLadder(again.db, await again.ladders.get('w'));
+    expect(report.differences).toEqual([]);
+    expect(report.frozenPriors).toBe('same');
+  });
+
+  it('a horizon ladder with context deviations stores its freeze with the context priors; restarts restore it to the core’s states, bit for bit; rebuild agrees', async () => {
+    const options: WhrOptions = { ...OPTIONS, horizon: 2, contextPriorVariance: 0.2, contextDailyVariance: 0.002 };
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let log = await postInOrder(api, 'w', inContexts([...dayOf(0, 6, 61), ...dayOf(1, 6, 62), ...dayOf(3, 6, 63)], 1));
+    await expectStored(api, 'w', expected(log, options));
+    await server.dispose();
+    servers.splice(servers.indexOf(server), 1);
+    // A restart, days 4 and 6, and late matches of day 5 (after the freeze at day 4) in contexts.
+    const { server: again, api: api2 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api2, 'w', inContexts([...dayOf(4, 6, 64), ...dayOf(6, 6, 65), ...dayOf(5, 3, 66, PLAYERS, 'late')], 2)))];
+    await again.dispose();
+    servers.splice(servers.indexOf(again), 1);
+    // A second restart starts from the stored freeze (day 6 froze day 4), the late matches among the live ones.
+    const { server: third, api: api3 } = await serverOn(settings);
+    log = [...log, ...(await postInOrder(api3, 'w', inContexts(dayOf(7, 6, 67), 3)))];
+    // The core fed the whole log: its last freeze (day 7 froze day 5) is the stored one, context priors included, to the last bit.
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    const stored = (await readFreeze(third.db, 'w'))!;
+    expect(stored.past.day).toBe(Math.floor(START / DAY) + 5);
+    expect(stored.past).toEqual(core.frozen());
+    expect(stored.past.players.filter((p) => (p.contexts?.length ?? 0) === 3).length).toBeGreaterThan(2);
+    // Every state, its context offsets included, is the core's.
+    for (const id of core.playerIds()) {
+      const reply = await api3.get(`/v1/ladders/w/players/${id}`);
+      expect(reply.status, id).toBe(200);
+      const e = core.estimate(id)!;
+      expect(reply.body.matches, id).toBe(e.matches);
+      expect(reply.body.rating, id).toBeCloseTo(1500 + e.mean * WHR_SCALE, 9);
+      expect(reply.body.rd, id).toBeCloseTo(Math.sqrt(e.variance) * WHR_SCALE, 9);
+      const deviations = [...core.contextEstimates(id)];
+      expect(Object.keys(reply.body.contexts ?? {}), id).toEqual(deviations.map(([context]) => context));
+      for (const [context, d] of deviations) {
+        expect(reply.body.contexts[context].offset, `${id} ${context}`).toBeCloseTo(d.mean * WHR_SCALE, 9);
+        expect(reply.body.contexts[context].rd, `${id} ${context}`).toBeCloseTo(Math.sqrt(d.variance) * WHR_SCALE, 9);
+        expect(reply.body.contexts[context].matches, `${id} ${context}`).toBe(d.matches);
+      }
+    }
+    // A history started from the stored freeze reads only the live matches and reaches the states of the whole log to the last bit,
+    // which are the core rating system's.
+    const ladder = await third.ladders.get('w');
+    const head = (await logHead(third.db, 'w'))!;
+    const whole = new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    await whole.deriveInSlices(third.db, 'w', head.lastSeq);
+    const restored = await startHistory(third.db, ladder, head.logEpoch, head.lastSeq);
+    await restored.deriveInSlices(third.db, 'w', head.lastSeq);
+    expect(whole.counted).toBe(log.length);
+    expect(restored.counted).toBeLessThan(log.length / 2);
+    expect(restored.states).toEqual(whole.states);
+    expect(restored.freeze()).toEqual(whole.freeze());
+    const system = createWhrSystem(options);
+    for (const match of log) system.rateMatch(coreMatch(match), new Map());
+    expect(new Map(whole.states)).toEqual(system.states());
+    const report = await rebuildLadder(third.db, ladder);
+    expect(report.matches).toBe(log.length);
     expect(report.differences).toEqual([]);
     expect(report.frozenPriors).toBe('same');
   });

@@ -114,13 +114,26 @@ export interface WholeHistorySystem extends RatingSystem {
   readonly horizon?: HistoryHorizon;
 }
 
-/** One player's frozen past: their skill N(mean, variance) on the freeze day (natural units), and their matches and last match time up to the freeze. */
+/** One player's deviation in a context, frozen: N(mean, variance) on the freeze day (natural units), and its matches and last match time up to the freeze. */
+export interface FrozenContext {
+  context: string;
+  mean: number;
+  variance: number;
+  matches: number;
+  lastAt?: number;
+}
+
+/**
+ * One player's frozen past: their skill N(mean, variance) on the freeze day (natural units), and their matches and last match
+ * time up to the freeze; with context deviations, those frozen with it (absent: none).
+ */
 export interface FrozenPlayer {
   id: string;
   mean: number;
   variance: number;
   matches: number;
   lastAt?: number;
+  contexts?: FrozenContext[];
 }
 
 /** A history's last freeze: its day (in the system's periods) and the players' frozen pasts, in the history's order. */

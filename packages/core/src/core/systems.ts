@@ -9,6 +9,7 @@ import { type DescriptorOf, describeSystem, type SystemName } from './registry.j
 
 export type {
   ContextOffset,
+  FrozenContext,
   FrozenPast,
   FrozenPlayer,
   HistoryHorizon,

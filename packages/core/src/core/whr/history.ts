@@ -37,7 +37,7 @@ export function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T,
   return bigger;
 }
 
-/** A player's frozen past (see horizon.ts): their skill N(mean, variance) on `day`, the prior of their first node after it. */
+/** A timeline's frozen past (see horizon.ts): the skill, or a context deviation, N(mean, variance) on `day`, the prior of its first node after it. */
 export interface WhrPrior {
   mean: number;
   variance: number;
@@ -60,6 +60,8 @@ export interface Player {
   owner: number;
   /** A general skill's deviation timelines by context (their indices), once the player has played in one. */
   contexts?: Map<string, number>;
+  /** A context deviation's context (undefined for a general skill). */
+  context: string | undefined;
   /** The prior of the first node: N(0, σ0²) when undefined, else the player's frozen past drifted to the node's day. */
   prior: WhrPrior | undefined;
 }
@@ -180,11 +182,6 @@ export abstract class WhrHistoryBase {
         field: 'contextPriorVariance',
       });
     }
-    // A freeze replays the live window's games as matches, and a game does not keep its context; and a context deviation's
-    // frozen past would need its own prior record. Until both exist, the two are not combined.
-    if (this.contextual && this.options.horizon > 0) {
-      throw new InvalidInputError('whr: horizon does not combine with context deviations yet; set horizon 0 or contextPriorVariance 0', { field: 'horizon' });
-    }
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
     if (!this.ep) {
@@ -236,10 +233,10 @@ export abstract class WhrHistoryBase {
     return i;
   }
 
-  private newTimeline(id: string, priorVariance: number, w2: number, owner: number): number {
+  private newTimeline(id: string, priorVariance: number, w2: number, owner: number, context?: string): number {
     const i = this.players.length;
     this.ids.push(id);
-    this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, priorVariance, w2, owner, prior: undefined });
+    this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, priorVariance, w2, owner, context, prior: undefined });
     if (i >= this.movedFlag.length) {
       const flags = new Uint8Array(this.movedFlag.length * 2);
       flags.set(this.movedFlag);
@@ -254,7 +251,7 @@ export abstract class WhrHistoryBase {
     player.contexts ??= new Map();
     let d = player.contexts.get(context);
     if (d === undefined) {
-      d = this.newTimeline(this.ids[p]!, this.options.contextPriorVariance, this.options.contextDailyVariance, p);
+      d = this.newTimeline(this.ids[p]!, this.options.contextPriorVariance, this.options.contextDailyVariance, p, context);
       player.contexts.set(context, d);
     }
     return d;
@@ -763,8 +760,15 @@ export abstract class WhrHistoryBase {
     if (contexts === undefined) return out;
     for (const [context, d] of contexts) {
       const timeline = this.players[d]!;
-      const last = timeline.nodes[timeline.nodes.length - 1]!;
-      const estimate: WhrEstimate = { mean: this.nodeR[last]!, variance: this.nodeV[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
+      let estimate: WhrEstimate;
+      if (timeline.nodes.length === 0) {
+        // A deviation known only by its frozen past (horizon.ts).
+        const prior = timeline.prior!;
+        estimate = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: timeline.matches };
+      } else {
+        const last = timeline.nodes[timeline.nodes.length - 1]!;
+        estimate = { mean: this.nodeR[last]!, variance: this.nodeV[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
+      }
       if (timeline.lastAt !== undefined) estimate.lastAt = timeline.lastAt;
       out.set(context, estimate);
     }

@@ -370,3 +370,350 @@ describe('WhrHistory: horizon', () => {
     );
   });
 });
+
+/** `log` with contexts: each match in one of `names`, or (about one in six) in none, deterministically from `seed`. */
+function withContexts(log: readonly Match[], names: readonly string[], seed: number): Match[] {
+  let s = seed >>> 0;
+  return log.map((match) => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const k = Math.floor((s / 2 ** 32) * (names.length + 0.2));
+    return k < names.length ? { ...match, context: names[k]! } : { ...match };
+  });
+}
+
+/** One match in five dated one to four days before the day it is added on (never before day 0). */
+function lateOnes(log: readonly Match[]): Match[] {
+  return log.map((match, i) => (i % 5 === 3 ? { ...match, at: Math.max(0, match.at! - ((i % 4) + 1) * DAY) } : match));
+}
+
+/** Every player's estimate and deviations (in the order the player first played in them). */
+function contextStates(history: WhrHistory): Map<string, unknown> {
+  return new Map(history.playerIds().map((id) => [id, { estimate: history.estimate(id), contexts: [...history.contextEstimates(id)] }]));
+}
+
+/** Predictions on `day` of each pair among the first six players, in each context and in none. */
+function predictions(history: WhrHistory, names: readonly string[], day: number): number[] {
+  const ids = history.playerIds().slice(0, 6);
+  const out: number[] = [];
+  for (const context of [...names, undefined]) {
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        const match = duel(ids[i]!, ids[j]!, day);
+        out.push(history.predictMatch(context === undefined ? match : { ...match, context }, 0.1));
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The restart: `log` fed online to one history, which freezes; another restored from its last freeze
+ * made by a match dated before `cutDay` and fed the matches of days after the freeze that came before that
+ * match, then every match from it on (as the service reads its log). Returns both and the late live matches restored.
+ */
+function restart(log: readonly Match[], options: ConstructorParameters<typeof WhrHistory>[0], cutDay: number) {
+  const live = new WhrHistory(options);
+  let frozen = live.frozen();
+  let trigger = -1;
+  log.forEach((match, i) => {
+    const freezes = live.freezes;
+    live.addMatch(structuredClone(match), 0.1);
+    if (live.freezes !== freezes && match.at! < cutDay * DAY) {
+      // Through JSON, as the service stores it.
+      frozen = JSON.parse(JSON.stringify(live.frozen()));
+      trigger = i;
+    }
+  });
+  const restored = new WhrHistory(options);
+  let late = 0;
+  if (frozen !== undefined) {
+    restored.restoreFrozen(frozen);
+    let latest = -Infinity;
+    log.forEach((match, i) => {
+      const lateOne = match.at! < latest - DAY;
+      latest = Math.max(latest, match.at!);
+      if (i < trigger && restored.dayOf(match.at) <= frozen!.day) return;
+      if (i < trigger && lateOne) late++;
+      restored.addMatch(structuredClone(match), 0.1);
+    });
+  }
+  return { live, restored, frozen, late };
+}
+
+describe('WhrHistory: horizon with context deviations', () => {
+  const CONTEXTS = { contextPriorVariance: 0.2, contextDailyVariance: 0.002 };
+
+  it('one probit game in a context, frozen: the skill and the deviation each exact moment matching, drifted by w² and wc², worked by hand', () => {
+    // a beats b on day 0 in context x. In x each player's strength is general + deviation, both with coefficient 1,
+    // so d = (xa + ya) − (xb + yb) ~ N(0, v), v = 2σ0² + 2σc². One factor: EP is exact moment matching (Minka 2001),
+    // z = 0, λ = φ(0)/Φ(0) = 2φ(0): each of a's variables moves by its prior variance × λ/√(1 + v), b's by minus that,
+    // and each variance s² shrinks to s² − s⁴λ²/(1 + v). (The library's λ comes from an erfc of relative error
+    // below 1.2e-7, Numerical Recipes': hence 7 digits against the exact λ = √(2/π); the relations between the
+    // frozen and the unfrozen numbers below are exact.)
+    const [v0, w2, vc, wc2] = [0.5, 0.01, 0.2, 0.004];
+    const history = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
+    history.addMatch({ ...duel('a', 'b', 0), context: 'x' });
+    // A match of day 10 reaches point 2 + 8 (a step of 2): the history freezes at day 2, before the match.
+    const next: Match = { ...duel('a', 'b', 10), context: 'x' };
+    history.prepare(next);
+    expect(history.freezes).toBe(1);
+    expect(history.gamesCount).toBe(0);
+    const v = 2 * v0 + 2 * vc;
+    const lambda = Math.sqrt(2 / Math.PI);
+    const moved = (s2: number) => (s2 * lambda) / Math.sqrt(1 + v);
+    const shrunk = (s2: number) => s2 - (s2 * s2 * lambda * lambda) / (1 + v);
+    const frozen = history.frozen()!;
+    expect(frozen.day).toBe(2);
+    expect(frozen.players.map((p) => p.id)).toEqual(['a', 'b']);
+    const [a, b] = frozen.players;
+    // On day 2: two days of drift, w² for the skill and wc² for the deviation.
+    expect(a!.mean).toBeCloseTo(moved(v0), 7);
+    expect(a!.variance).toBeCloseTo(shrunk(v0) + 2 * w2, 7);
+    expect(b!.mean).toBeCloseTo(-moved(v0), 7);
+    expect(a!.matches).toBe(1);
+    expect(a!.lastAt).toBe(DAY + 3_600_000 - DAY);
+    expect(a!.contexts).toHaveLength(1);
+    const ax = a!.contexts![0]!;
+    expect(ax.context).toBe('x');
+    expect(ax.mean).toBeCloseTo(moved(vc), 7);
+    expect(ax.variance).toBeCloseTo(shrunk(vc) + 2 * wc2, 7);
+    expect(ax.matches).toBe(1);
+    expect(ax.lastAt).toBe(3_600_000);
+    expect(b!.contexts![0]!.mean).toBeCloseTo(-moved(vc), 7);
+    // Exactly the unfrozen history's day-0 posterior, drifted two days.
+    const whole = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2 });
+    whole.addMatch({ ...duel('a', 'b', 0), context: 'x' });
+    expect(a!.mean).toBe(whole.estimate('a')!.mean);
+    expect(a!.variance).toBeCloseTo(whole.estimate('a')!.variance + 2 * w2, 15);
+    expect(ax.mean).toBe(whole.contextEstimates('a').get('x')!.mean);
+    expect(ax.variance).toBeCloseTo(whole.contextEstimates('a').get('x')!.variance + 2 * wc2, 15);
+    // Known by their frozen pasts only: the deviation reports its prior on day 2 …
+    expect(history.contextEstimates('a').get('x')).toEqual({ mean: ax.mean, variance: ax.variance, day: 2, matches: 1, lastAt: 3_600_000 });
+    // … and a's skill in x on day 10 is both drifted 8 more days: the whole history's, ten days after the game.
+    const out = new Float64Array(2);
+    history.skillAt('a', 10, out, 'x');
+    expect(out[0]).toBeCloseTo(moved(v0) + moved(vc), 7);
+    expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + shrunk(vc) + 10 * wc2, 7);
+    whole.prepare(next);
+    expect(history.predictMatch(next)).toBeCloseTo(whole.predictMatch(next), 12);
+    // A context a has not played is its prior: N(0, σc²) on top of the frozen skill.
+    history.skillAt('a', 10, out, 'y');
+    expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + vc, 7);
+  });
+
+  it('the replay keeps each live game’s context (duels, teams of two, a free-for-all): counts survive, and a restore from the freeze is bit-identical', () => {
+    // Horizon 8, step 2: a and b play days 0–9 in x, y and no context; on day 5, a two-against-two in y and a
+    // free-for-all of three in x. Day 8 freezes at 0, day 10 at 2: the games of days 3–9 are replayed.
+    const log: Match[] = [];
+    for (let day = 0; day < 10; day++) {
+      const context = ['x', 'y', undefined][day % 3];
+      log.push(context === undefined ? duel('a', 'b', day, day % 2) : { ...duel('a', 'b', day, day % 2), context });
+      if (day === 5) {
+        log.push({
+          at: day * DAY,
+          context: 'y',
+          teams: [
+            { players: [{ id: 'a' }, { id: 'c' }], rank: 2 },
+            { players: [{ id: 'b' }, { id: 'd' }], rank: 1 },
+          ],
+        });
+        log.push({
+          at: day * DAY,
+          context: 'x',
+          home: 1,
+          teams: [
+            { players: [{ id: 'c' }], rank: 2 },
+            { players: [{ id: 'a' }], rank: 1 },
+            { players: [{ id: 'd' }], rank: 2 },
+          ],
+        });
+      }
+    }
+    log.push({ ...duel('a', 'b', 10), context: 'x' });
+    const options = { ...CONTEXTS, horizon: 8 };
+    const history = online(log, options);
+    expect(history.freezes).toBe(2);
+    expect(history.frozen()!.day).toBe(2);
+    // Days 3–9 (seven duels, the team match and the free-for-all) and day 10's.
+    expect(history.gamesCount).toBe(7 + 2 + 1);
+    // The whole history's counts, per context too: x on days 0, 3, 6, 9, 10 and the free-for-all; y on 1, 4, 7 and the team match.
+    const whole = online(log, CONTEXTS);
+    for (const id of ['a', 'b', 'c', 'd']) {
+      expect(history.estimate(id)!.matches, id).toBe(whole.estimate(id)!.matches);
+      const counts = (h: WhrHistory) => [...h.contextEstimates(id)].map(([context, e]) => [context, e.matches, e.lastAt]);
+      expect(counts(history), id).toEqual(counts(whole));
+    }
+    expect(history.contextEstimates('a').get('x')!.matches).toBe(6);
+    expect(history.contextEstimates('a').get('y')!.matches).toBe(4);
+    // c and d first played on day 5: no frozen past; a and b froze with x and y (played on days 0 and 1).
+    expect(history.frozen()!.players.map((p) => [p.id, p.contexts?.map((c) => [c.context, c.matches])])).toEqual([
+      [
+        'a',
+        [
+          ['x', 1],
+          ['y', 1],
+        ],
+      ],
+      [
+        'b',
+        [
+          ['x', 1],
+          ['y', 1],
+        ],
+      ],
+    ]);
+    const { live, restored } = restart(log, options, 11);
+    expect(contextStates(restored)).toEqual(contextStates(live));
+    expect(predictions(restored, ['x', 'y'], 12)).toEqual(predictions(live, ['x', 'y'], 12));
+  });
+
+  it('a horizon longer than the log is bit-identical to none, deviations included', () => {
+    const log = withContexts(randomLog(11, 60, 5, 12), ['x', 'y', 'z'], 4);
+    const plain = online(log, CONTEXTS);
+    const long = online(log, { ...CONTEXTS, horizon: 61 });
+    expect(long.freezes).toBe(0);
+    expect(contextStates(long)).toEqual(contextStates(plain));
+    expect(predictions(long, ['x', 'y', 'z'], 62)).toEqual(predictions(plain, ['x', 'y', 'z'], 62));
+  });
+
+  it('a restore from a freeze and the matches after it is bit-identical, late matches in contexts included; so is a freeze run ahead in steps', () => {
+    const names = ['x', 'y', 'z'];
+    const log = lateOnes(withContexts(randomLog(23, 160, 5, 12), names, 9));
+    const options = { ...CONTEXTS, horizon: 30 };
+    const { live, restored, frozen, late } = restart(log, options, 120);
+    expect(late).toBeGreaterThan(0);
+    expect(frozen!.players.some((p) => (p.contexts?.length ?? 0) === 3)).toBe(true);
+    expect(contextStates(restored)).toEqual(contextStates(live));
+    expect(restored.frozen()).toEqual(live.frozen());
+    expect(predictions(restored, names, 165)).toEqual(predictions(live, names, 165));
+    // Run ahead in steps, each freeze then the match: the same history.
+    const stepped = new WhrHistory(options);
+    let steps = 0;
+    for (const match of log) {
+      const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
+      if (freeze !== undefined) for (const _ of freeze) steps++;
+      stepped.addMatch(match, 0.1);
+    }
+    expect(steps).toBeGreaterThan(live.freezes);
+    expect(stepped.freezes).toBe(live.freezes);
+    expect(stepped.frozen()).toEqual(live.frozen());
+    expect(contextStates(stepped)).toEqual(contextStates(live));
+    // The rating system's states (each deviation an offset) from a restore through its horizon facet.
+    const system = createWhrSystem(options);
+    const again = createWhrSystem(options);
+    let trigger = -1;
+    let past: ReturnType<NonNullable<typeof system.horizon>['frozen']>;
+    log.forEach((match, i) => {
+      const freezes = system.horizon!.freezes();
+      system.rateMatch(match, new Map());
+      if (system.horizon!.freezes() !== freezes && match.at! < 100 * DAY) {
+        past = JSON.parse(JSON.stringify(system.horizon!.frozen()));
+        trigger = i;
+      }
+    });
+    again.horizon!.restoreFrozen(past!);
+    log.forEach((match, i) => {
+      if (i >= trigger || !again.horizon!.onOrBefore(match.at!, past!.day)) again.rateMatch(match, new Map());
+    });
+    const states = system.states();
+    expect([...states.values()].some((state) => Object.keys(state.contexts ?? {}).length === 3)).toBe(true);
+    expect(again.states()).toEqual(states);
+  });
+
+  it('property: on random logs with contexts (1v1, teams, free-for-alls, late matches), a restore and a freeze in steps reach the live history to the last bit', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        fc.integer({ min: 8, max: 40 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.boolean(),
+        fc.constantFrom('logistic', 'probit'),
+        (seed, horizon, contexts, late, link) => {
+          const names = ['x', 'y', 'z', 'w'].slice(0, contexts);
+          let log = withContexts(randomLog(seed, 90, 4, 9), names, seed ^ 0x5bd1e995);
+          if (late) log = lateOnes(log);
+          const options = { ...CONTEXTS, horizon, link: link as 'logistic' | 'probit', window: 6, cycle: 3 };
+          const { live, restored, frozen } = restart(log, options, 70);
+          expect(frozen).toBeDefined();
+          expect(contextStates(restored)).toEqual(contextStates(live));
+          expect(restored.frozen()).toEqual(live.frozen());
+          expect(predictions(restored, names, 95)).toEqual(predictions(live, names, 95));
+          const stepped = new WhrHistory(options);
+          for (const match of log) {
+            const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
+            if (freeze !== undefined) for (const _ of freeze);
+            stepped.addMatch(match, 0.1);
+          }
+          expect(stepped.frozen()).toEqual(live.frozen());
+          expect(contextStates(stepped)).toEqual(contextStates(live));
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('property: with (near) zero deviation variance, a horizon with contexts predicts as the same horizon without (to 1e-8)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), fc.integer({ min: 1, max: 4 }), fc.boolean(), (seed, horizon, contexts, late) => {
+        const names = ['x', 'y', 'z', 'w'].slice(0, contexts);
+        let log = withContexts(randomLog(seed, 90, 4, 9), names, seed);
+        if (late) log = lateOnes(log);
+        const predict = (options: ConstructorParameters<typeof WhrHistory>[0]) => {
+          const history = new WhrHistory({ ...options, horizon, window: 6, cycle: 3 });
+          const out: number[] = [];
+          for (const match of log) {
+            history.prepare(match);
+            if (match.teams.length === 2) out.push(history.predictMatch(match, 0.1));
+            history.addMatch(match, 0.1);
+          }
+          expect(history.freezes).toBeGreaterThan(0);
+          return out;
+        };
+        const without = predict({});
+        const tiny = predict({ contextPriorVariance: 1e-12, contextDailyVariance: 1e-14 });
+        for (let i = 0; i < without.length; i++) expect(Math.abs(tiny[i]! - without[i]!)).toBeLessThan(1e-8);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('memory follows the horizon with contexts too: the nodes kept stay bounded as the log grows', () => {
+    const names = ['x', 'y', 'z'];
+    const short = online(withContexts(randomLog(9, 100, 6, 20, false), names, 1), { ...CONTEXTS, horizon: 20 });
+    const long = online(withContexts(randomLog(9, 400, 6, 20, false), names, 1), { ...CONTEXTS, horizon: 20 });
+    expect(short.gamesCount).toBeLessThanOrEqual(25 * 6);
+    expect(long.gamesCount).toBeLessThanOrEqual(25 * 6);
+    // Two timelines a player in a context: at most four nodes a game.
+    expect(long.nodesCount).toBeLessThanOrEqual(25 * 6 * 4);
+    expect(online(withContexts(randomLog(9, 400, 6, 20, false), names, 1), CONTEXTS).nodesCount).toBeGreaterThan(4 * 25 * 6 * 4);
+  });
+
+  it('a freeze without context priors (stored before contexts, or a ladder without them) restores; context priors need context deviations; bad ones name the field', () => {
+    const log = randomLog(5, 60, 5, 10);
+    const plain = online(log, { horizon: 20 });
+    const frozen = JSON.parse(JSON.stringify(plain.frozen()));
+    expect(frozen.players.every((p: { contexts?: unknown }) => p.contexts === undefined)).toBe(true);
+    const contextual = new WhrHistory({ ...CONTEXTS, horizon: 20 });
+    contextual.restoreFrozen(frozen);
+    expect(contextual.frozen()).toEqual(frozen);
+    contextual.addMatch({ ...duel('p1', 'p2', 61), context: 'x' });
+    expect(contextual.contextEstimates('p1').get('x')!.matches).toBe(1);
+    const withPriors = { day: 3, players: [{ id: 'a', mean: 0, variance: 1, matches: 2, contexts: [{ context: 'x', mean: 0.1, variance: 0.2, matches: 1 }] }] };
+    expect(() => new WhrHistory({ horizon: 20 }).restoreFrozen(withPriors)).toThrow(/players\[0\]\.contexts needs context deviations/);
+    const bad = (change: object) => () =>
+      new WhrHistory({ ...CONTEXTS, horizon: 20 }).restoreFrozen({
+        ...withPriors,
+        players: [{ ...withPriors.players[0]!, contexts: [{ ...withPriors.players[0]!.contexts[0]!, ...change }] }],
+      });
+    expect(bad({ variance: 0 })).toThrow(/players\[0\]\.contexts\[0\]\.variance/);
+    expect(bad({ matches: -1 })).toThrow(/players\[0\]\.contexts\[0\]\.matches/);
+    expect(bad({ context: 7 })).toThrow(/players\[0\]\.contexts\[0\]\.context/);
+    const twice = { ...withPriors, players: [{ ...withPriors.players[0]!, contexts: [withPriors.players[0]!.contexts[0]!, withPriors.players[0]!.contexts[0]!] }] };
+    expect(() => new WhrHistory({ ...CONTEXTS, horizon: 20 }).restoreFrozen(twice)).toThrow(/players\[0\]\.contexts\[1\]\.context x is repeated/);
+    // A good one: the deviation is known by its prior.
+    const restored = new WhrHistory({ ...CONTEXTS, horizon: 20 });
+    restored.restoreFrozen(withPriors);
+    expect(restored.contextEstimates('a').get('x')).toEqual({ mean: 0.1, variance: 0.2, day: 3, matches: 1 });
+    expect(restored.frozen()).toEqual(withPriors);
+  });
+});

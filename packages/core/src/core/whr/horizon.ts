@@ -18,6 +18,14 @@
  * after F only: a history restored from the priors (`restoreFrozen`) and
  * fed those matches, then every later one, reaches the same numbers to the
  * last bit, and a replay of a whole log freezes at the same points.
+ *
+ * With context deviations (contextPriorVariance > 0), each deviation
+ * timeline freezes the same way, by its own drift wc²: a frozen player
+ * carries a prior per context (mean, variance, matches and last match time)
+ * for each deviation with a node on or before F (or a prior), and the
+ * replayed games keep their contexts. The timelines are rebuilt in the
+ * frozen order, each player's general skill followed by their frozen
+ * deviations, so a restore recreates them in the same order.
  */
 import type { Match, MatchTeam } from '../match.js';
 import { WhrEp } from './ep.js';
@@ -25,13 +33,34 @@ import type { WhrConvergeOptions } from './history.js';
 
 /** Games a freeze replays between two of its steps (freezeAhead): a few milliseconds of work. */
 const FREEZE_SLICE = 64;
-/** A player's frozen past: their skill N(mean, variance) on the freeze day, and their matches and last match time up to the freeze. */
+/** A player's deviation in a context, frozen: N(mean, variance) on the freeze day, and its matches and last match time up to the freeze. */
+export interface WhrFrozenContext {
+  context: string;
+  mean: number;
+  variance: number;
+  matches: number;
+  lastAt?: number;
+}
+
+/**
+ * A player's frozen past: their skill N(mean, variance) on the freeze day, and their matches and last match time up to the freeze;
+ * with context deviations, those frozen with it, in the order the player first played in them (absent: none).
+ */
 export interface WhrFrozenPlayer {
   id: string;
   mean: number;
   variance: number;
   matches: number;
   lastAt?: number;
+  contexts?: WhrFrozenContext[];
+}
+
+/** A timeline's frozen past as a rebuild installs it (lastAt NaN: none). */
+interface FrozenTimeline {
+  mean: number;
+  variance: number;
+  matches: number;
+  lastAt: number;
 }
 
 /** A history's last freeze: the day, and the players' frozen pasts in the history's order. */
@@ -56,13 +85,15 @@ interface LiveGames {
   rankBound: Int32Array;
   rankTie: Uint8Array;
   rankOrigin: Int32Array;
+  /** The game's context (undefined: none); its slots hold the players' general timelines only. */
+  context: (string | undefined)[];
 }
 
 /** The history with a horizon (see the module's comment); WhrHistory extends it. */
 export abstract class WhrHorizon extends WhrEp {
   /** The day of the last freeze (−∞: none yet). */
   protected frozenDay = -Infinity;
-  /** Players 0 … frozenCount − 1 carry a frozen past (a rebuild recreates them first, in order). */
+  /** Timelines 0 … frozenCount − 1 carry a frozen past (a rebuild recreates them first, in order: each player, then their frozen deviations). */
   protected frozenCount = 0;
   /** The day of the first match, before any freeze: the first freeze point is on or after it. */
   protected firstDay = Infinity;
@@ -125,17 +156,24 @@ export abstract class WhrHorizon extends WhrEp {
     if (!Number.isFinite(this.frozenDay)) return undefined;
     const players: WhrFrozenPlayer[] = [];
     for (let p = 0; p < this.frozenCount; p++) {
-      const player = this.players[p]!;
-      const prior = player.prior!;
-      const out: WhrFrozenPlayer = { id: this.ids[p]!, mean: prior.mean, variance: prior.variance, matches: this.frozenMatches[p]! };
+      const timeline = this.players[p]!;
+      const prior = timeline.prior!;
       const lastAt = this.frozenLastAt[p]!;
+      if (timeline.owner >= 0) {
+        // A deviation: it follows its player.
+        const out: WhrFrozenContext = { context: timeline.context!, mean: prior.mean, variance: prior.variance, matches: this.frozenMatches[p]! };
+        if (!Number.isNaN(lastAt)) out.lastAt = lastAt;
+        (players[players.length - 1]!.contexts ??= []).push(out);
+        continue;
+      }
+      const out: WhrFrozenPlayer = { id: this.ids[p]!, mean: prior.mean, variance: prior.variance, matches: this.frozenMatches[p]! };
       if (!Number.isNaN(lastAt)) out.lastAt = lastAt;
       players.push(out);
     }
     return { day: this.frozenDay, players };
   }
 
-  /** Each frozen player's matches and last match time (NaN: none) at the freeze. */
+  /** Each frozen timeline's matches and last match time (NaN: none) at the freeze. */
   protected frozenMatches = new Int32Array(0);
   protected frozenLastAt = new Float64Array(0);
 
@@ -147,33 +185,55 @@ export abstract class WhrHorizon extends WhrEp {
   restoreFrozen(frozen: WhrFrozen): void {
     if (this.players.length > 0 || this.gameCount > 0) throw new Error('restoreFrozen: the history is not empty');
     if (!Number.isFinite(frozen.day)) throw new Error(`restoreFrozen: day must be finite (got ${frozen.day})`);
-    frozen.players.forEach((player, i) => {
-      if (!Number.isFinite(player.mean)) throw new Error(`restoreFrozen: players[${i}].mean must be finite (got ${player.mean})`);
-      if (!(player.variance > 0) || !Number.isFinite(player.variance)) throw new Error(`restoreFrozen: players[${i}].variance must be positive (got ${player.variance})`);
-      if (!Number.isInteger(player.matches) || player.matches < 0) throw new Error(`restoreFrozen: players[${i}].matches must be a count (got ${player.matches})`);
-      if (this.index.has(player.id)) throw new Error(`restoreFrozen: players[${i}].id ${player.id} is repeated`);
-      this.playerIndex(player.id);
+    const check = (past: WhrFrozenPlayer | WhrFrozenContext, field: string): FrozenTimeline => {
+      if (!Number.isFinite(past.mean)) throw new Error(`restoreFrozen: ${field}.mean must be finite (got ${past.mean})`);
+      if (!(past.variance > 0) || !Number.isFinite(past.variance)) throw new Error(`restoreFrozen: ${field}.variance must be positive (got ${past.variance})`);
+      if (!Number.isInteger(past.matches) || past.matches < 0) throw new Error(`restoreFrozen: ${field}.matches must be a count (got ${past.matches})`);
+      return { mean: past.mean, variance: past.variance, matches: past.matches, lastAt: past.lastAt ?? Number.NaN };
+    };
+    const ids = new Set<string>();
+    const players = frozen.players.map((player, i) => {
+      const field = `players[${i}]`;
+      const past = check(player, field);
+      if (ids.has(player.id)) throw new Error(`restoreFrozen: ${field}.id ${player.id} is repeated`);
+      ids.add(player.id);
+      const contexts = new Map<string, FrozenTimeline>();
+      if (player.contexts !== undefined) {
+        if (!this.contextual) throw new Error(`restoreFrozen: ${field}.contexts needs context deviations (contextPriorVariance > 0)`);
+        if (!Array.isArray(player.contexts)) throw new Error(`restoreFrozen: ${field}.contexts must be an array`);
+        player.contexts.forEach((deviation, k) => {
+          const at = `${field}.contexts[${k}]`;
+          if (typeof deviation.context !== 'string') throw new Error(`restoreFrozen: ${at}.context must be a string`);
+          if (contexts.has(deviation.context)) throw new Error(`restoreFrozen: ${at}.context ${deviation.context} is repeated`);
+          contexts.set(deviation.context, check(deviation, at));
+        });
+      }
+      return { id: player.id, past, contexts };
     });
-    this.installFrozen(
-      frozen.day,
-      frozen.players.map((player) => ({ mean: player.mean, variance: player.variance, matches: player.matches, lastAt: player.lastAt ?? Number.NaN })),
-    );
+    this.installFrozen(frozen.day, players);
   }
 
-  /** Sets players 0 … n − 1's frozen pasts (the players just created, in order). */
-  private installFrozen(day: number, frozen: Array<{ mean: number; variance: number; matches: number; lastAt: number }>): void {
+  /** Creates the frozen players (the history is empty), each followed by their frozen deviations, and sets their frozen pasts. */
+  private installFrozen(day: number, frozen: ReadonlyArray<{ id: string; past: FrozenTimeline; contexts: ReadonlyMap<string, FrozenTimeline> }>): void {
+    let count = 0;
+    for (const player of frozen) count += 1 + player.contexts.size;
     this.frozenDay = day;
-    this.frozenCount = frozen.length;
-    this.frozenMatches = new Int32Array(frozen.length);
-    this.frozenLastAt = new Float64Array(frozen.length);
-    frozen.forEach((f, p) => {
-      const player = this.players[p]!;
-      player.prior = { mean: f.mean, variance: f.variance, day };
-      player.matches = f.matches;
-      if (!Number.isNaN(f.lastAt)) player.lastAt = f.lastAt;
+    this.frozenCount = count;
+    this.frozenMatches = new Int32Array(count);
+    this.frozenLastAt = new Float64Array(count);
+    const install = (p: number, f: FrozenTimeline): void => {
+      const timeline = this.players[p]!;
+      timeline.prior = { mean: f.mean, variance: f.variance, day };
+      timeline.matches = f.matches;
+      if (!Number.isNaN(f.lastAt)) timeline.lastAt = f.lastAt;
       this.frozenMatches[p] = f.matches;
       this.frozenLastAt[p] = f.lastAt;
-    });
+    };
+    for (const player of frozen) {
+      const p = this.playerIndex(player.id);
+      install(p, player.past);
+      for (const [context, past] of player.contexts) install(this.deviationIndex(p, context), past);
+    }
   }
 
   /**
@@ -204,40 +264,51 @@ export abstract class WhrHorizon extends WhrEp {
 
   /** freezeAt's work, pausing (a yield) after every FREEZE_SLICE replayed games. */
   private *freezing(day: number, batch: boolean): Generator<void> {
-    const { nodeDay, nodeMF, nodeR, nodeF, w2 } = this;
-    const players = this.players.length;
-    // Each player's skill on `day`, and their live matches.
-    const frozenIds: string[] = [];
-    const frozen: Array<{ mean: number; variance: number; matches: number; lastAt: number }> = [];
+    const { nodeDay, nodeMF, nodeR, nodeF } = this;
+    const timelines = this.players.length;
+    // Each timeline's live matches (a player's general skill and each of their deviations).
     const nodePlayer = new Int32Array(this.nodeCount);
-    const liveMatches = new Int32Array(players);
-    for (let p = 0; p < players; p++) {
+    for (let p = 0; p < timelines; p++) {
       for (const n of this.players[p]!.nodes) nodePlayer[n] = p;
     }
-    const live = this.liveGames(day, nodePlayer);
-    for (let i = 0; i < live.start[live.count]!; i++) liveMatches[live.slots[i]!]!++;
-    const lastAt: Array<number | undefined> = [];
-    for (let p = 0; p < players; p++) {
-      const player = this.players[p]!;
-      lastAt.push(player.lastAt);
-      const nodes = player.nodes;
+    const liveMatches = new Int32Array(timelines);
+    const live = this.liveGames(day, nodePlayer, liveMatches);
+    // Each timeline's skill on `day`: the filter at its last node on or before it, drifted by the timeline's own w².
+    const pastOf = (p: number): FrozenTimeline | undefined => {
+      const timeline = this.players[p]!;
+      const nodes = timeline.nodes;
       let last = -1;
       for (let j = 0; j < nodes.length && nodeDay[nodes[j]!]! <= day; j++) last = nodes[j]!;
       let mean: number;
       let variance: number;
       if (last >= 0) {
         mean = this.ep ? nodeMF[last]! : nodeR[last]!;
-        variance = 1 / nodeF[last]! + w2 * (day - nodeDay[last]!);
-      } else if (player.prior !== undefined) {
-        mean = player.prior.mean;
-        variance = player.prior.variance + (day > player.prior.day ? w2 * (day - player.prior.day) : 0);
-      } else continue;
-      frozenIds.push(this.ids[p]!);
-      frozen.push({ mean, variance, matches: player.matches - liveMatches[p]!, lastAt: player.lastAt ?? Number.NaN });
+        variance = 1 / nodeF[last]! + timeline.w2 * (day - nodeDay[last]!);
+      } else if (timeline.prior !== undefined) {
+        mean = timeline.prior.mean;
+        variance = timeline.prior.variance + (day > timeline.prior.day ? timeline.w2 * (day - timeline.prior.day) : 0);
+      } else return undefined;
+      return { mean, variance, matches: timeline.matches - liveMatches[p]!, lastAt: timeline.lastAt ?? Number.NaN };
+    };
+    // The players with a past, in order, each with the deviations that have one (a deviation whose player has none is
+    // dropped with the games on or before `day`, as the player's own are).
+    const frozen: Array<{ id: string; past: FrozenTimeline; contexts: Map<string, FrozenTimeline> }> = [];
+    for (const p of this.generalTimelines) {
+      const past = pastOf(p);
+      if (past === undefined) continue;
+      const contexts = new Map<string, FrozenTimeline>();
+      for (const [context, d] of this.players[p]!.contexts ?? []) {
+        const deviation = pastOf(d);
+        if (deviation !== undefined) contexts.set(context, deviation);
+      }
+      frozen.push({ id: this.ids[p]!, past, contexts });
     }
+    // Every timeline's last match time, and each deviation's player and context, to put back after the replay.
+    const lastAt = this.players.map((timeline) => timeline.lastAt);
+    const owner = this.players.map((timeline) => timeline.owner);
+    const contextOf = this.players.map((timeline) => timeline.context);
     const ids = this.ids.slice();
     this.clearHistory();
-    for (const id of frozenIds) this.playerIndex(id);
     this.installFrozen(day, frozen);
     this.freezes++;
     let replayed = 0;
@@ -249,9 +320,10 @@ export abstract class WhrHorizon extends WhrEp {
         this.addMatches([match], homeOffset);
       } else this.addMatch(match, homeOffset, matchDay);
     }
-    // The replayed matches carry no time: the players' last match times are those before the rebuild.
+    // The replayed matches carry no time: the timelines' last match times are those before the rebuild.
     for (let p = 0; p < ids.length; p++) {
-      const q = this.index.get(ids[p]!);
+      let q = this.index.get(ids[p]!);
+      if (q !== undefined && owner[p]! >= 0) q = this.players[q]!.contexts?.get(contextOf[p]!);
       if (q !== undefined) this.players[q]!.lastAt = lastAt[p];
     }
   }
@@ -283,18 +355,20 @@ export abstract class WhrHorizon extends WhrEp {
 
   /**
    * The games added on a day after `day` (the day their match was given, not the day of the nodes a
-   * late match was folded into), in the order added, their players as history indices. A restart
-   * can then tell them from the log: the matches of days after `day`.
+   * late match was folded into), in the order added, their players as history indices (their general
+   * timelines; a game in a context keeps the context). A restart can then tell them from the log: the
+   * matches of days after `day`. Counts each timeline's live games into `liveMatches`.
    */
-  private liveGames(day: number, nodePlayer: Int32Array): LiveGames {
-    const { gameStart, gameSplit, gameEnd, gameNodes, gameRank, gameDay } = this;
+  private liveGames(day: number, nodePlayer: Int32Array, liveMatches: Int32Array): LiveGames {
+    const { gameStart, gameSplit, gameEnd, gameNodes, gameRank, gameDay, gamePerPlayer } = this;
     let count = 0;
     let slots = 0;
     let ranks = 0;
     for (let g = 0; g < this.gameCount; g++) {
       if (!(gameDay[g]! > day)) continue;
       count++;
-      slots += gameEnd[g]! - gameStart[g]!;
+      for (let i = gameStart[g]!; i < gameEnd[g]!; i++) liveMatches[nodePlayer[gameNodes[i]!]!]!++;
+      slots += (gameEnd[g]! - gameStart[g]!) / gamePerPlayer[g]!;
       if (gameRank[g]! >= 0) ranks += this.rankTeams(g) + 1;
     }
     const live: LiveGames = {
@@ -309,6 +383,7 @@ export abstract class WhrHorizon extends WhrEp {
       rankBound: new Int32Array(ranks),
       rankTie: new Uint8Array(ranks),
       rankOrigin: new Int32Array(ranks),
+      context: new Array<string | undefined>(count).fill(undefined),
     };
     let k = 0;
     let s = 0;
@@ -316,9 +391,12 @@ export abstract class WhrHorizon extends WhrEp {
     for (let g = 0; g < this.gameCount; g++) {
       const first = gameStart[g]!;
       if (!(gameDay[g]! > day)) continue;
+      // In a context, each player's slots are their general node, then their deviation node.
+      const per = gamePerPlayer[g]!;
       live.day[k] = gameDay[g]!;
       live.start[k] = s;
-      for (let i = first; i < gameEnd[g]!; i++) live.slots[s++] = nodePlayer[gameNodes[i]!]!;
+      for (let i = first; i < gameEnd[g]!; i += per) live.slots[s++] = nodePlayer[gameNodes[i]!]!;
+      if (per === 2) live.context[k] = this.players[nodePlayer[gameNodes[first + 1]!]!]!.context;
       live.score[k] = this.gameScore[g]!;
       live.offset[k] = this.gameOffset[g]!;
       if (gameRank[g]! >= 0) {
@@ -327,13 +405,13 @@ export abstract class WhrHorizon extends WhrEp {
         const teams = this.rankTeams(g);
         const b = gameRank[g]!;
         for (let t = 0; t <= teams; t++) {
-          live.rankBound[r + t] = live.start[k]! + this.rankBound[b + t]! - first;
+          live.rankBound[r + t] = live.start[k]! + (this.rankBound[b + t]! - first) / per;
           live.rankTie[r + t] = this.rankTie[b + t]!;
           live.rankOrigin[r + t] = this.rankOrigin[b + t]!;
         }
         r += teams + 1;
       } else {
-        live.split[k] = live.start[k]! + gameSplit[g]! - first;
+        live.split[k] = live.start[k]! + (gameSplit[g]! - first) / per;
         live.rank[k] = -1;
       }
       k++;
@@ -383,6 +461,8 @@ export abstract class WhrHorizon extends WhrEp {
         match = home >= 0 ? { teams, home: live.rankOrigin[r + home]! } : { teams };
         homeOffset = offset;
       }
+      const context = live.context[k];
+      if (context !== undefined) match.context = context;
       yield { match, homeOffset, day: live.day[k]! };
     }
   }

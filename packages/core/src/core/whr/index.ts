@@ -43,7 +43,7 @@
  * (the rating system, its registry entry and its evaluation hooks).
  */
 export type { WhrConvergeOptions, WhrEstimate } from './history.js';
-export type { WhrFrozen, WhrFrozenPlayer } from './horizon.js';
+export type { WhrFrozen, WhrFrozenContext, WhrFrozenPlayer } from './horizon.js';
 export { WhrHistory } from './inference.js';
 export { inverseMillsRatio, normalCdf, whrWinProbability } from './link.js';
 export { type ResolvedWhrOptions, resolveWhrOptions, WHR_DEFAULTS, WHR_MAP_OPTIONS, WHR_OPTIONS, WHR_SCALE, type WhrLink, type WhrOptions } from './options.js';

@@ -828,8 +828,9 @@ describe('whr: context deviations (skill in a context = general skill + a deviat
   it('the posterior mode has no context deviations: contextPriorVariance with inference map is an error naming the option', () => {
     expect(() => new WhrHistory({ inference: 'map', contextPriorVariance: 0.1 })).toThrow(InvalidInputError);
     expect(() => new WhrHistory({ inference: 'map', contextPriorVariance: 0.1 })).toThrow(/contextPriorVariance/);
-    // A horizon's freeze replays games without their contexts: the two are refused together, each fine alone.
-    expect(() => new WhrHistory({ horizon: 730, contextPriorVariance: 0.1 })).toThrow(/horizon/);
+    // A horizon combines with context deviations (its freezes keep them: horizon.test.ts); under map, the deviations are still what is refused.
+    expect(() => new WhrHistory({ horizon: 730, contextPriorVariance: 0.1 })).not.toThrow();
+    expect(() => new WhrHistory({ inference: 'map', horizon: 730, contextPriorVariance: 0.1 })).toThrow(/contextPriorVariance/);
     expect(() => new WhrHistory({ horizon: 730 })).not.toThrow();
     expect(() => new WhrHistory({ inference: 'map', contextDailyVariance: 0.1 })).not.toThrow();
   });
