@@ -209,7 +209,14 @@ export async function runEvaluate(
       writeStderr(`ladder: the peer rows (${PEER_PACKAGES.join(', ')}) are left out: those packages are not installed (npm install ${PEER_PACKAGES.join(' ')})\n`);
       peers = false;
     }
-    const { rows } = await runPreset(preset, { peers, ...(options.row ? { rows: options.row } : {}), onLog: (m) => writeStderr(`${m}\n`), progress });
+    const params = parseParams(options.param);
+    const { rows } = await runPreset(preset, {
+      peers,
+      ...(options.row ? { rows: options.row } : {}),
+      ...(Object.keys(params).length > 0 ? { params } : {}),
+      onLog: (m) => writeStderr(`${m}\n`),
+      progress,
+    });
     return rows.map((row: PresetRow) => ({ ...row, label: `${row.row}. ${row.label}` }));
   }
   if (source === undefined) throw new InvalidInputError('a match log (file or -) is required, or --dataset', { field: 'matches' });
@@ -267,7 +274,10 @@ export function register(program: Command): void {
     .option('--peers', 'also run the npm peers openskill and ts-trueskill (development dependencies) on the same protocol')
     .option('--no-peers', 'leave the peers out of a --dataset run (it includes them when they are installed)')
     .option('--dataset <name>', `a built-in evaluation data set with its protocol: ${PRESETS.map((p) => p.name).join(', ')}`)
-    .option('--row <n...>', 'with --dataset: only these rows of its table', (value: string, previous: number[] = []) => [...previous, numberOption('row')(value)])
+    .option('--row <n...>', 'with --dataset: only these rows of its table (with --param: each Ladder row with those options changed)', (value: string, previous: number[] = []) => [
+      ...previous,
+      numberOption('row')(value),
+    ])
     .option('--json', 'print JSON instead of text')
     .argument('[matches]', 'match log file, or - for standard input')
     .action(

@@ -5,6 +5,7 @@
  * published numbers to compare with. `ladder evaluate --dataset NAME` and the
  * report (report.ts) run these.
  */
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { HOME_ADVANTAGE_FIT } from 'ladder-core/core/descriptor.js';
 import { describeSystem } from 'ladder-core/core/registry.js';
 import type { SystemName } from 'ladder-core/core/systems.js';
@@ -18,7 +19,7 @@ export interface SystemRun {
   /** Row label, e.g. `elo (K fitted)`. */
   label: string;
   system: SystemName | 'elo-538';
-  options?: Record<string, number>;
+  options?: Record<string, number | string>;
   contender?: CoreContenderOptions;
   /** Parameters to fit on the training part; names are system options, or `homeAdvantage`. */
   fit?: ParameterSpec[];
@@ -67,7 +68,10 @@ export function createRunContender(run: SystemRun, fitted: Record<string, number
   if (run.system === 'elo-538') return fiveThirtyEightEloContender(run.options ?? {});
   const { homeAdvantage, ...systemOptions } = { ...run.options, ...fitted };
   const contenderOptions: CoreContenderOptions = { ...run.contender };
-  if (homeAdvantage !== undefined) contenderOptions.homeAdvantage = homeAdvantage;
+  if (homeAdvantage !== undefined) {
+    if (typeof homeAdvantage !== 'number') throw new InvalidInputError(`homeAdvantage must be a number, got ${JSON.stringify(homeAdvantage)}`, { field: 'homeAdvantage' });
+    contenderOptions.homeAdvantage = homeAdvantage;
+  }
   return systemContender(run.system, systemOptions, contenderOptions);
 }
 

@@ -8,7 +8,8 @@ import type { Contender, EvalMatch } from './contenders.js';
 import { requireDataRoot } from './datasets.js';
 import { evaluate, type EvaluationOptions, type EvaluationResult } from './engine.js';
 import { fitParameters, trainingPart } from './fit.js';
-import { createRunContender, type DatasetPreset, type PeerConfig, trainingDrawRate } from './presets.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { createRunContender, type DatasetPreset, type PeerConfig, type SystemRun, trainingDrawRate } from './presets.js';
 
 export interface PresetRow extends EvaluationResult {
   label: string;
@@ -25,6 +26,12 @@ export interface PresetRunOptions {
   peers?: boolean;
   /** Only these rows, 1-based: the preset's runs first, then the peers in order. */
   rows?: readonly number[];
+  /**
+   * Options laid over each Ladder row's own (`ladder evaluate --dataset … --row N --param k=v`): the
+   * row as published with one thing changed. A parameter the row fits cannot be given (the fit
+   * would set it); the peers' rows take none.
+   */
+  params?: Readonly<Record<string, number | string>>;
   onRow?: (row: PresetRow) => void;
   onLog?: (message: string) => void;
   /**
@@ -100,8 +107,19 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
     add({ ...row, row: rowNumber });
     return true;
   };
-  for (const run of preset.runs) {
+  const params = options.params ?? {};
+  const changed = Object.keys(params);
+  for (const given of preset.runs) {
     if (!wanted()) continue;
+    for (const name of changed) {
+      if (given.fit?.some((p) => p.name === name)) {
+        throw new InvalidInputError(`row ${rowNumber} (${given.label}) fits ${name} on its training part; leave it out of --param`, { field: 'param' });
+      }
+    }
+    const run: SystemRun =
+      changed.length === 0
+        ? given
+        : { ...given, label: `${given.label}, with ${changed.map((k) => `${k} ${String(params[k])}`).join(', ')}`, options: { ...given.options, ...params } };
     if (reused('ladder', run.label)) continue;
     let fitted: Record<string, number> | undefined;
     let fitSeconds: number | undefined;

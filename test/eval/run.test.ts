@@ -50,3 +50,20 @@ describe("runPreset: reusing measured rows (the report's --keep)", () => {
     expect(again.rows[1]!.test).toEqual(fresh.rows[1]!.test);
   });
 });
+
+describe('runPreset: --param over a row (ladder evaluate --dataset … --row N --param k=v)', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('runs the row with those options changed, named so, and refuses a parameter the row fits', async () => {
+    vi.stubEnv('LADDER_DATA', tmpdir());
+    const plain = await runPreset(preset, { peers: false, rows: [2] });
+    const changed = await runPreset(preset, { peers: false, rows: [2], params: { horizon: 10, inference: 'ep' } });
+    expect(changed.rows.map((r) => r.label)).toEqual(['whr, defaults, with horizon 10, inference ep']);
+    expect(changed.rows[0]!.parameters).toMatchObject({ horizon: 10, inference: 'ep' });
+    expect(plain.rows[0]!.parameters).toMatchObject({ horizon: 0 });
+    // The horizon freezes the first days of the 40: the predictions move.
+    expect(changed.rows[0]!.test.logLoss).not.toBe(plain.rows[0]!.test.logLoss);
+    const fitted: DatasetPreset = { ...preset, runs: [{ label: 'elo, K fitted', system: 'elo', fit: [{ name: 'k', min: 4, max: 64 }] }] };
+    await expect(runPreset(fitted, { peers: false, params: { k: 20 } })).rejects.toMatchObject({ field: 'param', message: expect.stringContaining('fits k') });
+  });
+});
