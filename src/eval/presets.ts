@@ -91,6 +91,21 @@ const whrContextFit: ParameterSpec[] = describeSystem('whr').fit.parameters.filt
  */
 export const OWL_WHR_CONTEXT_VARIANCES = { contextPriorVariance: 1.1346798966626295, contextDailyVariance: 0.01466296016264734 };
 
+/**
+ * The Overwatch League row "whr, variances and map variances fitted" (row 10)
+ * as fitted on its training part (2018), with four passes over a closed day's
+ * players: the configuration with the lowest validation log-loss of those
+ * compared on that training part (docs/EVALUATION.md). Halo 2 LargeTeam,
+ * with no training part, takes it as a whole.
+ */
+export const OWL_WHR_CHOSEN = {
+  priorVariance: 2.481712434827949,
+  dailyVariance: 0.034772674615579646,
+  contextPriorVariance: 2.396809601468398,
+  contextDailyVariance: 0.0038877081863537707,
+  sweeps: 4,
+};
+
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
 function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[], extraRuns: SystemRun[] = []): DatasetPreset {
   return {
@@ -226,7 +241,11 @@ export const PRESETS: DatasetPreset[] = [
     'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online',
     [{ model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' }],
     // No training part to fit on: the game variant's deviations take the variances fitted for maps on OWL's training part.
-    [{ label: "whr, game-variant deviations at OWL's fitted map variances", system: 'whr', options: OWL_WHR_CONTEXT_VARIANCES }],
+    [
+      { label: "whr, game-variant deviations at OWL's fitted map variances", system: 'whr', options: OWL_WHR_CONTEXT_VARIANCES },
+      // Every parameter from OWL's training part: the configuration chosen there (owl row 11), taken as it is.
+      { label: "whr, OWL's chosen configuration (owl row 11: its four variances, four passes)", system: 'whr', options: OWL_WHR_CHOSEN },
+    ],
   ),
   {
     name: 'owl',
@@ -246,6 +265,8 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
       { label: 'whr, map variances fitted', system: 'whr', fit: whrContextFit },
       { label: 'whr, variances and map variances fitted', system: 'whr', fit: [...whrFit, ...whrContextFit] },
+      // Row 10's fitted variances with four passes over a closed day's players (two, three, four, eight compared on the training part's last 30 %).
+      { label: 'whr, row 10 with four passes a closed day (chosen on training)', system: 'whr', options: OWL_WHR_CHOSEN },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'no published accuracy table for this data', source: 'overwatch_league_rosters/SOURCE.md' }],
