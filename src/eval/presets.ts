@@ -148,6 +148,14 @@ export const PRESETS: DatasetPreset[] = [
       // σc² of the level-of-play deviations chosen on the training part's last 30 % from 0.005, 0.02, 0.08 (and wc² from 0, 1e-5, 1e-4 at 0.02):
       // a two-parameter golden-section fit on this file takes hours with contexts (docs/EVALUATION.md).
       { label: 'whr, level-of-play deviations (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02 } },
+      // A newcomer's learning curve: a and τ fitted on the training part's last 30 % (fitParameters over the loader's matches,
+      // the search of `ladder fit --fit newcomerTrend,newcomerTrendPeriods --rounds 1 --tolerance 0.1`: 18 runs, 685 s), at the
+      // default variances; stored as fixed options, since the fit takes over ten minutes (docs/EVALUATION.md).
+      {
+        label: "whr, newcomers' learning curve (a, τ fitted on training)",
+        system: 'whr',
+        options: { newcomerTrend: 0.0028772681447025846, newcomerTrendPeriods: 760.9209156123852 },
+      },
     ],
     peers: [{ openskill: {} }, { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: "the paper's TrueSkill parameters" }],
     published: [
