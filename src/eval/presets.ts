@@ -95,6 +95,21 @@ const whrContextFit: ParameterSpec[] = describeSystem('whr').fit.parameters.filt
  */
 export const OWL_WHR_CONTEXT_VARIANCES = { contextPriorVariance: 1.1346798966626295, contextDailyVariance: 0.01466296016264734 };
 
+/**
+ * The Overwatch League row "whr, variances and map variances fitted" (row 10)
+ * as fitted on its training part (2018), with four passes over a closed day's
+ * players: the configuration with the lowest validation log-loss of those
+ * compared on that training part (docs/EVALUATION.md). Halo 2 LargeTeam,
+ * with no training part, takes it as a whole.
+ */
+export const OWL_WHR_CHOSEN = {
+  priorVariance: 2.481712434827949,
+  dailyVariance: 0.034772674615579646,
+  contextPriorVariance: 2.396809601468398,
+  contextDailyVariance: 0.0038877081863537707,
+  sweeps: 4,
+};
+
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
 function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[], extraRuns: SystemRun[] = []): DatasetPreset {
   return {
@@ -137,6 +152,14 @@ export const PRESETS: DatasetPreset[] = [
       // σc² of the level-of-play deviations chosen on the training part's last 30 % from 0.005, 0.02, 0.08 (and wc² from 0, 1e-5, 1e-4 at 0.02):
       // a two-parameter golden-section fit on this file takes hours with contexts (docs/EVALUATION.md).
       { label: 'whr, level-of-play deviations (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02 } },
+      // A newcomer's learning curve: a and τ fitted on the training part's last 30 % (fitParameters over the loader's matches,
+      // the search of `ladder fit --fit newcomerTrend,newcomerTrendPeriods --rounds 1 --tolerance 0.1`: 18 runs, 685 s), at the
+      // default variances; stored as fixed options, since the fit takes over ten minutes (docs/EVALUATION.md).
+      {
+        label: "whr, newcomers' learning curve (a, τ fitted on training)",
+        system: 'whr',
+        options: { newcomerTrend: 0.0028772681447025846, newcomerTrendPeriods: 760.9209156123852 },
+      },
     ],
     peers: [{ openskill: {} }, { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: "the paper's TrueSkill parameters" }],
     published: [
@@ -230,7 +253,11 @@ export const PRESETS: DatasetPreset[] = [
     'Halo 2 beta LargeTeam (uneven teams up to 8v8), all games online',
     [{ model: 'none retrievable (TrueSkill NIPS 2006 and Weng & Lin 2011 tables: get them from the PDFs)', source: 'halo2_beta/SOURCE.md' }],
     // No training part to fit on: the game variant's deviations take the variances fitted for maps on OWL's training part.
-    [{ label: "whr, game-variant deviations at OWL's fitted map variances", system: 'whr', options: OWL_WHR_CONTEXT_VARIANCES }],
+    [
+      { label: "whr, game-variant deviations at OWL's fitted map variances", system: 'whr', options: OWL_WHR_CONTEXT_VARIANCES },
+      // Every parameter from OWL's training part: the configuration chosen there (owl row 11), taken as it is.
+      { label: "whr, OWL's chosen configuration (owl row 11: its four variances, four passes)", system: 'whr', options: OWL_WHR_CHOSEN },
+    ],
   ),
   {
     name: 'owl',
@@ -250,6 +277,8 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
       { label: 'whr, map variances fitted', system: 'whr', fit: whrContextFit },
       { label: 'whr, variances and map variances fitted', system: 'whr', fit: [...whrFit, ...whrContextFit] },
+      // Row 10's fitted variances with four passes over a closed day's players (two, three, four, eight compared on the training part's last 30 %).
+      { label: 'whr, row 10 with four passes a closed day (chosen on training)', system: 'whr', options: OWL_WHR_CHOSEN },
     ],
     peers: [{ openskill: {} }, { trueskill: {} }],
     published: [{ model: 'no published accuracy table for this data', source: 'overwatch_league_rosters/SOURCE.md' }],

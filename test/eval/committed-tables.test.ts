@@ -24,8 +24,20 @@ function committedTable(name: string): string | undefined {
   return start < 0 || end < start ? undefined : document.slice(start + open.length, end).trim();
 }
 
-/** Per-context offsets, and Whole-History Rating's horizon (packages/core/src/core/whr/horizon.test.ts): 0 switches them off. */
-const OFF_UNLESS_SET: Record<string, unknown> = { contextK: 0, contextRd: 0, contextPriorVariance: 0, contextDailyVariance: 0, horizon: 0 };
+/**
+ * Per-context offsets, Whole-History Rating's horizon (packages/core/src/core/whr/horizon.test.ts) and its newcomer
+ * options (whr.test.ts): these values switch them off.
+ */
+const OFF_UNLESS_SET: Record<string, unknown> = {
+  contextK: 0,
+  contextRd: 0,
+  contextPriorVariance: 0,
+  contextDailyVariance: 0,
+  horizon: 0,
+  newcomerMean: 'zero',
+  newcomerTrend: 0,
+  newcomerTrendPeriods: 730,
+};
 
 describe('docs/EVALUATION.md tables', () => {
   it.each(PRESETS.map((preset) => [preset.name, preset] as const))('%s: the table is rendered from its committed rows, one row per run and peer of the preset', (name, preset) => {

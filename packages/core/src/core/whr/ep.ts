@@ -174,6 +174,7 @@ export abstract class WhrEp extends WhrMode {
     this.noteMoved(p);
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
     const w2 = timeline.w2;
+    const trended = this.options.newcomerTrend > 0 && timeline.owner < 0;
     const { nodeR, nodeV, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
@@ -244,7 +245,8 @@ export abstract class WhrEp extends WhrMode {
         messageVariance = this.prior[1]!;
       } else {
         const before = nodes[j - 1]!;
-        messageMean = nodeMF[before]!;
+        // The past's message: the filter of the node before, drifted (and risen by newcomerTrend's mean, 0 without).
+        messageMean = nodeMF[before]! + (trended ? this.trend(p, nodeDay[before]!, nodeDay[n]!) : 0);
         messageVariance = 1 / nodeF[before]! + w2 * (nodeDay[n]! - nodeDay[before]!);
       }
       const precision = 1 / messageVariance + sumTau[j - from]!;
@@ -266,11 +268,15 @@ export abstract class WhrEp extends WhrMode {
       } else {
         const predicted = filterVariance + w2 * (nodeDay[nodes[j + 1]!]! - nodeDay[n]!);
         const gain = filterVariance / predicted;
-        mean = nodeMF[n]! + gain * (nextMean - nodeMF[n]!);
+        // The next node's mean as predicted from this one: its filter mean, plus the trend's rise (newcomerTrend).
+        const rise = trended ? this.trend(p, nodeDay[n]!, nodeDay[nodes[j + 1]!]!) : 0;
+        mean = nodeMF[n]! + gain * (nextMean - nodeMF[n]! - rise);
         variance = filterVariance + gain * gain * (nextVariance - predicted);
       }
       const moved = Math.abs(mean - nodeR[n]!);
       if (moved > largest) largest = moved;
+      // A first node's mean is its player's entry skill (newcomerMean): its group's sum follows it.
+      if (j === 0 && timeline.entry !== undefined) this.entrySum[timeline.entry]! += mean - nodeR[n]!;
       nodeR[n] = mean;
       nodeV[n] = variance;
       nodeP[n] = 1 / variance;

@@ -64,6 +64,8 @@ export interface Player {
   context: string | undefined;
   /** The prior of the first node: N(0, σ0²) when undefined, else the player's frozen past drifted to the node's day. */
   prior: WhrPrior | undefined;
+  /** With `newcomerMean` (a general skill only): the entry group the player entered in, whose mean first skill their first node adds to. */
+  entry?: number;
 }
 
 /**
@@ -122,6 +124,10 @@ export abstract class WhrHistoryBase {
   protected gameRank = new Int32Array(1024);
   /** Nodes per player in the game: 2 for a game in a context (each player's general node and deviation node), else 1. */
   protected gamePerPlayer = new Uint8Array(1024);
+  /** With `newcomerMean`: the entry groups (by the context of a player's first match; one group for `entrants`), and each group's sum and count of first-node means. */
+  protected readonly entryGroups = new Map<string, number>();
+  protected entrySum: number[] = [];
+  protected entrants: number[] = [];
   /**
    * With a horizon only (empty otherwise): the day each game was added on (the day its match was
    * given, which a late match's folded nodes may not show): a freeze keeps the games of days after
@@ -182,6 +188,16 @@ export abstract class WhrHistoryBase {
         field: 'contextPriorVariance',
       });
     }
+    if (this.options.newcomerTrend > 0) {
+      if (!this.ep) throw new InvalidInputError("whr: newcomerTrend needs inference 'ep'; set newcomerTrend 0 or inference 'ep'", { field: 'newcomerTrend' });
+      // A frozen prior keeps no first day to take the trend from.
+      if (this.options.horizon > 0) throw new InvalidInputError('whr: horizon does not combine with newcomerTrend yet; set horizon 0 or newcomerTrend 0', { field: 'horizon' });
+    }
+    if (this.options.newcomerMean !== 'zero') {
+      if (!this.ep) throw new InvalidInputError("whr: newcomerMean needs inference 'ep'; set newcomerMean 'zero' or inference 'ep'", { field: 'newcomerMean' });
+      // A freeze rebuilds the live window from priors; an entrant's prior mean would be taken from a different population there.
+      if (this.options.horizon > 0) throw new InvalidInputError("whr: horizon does not combine with newcomerMean yet; set horizon 0 or newcomerMean 'zero'", { field: 'horizon' });
+    }
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
     if (!this.ep) {
@@ -231,6 +247,43 @@ export abstract class WhrHistoryBase {
       this.noteMoved(i);
     }
     return i;
+  }
+
+  /** The entry group of a match's newcomers (`newcomerMean`), created on first use; −1 with `newcomerMean: 'zero'`. */
+  protected entryGroup(context: string | undefined, create: boolean): number {
+    const mode = this.options.newcomerMean;
+    if (mode === 'zero') return -1;
+    const key = mode === 'context' ? (context ?? '') : '';
+    let g = this.entryGroups.get(key);
+    if (g === undefined) {
+      if (!create) return -1;
+      g = this.entrySum.length;
+      this.entryGroups.set(key, g);
+      this.entrySum.push(0);
+      this.entrants.push(0);
+    }
+    return g;
+  }
+
+  /** A newcomer's prior mean in entry group g: the mean first skill of the group's earlier entrants (0 for the first). */
+  protected entryMean(g: number): number {
+    return g >= 0 && this.entrants[g]! > 0 ? this.entrySum[g]! / this.entrants[g]! : 0;
+  }
+
+  /**
+   * The expected rise of timeline p's skill from period t1 to t2
+   * (`newcomerTrend` a, `newcomerTrendPeriods` τ), t counted from its first
+   * node's day: a·τ·(e^(−(t1 − t0)/τ) − e^(−(t2 − t0)/τ)). 0 for a context
+   * deviation, a timeline without nodes, or without a trend.
+   */
+  protected trend(p: number, t1: number, t2: number): number {
+    const a = this.options.newcomerTrend;
+    if (a === 0) return 0;
+    const timeline = this.players[p]!;
+    if (timeline.owner >= 0 || timeline.nodes.length === 0 || !(t2 > t1)) return 0;
+    const tau = this.options.newcomerTrendPeriods;
+    const t0 = this.nodeDay[timeline.nodes[0]!]!;
+    return a * tau * (Math.exp(-(t1 - t0) / tau) - Math.exp(-(t2 - t0) / tau));
   }
 
   private newTimeline(id: string, priorVariance: number, w2: number, owner: number, context?: string): number {
@@ -322,13 +375,15 @@ export abstract class WhrHistoryBase {
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     if (previous < 0) this.firstPrior(p, day, this.prior);
-    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! : this.prior[0]!;
+    // The expected rise since the node before (newcomerTrend; 0 without).
+    const rise = previous >= 0 ? this.trend(p, this.nodeDay[previous]!, day) : 0;
+    this.nodeR[n] = previous >= 0 ? this.nodeR[previous]! + rise : this.prior[0]!;
     this.nodeDay[n] = day;
     this.nodeF[n] = previous >= 0 ? 1 / (1 / this.nodeF[previous]! + player.w2 * (day - this.nodeDay[previous]!)) : 1 / this.prior[1]!;
     this.nodeHead[n] = -1;
     if (this.ep) {
       // With no message of its own yet, the node's filter and posterior are the past's message.
-      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! : this.prior[0]!;
+      this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! + rise : this.prior[0]!;
       this.nodeV[n] = 1 / this.nodeF[n]!;
       this.nodeP[n] = this.nodeF[n]!;
       this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
@@ -521,7 +576,16 @@ export abstract class WhrHistoryBase {
     const teamNodes = match.teams.map((team) => {
       const nodes: number[] = [];
       for (const player of team.players) {
+        const entrant = this.options.newcomerMean !== 'zero' && !this.index.has(player.id);
         const p = this.playerIndex(player.id);
+        if (entrant) {
+          // Enters at the mean first skill of the earlier entrants of the group, and counts in it from now on.
+          const g = this.entryGroup(match.context, true);
+          this.players[p]!.prior = { mean: this.entryMean(g), variance: this.options.priorVariance, day };
+          this.players[p]!.entry = g;
+          this.entrySum[g]! += this.entryMean(g);
+          this.entrants[g]!++;
+        }
         nodes.push(noteTimeline(p));
         if (context !== undefined) nodes.push(noteTimeline(this.deviationIndex(p, context)));
       }
@@ -649,7 +713,13 @@ export abstract class WhrHistoryBase {
       for (const match of matches) {
         const teams = match.teams;
         const day = this.dayOf(match.at);
-        if (teams.length !== 2 || teams[0]!.players.length !== 1 || teams[1]!.players.length !== 1 || (this.contextual && match.context !== undefined)) {
+        if (
+          teams.length !== 2 ||
+          teams[0]!.players.length !== 1 ||
+          teams[1]!.players.length !== 1 ||
+          (this.contextual && match.context !== undefined) ||
+          this.options.newcomerMean !== 'zero'
+        ) {
           this.addMatch(match, homeOffset, day);
           continue;
         }
@@ -781,10 +851,11 @@ export abstract class WhrHistoryBase {
    * are on: the general skill plus the deviation in it (its prior for a
    * context the player has not played).
    */
-  skillAt(id: string, day: number, out: Float64Array, context?: string): void {
+  skillAt(id: string, day: number, out: Float64Array, context?: string, entryContext = context): void {
     const p = this.index.get(id);
     if (p === undefined) {
-      out[0] = 0;
+      // A newcomer: at the mean first skill of the entrants of the match's group (0 with newcomerMean 'zero').
+      out[0] = this.entryMean(this.entryGroup(entryContext, false));
       out[1] = this.options.priorVariance;
     } else this.timelineAt(p, day, out);
     if (!this.contextual || context === undefined) return;
@@ -810,7 +881,7 @@ export abstract class WhrHistoryBase {
     }
     const last = nodes[nodes.length - 1]!;
     const gap = day - this.nodeDay[last]!;
-    out[0] = this.nodeR[last]!;
+    out[0] = this.nodeR[last]! + (gap > 0 ? this.trend(p, this.nodeDay[last]!, day) : 0);
     out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? player.w2 * gap : 0);
   }
 
@@ -825,7 +896,7 @@ export abstract class WhrHistoryBase {
     for (let t = 0; t < 2; t++) {
       const players = match.teams[t]!.players;
       for (const player of players) {
-        this.skillAt(player.id, day, this.skill, context);
+        this.skillAt(player.id, day, this.skill, context, match.context);
         strength[t]! += this.skill[0]!;
         variance[t]! += this.skill[1]!;
       }

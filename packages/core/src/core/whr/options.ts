@@ -29,6 +29,36 @@ export const WHR_OPTIONS = {
   }),
   /** wc², the variance a context deviation drifts by per period, in natural units² (read when contextPriorVariance > 0). @default 0 */
   contextDailyVariance: numberOption({ default: 0, min: 0, description: 'wc², the variance a context deviation drifts by per period (with contextPriorVariance > 0)' }),
+  /**
+   * A new player's prior mean: `zero` (N(0, σ0²), Coulom's); `entrants`:
+   * the mean skill, at their first node (its current posterior mean), of
+   * every player who entered before; `context`: the same over the players
+   * whose first match had the same context (a match without one is a group
+   * of its own), e.g. players entering at futures level start where earlier
+   * futures entrants started. No parameter: the offsets are learnt from the
+   * history as it stands. Expectation propagation only. @default 'zero'
+   */
+  newcomerMean: choiceOption(
+    ['zero', 'entrants', 'context'],
+    'zero',
+    "a new player's prior mean: 0, the mean first skill of earlier entrants, or of earlier entrants in the context of the player's first match",
+  ),
+  /**
+   * a, a newcomer's expected improvement per period (a learning curve): the
+   * Wiener process of a player's general skill gets a mean, a·e^(−t/τ) per
+   * period at t periods after their first day, so between two of their days
+   * t1 < t2 the skill is expected to rise by a·τ·(e^(−t1/τ) − e^(−t2/τ)),
+   * a·τ over a career. 0 leaves the process without a mean. Expectation
+   * propagation only. @default 0
+   */
+  newcomerTrend: numberOption({ default: 0, min: 0, description: "a, a newcomer's expected improvement per period, decaying as e^(−t/τ) after their first day (0: none)" }),
+  /** τ, the periods over which a newcomer's expected improvement decays by e (read when newcomerTrend > 0). @default 730 */
+  newcomerTrendPeriods: numberOption({
+    default: 730,
+    min: 0,
+    exclusiveMin: true,
+    description: "τ, the periods over which a newcomer's expected improvement decays by e (with newcomerTrend > 0)",
+  }),
   /** P(A wins) = σ(d) (Bradley–Terry) or Φ(d). @default 'logistic' */
   link: choiceOption(['logistic', 'probit'], 'logistic', 'P(A wins) = σ(d) (logistic, Bradley–Terry) or Φ(d) (probit)'),
   /** Length of one period of the Wiener process, in ms. @default 86 400 000 (a day) */

@@ -163,6 +163,9 @@ export const WHR = defineSystem({
       // The context deviations' variances: fitted only when asked (--fit contextPriorVariance,contextDailyVariance).
       { name: 'contextPriorVariance', min: 0.001, max: 5, initial: 0.05 },
       { name: 'contextDailyVariance', min: 0.000001, max: 0.05, initial: 0.0001 },
+      // A newcomer's learning curve (newcomerTrend a, newcomerTrendPeriods τ): fitted only when asked.
+      { name: 'newcomerTrend', min: 0.001, max: 0.01, initial: 0.003 },
+      { name: 'newcomerTrendPeriods', min: 200, max: 3000, initial: 730 },
     ],
     byDefault: ['dailyVariance', 'priorVariance'],
   },

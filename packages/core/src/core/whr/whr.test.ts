@@ -906,3 +906,106 @@ function onlinePredictions(matches: readonly Match[], options: ConstructorParame
   }
   return out;
 }
+
+describe("whr: a newcomer's learning curve (newcomerTrend) and prior mean (newcomerMean)", () => {
+  const ep = (matches: Match[], options: ConstructorParameters<typeof WhrHistory>[0] = {}): WhrHistory => history(matches, { inference: 'ep', ...options });
+
+  it('one probit game, then a prediction 50 days on: the mean has risen by a·τ·(1 − e^(−50/τ)), by hand', () => {
+    // a beats b on day 0 (priors N(0, 1)): E[a] = √(2/π)/√3 = 0.46065887, Var[a] = 1 − 2/(3π) = 0.78779341, as without a trend
+    // (the trend moves a timeline between its days, and both have one node). On day 50, a = 0.01, τ = 100, w² = 0.01:
+    // mean 0.46065887 + 0.01·100·(1 − e^(−0.5)) = 0.46065887 + 0.39346934 = 0.85412821, variance 0.78779341 + 50·0.01 = 1.28779341.
+    // Against c, new on day 50 (N(0, 1), no rise yet): Φ(0.85412821/√(1 + 1.28779341 + 1)) = Φ(0.47105412) = 0.68119896.
+    const options = { priorVariance: 1, dailyVariance: 0.01, link: 'probit' as const, newcomerTrend: 0.01, newcomerTrendPeriods: 100 };
+    const h = ep([game('a', 'b', 0)], options);
+    expect(h.estimate('a')!.mean).toBeCloseTo(0.46065887, 6);
+    expect(h.estimate('a')!.variance).toBeCloseTo(0.78779341, 6);
+    expect(h.predictMatch(game('a', 'c', 50))).toBeCloseTo(0.68119896, 6);
+    // Without the trend: Φ(0.46065887/√3.28779341) = 0.60027334.
+    expect(ep([game('a', 'b', 0)], { ...options, newcomerTrend: 0 }).predictMatch(game('a', 'c', 50))).toBeCloseTo(0.60027334, 6);
+  });
+
+  it('every player entering on the same day: each node rises by exactly a·τ·(1 − e^(−t/τ)), variances and predictions unchanged (filter and smoother)', () => {
+    // The likelihood reads only differences of skills, and every timeline's mean rises by the same amount on each day:
+    // the model with a trend is the one without, each day's skills shifted by that amount.
+    const log = [game('a', 'b', 0), game('c', 'd', 0), game('a', 'c', 3), game('d', 'b', 3), game('a', 'd', 7), game('b', 'c', 7), game('c', 'a', 20), game('d', 'a', 45)];
+    const a = 0.02;
+    const tau = 30;
+    const plain = ep(log, { dailyVariance: 0.01 });
+    const trended = ep(log, { dailyVariance: 0.01, newcomerTrend: a, newcomerTrendPeriods: tau });
+    for (const id of ['a', 'b', 'c', 'd']) {
+      const p = plain.timeline(id);
+      const t = trended.timeline(id);
+      expect(t.length).toBe(p.length);
+      for (let k = 0; k < p.length; k++) expect(t[k]!.mean).toBeCloseTo(p[k]!.mean + a * tau * (1 - Math.exp(-p[k]!.day / tau)), 9);
+      expect(trended.estimate(id)!.variance).toBeCloseTo(plain.estimate(id)!.variance, 9);
+    }
+    expect(trended.predictMatch(game('a', 'b', 60))).toBeCloseTo(plain.predictMatch(game('a', 'b', 60)), 9);
+    // Online too: each prediction as without the trend.
+    const online = (options: ConstructorParameters<typeof WhrHistory>[0]) => onlinePredictions(log, { inference: 'ep', dailyVariance: 0.01, ...options });
+    const withTrend = online({ newcomerTrend: a, newcomerTrendPeriods: tau });
+    const without = online({});
+    for (let i = 0; i < without.length; i++) expect(withTrend[i]).toBeCloseTo(without[i]!, 9);
+  });
+
+  it('newcomerMean context: a new player is predicted at the mean first skill of the earlier entrants of the match context, by hand from the estimates', () => {
+    const log = randomLog(3, 300, ['futures', 'tour']);
+    const h = new WhrHistory({ inference: 'ep', link: 'probit', newcomerMean: 'context' });
+    const firstContext = new Map<string, string>();
+    for (const match of log) {
+      h.prepare(match);
+      h.addMatch(match);
+      for (const team of match.teams) for (const { id } of team.players) if (!firstContext.has(id)) firstContext.set(id, match.context!);
+    }
+    const day = log[log.length - 1]!.at! / DAY;
+    for (const context of ['futures', 'tour']) {
+      const entrants = [...firstContext].filter(([, c]) => c === context).map(([id]) => h.timeline(id)[0]!.mean);
+      expect(entrants.length).toBeGreaterThan(0);
+      const mean = entrants.reduce((s, m) => s + m, 0) / entrants.length;
+      // A newcomer against p0 on the last day: Φ((μ_context − m)/√(1 + σ0² + v)), m and v p0's estimate on that day.
+      const known = h.estimate('p0')!;
+      const variance = known.variance + h.options.dailyVariance * (day - known.day);
+      const match: Match = { ...game('newcomer', 'p0', day), context };
+      expect(h.predictMatch(match)).toBeCloseTo(normalCdf((mean - known.mean) / Math.sqrt(1 + h.options.priorVariance + variance)), 9);
+    }
+    // The two groups did not enter at the same level.
+    const zero = new WhrHistory({ inference: 'ep', link: 'probit' });
+    for (const match of log) zero.addMatch(match);
+    expect(zero.predictMatch({ ...game('newcomer', 'p0', day), context: 'tour' })).not.toBeCloseTo(h.predictMatch({ ...game('newcomer', 'p0', day), context: 'tour' }), 6);
+  });
+
+  it('property: at their neutral values (newcomerTrend 0 with any τ, newcomerMean zero) any log predicts as without them, to the bit', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1e6 }), fc.double({ min: 1, max: 5000, noNaN: true }), fc.constantFrom('logistic', 'probit'), (seed, tau, link) => {
+        const log = randomLog(seed, 60, ['x', 'y']);
+        const base = { inference: 'ep' as const, link: link as 'logistic' | 'probit', window: 4, cycle: 3 };
+        expect(onlinePredictions(log, { ...base, newcomerTrend: 0, newcomerTrendPeriods: tau, newcomerMean: 'zero' })).toEqual(onlinePredictions(log, base));
+      }),
+      { numRuns: 40 },
+    );
+    // …while the options on change them.
+    const log = randomLog(9, 200, ['x', 'y']);
+    const base = onlinePredictions(log, { inference: 'ep' });
+    expect(onlinePredictions(log, { inference: 'ep', newcomerTrend: 0.01, newcomerTrendPeriods: 10 }).some((p, i) => Math.abs(p - base[i]!) > 1e-3)).toBe(true);
+    expect(onlinePredictions(log, { inference: 'ep', newcomerMean: 'entrants' }).some((p, i) => Math.abs(p - base[i]!) > 1e-6)).toBe(true);
+  });
+
+  it('the batch path (addMatches, then converge) reaches the fixed point the incremental one does, with a trend', () => {
+    const log = randomLog(5, 150, ['x']);
+    const options = { inference: 'ep' as const, newcomerTrend: 0.01, newcomerTrendPeriods: 20 };
+    const batch = new WhrHistory(options);
+    batch.addMatches(log);
+    batch.converge(1e-10, 2000);
+    const incremental = new WhrHistory(options);
+    for (const match of log) incremental.addMatch(match);
+    incremental.converge(1e-10, 2000);
+    for (const id of incremental.playerIds()) expect(batch.estimate(id)!.mean).toBeCloseTo(incremental.estimate(id)!.mean, 6);
+  });
+
+  it('both are expectation propagation only and do not combine with a horizon: errors naming the option', () => {
+    expect(() => new WhrHistory({ inference: 'map', newcomerTrend: 0.001 })).toThrow(/newcomerTrend/);
+    expect(() => new WhrHistory({ inference: 'map', newcomerMean: 'context' })).toThrow(/newcomerMean/);
+    expect(() => new WhrHistory({ horizon: 730, newcomerTrend: 0.001 })).toThrow(/horizon/);
+    expect(() => new WhrHistory({ horizon: 730, newcomerMean: 'entrants' })).toThrow(/horizon/);
+    expect(() => new WhrHistory({ inference: 'map', newcomerTrendPeriods: 10 })).not.toThrow();
+  });
+});
