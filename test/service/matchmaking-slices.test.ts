@@ -13,11 +13,12 @@ import { MatchmakingEngine } from '../../src/service/matchmaking-pass.js';
 import { inProcessMatchmakers, type MatchmakerHost } from '../../src/service/matchmaking-worker/host.js';
 import { MATCHES_PER_PART } from '../../src/service/matchmaking-worker/protocol.js';
 import { serviceMetrics } from '../../src/service/metrics.js';
+import { PLACE_CHUNK_TICKETS } from '../../src/service/placement-chunks.js';
 import { MemoryTicketStore } from '../../src/service/tickets/memory.js';
 import type { Placement } from '../../src/service/tickets/store.js';
 import { client, startTestServer, type TestServer } from './helpers.js';
 
-/** Tickets queued: over two of the in-process store's snapshot batches (10,000) and many chunks of placed matches (250). */
+/** Tickets queued: over two of the in-process store's snapshot batches (10,000) and many chunks of placed matches (PLACE_CHUNK_TICKETS tickets each). */
 const TICKETS = 24_000;
 
 /** Counts the turns of the event loop (one a check phase) while it runs. */
@@ -129,9 +130,9 @@ describe('a matchmaking turn over a big queue', () => {
     const run = await turnOver(0);
     expect(run.placed).toBe(TICKETS / 2);
     expect(run.waiting).toBe(0);
-    // Three rebuild batches (10,000, 10,000 and 4,000 tickets) and 48 chunks of 250 matches.
+    // Three rebuild batches (10,000, 10,000 and 4,000 tickets) and 120 chunks of 200 tickets (100 one-on-one matches).
     expect(run.appliedAt.length).toBe(3);
-    expect(run.assignedAt.length).toBe(TICKETS / 2 / 250);
+    expect(run.assignedAt.length).toBe(TICKETS / PLACE_CHUNK_TICKETS);
     expect(turnsBetween(run.appliedAt)).toBe(run.appliedAt.length - 1);
     expect(turnsBetween(run.assignedAt)).toBe(run.assignedAt.length - 1);
   });
@@ -142,7 +143,7 @@ describe('a matchmaking turn over a big queue', () => {
     expect(turnsBetween(run.appliedAt)).toBe(0);
     // Each part of matches (MATCHES_PER_PART) reads its players' ratings from the database before it is placed:
     // the loop may turn there (as the database answers), and nowhere else.
-    expect(run.assignedAt.length).toBe(TICKETS / 2 / 250);
+    expect(run.assignedAt.length).toBe(TICKETS / PLACE_CHUNK_TICKETS);
     expect(turnsBetween(run.assignedAt)).toBeLessThanOrEqual(TICKETS / 2 / MATCHES_PER_PART - 1);
   });
 });
