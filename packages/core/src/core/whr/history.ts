@@ -808,17 +808,20 @@ export abstract class WhrHistoryBase {
   estimate(id: string): WhrEstimate | undefined {
     const p = this.index.get(id);
     if (p === undefined) return undefined;
-    const player = this.players[p]!;
+    return this.timelineEstimate(this.players[p]!);
+  }
+
+  /** A timeline's estimate at its last node, or its frozen past when it has no node since (a player, or a context deviation: horizon.ts). */
+  private timelineEstimate(timeline: Player): WhrEstimate {
     let out: WhrEstimate;
-    if (player.nodes.length === 0) {
-      // A player known only by their frozen past.
-      const prior = player.prior!;
-      out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: player.matches };
+    if (timeline.nodes.length === 0) {
+      const prior = timeline.prior!;
+      out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: timeline.matches };
     } else {
-      const last = player.nodes[player.nodes.length - 1]!;
-      out = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: player.matches };
+      const last = timeline.nodes[timeline.nodes.length - 1]!;
+      out = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
     }
-    if (player.lastAt !== undefined) out.lastAt = player.lastAt;
+    if (timeline.lastAt !== undefined) out.lastAt = timeline.lastAt;
     return out;
   }
 
@@ -828,20 +831,8 @@ export abstract class WhrHistoryBase {
     const p = this.index.get(id);
     const contexts = p === undefined ? undefined : this.players[p]!.contexts;
     if (contexts === undefined) return out;
-    for (const [context, d] of contexts) {
-      const timeline = this.players[d]!;
-      let estimate: WhrEstimate;
-      if (timeline.nodes.length === 0) {
-        // A deviation known only by its frozen past (horizon.ts).
-        const prior = timeline.prior!;
-        estimate = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: timeline.matches };
-      } else {
-        const last = timeline.nodes[timeline.nodes.length - 1]!;
-        estimate = { mean: this.nodeR[last]!, variance: this.nodeV[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
-      }
-      if (timeline.lastAt !== undefined) estimate.lastAt = timeline.lastAt;
-      out.set(context, estimate);
-    }
+    // Deviations exist under expectation propagation only: the variance is the smoothed one, as for the general skill.
+    for (const [context, d] of contexts) out.set(context, this.timelineEstimate(this.players[d]!));
     return out;
   }
 
