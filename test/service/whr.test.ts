@@ -158,6 +158,13 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     return { server, api: client(server.url, server.admin), settings };
   }
 
+  /** Stops `server` and starts another on the same database (a restart). */
+  async function restart(server: TestServer, settings: { dataDir?: string; schema?: string; prefix?: string }) {
+    await server.dispose();
+    servers.splice(servers.indexOf(server), 1);
+    return serverOn(settings);
+  }
+
   it('accepts whr ladders, refuses bad options naming the field, and lists whr as a ladder system', async () => {
     const { api } = await serverOn();
     const created = await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS });
@@ -221,9 +228,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     const { server, api, settings } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS })).status).toBe(201);
     let log = await postInOrder(api, 'w', [...dayOf(0, 8, 11), ...dayOf(2, 8, 12)]);
-    await server.dispose();
-    servers.splice(servers.indexOf(server), 1);
-    const { server: again, api: api2 } = await serverOn(settings);
+    const { server: again, api: api2 } = await restart(server, settings);
     log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(3, 6, 13), ...dayOf(5, 4, 14)]))];
     await expectStored(api2, 'w', expected(log));
     expect((await rebuildLadder(again.db, await again.ladders.get('w'))).differences).toEqual([]);
@@ -236,9 +241,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log = await postInOrder(api, 'w', [...dayOf(0, 6, 31), ...dayOf(1, 6, 32), ...dayOf(3, 6, 33)]);
     await expectStored(api, 'w', expected(log, options));
-    await server.dispose();
-    servers.splice(servers.indexOf(server), 1);
-    const { server: again, api: api2 } = await serverOn(settings);
+    const { server: again, api: api2 } = await restart(server, settings);
     log = [...log, ...(await postInOrder(api2, 'w', [...dayOf(4, 6, 34), ...dayOf(6, 6, 35)]))];
     // The stored freeze is the core's last one, to the last bit: day 6 froze day 4 (days from START's day).
     const coreSoFar = new WhrHistory(options);
@@ -253,10 +256,8 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect(refused.status, JSON.stringify(refused.body)).toBe(400);
     expect(refused.body.error.field).toBe('at');
     expect(refused.body.error.message).toContain(new Date(START + 5 * DAY).toISOString());
-    await again.dispose();
-    servers.splice(servers.indexOf(again), 1);
     // A second restart: the history starts from the stored freeze and the matches after it, late ones among them.
-    const { server: third, api: api3 } = await serverOn(settings);
+    const { server: third, api: api3 } = await restart(again, settings);
     log = [...log, ...(await postInOrder(api3, 'w', dayOf(7, 4, 36)))];
     const want = expected(log, options);
     await expectStored(api3, 'w', want);
@@ -275,10 +276,8 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect(last.triggerSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d7-'))!));
     const late = log.filter((m) => m.id.startsWith('late-')).map(seqOf);
     expect(late.every((seq) => seq > last.fromSeq && seq < last.triggerSeq)).toBe(true);
-    await third.dispose();
-    servers.splice(servers.indexOf(third), 1);
     // A third restart starts from that freeze, skipping the late matches it holds.
-    const { server: fourth, api: api4 } = await serverOn(settings);
+    const { server: fourth, api: api4 } = await restart(third, settings);
     log = [...log, ...(await postInOrder(api4, 'w', dayOf(8, 4, 39)))];
     await expectStored(api4, 'w', expected(log, options));
     const report = await rebuildLadder(fourth.db, await fourth.ladders.get('w'));
@@ -367,9 +366,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect(after.past).toEqual(core.frozen());
     expect(after.past).not.toEqual(before.past);
     await expectStored(api, 'w', expected(log, options));
-    await server.dispose();
-    servers.splice(servers.indexOf(server), 1);
-    const { server: again, api: api2 } = await serverOn(settings);
+    const { server: again, api: api2 } = await restart(server, settings);
     log = [...log, ...(await postInOrder(api2, 'w', dayOf(5, 6, 45)))];
     await expectStored(api2, 'w', expected(log, options));
     const report = await rebuildLadder(again.db, await again.ladders.get('w'));
@@ -383,15 +380,11 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log = await postInOrder(api, 'w', inContexts([...dayOf(0, 6, 61), ...dayOf(1, 6, 62), ...dayOf(3, 6, 63)], 1));
     await expectStored(api, 'w', expected(log, options));
-    await server.dispose();
-    servers.splice(servers.indexOf(server), 1);
     // A restart, days 4 and 6, and late matches of day 5 (after the freeze at day 4) in contexts.
-    const { server: again, api: api2 } = await serverOn(settings);
+    const { server: again, api: api2 } = await restart(server, settings);
     log = [...log, ...(await postInOrder(api2, 'w', inContexts([...dayOf(4, 6, 64), ...dayOf(6, 6, 65), ...dayOf(5, 3, 66, PLAYERS, 'late')], 2)))];
-    await again.dispose();
-    servers.splice(servers.indexOf(again), 1);
     // A second restart starts from the stored freeze (day 6 froze day 4), the late matches among the live ones.
-    const { server: third, api: api3 } = await serverOn(settings);
+    const { server: third, api: api3 } = await restart(again, settings);
     log = [...log, ...(await postInOrder(api3, 'w', inContexts(dayOf(7, 6, 67), 3)))];
     // The core fed the whole log: its last freeze (day 7 froze day 5) is the stored one, context priors included, to the last bit.
     const core = new WhrHistory(options);
