@@ -4,7 +4,9 @@
  * whr-start`, or `node --expose-gc dist/bench/whr-start.js --help`).
  *
  * A synthetic one-on-one log (the generator of whr-horizon.ts: `players`
- * players, `perDay` matches a day) is written into a fresh store (PGlite in
+ * players, `perDay` matches a day), or with --atp the ATP file of
+ * `npm run bench -- rating` (619,373 one-on-one matches, 1991–2017, each
+ * dated by its tournament), is written into a fresh store (PGlite in
  * a temporary directory, or a PostgreSQL schema with --database-url),
  * without rating it: a derivation reads only the log. The whole log is then
  * derived once and its last freeze stored, as the writer stores it. Each
@@ -29,6 +31,8 @@ import { emptyMatchRows, insertMatches } from '../store/matches.js';
 import { migrate } from '../store/migrations.js';
 import { LadderHistory, startHistory } from '../service/whole-history.js';
 import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
+import type { Match } from 'ladder-core/core/match.js';
+import { loadAtp } from './rating.js';
 import { syntheticLog } from './whr-horizon.js';
 
 const LADDER = 'bench';
@@ -53,8 +57,32 @@ function retained(): number | undefined {
   return m.heapUsed + m.arrayBuffers;
 }
 
+/** The log a benchmark writes: synthetic, or the ATP file's matches in its order (games without a date left out). */
+type LogSource = { kind: 'synthetic'; matches: number; players: number; perDay: number } | { kind: 'atp' };
+
+function* logOf(source: LogSource): Generator<Match> {
+  if (source.kind === 'synthetic') {
+    yield* syntheticLog(source.matches, source.players, source.perDay);
+    return;
+  }
+  const log = loadAtp();
+  for (let g = 0; g < log.count; g++) {
+    const at = log.at[g]!;
+    if (!Number.isFinite(at)) continue;
+    // The file's first player won (winner_id, loser_id).
+    const first = log.score[g]! >= 0.5;
+    yield {
+      at,
+      teams: [
+        { players: [{ id: log.ids[log.a[g]!]! }], rank: first ? 1 : 2 },
+        { players: [{ id: log.ids[log.b[g]!]! }], rank: first ? 2 : 1 },
+      ],
+    };
+  }
+}
+
 /** Writes the log and the ladder, then derives the whole log once and stores its last freeze. */
-async function prepare(store: Store, matches: number, players: number, perDay: number, horizon: number): Promise<void> {
+async function prepare(store: Store, source: LogSource, horizon: number): Promise<void> {
   const db = await open(store);
   try {
     await migrate(db);
@@ -62,12 +90,18 @@ async function prepare(store: Store, matches: number, players: number, perDay: n
     await insertLadder(db, { id: LADDER, system: 'whr', options, settings: {}, public: false, created_at: Date.now() });
     let rows = emptyMatchRows();
     let seq = 0;
+    const players = new Set<string>();
+    let firstAt = Number.NaN;
+    let lastAt = Number.NaN;
     const flush = async () => {
       if (rows.seq.length > 0) await insertMatches(db, LADDER, rows);
       rows = emptyMatchRows();
     };
-    for (const match of syntheticLog(matches, players, perDay)) {
+    for (const match of logOf(source)) {
       seq++;
+      for (const team of match.teams) for (const player of team.players) players.add(player.id);
+      if (seq === 1) firstAt = match.at!;
+      lastAt = match.at!;
       rows.seq.push(seq);
       rows.id.push(`m${seq}`);
       rows.at.push(match.at!);
@@ -79,7 +113,7 @@ async function prepare(store: Store, matches: number, players: number, perDay: n
       if (rows.seq.length === 5000) await flush();
     }
     await flush();
-    await advanceLadder(db, LADDER, { nextSeq: seq + 1, matchesAdded: seq, playersAdded: players, roundCount: 0, version: 1 });
+    await advanceLadder(db, LADDER, { nextSeq: seq + 1, matchesAdded: seq, playersAdded: players.size, roundCount: 0, version: 1 });
     const head = (await logHead(db, LADDER))!;
     const history = new LadderHistory('whr', options, head.logEpoch);
     await history.deriveInSlices(db, LADDER, head.lastSeq, { pageSize: 5000, sliceMs: 1e9, sliceMatches: 1e9 });
@@ -87,7 +121,7 @@ async function prepare(store: Store, matches: number, players: number, perDay: n
     if (freeze === undefined) throw new Error('the log never froze: make it longer than the horizon');
     await writeFreeze(db, LADDER, freeze, Date.now());
     console.log(
-      `prepared: ${seq} matches (${Math.ceil(seq / perDay)} days), ${players} players, horizon ${horizon} days; last freeze at day ${freeze.past.day}, ${freeze.past.players.length} priors, live matches from seq ${freeze.fromSeq} (made by seq ${freeze.triggerSeq})`,
+      `prepared: ${seq} matches (${Math.round((lastAt - firstAt) / 86_400_000) + 1} days), ${players.size} players, horizon ${horizon} days; last freeze at day ${freeze.past.day}, ${freeze.past.players.length} priors, live matches from seq ${freeze.fromSeq} (made by seq ${freeze.triggerSeq})`,
     );
   } finally {
     await db.close();
@@ -121,6 +155,8 @@ async function start(store: Store, mode: 'whole' | 'freeze', horizon: number): P
 }
 
 export interface WhrStartBenchOptions {
+  /** The ATP file instead of the synthetic log (matches, players and perDay are then the file's). */
+  atp?: boolean;
   matches?: number;
   players?: number;
   perDay?: number;
@@ -140,8 +176,9 @@ export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise
   const store: Store = options.databaseUrl ? { url: options.databaseUrl, schema: `whr_start_${process.pid}` } : { dataDir: mkdtempSync(join(tmpdir(), 'ladder-whr-start-')) };
   const storeArgs = store.url ? ['--database-url', store.url, '--schema', store.schema!] : ['--data-dir', store.dataDir!];
   try {
-    console.log(`whr start with a horizon on ${store.url ? 'PostgreSQL' : 'PGlite'}`);
-    await prepare(store, matches, players, perDay, horizon);
+    const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay };
+    console.log(`whr start with a horizon on ${store.url ? 'PostgreSQL' : 'PGlite'}, ${options.atp ? 'the ATP file' : 'a synthetic log'}`);
+    await prepare(store, source, horizon);
     for (let r = 0; r < repeats; r++) {
       for (const mode of ['whole', 'freeze']) {
         const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...storeArgs, '--horizon', String(horizon), '--only', mode], {
@@ -161,6 +198,7 @@ const USAGE: ScriptSpec = {
   name: 'whr-start',
   summary: 'A service start deriving a whr ladder with a horizon: from the stored last freeze against from the whole log (time, memory, and the same states).',
   options: {
+    atp: { type: 'boolean', description: "the ATP file's 619,373 matches instead of the synthetic log" },
     matches: { type: 'string', value: 'N', description: 'one-on-one matches of the log (default 400000)' },
     players: { type: 'string', value: 'N', description: 'players (default 20000)' },
     'per-day': { type: 'string', value: 'N', description: 'matches a day (default 200)' },
@@ -187,6 +225,7 @@ if (isEntry(import.meta.url)) {
     const perDay = numberOption(USAGE, args, 'per-day');
     const repeats = numberOption(USAGE, args, 'repeats');
     await benchWhrStart({
+      ...(args.values.atp === true ? { atp: true } : {}),
       ...(matches !== undefined ? { matches } : {}),
       ...(players !== undefined ? { players } : {}),
       ...(perDay !== undefined ? { perDay } : {}),

@@ -3,10 +3,12 @@
  * priors a history with a horizon froze its past into, and where in the log
  * the matches after the freeze start. One row per ladder, replaced whole.
  * With context deviations the priors carry each player's frozen deviations
- * too (`contexts`, absent otherwise: rows written before it read as they
- * were).
+ * too (`contexts`), with a learning curve each player's first day
+ * (`firstDay`), and with a newcomer's prior mean from earlier entrants the
+ * frozen entrants of each group (`entrants`); each is absent otherwise, so
+ * rows written before them read as they were.
  */
-import type { FrozenContext, FrozenPast, FrozenPlayer } from 'ladder-core/core/systems.js';
+import type { FrozenContext, FrozenEntrants, FrozenPast, FrozenPlayer } from 'ladder-core/core/systems.js';
 import type { Queryable } from './database.js';
 
 /** A stored freeze: the priors, the log they were made from (epoch and system options), and where the live matches start. */
@@ -33,6 +35,10 @@ interface PriorsJson {
   lastAt: (number | null)[];
   /** With context deviations only (absent: none, as every freeze stored before them): one entry per frozen deviation, by player then in the player's order. */
   contexts?: ContextPriorsJson;
+  /** With a learning curve (`newcomerTrend`) only: each player's first day, parallel to `ids`. */
+  firstDay?: number[];
+  /** With a newcomer's prior mean from earlier entrants (`newcomerMean`) only: the frozen entrants of each group. */
+  entrants?: FrozenEntrants[];
 }
 
 /** The frozen deviations as parallel arrays: the player's place in `ids`, the context, and the prior. */
@@ -45,14 +51,21 @@ interface ContextPriorsJson {
   lastAt: (number | null)[];
 }
 
-function toJson(players: readonly FrozenPlayer[]): string {
+function toJson(past: FrozenPast): string {
   const out: PriorsJson = { ids: [], mean: [], variance: [], matches: [], lastAt: [] };
-  players.forEach((p, i) => {
+  // A learning curve gives every player a first day, or none.
+  if (past.players.some((p) => p.firstDay !== undefined)) out.firstDay = [];
+  if (past.entrants !== undefined) out.entrants = past.entrants.map(({ group, sum, count }) => ({ group, sum, count }));
+  past.players.forEach((p, i) => {
     out.ids.push(p.id);
     out.mean.push(p.mean);
     out.variance.push(p.variance);
     out.matches.push(p.matches);
     out.lastAt.push(p.lastAt ?? null);
+    if (out.firstDay !== undefined) {
+      if (p.firstDay === undefined) throw new Error(`frozen priors: players[${i}] (${p.id}) has no firstDay where others have one`);
+      out.firstDay.push(p.firstDay);
+    }
     if (p.contexts === undefined) return;
     const contexts = (out.contexts ??= { player: [], context: [], mean: [], variance: [], matches: [], lastAt: [] });
     for (const c of p.contexts) {
@@ -73,6 +86,8 @@ function fromJson(json: PriorsJson): FrozenPlayer[] {
     const player: FrozenPlayer = { id, mean: json.mean[i]!, variance: json.variance[i]!, matches: json.matches[i]! };
     const lastAt = json.lastAt[i];
     if (lastAt !== null && lastAt !== undefined) player.lastAt = lastAt;
+    const firstDay = json.firstDay?.[i];
+    if (firstDay !== undefined) player.firstDay = firstDay;
     return player;
   });
   const contexts = json.contexts;
@@ -89,6 +104,12 @@ function fromJson(json: PriorsJson): FrozenPlayer[] {
   return players;
 }
 
+function pastFromJson(day: number, json: PriorsJson): FrozenPast {
+  const past: FrozenPast = { day, players: fromJson(json) };
+  if (json.entrants !== undefined) past.entrants = json.entrants;
+  return past;
+}
+
 /** Stores `freeze` as the ladder's last one (in the transaction of the write that made it). */
 export async function writeFreeze(tx: Queryable, ladder: string, freeze: StoredFreeze, now: number): Promise<void> {
   await tx.query(
@@ -96,7 +117,7 @@ export async function writeFreeze(tx: Queryable, ladder: string, freeze: StoredF
      VALUES ($1, $2, $3::json, $4, $5, $6, $7, $8::json, $9)
      ON CONFLICT (ladder) DO UPDATE SET log_epoch = excluded.log_epoch, options = excluded.options, day = excluded.day, from_seq = excluded.from_seq,
        trigger_seq = excluded.trigger_seq, players = excluded.players, priors = excluded.priors, written_at = excluded.written_at`,
-    [ladder, freeze.logEpoch, JSON.stringify(freeze.options), freeze.past.day, freeze.fromSeq, freeze.triggerSeq, freeze.past.players.length, toJson(freeze.past.players), now],
+    [ladder, freeze.logEpoch, JSON.stringify(freeze.options), freeze.past.day, freeze.fromSeq, freeze.triggerSeq, freeze.past.players.length, toJson(freeze.past), now],
   );
 }
 
@@ -115,7 +136,7 @@ export async function readFreeze(db: Queryable, ladder: string): Promise<StoredF
     options: parse<object>(row.options),
     fromSeq: row.from_seq,
     triggerSeq: row.trigger_seq,
-    past: { day: row.day, players: fromJson(parse<PriorsJson>(row.priors)) },
+    past: pastFromJson(row.day, parse<PriorsJson>(row.priors)),
     writtenAt: row.written_at,
   };
 }

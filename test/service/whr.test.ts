@@ -430,6 +430,49 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect(report.frozenPriors).toBe('same');
   });
 
+  it('a horizon ladder with the newcomer options stores each first day and the frozen entrants; restarts restore it to the core’s states, bit for bit; rebuild agrees', async () => {
+    const options: WhrOptions = { ...OPTIONS, horizon: 2, newcomerTrend: 0.01, newcomerTrendPeriods: 30, newcomerMean: 'context' };
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'n', system: 'whr', options })).status).toBe(201);
+    // Players keep arriving: four at first, two more on day 4, two more on day 7; the entry groups are the contexts of first matches.
+    const later = [...PLAYERS, 'gus', 'hal'];
+    let log = await postInOrder(
+      api,
+      'n',
+      inContexts([...dayOf(0, 6, 71, PLAYERS.slice(0, 4)), ...dayOf(1, 6, 72, PLAYERS.slice(0, 4)), ...dayOf(3, 6, 73, PLAYERS.slice(0, 4))], 4),
+    );
+    const { server: again, api: api2 } = await restart(server, settings);
+    log = [...log, ...(await postInOrder(api2, 'n', inContexts([...dayOf(4, 6, 74), ...dayOf(6, 6, 75), ...dayOf(5, 3, 76, PLAYERS, 'late')], 5)))];
+    const { server: third, api: api3 } = await restart(again, settings);
+    log = [...log, ...(await postInOrder(api3, 'n', inContexts(dayOf(7, 8, 77, later), 6)))];
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    const stored = (await readFreeze(third.db, 'n'))!;
+    expect(stored.past.day).toBe(Math.floor(START / DAY) + 5);
+    expect(stored.past).toEqual(core.frozen());
+    expect(stored.past.players.every((p) => Number.isInteger(p.firstDay))).toBe(true);
+    expect(stored.past.entrants!.reduce((n, group) => n + group.count, 0)).toBeGreaterThanOrEqual(4);
+    for (const id of core.playerIds()) {
+      const reply = await api3.get(`/v1/ladders/n/players/${id}`);
+      expect(reply.status, id).toBe(200);
+      const e = core.estimate(id)!;
+      expect(reply.body.rating, id).toBeCloseTo(1500 + e.mean * WHR_SCALE, 9);
+      expect(reply.body.rd, id).toBeCloseTo(Math.sqrt(e.variance) * WHR_SCALE, 9);
+    }
+    const ladder = await third.ladders.get('n');
+    const head = (await logHead(third.db, 'n'))!;
+    const whole = new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+    await whole.deriveInSlices(third.db, 'n', head.lastSeq);
+    const restored = await startHistory(third.db, ladder, head.logEpoch, head.lastSeq);
+    await restored.deriveInSlices(third.db, 'n', head.lastSeq);
+    expect(restored.counted).toBeLessThan(log.length / 2);
+    expect(restored.states).toEqual(whole.states);
+    expect(restored.freeze()).toEqual(whole.freeze());
+    const report = await rebuildLadder(third.db, ladder);
+    expect(report.differences).toEqual([]);
+    expect(report.frozenPriors).toBe('same');
+  });
+
   it('voids and corrections derive the history again; the writer continues from the corrected log', async () => {
     const { server, api } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options: OPTIONS })).status).toBe(201);

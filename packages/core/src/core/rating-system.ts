@@ -134,12 +134,24 @@ export interface FrozenPlayer {
   matches: number;
   lastAt?: number;
   contexts?: FrozenContext[];
+  /** The day (in the system's periods) of the player's first match: a learning curve counts from it (present when the system has one). */
+  firstDay?: number;
+}
+
+/** An entry group's frozen entrants: the sum of their first skills (natural units) and their number (a newcomer's prior mean is the group's mean). */
+export interface FrozenEntrants {
+  /** The group: the context of the entrants' first match, or '' (all entrants in one group). */
+  group: string;
+  sum: number;
+  count: number;
 }
 
 /** A history's last freeze: its day (in the system's periods) and the players' frozen pasts, in the history's order. */
 export interface FrozenPast {
   day: number;
   players: FrozenPlayer[];
+  /** With a newcomer's prior mean from earlier entrants: the entrants frozen so far, by group, in the order the groups were made. */
+  entrants?: FrozenEntrants[];
 }
 
 /**

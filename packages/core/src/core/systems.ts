@@ -10,6 +10,7 @@ import { type DescriptorOf, describeSystem, type SystemName } from './registry.j
 export type {
   ContextOffset,
   FrozenContext,
+  FrozenEntrants,
   FrozenPast,
   FrozenPlayer,
   HistoryHorizon,

@@ -66,6 +66,8 @@ export interface Player {
   prior: WhrPrior | undefined;
   /** With `newcomerMean` (a general skill only): the entry group the player entered in, whose mean first skill their first node adds to. */
   entry?: number;
+  /** The day of the timeline's first node ever (kept through a freeze): `newcomerTrend` counts from it. */
+  start?: number;
 }
 
 /**
@@ -134,6 +136,11 @@ export abstract class WhrHistoryBase {
    * it and replays them on these days (horizon.ts).
    */
   protected gameDay = new Float64Array(0);
+  /**
+   * With a horizon and `newcomerMean: 'context'` but no context deviations (whose games keep their context in
+   * their deviation nodes): each game's match context, so that a freeze replays its newcomers into the same entry groups.
+   */
+  protected readonly gameContext: (string | undefined)[] = [];
   protected gameNodeCount = 0;
   protected gameNodes = new Int32Array(4096);
   /**
@@ -188,15 +195,11 @@ export abstract class WhrHistoryBase {
         field: 'contextPriorVariance',
       });
     }
-    if (this.options.newcomerTrend > 0) {
-      if (!this.ep) throw new InvalidInputError("whr: newcomerTrend needs inference 'ep'; set newcomerTrend 0 or inference 'ep'", { field: 'newcomerTrend' });
-      // A frozen prior keeps no first day to take the trend from.
-      if (this.options.horizon > 0) throw new InvalidInputError('whr: horizon does not combine with newcomerTrend yet; set horizon 0 or newcomerTrend 0', { field: 'horizon' });
+    if (this.options.newcomerTrend > 0 && !this.ep) {
+      throw new InvalidInputError("whr: newcomerTrend needs inference 'ep'; set newcomerTrend 0 or inference 'ep'", { field: 'newcomerTrend' });
     }
-    if (this.options.newcomerMean !== 'zero') {
-      if (!this.ep) throw new InvalidInputError("whr: newcomerMean needs inference 'ep'; set newcomerMean 'zero' or inference 'ep'", { field: 'newcomerMean' });
-      // A freeze rebuilds the live window from priors; an entrant's prior mean would be taken from a different population there.
-      if (this.options.horizon > 0) throw new InvalidInputError("whr: horizon does not combine with newcomerMean yet; set horizon 0 or newcomerMean 'zero'", { field: 'horizon' });
+    if (this.options.newcomerMean !== 'zero' && !this.ep) {
+      throw new InvalidInputError("whr: newcomerMean needs inference 'ep'; set newcomerMean 'zero' or inference 'ep'", { field: 'newcomerMean' });
     }
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
@@ -273,16 +276,17 @@ export abstract class WhrHistoryBase {
   /**
    * The expected rise of timeline p's skill from period t1 to t2
    * (`newcomerTrend` a, `newcomerTrendPeriods` τ), t counted from its first
-   * node's day: a·τ·(e^(−(t1 − t0)/τ) − e^(−(t2 − t0)/τ)). 0 for a context
-   * deviation, a timeline without nodes, or without a trend.
+   * node's day t0 (before a freeze, for a frozen player): a·τ·(e^(−(t1 − t0)/τ)
+   * − e^(−(t2 − t0)/τ)). 0 for a context deviation, a timeline that never
+   * had a node, or without a trend.
    */
   protected trend(p: number, t1: number, t2: number): number {
     const a = this.options.newcomerTrend;
     if (a === 0) return 0;
     const timeline = this.players[p]!;
-    if (timeline.owner >= 0 || timeline.nodes.length === 0 || !(t2 > t1)) return 0;
+    const t0 = timeline.start;
+    if (timeline.owner >= 0 || t0 === undefined || !(t2 > t1)) return 0;
     const tau = this.options.newcomerTrendPeriods;
-    const t0 = this.nodeDay[timeline.nodes[0]!]!;
     return a * tau * (Math.exp(-(t1 - t0) / tau) - Math.exp(-(t2 - t0) / tau));
   }
 
@@ -341,7 +345,9 @@ export abstract class WhrHistoryBase {
   /**
    * The prior of player p's first node, on `day`: mean into out[0] and
    * variance into out[1]. N(0, σ0²), but for a player whose past was frozen
-   * (horizon.ts): their frozen skill, drifted from the freeze to `day`.
+   * (horizon.ts): their frozen skill, drifted from the freeze to `day` (and
+   * risen by the learning curve, `newcomerTrend`; for an entrant of
+   * `newcomerMean`, whose prior is on their first day, no rise).
    */
   protected firstPrior(p: number, day: number, out: Float64Array): void {
     const timeline = this.players[p]!;
@@ -352,7 +358,7 @@ export abstract class WhrHistoryBase {
       out[1] = timeline.priorVariance;
       return;
     }
-    out[0] = prior.mean;
+    out[0] = prior.mean + (day > prior.day ? this.trend(p, prior.day, day) : 0);
     out[1] = prior.variance + (day > prior.day ? timeline.w2 * (day - prior.day) : 0);
   }
 
@@ -374,6 +380,7 @@ export abstract class WhrHistoryBase {
       this.growEpNodes(size);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
+    player.start ??= day;
     if (previous < 0) this.firstPrior(p, day, this.prior);
     // The expected rise since the node before (newcomerTrend; 0 without).
     const rise = previous >= 0 ? this.trend(p, this.nodeDay[previous]!, day) : 0;
@@ -609,6 +616,7 @@ export abstract class WhrHistoryBase {
       );
     }
     if (this.gameDay.length > 0) this.gameDay[this.gameCount - 1] = day;
+    if (this.gameDay.length > 0 && !this.contextual && this.options.newcomerMean === 'context') this.gameContext[this.gameCount - 1] = match.context;
     if (this.deferred) return;
     for (let round = 0; round < 2; round++) {
       for (const p of involved) this.smooth(p, this.players[p]!.nodes.length - 1);

@@ -717,3 +717,122 @@ describe('WhrHistory: horizon with context deviations', () => {
     expect(restored.frozen()).toEqual(withPriors);
   });
 });
+
+describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomerMean)', () => {
+  it('newcomerTrend: a frozen past rises by the learning curve from the player’s first day, worked by hand', () => {
+    // One probit game on day 0 between new players a and b (σ0² = 1): EP is exact moment matching, E[a] =
+    // λ(0)/√3 = √(2/π)/√3 and Var[a] = 1 − 2/(3π). Horizon 8 (step 2): a game on day 13 freezes at day 4,
+    // where a's skill is the filter at day 0 risen by a·τ·(1 − e^(−4/τ)) (t0 = 0) and drifted by 4w².
+    const [a, tau, w2] = [0.01, 50, 0.002];
+    const options = { inference: 'ep' as const, link: 'probit' as const, priorVariance: 1, dailyVariance: w2, newcomerTrend: a, newcomerTrendPeriods: tau, horizon: 8 };
+    const history = new WhrHistory(options);
+    history.addMatch(duel('a', 'b', 0));
+    // The posterior after the game (to the precision of the inverse Mills ratio's evaluation).
+    const posterior = history.estimate('a')!;
+    expect(posterior.mean).toBeCloseTo(Math.sqrt(2 / Math.PI) / Math.sqrt(3), 7);
+    expect(posterior.variance).toBeCloseTo(1 - 2 / (3 * Math.PI), 7);
+    history.addMatch(duel('c', 'd', 13));
+    const frozen = history.frozen()!;
+    expect(frozen.day).toBe(4);
+    const rise = a * tau * (1 - Math.exp(-4 / tau));
+    const fa = frozen.players.find((p) => p.id === 'a')!;
+    expect(fa.mean).toBeCloseTo(posterior.mean + rise, 14);
+    expect(fa.variance).toBeCloseTo(posterior.variance + 4 * w2, 14);
+    expect(fa.firstDay).toBe(0);
+    // Known only by the frozen past, a's skill on day 30 rises on along the same curve: a·τ·(e^(−4/τ) − e^(−30/τ)) more.
+    const out = new Float64Array(2);
+    history.skillAt('a', 30, out);
+    expect(out[0]).toBeCloseTo(posterior.mean + a * tau * (1 - Math.exp(-30 / tau)), 14);
+    expect(out[1]).toBeCloseTo(posterior.variance + 30 * w2, 14);
+    // c and d entered on day 13: their curve starts there, not at the freeze.
+    history.skillAt('c', 20, out);
+    const c = history.estimate('c')!;
+    expect(out[0]).toBeCloseTo(c.mean + a * tau * (1 - Math.exp(-7 / tau)), 12);
+    // Without a first day the learning curve cannot go on: restoring names the field.
+    const { firstDay: _, ...withoutFirstDay } = fa;
+    expect(() => new WhrHistory(options).restoreFrozen({ day: 4, players: [withoutFirstDay] })).toThrow(/players\[0\]\.firstDay/);
+  });
+
+  it('newcomerMean: the entrants frozen with the past keep their first skills in the group’s mean, worked from the estimates', () => {
+    // Horizon 8 (step 2). a, b and c enter on day 0 (a beats b, c beats a); a game of d and e on day 13 freezes at day 4.
+    const options = { inference: 'ep' as const, newcomerMean: 'entrants' as const, horizon: 8 };
+    const history = new WhrHistory(options);
+    history.addMatch(duel('a', 'b', 0));
+    history.addMatch(duel('c', 'a', 0));
+    // Each has one node (day 0): its mean is their first skill.
+    const firsts = ['a', 'b', 'c'].map((id) => history.estimate(id)!.mean);
+    history.addMatch(duel('d', 'e', 13));
+    const frozen = history.frozen()!;
+    expect(frozen.day).toBe(4);
+    expect(frozen.entrants).toHaveLength(1);
+    expect(frozen.entrants![0]!.group).toBe('');
+    expect(frozen.entrants![0]!.count).toBe(3);
+    expect(frozen.entrants![0]!.sum).toBeCloseTo(firsts[0]! + firsts[1]! + firsts[2]!, 14);
+    // A newcomer after the freeze is predicted at the mean first skill of all five entrants: the frozen three, d and e.
+    const out = new Float64Array(2);
+    history.skillAt('f', 14, out);
+    const live = ['d', 'e'].map((id) => history.estimate(id)!.mean);
+    expect(out[0]).toBeCloseTo((firsts[0]! + firsts[1]! + firsts[2]! + live[0]! + live[1]!) / 5, 12);
+    // The same after a restore from the freeze and the match after it.
+    const restored = new WhrHistory(options);
+    restored.restoreFrozen(JSON.parse(JSON.stringify(frozen)));
+    restored.addMatch(duel('d', 'e', 13));
+    const again = new Float64Array(2);
+    restored.skillAt('f', 14, again);
+    expect(again[0]).toBe(out[0]);
+    expect(() => new WhrHistory(options).restoreFrozen({ day: 4, players: [] })).toThrow(/entrants must be an array/);
+    expect(() => new WhrHistory(options).restoreFrozen({ day: 4, players: [], entrants: [{ group: '', sum: 0, count: -1 }] })).toThrow(/entrants\[0\]\.count/);
+  });
+
+  const NEWCOMERS = [
+    { newcomerTrend: 0.01, newcomerTrendPeriods: 30 },
+    { newcomerMean: 'entrants' as const },
+    { newcomerMean: 'context' as const, contextPriorVariance: 0.2, contextDailyVariance: 0.002 },
+    { newcomerTrend: 0.005, newcomerTrendPeriods: 60, newcomerMean: 'entrants' as const },
+    // Entry groups by the match's context without context deviations: the freeze keeps each game's context to replay it.
+    { newcomerTrend: 0.005, newcomerTrendPeriods: 60, newcomerMean: 'context' as const },
+  ];
+
+  it('a horizon longer than the log is bit-identical to none with the newcomer options', () => {
+    const log = withContexts(randomLog(31, 60, 5, 12), ['x', 'y'], 7);
+    for (const newcomers of NEWCOMERS) {
+      const plain = online(log, newcomers);
+      const long = online(log, { ...newcomers, horizon: 61 });
+      expect(long.freezes).toBe(0);
+      expect(contextStates(long)).toEqual(contextStates(plain));
+    }
+  });
+
+  it('property: with the newcomer options, a restore from a freeze (through JSON) and a freeze in steps reach the live history to the last bit', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), fc.constantFrom(...NEWCOMERS), fc.boolean(), (seed, horizon, newcomers, late) => {
+        const names = ['x', 'y', 'z'];
+        // Players keep arriving: a new pool of players every 30 days.
+        let log = withContexts(
+          randomLog(seed, 90, 4, 9).map((match) => {
+            const day = Math.floor(match.at! / DAY);
+            return { ...match, teams: match.teams.map((team) => ({ ...team, players: team.players.map((p) => ({ id: `${p.id}-${Math.floor(day / 30)}` })) })) };
+          }),
+          names,
+          seed ^ 0x2545f491,
+        );
+        if (late) log = lateOnes(log);
+        const options = { ...newcomers, inference: 'ep' as const, horizon, window: 6, cycle: 3 };
+        const { live, restored, frozen } = restart(log, options, 70);
+        expect(frozen).toBeDefined();
+        expect(contextStates(restored)).toEqual(contextStates(live));
+        expect(restored.frozen()).toEqual(live.frozen());
+        expect(predictions(restored, names, 95)).toEqual(predictions(live, names, 95));
+        const stepped = new WhrHistory(options);
+        for (const match of log) {
+          const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
+          if (freeze !== undefined) for (const _ of freeze);
+          stepped.addMatch(match, 0.1);
+        }
+        expect(stepped.frozen()).toEqual(live.frozen());
+        expect(contextStates(stepped)).toEqual(contextStates(live));
+      }),
+      { numRuns: 36 },
+    );
+  });
+});

@@ -53,20 +53,33 @@ export interface WhrFrozenPlayer {
   matches: number;
   lastAt?: number;
   contexts?: WhrFrozenContext[];
+  /** With `newcomerTrend`: the day of the player's first node ever, which the learning curve counts from. */
+  firstDay?: number;
 }
 
-/** A timeline's frozen past as a rebuild installs it (lastAt NaN: none). */
+/** With `newcomerMean`: an entry group's entrants frozen so far, the sum of their first nodes' means and their number. */
+export interface WhrFrozenEntrants {
+  /** The group's key: the context of its entrants' first match ('' for none, and for the one group of `entrants`). */
+  group: string;
+  sum: number;
+  count: number;
+}
+
+/** A timeline's frozen past as a rebuild installs it (lastAt NaN: none; start: the first node's day, for the learning curve). */
 interface FrozenTimeline {
   mean: number;
   variance: number;
   matches: number;
   lastAt: number;
+  start?: number;
 }
 
 /** A history's last freeze: the day, and the players' frozen pasts in the history's order. */
 export interface WhrFrozen {
   day: number;
   players: WhrFrozenPlayer[];
+  /** With `newcomerMean`: the frozen entrants of each entry group, in the order the groups were made. */
+  entrants?: WhrFrozenEntrants[];
 }
 
 /** The games of the live window, copied out of the history before it is rebuilt (one entry per game, in the order added). */
@@ -168,10 +181,16 @@ export abstract class WhrHorizon extends WhrEp {
       }
       const out: WhrFrozenPlayer = { id: this.ids[p]!, mean: prior.mean, variance: prior.variance, matches: this.frozenMatches[p]! };
       if (!Number.isNaN(lastAt)) out.lastAt = lastAt;
+      if (this.options.newcomerTrend > 0) out.firstDay = timeline.start!;
       players.push(out);
     }
-    return { day: this.frozenDay, players };
+    const out: WhrFrozen = { day: this.frozenDay, players };
+    if (this.options.newcomerMean !== 'zero') out.entrants = this.frozenEntrants.map((group) => ({ ...group }));
+    return out;
   }
+
+  /** With `newcomerMean`: the entrants frozen so far, by entry group (the last freeze's). */
+  protected frozenEntrants: WhrFrozenEntrants[] = [];
 
   /** Each frozen timeline's matches and last match time (NaN: none) at the freeze. */
   protected frozenMatches = new Int32Array(0);
@@ -195,6 +214,11 @@ export abstract class WhrHorizon extends WhrEp {
     const players = frozen.players.map((player, i) => {
       const field = `players[${i}]`;
       const past = check(player, field);
+      if (this.options.newcomerTrend > 0) {
+        if (!Number.isFinite(player.firstDay))
+          throw new Error(`restoreFrozen: ${field}.firstDay must be a day (the learning curve, newcomerTrend, counts from it; got ${player.firstDay})`);
+        past.start = player.firstDay!;
+      }
       if (ids.has(player.id)) throw new Error(`restoreFrozen: ${field}.id ${player.id} is repeated`);
       ids.add(player.id);
       const contexts = new Map<string, FrozenTimeline>();
@@ -210,11 +234,36 @@ export abstract class WhrHorizon extends WhrEp {
       }
       return { id: player.id, past, contexts };
     });
-    this.installFrozen(frozen.day, players);
+    const entrants: WhrFrozenEntrants[] = [];
+    if (this.options.newcomerMean !== 'zero') {
+      if (!Array.isArray(frozen.entrants)) throw new Error("restoreFrozen: entrants must be an array (newcomerMean takes a newcomer's prior mean from them)");
+      const groups = new Set<string>();
+      frozen.entrants.forEach((group, k) => {
+        const field = `entrants[${k}]`;
+        if (typeof group.group !== 'string') throw new Error(`restoreFrozen: ${field}.group must be a string`);
+        if (groups.has(group.group)) throw new Error(`restoreFrozen: ${field}.group ${JSON.stringify(group.group)} is repeated`);
+        groups.add(group.group);
+        if (!Number.isFinite(group.sum)) throw new Error(`restoreFrozen: ${field}.sum must be finite (got ${group.sum})`);
+        if (!Number.isInteger(group.count) || group.count < 0) throw new Error(`restoreFrozen: ${field}.count must be a count (got ${group.count})`);
+        entrants.push({ group: group.group, sum: group.sum, count: group.count });
+      });
+    }
+    this.installFrozen(frozen.day, players, entrants);
   }
 
   /** Creates the frozen players (the history is empty), each followed by their frozen deviations, and sets their frozen pasts. */
-  private installFrozen(day: number, frozen: ReadonlyArray<{ id: string; past: FrozenTimeline; contexts: ReadonlyMap<string, FrozenTimeline> }>): void {
+  private installFrozen(
+    day: number,
+    frozen: ReadonlyArray<{ id: string; past: FrozenTimeline; contexts: ReadonlyMap<string, FrozenTimeline> }>,
+    entrants: readonly WhrFrozenEntrants[],
+  ): void {
+    // newcomerMean: the entry groups start from their frozen entrants, in the order they were made.
+    this.frozenEntrants = entrants.map((group) => ({ ...group }));
+    for (const group of entrants) {
+      this.entryGroups.set(group.group, this.entrySum.length);
+      this.entrySum.push(group.sum);
+      this.entrants.push(group.count);
+    }
     let count = 0;
     for (const player of frozen) count += 1 + player.contexts.size;
     this.frozenDay = day;
@@ -224,6 +273,7 @@ export abstract class WhrHorizon extends WhrEp {
     const install = (p: number, f: FrozenTimeline): void => {
       const timeline = this.players[p]!;
       timeline.prior = { mean: f.mean, variance: f.variance, day };
+      if (f.start !== undefined) timeline.start = f.start;
       timeline.matches = f.matches;
       if (!Number.isNaN(f.lastAt)) timeline.lastAt = f.lastAt;
       this.frozenMatches[p] = f.matches;
@@ -282,13 +332,17 @@ export abstract class WhrHorizon extends WhrEp {
       let mean: number;
       let variance: number;
       if (last >= 0) {
-        mean = this.ep ? nodeMF[last]! : nodeR[last]!;
+        // Drifted to the freeze day, and risen by the learning curve (newcomerTrend; 0 without).
+        mean = (this.ep ? nodeMF[last]! : nodeR[last]!) + this.trend(p, nodeDay[last]!, day);
         variance = 1 / nodeF[last]! + timeline.w2 * (day - nodeDay[last]!);
-      } else if (timeline.prior !== undefined) {
-        mean = timeline.prior.mean;
+      } else if (timeline.prior !== undefined && !(timeline.prior.day > day)) {
+        // A frozen past with no node since (an entrant's prior, on a first day after the freeze, is no past).
+        mean = timeline.prior.mean + this.trend(p, timeline.prior.day, day);
         variance = timeline.prior.variance + (day > timeline.prior.day ? timeline.w2 * (day - timeline.prior.day) : 0);
       } else return undefined;
-      return { mean, variance, matches: timeline.matches - liveMatches[p]!, lastAt: timeline.lastAt ?? Number.NaN };
+      const past: FrozenTimeline = { mean, variance, matches: timeline.matches - liveMatches[p]!, lastAt: timeline.lastAt ?? Number.NaN };
+      if (timeline.start !== undefined) past.start = timeline.start;
+      return past;
     };
     // The players with a past, in order, each with the deviations that have one (a deviation whose player has none is
     // dropped with the games on or before `day`, as the player's own are).
@@ -303,13 +357,35 @@ export abstract class WhrHorizon extends WhrEp {
       }
       frozen.push({ id: this.ids[p]!, past, contexts });
     }
+    // newcomerMean: each group's entrants frozen so far, and the first skills of those who entered on or before `day` (their first
+    // node freezes with their past, so their share of the group's mean stops moving); those who entered after it enter again
+    // in the replay.
+    const entrants = this.frozenEntrants.map((group) => ({ ...group }));
+    if (this.options.newcomerMean !== 'zero') {
+      const groupKey: string[] = [];
+      for (const [key, g] of this.entryGroups) groupKey[g] = key;
+      const byKey = new Map(entrants.map((group) => [group.group, group]));
+      for (const p of this.generalTimelines) {
+        const timeline = this.players[p]!;
+        if (timeline.entry === undefined || timeline.nodes.length === 0 || !(nodeDay[timeline.nodes[0]!]! <= day)) continue;
+        const key = groupKey[timeline.entry]!;
+        let group = byKey.get(key);
+        if (group === undefined) {
+          group = { group: key, sum: 0, count: 0 };
+          byKey.set(key, group);
+          entrants.push(group);
+        }
+        group.sum += nodeR[timeline.nodes[0]!]!;
+        group.count++;
+      }
+    }
     // Every timeline's last match time, and each deviation's player and context, to put back after the replay.
     const lastAt = this.players.map((timeline) => timeline.lastAt);
     const owner = this.players.map((timeline) => timeline.owner);
     const contextOf = this.players.map((timeline) => timeline.context);
     const ids = this.ids.slice();
     this.clearHistory();
-    this.installFrozen(day, frozen);
+    this.installFrozen(day, frozen, entrants);
     this.freezes++;
     let replayed = 0;
     for (const { match, homeOffset, day: matchDay } of this.replay(live, ids)) {
@@ -337,7 +413,11 @@ export abstract class WhrHorizon extends WhrEp {
     this.players.length = 0;
     this.nodeCount = 0;
     this.entryCount = 0;
+    this.entryGroups.clear();
+    this.entrySum.length = 0;
+    this.entrants.length = 0;
     this.gameCount = 0;
+    this.gameContext.length = 0;
     this.gameNodeCount = 0;
     this.rankCount = 0;
     // A new game's messages start at zero.
@@ -397,6 +477,7 @@ export abstract class WhrHorizon extends WhrEp {
       live.start[k] = s;
       for (let i = first; i < gameEnd[g]!; i += per) live.slots[s++] = nodePlayer[gameNodes[i]!]!;
       if (per === 2) live.context[k] = this.players[nodePlayer[gameNodes[first + 1]!]!]!.context;
+      else if (this.gameContext.length > 0) live.context[k] = this.gameContext[g];
       live.score[k] = this.gameScore[g]!;
       live.offset[k] = this.gameOffset[g]!;
       if (gameRank[g]! >= 0) {
