@@ -44,8 +44,16 @@ export interface LoadOptions {
    * server's clock, so one day), so the run crosses day boundaries and pays for closing days (the window's re-smoothing and the cycle). @default 0
    */
   daysPerSecond?: number;
+  /**
+   * With the `whr` shape only: the ladder has context deviations (`CONTEXT_OPTIONS`) and each match is played on one of this many
+   * maps, drawn uniformly (its `context`): each duel is then a game of four nodes. 0: no contexts. @default 0
+   */
+  contexts?: number;
   databaseUrl?: string;
 }
+
+/** A whr ladder's context deviations in the load runs with `contexts`: the map variances fitted on the Overwatch League (docs/EVALUATION.md, owl row 10). */
+export const CONTEXT_OPTIONS = { contextPriorVariance: 2.397, contextDailyVariance: 0.003888 } as const;
 
 export type Workload = 'writes' | 'mixed';
 export type Shape = '1v1' | '6v6' | 'whr';
@@ -249,6 +257,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         id: 'bench',
         system: SYSTEM_OF_SHAPE[shape],
         ...(options.inference === 'map' ? { options: { ...WHR_MAP_OPTIONS } } : {}),
+        ...(shape === 'whr' && (options.contexts ?? 0) > 0 ? { options: { ...CONTEXT_OPTIONS } } : {}),
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };
@@ -263,6 +272,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const daysPerSecond = options.daysPerSecond ?? 0;
       const firstDay = Math.floor(Date.now() / DAY_MS) - Math.ceil(seconds * 1.2 * daysPerSecond) - 2;
       const runStart = performance.now();
+      const contexts = shape === 'whr' ? (options.contexts ?? 0) : 0;
       const nextMatch = () => {
         counter++;
         const pick = () => `p${Math.floor(random() * players)}`;
@@ -271,10 +281,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           let b = pick();
           while (b === a) b = pick();
           const at = daysPerSecond > 0 ? (firstDay + Math.floor(((performance.now() - runStart) / 1000) * daysPerSecond)) * DAY_MS + (counter % 1000) : undefined;
+          const context = contexts > 0 ? `map${Math.floor(random() * contexts)}` : undefined;
           return {
             ids: [a, b],
             body: JSON.stringify({
               ...(at !== undefined ? { at } : {}),
+              ...(context !== undefined ? { context } : {}),
               teams: [
                 { players: [a], rank: 1 },
                 { players: [b], rank: 2 },
@@ -481,6 +493,7 @@ export async function runServiceLoadBenchmarks(
     workload?: Workload;
     inference?: 'ep' | 'map';
     daysPerSecond?: number;
+    contexts?: number;
   } = {},
 ) {
   const loads: LoadResult[] = [];
@@ -496,6 +509,7 @@ export async function runServiceLoadBenchmarks(
           workload: options.workload,
           inference: options.inference,
           daysPerSecond: options.daysPerSecond,
+          contexts: options.contexts,
         }),
       );
     }
@@ -569,6 +583,11 @@ const USAGE: ScriptSpec = {
       value: 'N',
       description: "one-on-one shapes (1v1, whr): the matches' day advances N times a second (default: no `at`, one day), so a whr run pays for closing days",
     },
+    contexts: {
+      type: 'string',
+      value: 'N',
+      description: 'with --shape whr: context deviations on, each match on one of N maps (its context; default 0: none)',
+    },
     memory: { type: 'boolean', description: "also measure the server's memory with one million players" },
   },
 };
@@ -579,6 +598,11 @@ if (isEntry(import.meta.url)) {
   const backends = backendArg === 'both' ? (['pglite', 'postgres'] as const) : ([backendArg] as Array<'pglite' | 'postgres'>);
   const shapeArg = choiceOption(USAGE, args, 'shape', ['1v1', '6v6', 'whr', 'both'] as const, 'both');
   const shapes: Shape[] = shapeArg === 'both' ? ['1v1', '6v6'] : [shapeArg];
+  const contexts = numberOption(USAGE, args, 'contexts') ?? 0;
+  if (contexts > 0 && (shapeArg !== 'whr' || args.values.inference === 'map')) {
+    process.stderr.write('load: --contexts needs --shape whr and expectation propagation (not --inference map)\n');
+    process.exit(2);
+  }
   const result = await runServiceLoadBenchmarks({
     backends: [...backends],
     shapes: [...shapes],
@@ -588,6 +612,7 @@ if (isEntry(import.meta.url)) {
     workload: choiceOption(USAGE, args, 'workload', ['writes', 'mixed'] as const, 'writes'),
     inference: choiceOption(USAGE, args, 'inference', ['ep', 'map'] as const, 'ep'),
     daysPerSecond: numberOption(USAGE, args, 'days-per-second') ?? 0,
+    contexts,
   });
   process.stdout.write(`${format(result)}\n`);
 }

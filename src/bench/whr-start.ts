@@ -25,13 +25,14 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Database, dropSchema, openPglite, openPostgres } from '../store/database.js';
-import { writeFreeze } from '../store/frozen.js';
+import { type StoredFreeze, writeFreeze } from '../store/frozen.js';
 import { advanceLadder, insertLadder, logHead } from '../store/ladders.js';
 import { emptyMatchRows, insertMatches } from '../store/matches.js';
 import { migrate } from '../store/migrations.js';
 import { LadderHistory, startHistory } from '../service/whole-history.js';
 import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 import type { Match } from 'ladder-core/core/match.js';
+import { WhrHistory } from 'ladder-core/core/whr/index.js';
 import { loadAtp } from './rating.js';
 import { syntheticLog } from './whr-horizon.js';
 
@@ -81,8 +82,14 @@ function* logOf(source: LogSource): Generator<Match> {
   }
 }
 
-/** Writes the log and the ladder, then derives the whole log once and stores its last freeze. */
-async function prepare(store: Store, source: LogSource, horizon: number): Promise<void> {
+/**
+ * Writes the log and the ladder, then derives the whole log once and stores its last freeze. With
+ * `converged`, the freeze comes from the core's batch path instead (`addLog`: the log converged between freeze
+ * points, no smoothing per match), which is much cheaper for a long log: its priors are those of the converged
+ * log rather than the writer's incremental estimates, which changes nothing a start does with them (the same
+ * players, the same live matches).
+ */
+async function prepare(store: Store, source: LogSource, horizon: number, converged: boolean): Promise<void> {
   const db = await open(store);
   try {
     await migrate(db);
@@ -93,6 +100,10 @@ async function prepare(store: Store, source: LogSource, horizon: number): Promis
     const players = new Set<string>();
     let firstAt = Number.NaN;
     let lastAt = Number.NaN;
+    const core = converged ? new WhrHistory({ horizon }) : undefined;
+    // The first match of each day (the freeze's live matches start at a day's first, and so does the match that made it).
+    const firstOfDay = new Map<number, number>();
+    let chunk: Match[] = [];
     const flush = async () => {
       if (rows.seq.length > 0) await insertMatches(db, LADDER, rows);
       rows = emptyMatchRows();
@@ -110,14 +121,37 @@ async function prepare(store: Store, source: LogSource, horizon: number): Promis
       rows.body.push(JSON.stringify({ id: `m${seq}`, ...match }));
       rows.winProbability.push('null');
       rows.changes.push('null');
-      if (rows.seq.length === 5000) await flush();
+      if (core) {
+        const day = core.dayOf(match.at);
+        if (!firstOfDay.has(day)) firstOfDay.set(day, seq);
+        chunk.push(match);
+      }
+      if (rows.seq.length === 5000) {
+        await flush();
+        core?.addLog(chunk);
+        chunk = [];
+      }
     }
     await flush();
+    core?.addLog(chunk);
     await advanceLadder(db, LADDER, { nextSeq: seq + 1, matchesAdded: seq, playersAdded: players.size, roundCount: 0, version: 1 });
     const head = (await logHead(db, LADDER))!;
     const history = new LadderHistory('whr', options, head.logEpoch);
-    await history.deriveInSlices(db, LADDER, head.lastSeq, { pageSize: 5000, sliceMs: 1e9, sliceMatches: 1e9 });
-    const freeze = history.freeze();
+    let freeze: StoredFreeze | undefined;
+    if (core) {
+      const past = core.frozen();
+      if (past !== undefined) {
+        const seqFrom = (day: number) => {
+          for (let d = day; d <= day + 10_000; d++) if (firstOfDay.has(d)) return firstOfDay.get(d)!;
+          throw new Error(`no match on or after day ${day}`);
+        };
+        // Live: the matches of days after the freeze; the freeze was made by the first match of a day at or past its day + horizon.
+        freeze = { logEpoch: head.logEpoch, options: history.resolvedOptions, fromSeq: seqFrom(past.day + 1), triggerSeq: seqFrom(past.day + horizon), past };
+      }
+    } else {
+      await history.deriveInSlices(db, LADDER, head.lastSeq, { pageSize: 5000, sliceMs: 1e9, sliceMatches: 1e9 });
+      freeze = history.freeze();
+    }
     if (freeze === undefined) throw new Error('the log never froze: make it longer than the horizon');
     await writeFreeze(db, LADDER, freeze, Date.now());
     console.log(
@@ -165,6 +199,8 @@ export interface WhrStartBenchOptions {
   repeats?: number;
   /** PostgreSQL instead of PGlite. */
   databaseUrl?: string;
+  /** The stored freeze from the core's batch path (see `prepare`), for logs too long to derive match by match. */
+  convergedFreeze?: boolean;
 }
 
 export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise<void> {
@@ -178,9 +214,10 @@ export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise
   try {
     const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay };
     console.log(`whr start with a horizon on ${store.url ? 'PostgreSQL' : 'PGlite'}, ${options.atp ? 'the ATP file' : 'a synthetic log'}`);
-    await prepare(store, source, horizon);
+    await prepare(store, source, horizon, options.convergedFreeze === true);
     for (let r = 0; r < repeats; r++) {
-      for (const mode of ['whole', 'freeze']) {
+      // A converged freeze is no state the writer's derivation of the whole log reaches: only starts from it.
+      for (const mode of options.convergedFreeze ? ['freeze'] : ['whole', 'freeze']) {
         const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...storeArgs, '--horizon', String(horizon), '--only', mode], {
           stdio: 'inherit',
         });
@@ -199,6 +236,10 @@ const USAGE: ScriptSpec = {
   summary: 'A service start deriving a whr ladder with a horizon: from the stored last freeze against from the whole log (time, memory, and the same states).',
   options: {
     atp: { type: 'boolean', description: "the ATP file's 619,373 matches instead of the synthetic log" },
+    'converged-freeze': {
+      type: 'boolean',
+      description: "the stored freeze from the core's batch path (the log converged between freeze points), not the writer's derivation: for long logs",
+    },
     matches: { type: 'string', value: 'N', description: 'one-on-one matches of the log (default 400000)' },
     players: { type: 'string', value: 'N', description: 'players (default 20000)' },
     'per-day': { type: 'string', value: 'N', description: 'matches a day (default 200)' },
@@ -226,6 +267,7 @@ if (isEntry(import.meta.url)) {
     const repeats = numberOption(USAGE, args, 'repeats');
     await benchWhrStart({
       ...(args.values.atp === true ? { atp: true } : {}),
+      ...(args.values['converged-freeze'] === true ? { convergedFreeze: true } : {}),
       ...(matches !== undefined ? { matches } : {}),
       ...(players !== undefined ? { players } : {}),
       ...(perDay !== undefined ? { perDay } : {}),
