@@ -107,6 +107,20 @@ function inContexts(matches: readonly Posted[], seed: number): Posted[] {
   });
 }
 
+/** The ladder's history derived as a start derives it, from the whole log and from the stored freeze. */
+async function deriveBothWays(
+  server: TestServer,
+  id: string,
+): Promise<{ ladder: Awaited<ReturnType<TestServer['ladders']['get']>>; whole: LadderHistory; restored: LadderHistory }> {
+  const ladder = await server.ladders.get(id);
+  const head = (await logHead(server.db, id))!;
+  const whole = new LadderHistory(ladder.system, ladder.options, head.logEpoch);
+  await whole.deriveInSlices(server.db, id, head.lastSeq);
+  const restored = await startHistory(server.db, ladder, head.logEpoch, head.lastSeq);
+  await restored.deriveInSlices(server.db, id, head.lastSeq);
+  return { ladder, whole, restored };
+}
+
 async function expectStored(api: Api, ladder: string, want: Map<string, { rating: number; rd: number; matches: number }>): Promise<void> {
   for (const [id, state] of want) {
     const reply = await api.get(`/v1/ladders/${ladder}/players/${id}`);
@@ -411,12 +425,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     }
     // A history started from the stored freeze reads only the live matches and reaches the states of the whole log to the last bit,
     // which are the core rating system's.
-    const ladder = await third.ladders.get('w');
-    const head = (await logHead(third.db, 'w'))!;
-    const whole = new LadderHistory(ladder.system, ladder.options, head.logEpoch);
-    await whole.deriveInSlices(third.db, 'w', head.lastSeq);
-    const restored = await startHistory(third.db, ladder, head.logEpoch, head.lastSeq);
-    await restored.deriveInSlices(third.db, 'w', head.lastSeq);
+    const { ladder, whole, restored } = await deriveBothWays(third, 'w');
     expect(whole.counted).toBe(log.length);
     expect(restored.counted).toBeLessThan(log.length / 2);
     expect(restored.states).toEqual(whole.states);
@@ -459,12 +468,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
       expect(reply.body.rating, id).toBeCloseTo(1500 + e.mean * WHR_SCALE, 9);
       expect(reply.body.rd, id).toBeCloseTo(Math.sqrt(e.variance) * WHR_SCALE, 9);
     }
-    const ladder = await third.ladders.get('n');
-    const head = (await logHead(third.db, 'n'))!;
-    const whole = new LadderHistory(ladder.system, ladder.options, head.logEpoch);
-    await whole.deriveInSlices(third.db, 'n', head.lastSeq);
-    const restored = await startHistory(third.db, ladder, head.logEpoch, head.lastSeq);
-    await restored.deriveInSlices(third.db, 'n', head.lastSeq);
+    const { ladder, whole, restored } = await deriveBothWays(third, 'n');
     expect(restored.counted).toBeLessThan(log.length / 2);
     expect(restored.states).toEqual(whole.states);
     expect(restored.freeze()).toEqual(whole.freeze());

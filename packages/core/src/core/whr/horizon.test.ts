@@ -440,6 +440,26 @@ function restart(log: readonly Match[], options: ConstructorParameters<typeof Wh
   return { live, restored, frozen, late };
 }
 
+/**
+ * A restore from the last freeze before day 70 (through JSON) and a history whose freezes run ahead in steps both reach the
+ * live history fed `log` to the last bit: states with deviations, the freeze itself, predictions in each context.
+ */
+function expectRestoreAndStepsBitIdentical(log: readonly Match[], options: ConstructorParameters<typeof WhrHistory>[0], names: readonly string[]): void {
+  const { live, restored, frozen } = restart(log, options, 70);
+  expect(frozen).toBeDefined();
+  expect(contextStates(restored)).toEqual(contextStates(live));
+  expect(restored.frozen()).toEqual(live.frozen());
+  expect(predictions(restored, names, 95)).toEqual(predictions(live, names, 95));
+  const stepped = new WhrHistory(options);
+  for (const match of log) {
+    const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
+    if (freeze !== undefined) for (const _ of freeze);
+    stepped.addMatch(match, 0.1);
+  }
+  expect(stepped.frozen()).toEqual(live.frozen());
+  expect(contextStates(stepped)).toEqual(contextStates(live));
+}
+
 describe('WhrHistory: horizon with context deviations', () => {
   const CONTEXTS = { contextPriorVariance: 0.2, contextDailyVariance: 0.002 };
 
@@ -633,19 +653,7 @@ describe('WhrHistory: horizon with context deviations', () => {
           let log = withContexts(randomLog(seed, 90, 4, 9), names, seed ^ 0x5bd1e995);
           if (late) log = lateOnes(log);
           const options = { ...CONTEXTS, horizon, link: link as 'logistic' | 'probit', window: 6, cycle: 3 };
-          const { live, restored, frozen } = restart(log, options, 70);
-          expect(frozen).toBeDefined();
-          expect(contextStates(restored)).toEqual(contextStates(live));
-          expect(restored.frozen()).toEqual(live.frozen());
-          expect(predictions(restored, names, 95)).toEqual(predictions(live, names, 95));
-          const stepped = new WhrHistory(options);
-          for (const match of log) {
-            const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
-            if (freeze !== undefined) for (const _ of freeze);
-            stepped.addMatch(match, 0.1);
-          }
-          expect(stepped.frozen()).toEqual(live.frozen());
-          expect(contextStates(stepped)).toEqual(contextStates(live));
+          expectRestoreAndStepsBitIdentical(log, options, names);
         },
       ),
       { numRuns: 25 },
@@ -818,19 +826,7 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
         );
         if (late) log = lateOnes(log);
         const options = { ...newcomers, inference: 'ep' as const, horizon, window: 6, cycle: 3 };
-        const { live, restored, frozen } = restart(log, options, 70);
-        expect(frozen).toBeDefined();
-        expect(contextStates(restored)).toEqual(contextStates(live));
-        expect(restored.frozen()).toEqual(live.frozen());
-        expect(predictions(restored, names, 95)).toEqual(predictions(live, names, 95));
-        const stepped = new WhrHistory(options);
-        for (const match of log) {
-          const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
-          if (freeze !== undefined) for (const _ of freeze);
-          stepped.addMatch(match, 0.1);
-        }
-        expect(stepped.frozen()).toEqual(live.frozen());
-        expect(contextStates(stepped)).toEqual(contextStates(live));
+        expectRestoreAndStepsBitIdentical(log, options, names);
       }),
       { numRuns: 36 },
     );
