@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { mulberry32 } from 'ladder-core/core/random.js';
 import { choiceOption, isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 import { WHR_MAP_OPTIONS } from 'ladder-core/core/whr/index.js';
+import { describeSystem } from 'ladder-core/core/registry.js';
 
 export interface LoadOptions {
   backend: 'pglite' | 'postgres';
@@ -50,6 +51,11 @@ export interface LoadOptions {
    */
   contexts?: number;
   databaseUrl?: string;
+}
+
+/** Whether the shape's rating system has context deviations (`CONTEXT_OPTIONS`), by its descriptor. */
+function takesContextDeviations(shape: Shape): boolean {
+  return Object.keys(CONTEXT_OPTIONS).every((option) => option in describeSystem(SYSTEM_OF_SHAPE[shape]).options);
 }
 
 /** A whr ladder's context deviations in the load runs with `contexts`: the map variances fitted on the Overwatch League (docs/EVALUATION.md, owl row 10). */
@@ -257,7 +263,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         id: 'bench',
         system: SYSTEM_OF_SHAPE[shape],
         ...(options.inference === 'map' ? { options: { ...WHR_MAP_OPTIONS } } : {}),
-        ...(shape === 'whr' && (options.contexts ?? 0) > 0 ? { options: { ...CONTEXT_OPTIONS } } : {}),
+        ...((options.contexts ?? 0) > 0 ? { options: { ...CONTEXT_OPTIONS } } : {}),
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };
@@ -272,7 +278,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const daysPerSecond = options.daysPerSecond ?? 0;
       const firstDay = Math.floor(Date.now() / DAY_MS) - Math.ceil(seconds * 1.2 * daysPerSecond) - 2;
       const runStart = performance.now();
-      const contexts = shape === 'whr' ? (options.contexts ?? 0) : 0;
+      const contexts = options.contexts ?? 0;
       const nextMatch = () => {
         counter++;
         const pick = () => `p${Math.floor(random() * players)}`;
@@ -599,7 +605,8 @@ if (isEntry(import.meta.url)) {
   const shapeArg = choiceOption(USAGE, args, 'shape', ['1v1', '6v6', 'whr', 'both'] as const, 'both');
   const shapes: Shape[] = shapeArg === 'both' ? ['1v1', '6v6'] : [shapeArg];
   const contexts = numberOption(USAGE, args, 'contexts') ?? 0;
-  if (contexts > 0 && (shapeArg !== 'whr' || args.values.inference === 'map')) {
+  // Context deviations are options of the shape's system (Whole-History Rating's), under expectation propagation.
+  if (contexts > 0 && (shapes.some((shape) => !takesContextDeviations(shape)) || args.values.inference === 'map')) {
     process.stderr.write('load: --contexts needs --shape whr and expectation propagation (not --inference map)\n');
     process.exit(2);
   }
