@@ -808,6 +808,11 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
       const long = online(log, { ...newcomers, horizon: 61 });
       expect(long.freezes).toBe(0);
       expect(contextStates(long)).toEqual(contextStates(plain));
+      // rateLog (`ladder replay`) too; with a shorter horizon it freezes and stays near the whole log's estimates.
+      expect(WHR.rateLog!(log, resolveWhrOptions({ ...newcomers, horizon: 61 }))).toEqual(WHR.rateLog!(log, resolveWhrOptions(newcomers)));
+      const whole = WHR.rateLog!(log, resolveWhrOptions(newcomers));
+      const bounded = WHR.rateLog!(log, resolveWhrOptions({ ...newcomers, horizon: 20 }));
+      for (const [id, state] of whole) expect(Math.abs(bounded.get(id)!.rating - state.rating) / state.rd!).toBeLessThan(0.5);
     }
   });
 
