@@ -181,7 +181,7 @@ async function start(store: Store, mode: 'whole' | 'freeze', horizon: number): P
     const digest = createHash('sha256');
     for (const id of [...history.states.keys()].sort()) digest.update(`${id}:${JSON.stringify(history.states.get(id))}\n`);
     console.log(
-      `${mode === 'whole' ? 'whole log' : 'from freeze'}: ${(ms / 1000).toFixed(1)} s wall, ${((used.user + used.system) / 1e6).toFixed(1)} s CPU, ${history.counted} matches taken in; retained ${end !== undefined && base !== undefined ? `${((end - base) / 2 ** 20).toFixed(0)} MB` : 'n/a (no --expose-gc)'}, max resident set ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB; load ${load.toFixed(1)}; states ${digest.digest('hex').slice(0, 16)}`,
+      `${mode === 'whole' ? 'whole log' : 'from freeze'}: ${(ms / 1000).toFixed(1)} s wall, ${((used.user + used.system) / 1e6).toFixed(1)} s CPU, ${history.counted} matches taken in; retained ${end !== undefined && base !== undefined ? `${((end - base) / 2 ** 20).toFixed(0)} MB` : 'n/a (no --expose-gc)'}, max resident set ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB, resident set after a full collection ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB; load ${load.toFixed(1)}; states ${digest.digest('hex').slice(0, 16)}`,
     );
   } finally {
     await db.close();
@@ -201,6 +201,8 @@ export interface WhrStartBenchOptions {
   databaseUrl?: string;
   /** The stored freeze from the core's batch path (see `prepare`), for logs too long to derive match by match. */
   convergedFreeze?: boolean;
+  /** The starts' V8 old-space limit in MB (`--max-old-space-size`), as an instance would be run with a memory budget. */
+  heapMb?: number;
 }
 
 export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise<void> {
@@ -218,7 +220,8 @@ export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise
     for (let r = 0; r < repeats; r++) {
       // A converged freeze is no state the writer's derivation of the whole log reaches: only starts from it.
       for (const mode of options.convergedFreeze ? ['freeze'] : ['whole', 'freeze']) {
-        const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...storeArgs, '--horizon', String(horizon), '--only', mode], {
+        const heap = options.heapMb !== undefined ? [`--max-old-space-size=${options.heapMb}`] : [];
+        const child = spawnSync(process.execPath, ['--expose-gc', ...heap, fileURLToPath(import.meta.url), ...storeArgs, '--horizon', String(horizon), '--only', mode], {
           stdio: 'inherit',
         });
         if (child.status !== 0) console.log(`${mode}: exit ${child.status}`);
@@ -236,6 +239,7 @@ const USAGE: ScriptSpec = {
   summary: 'A service start deriving a whr ladder with a horizon: from the stored last freeze against from the whole log (time, memory, and the same states).',
   options: {
     atp: { type: 'boolean', description: "the ATP file's 619,373 matches instead of the synthetic log" },
+    'heap-mb': { type: 'string', value: 'MB', description: "the starts' V8 old-space limit (--max-old-space-size), as an instance run with a memory budget" },
     'converged-freeze': {
       type: 'boolean',
       description: "the stored freeze from the core's batch path (the log converged between freeze points), not the writer's derivation: for long logs",
@@ -265,6 +269,7 @@ if (isEntry(import.meta.url)) {
     const players = numberOption(USAGE, args, 'players');
     const perDay = numberOption(USAGE, args, 'per-day');
     const repeats = numberOption(USAGE, args, 'repeats');
+    const heapMb = numberOption(USAGE, args, 'heap-mb');
     await benchWhrStart({
       ...(args.values.atp === true ? { atp: true } : {}),
       ...(args.values['converged-freeze'] === true ? { convergedFreeze: true } : {}),
@@ -273,6 +278,7 @@ if (isEntry(import.meta.url)) {
       ...(perDay !== undefined ? { perDay } : {}),
       ...(horizon !== undefined ? { horizon } : {}),
       ...(repeats !== undefined ? { repeats } : {}),
+      ...(heapMb !== undefined ? { heapMb } : {}),
       ...(url !== undefined ? { databaseUrl: url } : {}),
     });
   }
