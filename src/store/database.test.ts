@@ -2,7 +2,9 @@
  * The embedded database as Ladder opens it: one process per data directory
  * (a live holder's lock is refused, a dead one's taken over), and PGlite
  * started without zero-filling new WAL segments (it never syncs its files,
- * so reserving a segment's space bought nothing and stalled the process).
+ * so reserving a segment's space bought nothing and stalled the process),
+ * and a new data directory's cluster created on a thread that is then
+ * stopped, so the memory initdb grew is given back.
  * Run in its worker thread or in process, it behaves the same to callers:
  * errors keep their SQLSTATE, a transaction is one at a time and rolls back
  * when its work throws; only the thread leaves the event loop free.
@@ -10,7 +12,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LadderError } from 'ladder-core/core/errors.js';
 import { DataDirectoryLockedError, openPglite } from './database.js';
 import { DatabaseRejectedError } from './database-errors.js';
@@ -41,6 +43,33 @@ it("refuses a data directory a live process holds, naming it, and takes over a d
     expect(readFileSync(join(dir, 'ladder.lock'), 'utf8')).toBe(String(process.pid));
   } finally {
     await db.close();
+  }
+});
+
+it("creates a new data directory's cluster on a thread it then stops, and opens the database on a fresh one (a WebAssembly memory never shrinks)", async () => {
+  const { PgliteThread } = await import('./pglite-host.js');
+  const opened = vi.spyOn(PgliteThread, 'open');
+  const closed = vi.spyOn(PgliteThread.prototype, 'close');
+  try {
+    const dir = freshDir();
+    const db = await openPglite(dir);
+    // The creating thread was opened and closed before the one that serves.
+    expect(opened).toHaveBeenCalledTimes(2);
+    expect(closed).toHaveBeenCalledTimes(1);
+    await db.exec('CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)');
+    await db.close();
+    // An existing cluster opens on one thread, with what was written.
+    opened.mockClear();
+    const again = await openPglite(dir);
+    try {
+      expect(opened).toHaveBeenCalledTimes(1);
+      expect(await again.query('SELECT n FROM kept')).toEqual([{ n: 7 }]);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    opened.mockRestore();
+    closed.mockRestore();
   }
 });
 

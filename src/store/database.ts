@@ -334,6 +334,14 @@ interface PgliteEngine {
 /** PGlite on its own worker thread. */
 async function threadPglite(pgDir: string, startParams: string[]): Promise<PgliteEngine> {
   const { PgliteThread } = await import('./pglite-host.js');
+  if (!existsSync(join(pgDir, 'PG_VERSION'))) {
+    // A new data directory: PGlite creates the cluster (initdb) on a thread of its own, which is then stopped.
+    // A WebAssembly memory never shrinks, and initdb's leaves the thread that ran it about 400 MB larger for the
+    // life of the process (810 MB resident against 430 MB after a two-step open, measured on 100,000 rows);
+    // stopping that thread gives it back, and the database opens again on a fresh one.
+    const creator = await PgliteThread.open({ pgDir, startParams });
+    await creator.close();
+  }
   const thread = await PgliteThread.open({ pgDir, startParams });
   const on = (tx: number | undefined): Queryable => ({
     query: async <Row>(sql: string, params: readonly unknown[] = []) => (await thread.query(sql, params, tx)) as Row[],
