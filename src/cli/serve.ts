@@ -39,6 +39,11 @@ export function register(program: Command): void {
       ).choices(['phased', 'transaction']),
     )
     .option('--no-pglite-thread', 'run the embedded database on the event loop instead of its own worker thread (for comparison; a long statement then stalls every request)')
+    .option(
+      '--pglite-shared-buffers <mb>',
+      "the embedded database's buffer cache in MB, 1 to 1024 (env LADDER_PGLITE_SHARED_BUFFERS_MB; default PGlite's 128): less resident memory, for an instance with a budget",
+      numberOption('pglite-shared-buffers'),
+    )
     .option('--no-matchmaking-warm-up', "skip warming the matchmaker's code at start (about a second of CPU that makes the first pass after a failover run at full speed)")
     .action(
       action(
@@ -53,6 +58,7 @@ export function register(program: Command): void {
           metricsKey: boolean;
           matchmakingWarmUp: boolean;
           pgliteThread: boolean;
+          pgliteSharedBuffers?: number;
           jobThreads?: number;
           corrections?: 'phased' | 'transaction';
         }) => {
@@ -79,6 +85,7 @@ export function register(program: Command): void {
             metricsAccess: opts.metricsKey ? 'key' : 'public',
             matchmakingWarmUp: opts.matchmakingWarmUp,
             pgliteThread: opts.pgliteThread,
+            ...(opts.pgliteSharedBuffers !== undefined ? { pgliteSharedBuffersMb: opts.pgliteSharedBuffers } : {}),
             ...(opts.corrections !== undefined ? { corrections: opts.corrections } : {}),
             ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
             onWarmUp: (report) => (warmUp = report),

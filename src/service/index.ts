@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DataDirectoryLockedError, type Database, openDatabase } from '../store/database.js';
 import { isDatabaseUnreachable } from '../store/database-errors.js';
+import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { MigrationFailedError, migrate } from '../store/migrations.js';
 import { type CorrectionMode, defaultCorrectionMode, resumeCorrections, resumeInBackground } from './corrections.js';
 import { type AppContext, buildApp } from './http/app.js';
@@ -98,6 +99,12 @@ export interface ServiceOptions {
    * loop. @default true
    */
   pgliteThread?: boolean;
+  /**
+   * Embedded PGlite's buffer cache in MB (`shared_buffers`, 1–1024), for an
+   * instance with a memory budget (docs/SERVICE.md, "Persistence").
+   * @default LADDER_PGLITE_SHARED_BUFFERS_MB, else PGlite's 128
+   */
+  pgliteSharedBuffersMb?: number;
   /**
    * Match writer tuning (see WriterOptions). Unset fields fall back to the
    * environment (`LADDER_WRITE_BATCH`, `LADDER_WRITE_PIPELINE`), then to the defaults.
@@ -210,9 +217,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       readTimeoutMs: options.readTimeoutMs ?? positiveEnv('LADDER_READ_TIMEOUT_MS'),
       readPoolSize: options.readPoolSize,
       pgliteThread: options.pgliteThread,
+      pgliteSharedBuffersMb: options.pgliteSharedBuffersMb ?? positiveEnv('LADDER_PGLITE_SHARED_BUFFERS_MB'),
     });
   } catch (error) {
     if (error instanceof DataDirectoryLockedError) throw new ServiceStartError('data-directory', error.message, { cause: error });
+    // A bad option (pgliteSharedBuffersMb) names itself.
+    if (error instanceof InvalidInputError) throw error;
     if (options.databaseUrl === undefined) {
       throw new ServiceStartError(
         'data-directory',

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LadderError } from 'ladder-core/core/errors.js';
+import { InvalidInputError, LadderError } from 'ladder-core/core/errors.js';
 import { DataDirectoryLockedError, openPglite } from './database.js';
 import { DatabaseRejectedError } from './database-errors.js';
 
@@ -70,6 +70,20 @@ it("creates a new data directory's cluster on a thread it then stops, and opens 
   } finally {
     opened.mockRestore();
     closed.mockRestore();
+  }
+});
+
+it('sizes PGlite\'s buffer cache as asked, and refuses a size out of range naming the option', async () => {
+  const db = await openPglite(freshDir(), { sharedBuffersMb: 16 });
+  try {
+    expect(await db.query('SHOW shared_buffers')).toEqual([{ shared_buffers: '16MB' }]);
+  } finally {
+    await db.close();
+  }
+  for (const bad of [0, 1.5, 2048]) {
+    const refused = await openPglite(freshDir(), { sharedBuffersMb: bad }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect((refused as InvalidInputError).field).toBe('sharedBuffersMb');
   }
 });
 

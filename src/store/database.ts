@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { LadderError } from 'ladder-core/core/errors.js';
+import { InvalidInputError, LadderError } from 'ladder-core/core/errors.js';
 import { classifyDatabaseError, DatabaseReadStoppedError, QUERY_CANCELED } from './database-errors.js';
 import { ReadGate, type ReadGateOptions } from './read-gate.js';
 
@@ -232,10 +232,23 @@ export interface PgliteOptions extends ReadGateOptions {
    * @default true
    */
   thread?: boolean;
+  /**
+   * PGlite's buffer cache (`shared_buffers`) in MB, a whole number from 1 to
+   * 1024. Its pages count in the process's resident memory once touched: at
+   * PGlite's default of 128 MB about 110 MB of it (docs/BENCHMARKS.md,
+   * "whr-start"). A smaller cache suits an instance with a memory budget; a
+   * read that misses it is served from the files, which the operating system
+   * caches. @default PGlite's (128)
+   */
+  sharedBuffersMb?: number;
 }
 
 /** Opens embedded PGlite in `dataDir` (created if missing), holding the directory lock. */
 export async function openPglite(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
+  const buffers = options.sharedBuffersMb;
+  if (buffers !== undefined && !(Number.isInteger(buffers) && buffers >= 1 && buffers <= 1024)) {
+    throw new InvalidInputError(`sharedBuffersMb must be a whole number of MB from 1 to 1024 (got ${buffers})`, { field: 'sharedBuffersMb' });
+  }
   const release = lockDataDirectory(dataDir);
   try {
     const pgDir = join(dataDir, 'pgdata');
@@ -243,7 +256,7 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
     // PGlite never syncs its files (it starts PostgreSQL with -F, and its file layer issues no sync call),
     // so zero-filling each new 16 MB WAL segment to reserve its space buys nothing; it stalled the whole
     // process (PGlite runs in it) once a segment: 6v6 p99 at 64 in flight 63–70 ms with it, 32–40 without.
-    const startParams = ['-c', 'wal_init_zero=off'];
+    const startParams = ['-c', 'wal_init_zero=off', ...(buffers !== undefined ? ['-c', `shared_buffers=${buffers}MB`] : [])];
     const engine = options.thread === false ? await inProcessPglite(pgDir, startParams) : await threadPglite(pgDir, startParams);
     // Public reads take turns (src/store/read-gate.ts): a crowd of readers cannot fill PGlite's one queue in front of the writers.
     const readGate = new ReadGate(options);
@@ -655,11 +668,16 @@ export interface OpenDatabaseOptions {
   readPoolSize?: number;
   /** PGlite in a worker thread (see PgliteOptions.thread). @default true */
   pgliteThread?: boolean;
+  /** PGlite's buffer cache in MB (see PgliteOptions.sharedBuffersMb). */
+  pgliteSharedBuffersMb?: number;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     return openPostgres({ url: options.databaseUrl, schema: options.schema, max: options.poolSize, readTimeoutMs: options.readTimeoutMs, readPoolSize: options.readPoolSize });
   }
-  return openPglite(options.dataDir ?? './ladder-data', { thread: options.pgliteThread });
+  return openPglite(options.dataDir ?? './ladder-data', {
+    thread: options.pgliteThread,
+    ...(options.pgliteSharedBuffersMb !== undefined ? { sharedBuffersMb: options.pgliteSharedBuffersMb } : {}),
+  });
 }

@@ -83,6 +83,17 @@ describe('ladder serve', () => {
     expect(lines[0]).toContain(file);
   });
 
+  it('--pglite-shared-buffers reaches the embedded database: 16 MB starts, 4096 is one line naming the option, exit 2', async () => {
+    const data = join(tempDir(), 'data');
+    const bad = await serve(['--port', '0', '--data', data, '--pglite-shared-buffers', '4096', '--no-matchmaking-warm-up']);
+    expect(bad.code).toBe(2);
+    const lines = bad.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('sharedBuffersMb must be a whole number of MB from 1 to 1024 (got 4096)');
+    const good = await serve(['--port', '0', '--data', data, '--pglite-shared-buffers', '16', '--no-matchmaking-warm-up']);
+    expect(good.stdout).toContain('"listening"');
+  });
+
   it('--corrections takes phased or transaction; anything else is one line naming the choices, exit 2, before any start', async () => {
     const data = join(tempDir(), 'data');
     const bad = await serve(['--port', '0', '--data', data, '--corrections', 'later']);
