@@ -42,11 +42,13 @@ interface Store {
   url?: string;
   schema?: string;
   dataDir?: string;
+  /** PGlite's buffer cache in MB (PGlite's own default when absent). */
+  sharedBuffersMb?: number;
 }
 
 async function open(store: Store): Promise<Database> {
   if (store.url) return openPostgres({ url: store.url, schema: store.schema!, max: 2 });
-  return openPglite(store.dataDir!, { thread: true });
+  return openPglite(store.dataDir!, { thread: true, ...(store.sharedBuffersMb !== undefined ? { sharedBuffersMb: store.sharedBuffersMb } : {}) });
 }
 
 function retained(): number | undefined {
@@ -203,6 +205,8 @@ export interface WhrStartBenchOptions {
   convergedFreeze?: boolean;
   /** The starts' V8 old-space limit in MB (`--max-old-space-size`), as an instance would be run with a memory budget. */
   heapMb?: number;
+  /** PGlite's buffer cache in MB for the starts (`sharedBuffersMb`). */
+  pgliteSharedBuffersMb?: number;
 }
 
 export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise<void> {
@@ -212,7 +216,8 @@ export async function benchWhrStart(options: WhrStartBenchOptions = {}): Promise
   const horizon = options.horizon ?? 730;
   const repeats = options.repeats ?? 2;
   const store: Store = options.databaseUrl ? { url: options.databaseUrl, schema: `whr_start_${process.pid}` } : { dataDir: mkdtempSync(join(tmpdir(), 'ladder-whr-start-')) };
-  const storeArgs = store.url ? ['--database-url', store.url, '--schema', store.schema!] : ['--data-dir', store.dataDir!];
+  const buffers = options.pgliteSharedBuffersMb !== undefined ? ['--pglite-shared-buffers', String(options.pgliteSharedBuffersMb)] : [];
+  const storeArgs = store.url ? ['--database-url', store.url, '--schema', store.schema!] : ['--data-dir', store.dataDir!, ...buffers];
   try {
     const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay };
     console.log(`whr start with a horizon on ${store.url ? 'PostgreSQL' : 'PGlite'}, ${options.atp ? 'the ATP file' : 'a synthetic log'}`);
@@ -239,6 +244,7 @@ const USAGE: ScriptSpec = {
   summary: 'A service start deriving a whr ladder with a horizon: from the stored last freeze against from the whole log (time, memory, and the same states).',
   options: {
     atp: { type: 'boolean', description: "the ATP file's 619,373 matches instead of the synthetic log" },
+    'pglite-shared-buffers': { type: 'string', value: 'MB', description: "PGlite's buffer cache for the starts (default PGlite's 128)" },
     'heap-mb': { type: 'string', value: 'MB', description: "the starts' V8 old-space limit (--max-old-space-size), as an instance run with a memory budget" },
     'converged-freeze': {
       type: 'boolean',
@@ -261,8 +267,11 @@ if (isEntry(import.meta.url)) {
   const horizon = numberOption(USAGE, args, 'horizon');
   const only = args.values.only;
   const url = typeof args.values['database-url'] === 'string' ? args.values['database-url'] : undefined;
+  const buffers = numberOption(USAGE, args, 'pglite-shared-buffers');
   if (only === 'whole' || only === 'freeze') {
-    const store: Store = url ? { url, schema: String(args.values.schema) } : { dataDir: String(args.values['data-dir']) };
+    const store: Store = url
+      ? { url, schema: String(args.values.schema) }
+      : { dataDir: String(args.values['data-dir']), ...(buffers !== undefined ? { sharedBuffersMb: buffers } : {}) };
     await start(store, only, horizon ?? 730);
   } else {
     const matches = numberOption(USAGE, args, 'matches');
@@ -279,6 +288,7 @@ if (isEntry(import.meta.url)) {
       ...(horizon !== undefined ? { horizon } : {}),
       ...(repeats !== undefined ? { repeats } : {}),
       ...(heapMb !== undefined ? { heapMb } : {}),
+      ...(buffers !== undefined ? { pgliteSharedBuffersMb: buffers } : {}),
       ...(url !== undefined ? { databaseUrl: url } : {}),
     });
   }
