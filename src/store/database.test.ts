@@ -73,7 +73,7 @@ it("creates a new data directory's cluster on a thread it then stops, and opens 
   }
 });
 
-it('sizes PGlite\'s buffer cache as asked, and refuses a size out of range naming the option', async () => {
+it("sizes PGlite's buffer cache as asked, and refuses a size out of range naming the option", async () => {
   const db = await openPglite(freshDir(), { sharedBuffersMb: 16 });
   try {
     expect(await db.query('SHOW shared_buffers')).toEqual([{ shared_buffers: '16MB' }]);
