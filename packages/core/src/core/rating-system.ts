@@ -29,6 +29,12 @@ export interface ContextOffset {
   offset: number;
   /** The offset's own deviation (Glicko-2), on the rating's scale. */
   rd?: number;
+  /**
+   * The offset's covariance with the rating, on the rating's scale squared, where the two are estimated jointly
+   * (whole-history rating with `contextInference: 'joint'`): the rating in the context then has variance
+   * rd² + offset rd² + 2 · covariance.
+   */
+  covariance?: number;
   /** Matches rated in this context. */
   matches: number;
 }

@@ -60,6 +60,10 @@ export abstract class WhrEp extends WhrMode {
     nuB: Float64Array,
     perPlayer: number,
   ): void {
+    if (perPlayer === 2 && this.joint) {
+      this.epComparisonJoint(start, split, end, s, offset, slot, tauA, nuA, tauB, nuB);
+      return;
+    }
     const { gameNodes, nodeR, nodeV } = this;
     // Each player's nodes (one, or general and deviation in a context) weigh 1/side size.
     const ca = perPlayer / (split - start);
@@ -88,6 +92,16 @@ export abstract class WhrEp extends WhrMode {
         vi = 1 / precision;
       }
     }
+    this.setMessage(m, v, s, slot < split ? ca : cb, mi, vi, slot, slot < split ? tauA : tauB, slot < split ? nuA : nuB);
+  }
+
+  /**
+   * The new message to the slot whose cavity is N(mi, vi) and coefficient c, of a comparison whose difference d has
+   * cavity N(m, v) and score s: α = ∂ln Z/∂m and β = −∂²ln Z/∂m² of Z(m, v) = E[P(s | d)], then precision
+   * c²β/(1 − c²β vi) and precision × mean (cα + c²β mi)/(1 − c²β vi) (the message is left as it was when the
+   * shrink is not positive).
+   */
+  protected setMessage(m: number, v: number, s: number, c: number, mi: number, vi: number, slot: number, tau: Float64Array, nu: Float64Array): void {
     let alpha: number;
     let beta: number;
     if (this.probit) {
@@ -111,17 +125,62 @@ export abstract class WhrEp extends WhrMode {
       alpha = kappa * (s - q);
       beta = kappa * kappa * q * (1 - q);
     }
-    const c = slot < split ? ca : cb;
     const bi = c * c * beta;
     const shrink = 1 - bi * vi;
     if (!(shrink > 1e-9)) return;
-    if (slot < split) {
-      tauA[slot] = bi / shrink;
-      nuA[slot] = (c * alpha + bi * mi) / shrink;
-    } else {
-      tauB[slot] = bi / shrink;
-      nuB[slot] = (c * alpha + bi * mi) / shrink;
+    tau[slot] = bi / shrink;
+    nu[slot] = (c * alpha + bi * mi) / shrink;
+  }
+
+  /**
+   * epComparison for a game in a context under `contextInference: 'joint'`: each player is a pair of slots, general
+   * node then deviation node, and sees their sum. The pair's message, on the sum, is kept in the general slot (the
+   * deviation slot's stays 0); its cavity is the sum's posterior, mean R_g + R_c and variance V_g + V_c + 2 cov(g, c),
+   * without that message. `slot` is a general slot.
+   */
+  protected epComparisonJoint(
+    start: number,
+    split: number,
+    end: number,
+    s: number,
+    offset: number,
+    slot: number,
+    tauA: Float64Array,
+    nuA: Float64Array,
+    tauB: Float64Array,
+    nuB: Float64Array,
+  ): void {
+    const { gameNodes, nodeR, nodeV, nodeCov } = this;
+    // ±1/players per side: the slots are pairs.
+    const ca = 2 / (split - start);
+    const cb = -2 / (end - split);
+    let m = offset;
+    let v = 0;
+    let mi = 0;
+    let vi = 0;
+    for (let j = start; j < end; j += 2) {
+      const n = gameNodes[j]!;
+      const dn = gameNodes[j + 1]!;
+      const c = j < split ? ca : cb;
+      const siteTau = j < split ? tauA : tauB;
+      const siteNu = j < split ? nuA : nuB;
+      const sumVariance = nodeV[n]! + nodeV[dn]! + 2 * nodeCov[dn]!;
+      const sumMean = nodeR[n]! + nodeR[dn]!;
+      let precision = 1 / sumVariance - siteTau[j]!;
+      let mean: number;
+      if (precision > 1e-12) mean = (sumMean / sumVariance - siteNu[j]!) / precision;
+      else {
+        precision = 1 / sumVariance;
+        mean = sumMean;
+      }
+      m += c * mean;
+      v += (c * c) / precision;
+      if (j === slot) {
+        mi = mean;
+        vi = 1 / precision;
+      }
     }
+    this.setMessage(m, v, s, slot < split ? ca : cb, mi, vi, slot, slot < split ? tauA : tauB, slot < split ? nuA : nuB);
   }
 
   /** A ranked game's new messages to the player at `slot` of team t, from the comparisons with the team above and below; returns their summed precision into out[0], precision × mean into out[1]. */

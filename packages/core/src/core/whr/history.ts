@@ -26,6 +26,8 @@ export interface WhrEstimate {
   day: number;
   matches: number;
   lastAt?: number;
+  /** A context deviation under `contextInference: 'joint'`: its covariance with the player's general skill (natural units²). */
+  covariance?: number;
 }
 
 /** `array`, or a copy half as long again (at least `needed`): a history's arrays are most of its memory, and doubling would leave up to half of them unused. */
@@ -68,6 +70,17 @@ export interface Player {
   entry?: number;
   /** The day of the timeline's first node ever (kept through a freeze): `newcomerTrend` counts from it. */
   start?: number;
+  /**
+   * `contextInference: 'joint'`, a context deviation: its posterior covariance with its player's general skill at the
+   * general timeline's last node (a later day adds independent drift to each, so the covariance holds on). Absent: 0.
+   */
+  lastCov?: number;
+  /**
+   * `contextInference: 'joint'`, a general skill with deviations: the joint Kalman filter (mean and covariance of the
+   * general skill and the deviations) at every JOINT_CHECKPOINT-th node of the last `window` or so, by node position
+   * (see joint.ts): a smoother over the last nodes starts its forward pass from the one before them.
+   */
+  checkpoints?: Map<number, Float64Array>;
 }
 
 /**
@@ -101,6 +114,12 @@ export abstract class WhrHistoryBase {
   /** The posterior as precision 1/v and precision × mean m/v (kept beside nodeR and nodeV: the cavities need them). */
   protected nodeP = new Float64Array(1024);
   protected nodeH = new Float64Array(1024);
+  /**
+   * `contextInference: 'joint'` only (empty otherwise): a deviation node's posterior covariance with its player's
+   * general node of the same day, so that a game's cavity of the skill in its context, general + deviation, has the
+   * variance of the sum.
+   */
+  protected nodeCov = new Float64Array(0);
   // Adjacency entries: node → (game, side), a linked list.
   protected entryCount = 0;
   protected entryGame = new Int32Array(4096);
@@ -184,12 +203,16 @@ export abstract class WhrHistoryBase {
   protected readonly w2: number;
   /** Whether a match's `context` adds each player's deviation in it (contextPriorVariance > 0). */
   protected readonly contextual: boolean;
+  /** Whether the deviations are smoothed jointly with their player's general skill (contextual and `contextInference: 'joint'`). */
+  protected readonly joint: boolean;
 
   constructor(options: WhrOptions = {}) {
     this.options = resolveWhrOptions(options);
     this.probit = this.options.link === 'probit';
     this.ep = this.options.inference === 'ep';
     this.contextual = this.options.contextPriorVariance > 0;
+    this.joint = this.contextual && this.options.contextInference === 'joint';
+    if (this.joint) this.nodeCov = new Float64Array(this.nodeR.length);
     if (this.contextual && !this.ep) {
       throw new InvalidInputError("whr: contextPriorVariance needs inference 'ep' (the posterior's mode has no context deviations); set contextPriorVariance 0 or inference 'ep'", {
         field: 'contextPriorVariance',
@@ -394,6 +417,8 @@ export abstract class WhrHistoryBase {
       this.nodeV[n] = 1 / this.nodeF[n]!;
       this.nodeP[n] = this.nodeF[n]!;
       this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
+      // A deviation's covariance with the general skill carries over from the general timeline's last node.
+      if (this.joint) this.nodeCov[n] = player.lastCov ?? 0;
     }
     nodes.push(n);
     return n;
@@ -406,6 +431,7 @@ export abstract class WhrHistoryBase {
     this.nodeV = grow(this.nodeV, size);
     this.nodeP = grow(this.nodeP, size);
     this.nodeH = grow(this.nodeH, size);
+    if (this.joint) this.nodeCov = grow(this.nodeCov, size);
   }
 
   protected addEntry(node: number, game: number, side: number, slot: number): void {
@@ -569,7 +595,7 @@ export abstract class WhrHistoryBase {
     // In a context, each player is two nodes, general skill then deviation, with the same coefficient.
     const perPlayer = context === undefined ? 1 : 2;
     const involved: number[] = [];
-    const noteTimeline = (p: number): number => {
+    const noteTimeline = (p: number, nodeDay = day): number => {
       const state = this.players[p]!;
       state.matches++;
       if (match.at !== undefined && (state.lastAt === undefined || match.at > state.lastAt)) state.lastAt = match.at;
@@ -578,7 +604,7 @@ export abstract class WhrHistoryBase {
         this.touched.push(p);
       }
       involved.push(p);
-      return this.nodeFor(p, day);
+      return this.nodeFor(p, nodeDay);
     };
     const teamNodes = match.teams.map((team) => {
       const nodes: number[] = [];
@@ -593,8 +619,10 @@ export abstract class WhrHistoryBase {
           this.entrySum[g]! += this.entryMean(g);
           this.entrants[g]!++;
         }
-        nodes.push(noteTimeline(p));
-        if (context !== undefined) nodes.push(noteTimeline(this.deviationIndex(p, context)));
+        const general = noteTimeline(p);
+        nodes.push(general);
+        // Jointly smoothed, a deviation's node is on its general node's day (a late match's may be folded into a later one).
+        if (context !== undefined) nodes.push(noteTimeline(this.deviationIndex(p, context), this.joint ? this.nodeDay[general]! : day));
       }
       return nodes;
     });
@@ -840,7 +868,11 @@ export abstract class WhrHistoryBase {
     const contexts = p === undefined ? undefined : this.players[p]!.contexts;
     if (contexts === undefined) return out;
     // Deviations exist under expectation propagation only: the variance is the smoothed one, as for the general skill.
-    for (const [context, d] of contexts) out.set(context, this.timelineEstimate(this.players[d]!));
+    for (const [context, d] of contexts) {
+      const estimate = this.timelineEstimate(this.players[d]!);
+      if (this.joint) estimate.covariance = this.players[d]!.lastCov ?? 0;
+      out.set(context, estimate);
+    }
     return out;
   }
 
@@ -867,7 +899,8 @@ export abstract class WhrHistoryBase {
     const variance = out[1]!;
     this.timelineAt(d, day, out);
     out[0] += mean;
-    out[1] += variance;
+    // Jointly smoothed, the variance of the sum counts the covariance of the two.
+    out[1] += variance + 2 * (this.players[d]!.lastCov ?? 0);
   }
 
   /** Mean and variance of timeline p on `day`, drifted forward from its last node. */

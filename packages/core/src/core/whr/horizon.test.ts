@@ -471,7 +471,16 @@ describe('WhrHistory: horizon with context deviations', () => {
     // below 1.2e-7, Numerical Recipes': hence 7 digits against the exact λ = √(2/π); the relations between the
     // frozen and the unfrozen numbers below are exact.)
     const [v0, w2, vc, wc2] = [0.5, 0.01, 0.2, 0.004];
-    const history = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
+    // Factorised: the frozen history predicts as the whole one (joint inference: below).
+    const history = new WhrHistory({
+      link: 'probit',
+      priorVariance: v0,
+      dailyVariance: w2,
+      contextPriorVariance: vc,
+      contextDailyVariance: wc2,
+      horizon: 8,
+      contextInference: 'factorised',
+    });
     history.addMatch({ ...duel('a', 'b', 0), context: 'x' });
     // A match of day 10 reaches point 2 + 8 (a step of 2): the history freezes at day 2, before the match.
     const next: Match = { ...duel('a', 'b', 10), context: 'x' };
@@ -501,7 +510,7 @@ describe('WhrHistory: horizon with context deviations', () => {
     expect(ax.lastAt).toBe(3_600_000);
     expect(b!.contexts![0]!.mean).toBeCloseTo(-moved(vc), 7);
     // Exactly the unfrozen history's day-0 posterior, drifted two days.
-    const whole = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2 });
+    const whole = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, contextInference: 'factorised' });
     whole.addMatch({ ...duel('a', 'b', 0), context: 'x' });
     expect(a!.mean).toBe(whole.estimate('a')!.mean);
     expect(a!.variance).toBeCloseTo(whole.estimate('a')!.variance + 2 * w2, 15);
@@ -519,6 +528,29 @@ describe('WhrHistory: horizon with context deviations', () => {
     // A context a has not played is its prior: N(0, σc²) on top of the frozen skill.
     history.skillAt('a', 10, out, 'y');
     expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + vc, 7);
+    // Joint inference: one game's marginals are the same numbers, and the freeze keeps the marginals only, so the
+    // covariance of g and c, −v0·vc·λ²/(1 + v), is dropped: the frozen skill in x has the variance above, the
+    // whole history's is smaller by 2·v0·vc·λ²/(1 + v).
+    const joint = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
+    joint.addMatch({ ...duel('a', 'b', 0), context: 'x' });
+    joint.prepare(next);
+    const jointA = joint.frozen()!.players[0]!;
+    for (const [got, want] of [
+      [jointA.mean, a!.mean],
+      [jointA.variance, a!.variance],
+      [jointA.contexts![0]!.mean, ax.mean],
+      [jointA.contexts![0]!.variance, ax.variance],
+    ]) {
+      expect(got).toBeCloseTo(want!, 12);
+    }
+    const wholeJoint = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2 });
+    wholeJoint.addMatch({ ...duel('a', 'b', 0), context: 'x' });
+    const covariance = (-v0 * vc * lambda * lambda) / (1 + v);
+    expect(wholeJoint.contextEstimates('a').get('x')!.covariance).toBeCloseTo(covariance, 7);
+    joint.skillAt('a', 10, out, 'x');
+    expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + shrunk(vc) + 10 * wc2, 7);
+    wholeJoint.skillAt('a', 10, out, 'x');
+    expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + shrunk(vc) + 10 * wc2 + 2 * covariance, 7);
   });
 
   it('the replay keeps each live game’s context (duels, teams of two, a free-for-all): counts survive, and a restore from the freeze is bit-identical', () => {
@@ -721,7 +753,7 @@ describe('WhrHistory: horizon with context deviations', () => {
     // A good one: the deviation is known by its prior.
     const restored = new WhrHistory({ ...CONTEXTS, horizon: 20 });
     restored.restoreFrozen(withPriors);
-    expect(restored.contextEstimates('a').get('x')).toEqual({ mean: 0.1, variance: 0.2, day: 3, matches: 1 });
+    expect(restored.contextEstimates('a').get('x')).toEqual({ mean: 0.1, variance: 0.2, day: 3, matches: 1, covariance: 0 });
     expect(restored.frozen()).toEqual(withPriors);
   });
 });

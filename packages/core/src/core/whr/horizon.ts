@@ -28,7 +28,7 @@
  * deviations, so a restore recreates them in the same order.
  */
 import type { Match, MatchTeam } from '../match.js';
-import { WhrEp } from './ep.js';
+import { WhrJoint } from './joint.js';
 import type { WhrConvergeOptions } from './history.js';
 
 /** Games a freeze replays between two of its steps (freezeAhead): a few milliseconds of work. */
@@ -103,7 +103,7 @@ interface LiveGames {
 }
 
 /** The history with a horizon (see the module's comment); WhrHistory extends it. */
-export abstract class WhrHorizon extends WhrEp {
+export abstract class WhrHorizon extends WhrJoint {
   /** The day of the last freeze (−∞: none yet). */
   protected frozenDay = -Infinity;
   /** Timelines 0 … frozenCount − 1 carry a frozen past (a rebuild recreates them first, in order: each player, then their frozen deviations). */

@@ -2,7 +2,7 @@
  * WhrHistory: the history with the inference its options name, Coulom's
  * posterior mode (`inference: 'map'`, mode.ts) or expectation propagation
  * (`inference: 'ep'`, ep.ts). The layers are one class chain,
- * WhrHistoryBase ← WhrMode ← WhrEp ← WhrHorizon (horizon.ts) ← WhrHistory, so the inner loops read
+ * WhrHistoryBase ← WhrMode ← WhrEp ← WhrJoint (joint.ts) ← WhrHorizon (horizon.ts) ← WhrHistory, so the inner loops read
  * the history's arrays as fields of one object.
  */
 import type { WhrConvergeOptions } from './history.js';

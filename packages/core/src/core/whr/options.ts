@@ -30,6 +30,22 @@ export const WHR_OPTIONS = {
   /** wc², the variance a context deviation drifts by per period, in natural units² (read when contextPriorVariance > 0). @default 0 */
   contextDailyVariance: numberOption({ default: 0, min: 0, description: 'wc², the variance a context deviation drifts by per period (with contextPriorVariance > 0)' }),
   /**
+   * How expectation propagation treats a player's general skill and their
+   * deviations: `joint` smooths them as one Gaussian state per player (a
+   * Kalman smoother over the general skill and every deviation the player
+   * has, each game one message on the sum it sees), so the posterior keeps
+   * their correlation and one context for every match is exactly the model
+   * without contexts with σ0² + σc² and w² + wc²; `factorised` keeps each a
+   * timeline of its own with its own messages (cheaper for players in many
+   * contexts, a state of 1 + K dimensions costs (1 + K)³ per node, but the
+   * variance of a skill in a context comes out too large). @default 'joint'
+   */
+  contextInference: choiceOption(
+    ['joint', 'factorised'],
+    'joint',
+    'joint: general skill and deviations smoothed as one state per player (exact sums); factorised: each its own timeline (cheaper, variances too large)',
+  ),
+  /**
    * A new player's prior mean: `zero` (N(0, σ0²), Coulom's); `entrants`:
    * the mean skill, at their first node (its current posterior mean), of
    * every player who entered before; `context`: the same over the players

@@ -39,6 +39,8 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
       let any = false;
       for (const [context, deviation] of history.contextEstimates(id)) {
         contexts[context] = { offset: deviation.mean * WHR_SCALE, rd: Math.sqrt(deviation.variance) * WHR_SCALE, matches: deviation.matches };
+        // Estimated jointly with the general skill (contextInference 'joint'): their covariance, which the variance of the sum counts.
+        if (deviation.covariance !== undefined) contexts[context]!.covariance = deviation.covariance * WHR_SCALE * WHR_SCALE;
         any = true;
       }
       if (any) state.contexts = contexts;
@@ -88,7 +90,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
             // Skill in the context: plus the deviation in it (its prior for a context not yet played).
             const deviation = contextOf(player, context);
             mean += (deviation?.offset ?? 0) / WHR_SCALE;
-            variance += deviation === undefined ? o.contextPriorVariance : ((deviation.rd ?? 0) / WHR_SCALE) ** 2;
+            variance += deviation === undefined ? o.contextPriorVariance : ((deviation.rd ?? 0) / WHR_SCALE) ** 2 + (2 * (deviation.covariance ?? 0)) / (WHR_SCALE * WHR_SCALE);
           }
         }
         return [mean / team.length, variance / (team.length * team.length)] as const;

@@ -1,0 +1,399 @@
+/**
+ * A player's general skill and context deviations smoothed as one state
+ * (`contextInference: 'joint'`). Skill in context k is g + c_k; each is a
+ * Wiener process, and a game in context k sees only the sum. Kept as
+ * separate timelines with a message each (ep.ts, `factorised`), the
+ * posterior drops the correlation a game puts between g and c_k, so the
+ * variance of the sum comes out larger than it is (by 2abβ after one game,
+ * worked in whr.test.ts). Here the player is one Kalman filter and
+ * Rauch–Tung–Striebel smoother over the state x = (g, c_1, …, c_K) (the
+ * deviations the player has nodes in, in the order first played), at the
+ * days of their general timeline; each game is one message on a·x with a =
+ * e_g (no context) or e_g + e_k (context k), kept in the game's general slot,
+ * whose cavity is the posterior of a·x without it. With one context for every
+ * match the sum is then exactly the model without contexts with σ0² + σc²
+ * and w² + wc² (a property test checks the predictions to 1e-9).
+ *
+ * A deviation's first node is its entry into the state: until that day it
+ * stays at its prior (no drift), as the factorised timeline's first node
+ * starts from its prior. Its node days are its player's general node days
+ * (history.ts folds a late match's deviation node into the general node's
+ * day). The deviation nodes keep the marginals (nodeR, nodeV, the filter in
+ * nodeMF and nodeF, which a freeze reads) and their covariance with the
+ * general node (nodeCov), which a game's cavity needs.
+ *
+ * Cost: the filter is O(D²) per node and message and the smoother O(D³) per
+ * node, D = 1 + K. A smoother over the last nodes needs the filter at the
+ * node before them: the filter is stored at every JOINT_CHECKPOINT-th node of
+ * the last `window` or so, and the forward pass runs from the stored one
+ * before (the messages of the nodes in between are as they were when that
+ * filter was made, so the result is the one a filter stored at every node
+ * would give).
+ */
+import { WhrEp } from './ep.js';
+
+/** Node positions between two stored joint filters: a stored filter is D² + 2D + 1 numbers. */
+export const JOINT_CHECKPOINT = 16;
+
+/** The history with jointly smoothed deviations (see the module's comment); WhrHorizon extends it. */
+export abstract class WhrJoint extends WhrEp {
+  /** Scratch: each forward node's filter mean and covariance, its deviation nodes, and the smoother's vectors and matrices. */
+  private filterScratch = new Float64Array(0);
+  private devAtScratch = new Int32Array(0);
+  private readonly tauK: number[] = [];
+  private readonly nuK: number[] = [];
+
+  protected override epSmooth(p: number, from: number): number {
+    if (!this.joint) return super.epSmooth(p, from);
+    const timeline = this.players[p]!;
+    // A deviation moves with its player's state.
+    if (timeline.owner >= 0) return 0;
+    if (timeline.contexts !== undefined) {
+      for (const d of timeline.contexts.values()) if (this.players[d]!.nodes.length > 0) return this.jointSmooth(p, from);
+    }
+    return super.epSmooth(p, from);
+  }
+
+  /** epSmooth for a player with deviation nodes: new messages on nodes [from, end), the joint filter forward and the smoother back over them. */
+  private jointSmooth(p: number, from: number): number {
+    const timeline = this.players[p]!;
+    const nodes = timeline.nodes;
+    const count = nodes.length;
+    if (count - from <= 0) return 0;
+    this.noteMoved(p);
+    const {
+      nodeR,
+      nodeV,
+      nodeP,
+      nodeH,
+      nodeF,
+      nodeMF,
+      nodeDay,
+      nodeCov,
+      siteTau,
+      siteNu,
+      siteTauUp,
+      siteNuUp,
+      entryGame,
+      entrySlot,
+      entryNext,
+      nodeHead,
+      gameNodes,
+      gamePerPlayer,
+      gameRank,
+    } = this;
+    const components: number[] = [];
+    for (const d of timeline.contexts!.values()) if (this.players[d]!.nodes.length > 0) components.push(d);
+    const K = components.length;
+    const D = K + 1;
+    const stride = D + D * D;
+    const start = components.map((d) => nodeDay[this.players[d]!.nodes[0]!]!);
+    const drift = components.map((d) => this.players[d]!.w2);
+    const trended = this.options.newcomerTrend > 0;
+    // The forward pass starts after the stored filter nearest before `from` (none: at the first node, from the priors).
+    let before = -1;
+    let stored: Float64Array | undefined;
+    for (let j = from - 1; j >= 0; j--) {
+      if ((j + 1) % JOINT_CHECKPOINT !== 0) continue;
+      const candidate = timeline.checkpoints?.get(j);
+      if (candidate !== undefined && this.compatible(candidate, components, start, nodeDay[nodes[j]!]!)) {
+        before = j;
+        stored = candidate;
+        break;
+      }
+    }
+    const first = before + 1;
+    const span = count - first;
+    if (this.filterScratch.length < span * stride + 6 * D * D + 4 * D) this.filterScratch = new Float64Array(span * stride + 6 * D * D + 4 * D);
+    if (this.devAtScratch.length < span * K) this.devAtScratch = new Int32Array(span * K);
+    const filters = this.filterScratch;
+    const devAt = this.devAtScratch;
+    // Each deviation's next node (a cursor into its nodes, by day).
+    const cursor = components.map((d) => {
+      const devNodes = this.players[d]!.nodes;
+      if (before < 0) return 0;
+      const day = nodeDay[nodes[before]!]!;
+      let lo = 0;
+      let hi = devNodes.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (nodeDay[devNodes[mid]!]! <= day) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    });
+    const tauK = this.tauK;
+    const nuK = this.nuK;
+    const terms = this.terms;
+    for (let j = first; j < count; j++) {
+      const n = nodes[j]!;
+      const day = nodeDay[n]!;
+      const at = (j - first) * K;
+      for (let k = 0; k < K; k++) {
+        const devNodes = this.players[components[k]!]!.nodes;
+        const next = cursor[k]! < devNodes.length ? devNodes[cursor[k]!]! : -1;
+        if (next >= 0 && nodeDay[next]! === day) {
+          devAt[at + k] = next;
+          cursor[k]!++;
+        } else devAt[at + k] = -1;
+      }
+      // The node's messages, summed by the vector they are on: e_g (index 0) or e_g + e_k (index k + 1).
+      for (let k = 0; k < D; k++) {
+        tauK[k] = 0;
+        nuK[k] = 0;
+      }
+      for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
+        const g = entryGame[e]!;
+        const slot = entrySlot[e]!;
+        let tau: number;
+        let nu: number;
+        if (gameRank[g]! >= 0) {
+          if (j >= from) this.epRanked(g, this.entrySide[e]!, slot, terms);
+          else {
+            terms[0] = siteTau[slot]! + (siteTauUp.length > 0 ? siteTauUp[slot]! : 0);
+            terms[1] = siteNu[slot]! + (siteNuUp.length > 0 ? siteNuUp[slot]! : 0);
+          }
+          tau = terms[0]!;
+          nu = terms[1]!;
+        } else {
+          if (j >= from) this.epSite(g, slot);
+          tau = siteTau[slot]!;
+          nu = siteNu[slot]!;
+        }
+        let index = 0;
+        if (gamePerPlayer[g] === 2) {
+          const dn = gameNodes[slot + 1]!;
+          for (let k = 0; k < K; k++) if (devAt[at + k] === dn) index = k + 1;
+          if (index === 0) throw new Error(`whr: joint smoother found no deviation node ${dn} on day ${day} of ${this.ids[p]}`);
+        }
+        tauK[index]! += tau;
+        nuK[index]! += nu;
+      }
+      const o = (j - first) * stride;
+      const mean = o;
+      const cov = o + D;
+      if (j === first) {
+        if (stored !== undefined) this.loadFilter(stored, components, start, filters, o, D);
+        else this.initialState(p, components, start, day, filters, o, D);
+        if (stored !== undefined) this.predict(p, filters, o, o, D, nodeDay[nodes[before]!]!, day, start, drift, trended);
+      } else this.predict(p, filters, o - stride, o, D, nodeDay[nodes[j - 1]!]!, day, start, drift, trended);
+      // The messages, one rank-one update per vector: x ← x + P a (ν − τ a·x)/(1 + τ a·P a), P ← P − τ (P a)(P a)ᵀ/(1 + τ a·P a).
+      for (let index = 0; index < D; index++) {
+        const tau = tauK[index]!;
+        const nu = nuK[index]!;
+        if (tau === 0 && nu === 0) continue;
+        const u = this.jointU;
+        for (let i = 0; i < D; i++) u[i] = filters[cov + i * D]! + (index > 0 ? filters[cov + i * D + index]! : 0);
+        const s = u[0]! + (index > 0 ? u[index]! : 0);
+        const am = filters[mean]! + (index > 0 ? filters[mean + index]! : 0);
+        const denominator = 1 + tau * s;
+        const gain = (nu - tau * am) / denominator;
+        const shrink = tau / denominator;
+        for (let i = 0; i < D; i++) {
+          filters[mean + i]! += u[i]! * gain;
+          const ui = u[i]! * shrink;
+          for (let l = 0; l < D; l++) filters[cov + i * D + l]! -= ui * u[l]!;
+        }
+      }
+      // The marginal filters (a freeze reads them) of the general node and the deviation nodes of the day.
+      nodeF[n] = 1 / filters[cov]!;
+      nodeMF[n] = filters[mean]!;
+      for (let k = 0; k < K; k++) {
+        const dn = devAt[at + k]!;
+        if (dn < 0) continue;
+        nodeF[dn] = 1 / filters[cov + (k + 1) * D + k + 1]!;
+        nodeMF[dn] = filters[mean + k + 1]!;
+      }
+      if ((j + 1) % JOINT_CHECKPOINT === 0) this.storeCheckpoint(timeline, j, components, filters, o, D);
+    }
+    // Checkpoints too old for any later window go.
+    const keepFrom = count - this.options.window - JOINT_CHECKPOINT - 1;
+    if (timeline.checkpoints !== undefined) for (const j of timeline.checkpoints.keys()) if (j < keepFrom) timeline.checkpoints.delete(j);
+    // Backward: x̂_j = m_j + G (x̂_{j+1} − m⁻_{j+1}), P̂_j = P_j + G (P̂_{j+1} − P⁻_{j+1}) Gᵀ, G = P_j (P⁻_{j+1})⁻¹.
+    const base = span * stride;
+    const nextMean = base;
+    const nextCov = nextMean + D;
+    const predictedMean = nextCov + D * D;
+    const predictedCov = predictedMean + D;
+    const gainAt = predictedCov + D * D;
+    const work = gainAt + D * D;
+    const smoothedMean = work + D * D;
+    const smoothedCov = smoothedMean + D;
+    let largest = 0;
+    for (let j = count - 1; j >= from; j--) {
+      const n = nodes[j]!;
+      const o = (j - first) * stride;
+      if (j === count - 1) {
+        for (let i = 0; i < stride; i++) filters[smoothedMean + i] = filters[o + i]!;
+      } else {
+        this.predict(p, filters, o, predictedMean, D, nodeDay[n]!, nodeDay[nodes[j + 1]!]!, start, drift, trended);
+        this.gain(filters, o + D, predictedCov, gainAt, work, D);
+        for (let i = 0; i < D; i++) {
+          let sum = 0;
+          for (let l = 0; l < D; l++) sum += filters[gainAt + i * D + l]! * (filters[nextMean + l]! - filters[predictedMean + l]!);
+          filters[smoothedMean + i] = filters[o + i]! + sum;
+        }
+        // work = G (P̂_{j+1} − P⁻_{j+1}), then P̂_j = P_j + work Gᵀ.
+        for (let i = 0; i < D; i++) {
+          for (let l = 0; l < D; l++) {
+            let sum = 0;
+            for (let r = 0; r < D; r++) sum += filters[gainAt + i * D + r]! * (filters[nextCov + r * D + l]! - filters[predictedCov + r * D + l]!);
+            filters[work + i * D + l] = sum;
+          }
+        }
+        for (let i = 0; i < D; i++) {
+          for (let l = 0; l < D; l++) {
+            let sum = 0;
+            for (let r = 0; r < D; r++) sum += filters[work + i * D + r]! * filters[gainAt + l * D + r]!;
+            filters[smoothedCov + i * D + l] = filters[o + D + i * D + l]! + sum;
+          }
+        }
+      }
+      // The general node's posterior, and each deviation node's with its covariance with the general one.
+      const mean = filters[smoothedMean]!;
+      const variance = filters[smoothedCov]!;
+      const moved = Math.abs(mean - nodeR[n]!);
+      if (moved > largest) largest = moved;
+      if (j === 0 && timeline.entry !== undefined) this.entrySum[timeline.entry]! += mean - nodeR[n]!;
+      nodeR[n] = mean;
+      nodeV[n] = variance;
+      nodeP[n] = 1 / variance;
+      nodeH[n] = mean / variance;
+      const at = (j - first) * K;
+      for (let k = 0; k < K; k++) {
+        if (j === count - 1) this.players[components[k]!]!.lastCov = filters[smoothedCov + k + 1]!;
+        const dn = devAt[at + k]!;
+        if (dn < 0) continue;
+        const m = filters[smoothedMean + k + 1]!;
+        const v = filters[smoothedCov + (k + 1) * D + k + 1]!;
+        const step = Math.abs(m - nodeR[dn]!);
+        if (step > largest) largest = step;
+        nodeR[dn] = m;
+        nodeV[dn] = v;
+        nodeP[dn] = 1 / v;
+        nodeH[dn] = m / v;
+        nodeCov[dn] = filters[smoothedCov + k + 1]!;
+      }
+      for (let i = 0; i < stride; i++) filters[nextMean + i] = filters[smoothedMean + i]!;
+    }
+    return largest;
+  }
+
+  private readonly jointU: number[] = [];
+
+  /** Whether a stored filter (made at a node of `day`) can start the forward pass: every deviation it lacks entered the state after `day`. */
+  private compatible(stored: Float64Array, components: readonly number[], start: readonly number[], day: number): boolean {
+    const storedK = stored[0]!;
+    for (let k = 0; k < components.length; k++) {
+      let found = false;
+      for (let s = 0; s < storedK; s++) if (stored[1 + s] === components[k]) found = true;
+      if (!found && !(start[k]! > day)) return false;
+    }
+    return true;
+  }
+
+  /** Copies the filter at node position j (mean and covariance at filters[o …]) into the timeline's checkpoints: [K, the deviations' timelines, mean, covariance]. */
+  private storeCheckpoint(timeline: { checkpoints?: Map<number, Float64Array> }, j: number, components: readonly number[], filters: Float64Array, o: number, D: number): void {
+    const K = D - 1;
+    let out = timeline.checkpoints?.get(j);
+    if (out === undefined || out.length !== 1 + K + D + D * D) out = new Float64Array(1 + K + D + D * D);
+    out[0] = K;
+    for (let k = 0; k < K; k++) out[1 + k] = components[k]!;
+    out.set(filters.subarray(o, o + D + D * D), 1 + K);
+    (timeline.checkpoints ??= new Map()).set(j, out);
+  }
+
+  /** A stored filter as the state (filters[o …]) over `components`: a deviation it lacks enters at its prior, independent. */
+  private loadFilter(stored: Float64Array, components: readonly number[], start: readonly number[], filters: Float64Array, o: number, D: number): void {
+    const storedK = stored[0]!;
+    const storedD = storedK + 1;
+    const meanAt = 1 + storedK;
+    const covAt = meanAt + storedD;
+    // Index 0 is the general skill in both; the deviations by timeline.
+    const map = [0];
+    for (let k = 0; k < components.length; k++) {
+      let index = -1;
+      for (let s = 0; s < storedK; s++) if (stored[1 + s] === components[k]) index = s + 1;
+      map.push(index);
+    }
+    for (let i = 0; i < D; i++) {
+      const si = map[i]!;
+      if (si >= 0) filters[o + i] = stored[meanAt + si]!;
+      else {
+        this.firstPrior(components[i - 1]!, start[i - 1]!, this.prior);
+        filters[o + i] = this.prior[0]!;
+      }
+      for (let l = 0; l < D; l++) {
+        const sl = map[l]!;
+        filters[o + D + i * D + l] = si >= 0 && sl >= 0 ? stored[covAt + si * storedD + sl]! : i === l ? this.prior[1]! : 0;
+      }
+    }
+  }
+
+  /** The state at the player's first node (on `day`): the general skill's prior and each deviation's prior on its first day, independent. */
+  private initialState(p: number, components: readonly number[], start: readonly number[], day: number, filters: Float64Array, o: number, D: number): void {
+    for (let i = 0; i < D * D; i++) filters[o + D + i] = 0;
+    this.firstPrior(p, day, this.prior);
+    filters[o] = this.prior[0]!;
+    filters[o + D] = this.prior[1]!;
+    for (let k = 0; k < components.length; k++) {
+      this.firstPrior(components[k]!, start[k]!, this.prior);
+      filters[o + k + 1] = this.prior[0]!;
+      filters[o + D + (k + 1) * D + k + 1] = this.prior[1]!;
+    }
+  }
+
+  /**
+   * The state at filters[from …] carried from day t1 to t2 into filters[to …] (they may be the same): the general
+   * skill drifts by w² a period (and rises by the learning curve), a deviation by its wc² once it has entered.
+   */
+  private predict(
+    p: number,
+    filters: Float64Array,
+    from: number,
+    to: number,
+    D: number,
+    t1: number,
+    t2: number,
+    start: readonly number[],
+    drift: readonly number[],
+    trended: boolean,
+  ): void {
+    if (from !== to) for (let i = 0; i < D + D * D; i++) filters[to + i] = filters[from + i]!;
+    const gap = t2 - t1;
+    if (trended) filters[to]! += this.trend(p, t1, t2);
+    const cov = to + D;
+    filters[cov]! += this.players[p]!.w2 * gap;
+    for (let k = 0; k < D - 1; k++) if (start[k]! <= t1) filters[cov + (k + 1) * D + k + 1]! += drift[k]! * gap;
+  }
+
+  /**
+   * The smoother's gain G = P (P⁻)⁻¹ into filters[gainAt …], P at filters[filterCov …] and P⁻ at
+   * filters[predictedCov …] (symmetric): Gᵀ = (P⁻)⁻¹ P by a Cholesky factor of P⁻ (in filters[work …]).
+   */
+  private gain(filters: Float64Array, filterCov: number, predictedCov: number, gainAt: number, work: number, D: number): void {
+    // Cholesky: P⁻ = L Lᵀ, L lower in work.
+    for (let i = 0; i < D; i++) {
+      for (let l = 0; l <= i; l++) {
+        let sum = filters[predictedCov + i * D + l]!;
+        for (let r = 0; r < l; r++) sum -= filters[work + i * D + r]! * filters[work + l * D + r]!;
+        if (i === l) filters[work + i * D + i] = Math.sqrt(sum > 1e-300 ? sum : 1e-300);
+        else filters[work + i * D + l] = sum / filters[work + l * D + l]!;
+      }
+    }
+    // Each column c of P: solve L y = P[:, c], then Lᵀ x = y; x is column c of Gᵀ, so row c of G.
+    for (let c = 0; c < D; c++) {
+      const row = gainAt + c * D;
+      for (let i = 0; i < D; i++) {
+        let sum = filters[filterCov + i * D + c]!;
+        for (let r = 0; r < i; r++) sum -= filters[work + i * D + r]! * filters[row + r]!;
+        filters[row + i] = sum / filters[work + i * D + i]!;
+      }
+      for (let i = D - 1; i >= 0; i--) {
+        let sum = filters[row + i]!;
+        for (let r = i + 1; r < D; r++) sum -= filters[work + r * D + i]! * filters[row + r]!;
+        filters[row + i] = sum / filters[work + i * D + i]!;
+      }
+    }
+  }
+}
