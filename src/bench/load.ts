@@ -50,6 +50,8 @@ export interface LoadOptions {
    * maps, drawn uniformly (its `context`): each duel is then a game of four nodes. 0: no contexts. @default 0
    */
   contexts?: number;
+  /** With `contexts`: how the deviations are smoothed (the system's option; undefined: its default, joint). */
+  contextInference?: 'joint' | 'factorised';
   databaseUrl?: string;
 }
 
@@ -263,7 +265,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         id: 'bench',
         system: SYSTEM_OF_SHAPE[shape],
         ...(options.inference === 'map' ? { options: { ...WHR_MAP_OPTIONS } } : {}),
-        ...((options.contexts ?? 0) > 0 ? { options: { ...CONTEXT_OPTIONS } } : {}),
+        ...((options.contexts ?? 0) > 0
+          ? { options: { ...CONTEXT_OPTIONS, ...(options.contextInference !== undefined ? { contextInference: options.contextInference } : {}) } }
+          : {}),
         // Mixed runs read the leaderboard: every player ranked from the first match, so pages are full.
         ...(workload === 'mixed' ? { standings: { placementMatches: 0 } } : {}),
       };
@@ -500,6 +504,7 @@ export async function runServiceLoadBenchmarks(
     inference?: 'ep' | 'map';
     daysPerSecond?: number;
     contexts?: number;
+    contextInference?: 'joint' | 'factorised';
   } = {},
 ) {
   const loads: LoadResult[] = [];
@@ -516,6 +521,7 @@ export async function runServiceLoadBenchmarks(
           inference: options.inference,
           daysPerSecond: options.daysPerSecond,
           contexts: options.contexts,
+          ...(options.contextInference !== undefined ? { contextInference: options.contextInference } : {}),
         }),
       );
     }
@@ -594,6 +600,11 @@ const USAGE: ScriptSpec = {
       value: 'N',
       description: 'with --shape whr: context deviations on, each match on one of N maps (its context; default 0: none)',
     },
+    'context-inference': {
+      type: 'string',
+      value: 'joint|factorised',
+      description: "with --contexts: how the deviations are smoothed (default: the system's, joint)",
+    },
     memory: { type: 'boolean', description: "also measure the server's memory with one million players" },
   },
 };
@@ -620,6 +631,7 @@ if (isEntry(import.meta.url)) {
     inference: choiceOption(USAGE, args, 'inference', ['ep', 'map'] as const, 'ep'),
     daysPerSecond: numberOption(USAGE, args, 'days-per-second') ?? 0,
     contexts,
+    ...(args.values['context-inference'] !== undefined ? { contextInference: choiceOption(USAGE, args, 'context-inference', ['joint', 'factorised'] as const, 'joint') } : {}),
   });
   process.stdout.write(`${format(result)}\n`);
 }

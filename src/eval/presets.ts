@@ -88,12 +88,15 @@ const homeFit: ParameterSpec = { ...HOME_ADVANTAGE_FIT };
 const whrFit = fitOf('whr');
 /** Its context deviations' two variances (σc², wc²), over the ranges `ladder fit` searches. */
 const whrContextFit: ParameterSpec[] = describeSystem('whr').fit.parameters.filter((p) => p.name === 'contextPriorVariance' || p.name === 'contextDailyVariance');
+/** The rows with contexts measured before deviations were smoothed jointly with the general skill by default: as they were measured. */
+const FACTORISED = { contextInference: 'factorised' } as const;
+
 /**
  * The context variances the Overwatch League row "whr, map variances fitted"
  * chose on its training part (2018), at the default general variances: the
  * Halo 2 files have no training part, so their context row takes these.
  */
-export const OWL_WHR_CONTEXT_VARIANCES = { contextPriorVariance: 1.1346798966626295, contextDailyVariance: 0.01466296016264734 };
+export const OWL_WHR_CONTEXT_VARIANCES = { contextPriorVariance: 1.1346798966626295, contextDailyVariance: 0.01466296016264734, contextInference: 'factorised' } as const;
 
 /**
  * The Overwatch League row "whr, variances and map variances fitted" (row 10)
@@ -108,7 +111,9 @@ export const OWL_WHR_CHOSEN = {
   contextPriorVariance: 2.396809601468398,
   contextDailyVariance: 0.0038877081863537707,
   sweeps: 4,
-};
+  // Fitted and chosen with each deviation a timeline of its own, as it was measured.
+  contextInference: 'factorised',
+} as const;
 
 /** The two Halo 2 beta files share their protocol: every game online, scored once a player was seen before. */
 function halo2Preset(name: string, file: 'HeadToHead' | 'LargeTeam', title: string, published: PublishedRow[], extraRuns: SystemRun[] = []): DatasetPreset {
@@ -151,7 +156,7 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
       // σc² of the level-of-play deviations chosen on the training part's last 30 % from 0.005, 0.02, 0.08 (and wc² from 0, 1e-5, 1e-4 at 0.02):
       // a two-parameter golden-section fit on this file takes hours with contexts (docs/EVALUATION.md).
-      { label: 'whr, level-of-play deviations (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02 } },
+      { label: 'whr, level-of-play deviations (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02, contextInference: 'factorised' } },
       // A newcomer's learning curve: a and τ fitted on the training part's last 30 % (fitParameters over the loader's matches,
       // the search of `ladder fit --fit newcomerTrend,newcomerTrendPeriods --rounds 1 --tolerance 0.1`: 18 runs, 685 s), at the
       // default variances; stored as fixed options, since the fit takes over ten minutes (docs/EVALUATION.md).
@@ -275,8 +280,8 @@ export const PRESETS: DatasetPreset[] = [
       { label: 'teamrank, defaults', system: 'teamrank' },
       { label: 'whr, defaults', system: 'whr' },
       { label: 'whr, variances fitted', system: 'whr', fit: whrFit },
-      { label: 'whr, map variances fitted', system: 'whr', fit: whrContextFit },
-      { label: 'whr, variances and map variances fitted', system: 'whr', fit: [...whrFit, ...whrContextFit] },
+      { label: 'whr, map variances fitted', system: 'whr', options: FACTORISED, fit: whrContextFit },
+      { label: 'whr, variances and map variances fitted', system: 'whr', options: FACTORISED, fit: [...whrFit, ...whrContextFit] },
       // Row 10's fitted variances with four passes over a closed day's players (two, three, four, eight compared on the training part's last 30 %).
       { label: 'whr, row 10 with four passes a closed day (chosen on training)', system: 'whr', options: OWL_WHR_CHOSEN },
     ],

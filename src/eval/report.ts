@@ -29,6 +29,8 @@ function parametersText(row: PresetRow): string {
       .filter(([key]) => !['epsilon', 'periodMs', 'volatility', 'decimals', 'floor', 'stakeDivisor', 'quitterModifier', 'timeBasis', 'refresh', 'integrate'].includes(key))
       // Per-context options at 0 are off: not worth a column entry.
       .filter(([key, value]) => !(value === 0 && CONTEXT_OPTIONS.includes(key)))
+      // How deviations are smoothed means nothing without them.
+      .filter(([key]) => !(key === 'contextInference' && !shown.contextPriorVariance))
       // Whole-History Rating's newcomer options, off: a learning curve's τ is read only with a trend.
       .filter(
         ([key, value]) => !(key === 'newcomerMean' && value === 'zero') && !(key === 'newcomerTrend' && value === 0) && !(key === 'newcomerTrendPeriods' && !shown.newcomerTrend),

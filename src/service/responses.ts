@@ -177,7 +177,20 @@ export const playerResponse = z.object({
   ...standing,
   lastAt: isoTime.nullable(),
   contexts: z
-    .record(z.string(), z.object({ offset: z.number(), rd: z.number().optional(), matches: z.number().int() }))
+    .record(
+      z.string(),
+      z.object({
+        offset: z.number(),
+        rd: z.number().optional(),
+        covariance: z
+          .number()
+          .optional()
+          .describe(
+            "The offset's covariance with the rating (rating points²), where they are estimated jointly: the variance in the context is rd² + offset rd² + 2 · covariance.",
+          ),
+        matches: z.number().int(),
+      }),
+    )
     .optional()
     .describe(
       'Per-context offsets, on ladders whose system has them switched on: skill in a context is `rating` + its `offset` (a context not listed: 0). Absent when the player has none.',

@@ -94,11 +94,13 @@ describe.each(BACKENDS)('match contexts on %s', (backend) => {
     expect((await api.post('/v1/ladders/whr/matches', duel('w1', 'ann', 'bob', 'clay'))).status).toBe(201);
     // σ0² 0.6, σc² 0.2 (packages/core/src/core/whr/whr.test.ts, one context, one game): ann's general skill
     // 0.23509943 (variance 0.54472826), her clay deviation 0.07836648 (variance 0.19385870), bob mirrored.
-    // On clay σ(0.62693181/√(1 + π·1.47717391/8)) = 0.62216477; no context σ(0.47019886/√(1 + π·1.08945652/8)) = 0.59712471;
+    // Jointly smoothed (the default), her general skill and clay deviation have covariance −abβ = −0.01842391, so her skill on
+    // clay has variance 0.54472826 + 0.19385870 − 2 × 0.01842391 = 0.70173913 (the summed model's, σ0² + σc² = 0.8):
+    // on clay σ(0.62693181/√(1 + π·1.40347826/8)) = 0.62325283; no context σ(0.47019886/√(1 + π·1.08945652/8)) = 0.59712471;
     // on grass, new to both, the deviations' prior variance is added: σ(0.47019886/√(1 + π·1.48945652/8)) = 0.59230213.
     const teams = [{ players: ['ann'] }, { players: ['bob'] }];
     const predict = async (context?: string) => (await api.post('/v1/ladders/whr/predict', { teams, ...(context !== undefined ? { context } : {}) })).body.probabilities[0];
-    expect(await predict('clay')).toBeCloseTo(0.62216477, 6);
+    expect(await predict('clay')).toBeCloseTo(0.62325283, 6);
     expect(await predict()).toBeCloseTo(0.59712471, 6);
     expect(await predict('grass')).toBeCloseTo(0.59230213, 6);
     // The offset on the rating's scale: 0.07836648 × 400/ln 10 = 13.6137, its deviation √0.19385870 × 400/ln 10 = 76.487.
@@ -106,6 +108,8 @@ describe.each(BACKENDS)('match contexts on %s', (backend) => {
     expect(ann.body.rating).toBeCloseTo(1540.841, 3);
     expect(ann.body.contexts.clay.offset).toBeCloseTo(13.6137, 3);
     expect(ann.body.contexts.clay.rd).toBeCloseTo(76.487, 2);
+    // The covariance on the rating's scale: −0.01842391 × (400/ln 10)² = −555.994.
+    expect(ann.body.contexts.clay.covariance).toBeCloseTo(-555.994, 2);
     expect(ann.body.contexts.clay.matches).toBe(1);
   });
 

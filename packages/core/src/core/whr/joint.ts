@@ -104,7 +104,7 @@ export abstract class WhrJoint extends WhrEp {
     }
     const first = before + 1;
     const span = count - first;
-    if (this.filterScratch.length < span * stride + 6 * D * D + 4 * D) this.filterScratch = new Float64Array(span * stride + 6 * D * D + 4 * D);
+    if (this.filterScratch.length < span * stride) this.filterScratch = new Float64Array(span * stride);
     if (this.devAtScratch.length < span * K) this.devAtScratch = new Int32Array(span * K);
     const filters = this.filterScratch;
     const devAt = this.devAtScratch;
@@ -209,49 +209,84 @@ export abstract class WhrJoint extends WhrEp {
     // Checkpoints too old for any later window go.
     const keepFrom = count - this.options.window - JOINT_CHECKPOINT - 1;
     if (timeline.checkpoints !== undefined) for (const j of timeline.checkpoints.keys()) if (j < keepFrom) timeline.checkpoints.delete(j);
+    // The covariance of each deviation with the general skill at the last node: the filter's there (it is the smoother's).
+    const last = (count - 1 - first) * stride + D;
+    for (let k = 0; k < K; k++) this.players[components[k]!]!.lastCov = filters[last + k + 1]!;
+    // The smoother back over the general skill and the deviations with a node in [from, count) only: the others have
+    // no message there, so leaving them out (a Gaussian's marginal) changes nothing of the rest, and the cost is
+    // (1 + active)³ a node, not D³ (a player's last game in one context is 2³).
+    const active = [0];
+    for (let k = 0; k < K; k++) {
+      for (let j = from; j < count; j++) {
+        if (devAt[(j - first) * K + k]! >= 0) {
+          active.push(k + 1);
+          break;
+        }
+      }
+    }
+    const A = active.length;
+    const strideA = A + A * A;
+    const backSpan = count - from;
+    const needed = span * stride + backSpan * strideA + 5 * A * A + 3 * A;
+    if (this.filterScratch.length < needed) {
+      const bigger = new Float64Array(needed);
+      bigger.set(filters.subarray(0, span * stride));
+      this.filterScratch = bigger;
+    }
+    const all = this.filterScratch;
+    const sub = span * stride;
+    for (let j = from; j < count; j++) {
+      const o = (j - first) * stride;
+      const so = sub + (j - from) * strideA;
+      for (let a = 0; a < A; a++) {
+        all[so + a] = all[o + active[a]!]!;
+        for (let b = 0; b < A; b++) all[so + A + a * A + b] = all[o + D + active[a]! * D + active[b]!]!;
+      }
+    }
+    const subStart = active.slice(1).map((i) => start[i - 1]!);
+    const subDrift = active.slice(1).map((i) => drift[i - 1]!);
     // Backward: x̂_j = m_j + G (x̂_{j+1} − m⁻_{j+1}), P̂_j = P_j + G (P̂_{j+1} − P⁻_{j+1}) Gᵀ, G = P_j (P⁻_{j+1})⁻¹.
-    const base = span * stride;
-    const nextMean = base;
-    const nextCov = nextMean + D;
-    const predictedMean = nextCov + D * D;
-    const predictedCov = predictedMean + D;
-    const gainAt = predictedCov + D * D;
-    const work = gainAt + D * D;
-    const smoothedMean = work + D * D;
-    const smoothedCov = smoothedMean + D;
+    const nextMean = sub + backSpan * strideA;
+    const nextCov = nextMean + A;
+    const predictedMean = nextCov + A * A;
+    const predictedCov = predictedMean + A;
+    const gainAt = predictedCov + A * A;
+    const work = gainAt + A * A;
+    const smoothedMean = work + A * A;
+    const smoothedCov = smoothedMean + A;
     let largest = 0;
     for (let j = count - 1; j >= from; j--) {
       const n = nodes[j]!;
-      const o = (j - first) * stride;
+      const o = sub + (j - from) * strideA;
       if (j === count - 1) {
-        for (let i = 0; i < stride; i++) filters[smoothedMean + i] = filters[o + i]!;
+        for (let i = 0; i < strideA; i++) all[smoothedMean + i] = all[o + i]!;
       } else {
-        this.predict(p, filters, o, predictedMean, D, nodeDay[n]!, nodeDay[nodes[j + 1]!]!, start, drift, trended);
-        this.gain(filters, o + D, predictedCov, gainAt, work, D);
-        for (let i = 0; i < D; i++) {
+        this.predict(p, all, o, predictedMean, A, nodeDay[n]!, nodeDay[nodes[j + 1]!]!, subStart, subDrift, trended);
+        this.gain(all, o + A, predictedCov, gainAt, work, A);
+        for (let i = 0; i < A; i++) {
           let sum = 0;
-          for (let l = 0; l < D; l++) sum += filters[gainAt + i * D + l]! * (filters[nextMean + l]! - filters[predictedMean + l]!);
-          filters[smoothedMean + i] = filters[o + i]! + sum;
+          for (let l = 0; l < A; l++) sum += all[gainAt + i * A + l]! * (all[nextMean + l]! - all[predictedMean + l]!);
+          all[smoothedMean + i] = all[o + i]! + sum;
         }
         // work = G (P̂_{j+1} − P⁻_{j+1}), then P̂_j = P_j + work Gᵀ.
-        for (let i = 0; i < D; i++) {
-          for (let l = 0; l < D; l++) {
+        for (let i = 0; i < A; i++) {
+          for (let l = 0; l < A; l++) {
             let sum = 0;
-            for (let r = 0; r < D; r++) sum += filters[gainAt + i * D + r]! * (filters[nextCov + r * D + l]! - filters[predictedCov + r * D + l]!);
-            filters[work + i * D + l] = sum;
+            for (let r = 0; r < A; r++) sum += all[gainAt + i * A + r]! * (all[nextCov + r * A + l]! - all[predictedCov + r * A + l]!);
+            all[work + i * A + l] = sum;
           }
         }
-        for (let i = 0; i < D; i++) {
-          for (let l = 0; l < D; l++) {
+        for (let i = 0; i < A; i++) {
+          for (let l = 0; l < A; l++) {
             let sum = 0;
-            for (let r = 0; r < D; r++) sum += filters[work + i * D + r]! * filters[gainAt + l * D + r]!;
-            filters[smoothedCov + i * D + l] = filters[o + D + i * D + l]! + sum;
+            for (let r = 0; r < A; r++) sum += all[work + i * A + r]! * all[gainAt + l * A + r]!;
+            all[smoothedCov + i * A + l] = all[o + A + i * A + l]! + sum;
           }
         }
       }
       // The general node's posterior, and each deviation node's with its covariance with the general one.
-      const mean = filters[smoothedMean]!;
-      const variance = filters[smoothedCov]!;
+      const mean = all[smoothedMean]!;
+      const variance = all[smoothedCov]!;
       const moved = Math.abs(mean - nodeR[n]!);
       if (moved > largest) largest = moved;
       if (j === 0 && timeline.entry !== undefined) this.entrySum[timeline.entry]! += mean - nodeR[n]!;
@@ -260,21 +295,20 @@ export abstract class WhrJoint extends WhrEp {
       nodeP[n] = 1 / variance;
       nodeH[n] = mean / variance;
       const at = (j - first) * K;
-      for (let k = 0; k < K; k++) {
-        if (j === count - 1) this.players[components[k]!]!.lastCov = filters[smoothedCov + k + 1]!;
-        const dn = devAt[at + k]!;
+      for (let a = 1; a < A; a++) {
+        const dn = devAt[at + active[a]! - 1]!;
         if (dn < 0) continue;
-        const m = filters[smoothedMean + k + 1]!;
-        const v = filters[smoothedCov + (k + 1) * D + k + 1]!;
+        const m = all[smoothedMean + a]!;
+        const v = all[smoothedCov + a * A + a]!;
         const step = Math.abs(m - nodeR[dn]!);
         if (step > largest) largest = step;
         nodeR[dn] = m;
         nodeV[dn] = v;
         nodeP[dn] = 1 / v;
         nodeH[dn] = m / v;
-        nodeCov[dn] = filters[smoothedCov + k + 1]!;
+        nodeCov[dn] = all[smoothedCov + a]!;
       }
-      for (let i = 0; i < stride; i++) filters[nextMean + i] = filters[smoothedMean + i]!;
+      for (let i = 0; i < strideA; i++) all[nextMean + i] = all[smoothedMean + i]!;
     }
     return largest;
   }
