@@ -3,7 +3,8 @@
  * priors a history with a horizon froze its past into, and where in the log
  * the matches after the freeze start. One row per ladder, replaced whole.
  * With context deviations the priors carry each player's frozen deviations
- * too (`contexts`), with a learning curve each player's first day
+ * too (`contexts`; inferred jointly with the general skill, with their
+ * covariances), with a learning curve each player's first day
  * (`firstDay`), and with a newcomer's prior mean from earlier entrants the
  * frozen entrants of each group (`entrants`); each is absent otherwise, so
  * rows written before them read as they were.
@@ -49,6 +50,8 @@ interface ContextPriorsJson {
   variance: number[];
   matches: number[];
   lastAt: (number | null)[];
+  /** Deviations frozen jointly with the general skill only (absent in rows stored before them): each one's covariances, null for none. */
+  covariance?: (number[] | null)[];
 }
 
 function toJson(past: FrozenPast): string {
@@ -75,6 +78,11 @@ function toJson(past: FrozenPast): string {
       contexts.variance.push(c.variance);
       contexts.matches.push(c.matches);
       contexts.lastAt.push(c.lastAt ?? null);
+      if (c.covariance !== undefined) {
+        // Parallel to the others: null for each deviation before the first with covariances.
+        contexts.covariance ??= contexts.player.slice(0, -1).map(() => null);
+        contexts.covariance.push(c.covariance);
+      } else contexts.covariance?.push(null);
     }
   });
   // JSON writes each double as the shortest text that reads back as the same double, and json keeps the text as given.
@@ -96,6 +104,8 @@ function fromJson(json: PriorsJson): FrozenPlayer[] {
       const deviation: FrozenContext = { context: contexts.context[k]!, mean: contexts.mean[k]!, variance: contexts.variance[k]!, matches: contexts.matches[k]! };
       const lastAt = contexts.lastAt[k];
       if (lastAt !== null && lastAt !== undefined) deviation.lastAt = lastAt;
+      const covariance = contexts.covariance?.[k];
+      if (covariance !== null && covariance !== undefined) deviation.covariance = covariance;
       const player = players[p];
       if (player === undefined) throw new Error(`frozen priors: contexts.player[${k}] is not a player (${p})`);
       (player.contexts ??= []).push(deviation);

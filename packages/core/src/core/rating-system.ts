@@ -127,6 +127,8 @@ export interface FrozenContext {
   variance: number;
   matches: number;
   lastAt?: number;
+  /** Estimated jointly with the general skill: its covariance with it, then with each earlier context of the player's list (absent: independent). */
+  covariance?: number[];
 }
 
 /**

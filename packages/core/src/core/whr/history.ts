@@ -76,11 +76,23 @@ export interface Player {
    */
   lastCov?: number;
   /**
+   * `contextInference: 'joint'`, a deviation of a frozen joint prior with no node since: its posterior on the general
+   * timeline's last node's day (games in other contexts move it through the covariances), which estimates and
+   * predictions read instead of the prior.
+   */
+  lastState?: WhrPrior;
+  /**
    * `contextInference: 'joint'`, a general skill with deviations: the joint Kalman filter (mean and covariance of the
    * general skill and the deviations) at every JOINT_CHECKPOINT-th node of the last `window` or so, by node position
    * (see joint.ts): a smoother over the last nodes starts its forward pass from the one before them.
    */
   checkpoints?: Map<number, Float64Array>;
+  /**
+   * `contextInference: 'joint'`, a general skill frozen with deviations (horizon.ts): the frozen state of the general
+   * skill and those deviations on the freeze `day`, mean and covariance (row-major, general skill first), of which
+   * `prior` and each deviation's `prior` are the marginals.
+   */
+  jointPrior?: { day: number; components: number[]; mean: Float64Array; cov: Float64Array };
 }
 
 /**
@@ -851,7 +863,7 @@ export abstract class WhrHistoryBase {
   private timelineEstimate(timeline: Player): WhrEstimate {
     let out: WhrEstimate;
     if (timeline.nodes.length === 0) {
-      const prior = timeline.prior!;
+      const prior = timeline.lastState ?? timeline.prior!;
       out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: timeline.matches };
     } else {
       const last = timeline.nodes[timeline.nodes.length - 1]!;
@@ -908,7 +920,13 @@ export abstract class WhrHistoryBase {
     const player = this.players[p]!;
     const nodes = player.nodes;
     if (nodes.length === 0) {
-      this.firstPrior(p, day, out);
+      const state = player.lastState;
+      if (state === undefined) this.firstPrior(p, day, out);
+      else {
+        // A joint state's deviation without a node: its posterior on the general skill's last day, drifted.
+        out[0] = state.mean;
+        out[1] = state.variance + (day > state.day ? player.w2 * (day - state.day) : 0);
+      }
       return;
     }
     const last = nodes[nodes.length - 1]!;

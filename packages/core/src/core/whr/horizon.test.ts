@@ -528,9 +528,9 @@ describe('WhrHistory: horizon with context deviations', () => {
     // A context a has not played is its prior: N(0, σc²) on top of the frozen skill.
     history.skillAt('a', 10, out, 'y');
     expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + vc, 7);
-    // Joint inference: one game's marginals are the same numbers, and the freeze keeps the marginals only, so the
-    // covariance of g and c, −v0·vc·λ²/(1 + v), is dropped: the frozen skill in x has the variance above, the
-    // whole history's is smaller by 2·v0·vc·λ²/(1 + v).
+    // Joint inference: one game's marginals are the same numbers, and the freeze keeps the covariance of g and c too,
+    // −v0·vc·λ²/(1 + v), as the deviation's `covariance`: the frozen skill in x has the whole history's variance,
+    // smaller by 2·v0·vc·λ²/(1 + v) than the factorised one above.
     const joint = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
     joint.addMatch({ ...duel('a', 'b', 0), context: 'x' });
     joint.prepare(next);
@@ -547,10 +547,16 @@ describe('WhrHistory: horizon with context deviations', () => {
     wholeJoint.addMatch({ ...duel('a', 'b', 0), context: 'x' });
     const covariance = (-v0 * vc * lambda * lambda) / (1 + v);
     expect(wholeJoint.contextEstimates('a').get('x')!.covariance).toBeCloseTo(covariance, 7);
+    expect(jointA.contexts![0]!.covariance).toHaveLength(1);
+    expect(jointA.contexts![0]!.covariance![0]).toBeCloseTo(covariance, 7);
     joint.skillAt('a', 10, out, 'x');
-    expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + shrunk(vc) + 10 * wc2, 7);
-    wholeJoint.skillAt('a', 10, out, 'x');
     expect(out[1]).toBeCloseTo(shrunk(v0) + 10 * w2 + shrunk(vc) + 10 * wc2 + 2 * covariance, 7);
+    wholeJoint.prepare(next);
+    expect(joint.predictMatch(next)).toBeCloseTo(wholeJoint.predictMatch(next), 12);
+    // A restore from the freeze reads the covariance back: the same prediction.
+    const restored = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
+    restored.restoreFrozen(JSON.parse(JSON.stringify(joint.frozen())));
+    expect(restored.predictMatch(next)).toBe(joint.predictMatch(next));
   });
 
   it('the replay keeps each live game’s context (duels, teams of two, a free-for-all): counts survive, and a restore from the freeze is bit-identical', () => {
@@ -692,6 +698,32 @@ describe('WhrHistory: horizon with context deviations', () => {
     );
   });
 
+  it("property (contextInference 'joint'): one context for every match with a horizon predicts as the same horizon without contexts at σ0² + σc², w² + wc²", () => {
+    // The freeze keeps each player's joint state (the covariance of general skill and deviation with it), so the sum's
+    // frozen prior is the summed model's frozen skill, and everything after follows it.
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), fc.boolean(), (seed, horizon, late) => {
+        let log = randomLog(seed, 90, 4, 9).map((match): Match => ({ ...match, context: 'x' }));
+        if (late) log = lateOnes(log);
+        const predict = (options: ConstructorParameters<typeof WhrHistory>[0]) => {
+          const history = new WhrHistory({ ...options, horizon, window: 6, cycle: 3 });
+          const out: number[] = [];
+          for (const match of log) {
+            history.prepare(match);
+            if (match.teams.length === 2) out.push(history.predictMatch(match));
+            history.addMatch(match);
+          }
+          expect(history.freezes).toBeGreaterThan(0);
+          return out;
+        };
+        const summed = predict({ priorVariance: 0.9, dailyVariance: 0.003 });
+        const joint = predict({ priorVariance: 0.6, dailyVariance: 0.002, contextPriorVariance: 0.3, contextDailyVariance: 0.001 });
+        for (let i = 0; i < summed.length; i++) expect(Math.abs(joint[i]! - summed[i]!)).toBeLessThan(1e-12);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
   it('property: with (near) zero deviation variance, a horizon with contexts predicts as the same horizon without (to 1e-8)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), fc.integer({ min: 1, max: 4 }), fc.boolean(), (seed, horizon, contexts, late) => {
@@ -726,6 +758,50 @@ describe('WhrHistory: horizon with context deviations', () => {
     // Two timelines a player in a context: at most four nodes a game.
     expect(long.nodesCount).toBeLessThanOrEqual(25 * 6 * 4);
     expect(online(withContexts(randomLog(9, 400, 6, 20, false), names, 1), CONTEXTS).nodesCount).toBeGreaterThan(4 * 25 * 6 * 4);
+  });
+
+  it('jointly frozen deviations: covariances restore into the joint state (a prior-only deviation keeps its covariance); bad ones name the field', () => {
+    // a: general N(0.1, 1), x N(0.2, 0.3) with covariance −0.2, y N(0, 0.25) with covariances 0.05 (general) and 0.01 (x).
+    const frozen = {
+      day: 3,
+      players: [
+        {
+          id: 'a',
+          mean: 0.1,
+          variance: 1,
+          matches: 4,
+          contexts: [
+            { context: 'x', mean: 0.2, variance: 0.3, matches: 2, covariance: [-0.2] },
+            { context: 'y', mean: 0, variance: 0.25, matches: 2, covariance: [0.05, 0.01] },
+          ],
+        },
+      ],
+    };
+    const history = new WhrHistory({ ...CONTEXTS, horizon: 20 });
+    history.restoreFrozen(frozen);
+    expect(history.frozen()).toEqual(frozen);
+    // On day 3 in x: mean 0.3, variance 1 + 0.3 − 2 × 0.2 = 0.9.
+    const out = new Float64Array(2);
+    history.skillAt('a', 3, out, 'x');
+    expect(out[0]).toBeCloseTo(0.3, 15);
+    expect(out[1]).toBeCloseTo(0.9, 15);
+    // A game in x moves y too, through their covariances, and y keeps a covariance with the general skill.
+    history.addMatch({ ...duel('a', 'b', 4), context: 'x' });
+    const y = history.contextEstimates('a').get('y')!;
+    expect(y.mean).not.toBe(0);
+    expect(y.covariance).not.toBe(0.05);
+    // Factorised inference reads the marginals alone.
+    const factorised = new WhrHistory({ ...CONTEXTS, horizon: 20, contextInference: 'factorised' });
+    factorised.restoreFrozen(frozen);
+    factorised.skillAt('a', 3, out, 'x');
+    expect(out[1]).toBeCloseTo(1.3, 15);
+    const bad = (contexts: object[]) => () =>
+      new WhrHistory({ ...CONTEXTS, horizon: 20 }).restoreFrozen({ ...frozen, players: [{ ...frozen.players[0]!, contexts: contexts as never }] });
+    const [x, yy] = frozen.players[0]!.contexts;
+    expect(bad([{ ...x, covariance: [-0.2, 0] }, yy!])).toThrow(/players\[0\]\.contexts\[0\]\.covariance must be 1 finite/);
+    expect(bad([x!, { ...yy, covariance: [0.05, Number.NaN] }])).toThrow(/players\[0\]\.contexts\[1\]\.covariance/);
+    expect(bad([x!, { ...yy, covariance: undefined }])).toThrow(/players\[0\]\.contexts: a covariance for every context or for none/);
+    expect(bad([{ ...x, covariance: [-0.9] }, yy!])).toThrow(/players\[0\]\.contexts\[\]\.covariance .*not positive definite/);
   });
 
   it('a freeze without context priors (stored before contexts, or a ladder without them) restores; context priors need context deviations; bad ones name the field', () => {

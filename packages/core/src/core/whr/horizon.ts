@@ -40,6 +40,12 @@ export interface WhrFrozenContext {
   variance: number;
   matches: number;
   lastAt?: number;
+  /**
+   * `contextInference: 'joint'`: the deviation's covariance on the freeze day with the general skill, then with each
+   * earlier context of the player's list, in order (length 1 + its place in the list). Absent: independent (a freeze
+   * made without them reads as before).
+   */
+  covariance?: number[];
 }
 
 /**
@@ -72,6 +78,8 @@ interface FrozenTimeline {
   matches: number;
   lastAt: number;
   start?: number;
+  /** A deviation under joint inference: its covariances (see WhrFrozenContext.covariance). */
+  covariance?: number[];
 }
 
 /** A history's last freeze: the day, and the players' frozen pasts in the history's order. */
@@ -176,6 +184,14 @@ export abstract class WhrHorizon extends WhrJoint {
         // A deviation: it follows its player.
         const out: WhrFrozenContext = { context: timeline.context!, mean: prior.mean, variance: prior.variance, matches: this.frozenMatches[p]! };
         if (!Number.isNaN(lastAt)) out.lastAt = lastAt;
+        // Jointly frozen: its row of the frozen covariance, up to itself.
+        const joint = this.players[timeline.owner]!.jointPrior;
+        const place = joint === undefined ? -1 : joint.components.indexOf(p);
+        if (joint !== undefined && place >= 0) {
+          const J = joint.components.length + 1;
+          out.covariance = [];
+          for (let i = 0; i <= place; i++) out.covariance.push(joint.cov[(place + 1) * J + i]!);
+        }
         (players[players.length - 1]!.contexts ??= []).push(out);
         continue;
       }
@@ -229,8 +245,19 @@ export abstract class WhrHorizon extends WhrJoint {
           const at = `${field}.contexts[${k}]`;
           if (typeof deviation.context !== 'string') throw new Error(`restoreFrozen: ${at}.context must be a string`);
           if (contexts.has(deviation.context)) throw new Error(`restoreFrozen: ${at}.context ${deviation.context} is repeated`);
-          contexts.set(deviation.context, check(deviation, at));
+          const timeline = check(deviation, at);
+          if (deviation.covariance !== undefined && this.joint) {
+            const c = deviation.covariance;
+            if (!Array.isArray(c) || c.length !== k + 1 || !c.every(Number.isFinite))
+              throw new Error(`restoreFrozen: ${at}.covariance must be ${k + 1} finite numbers (with the general skill, then each earlier context)`);
+            timeline.covariance = c.slice();
+          }
+          contexts.set(deviation.context, timeline);
         });
+        const given = [...contexts.values()].filter((c) => c.covariance !== undefined).length;
+        if (given > 0 && given < contexts.size) throw new Error(`restoreFrozen: ${field}.contexts: a covariance for every context or for none`);
+        if (given > 0 && !positiveDefinite(past, [...contexts.values()]))
+          throw new Error(`restoreFrozen: ${field}.contexts[].covariance with the variances is no covariance matrix (not positive definite)`);
       }
       return { id: player.id, past, contexts };
     });
@@ -282,7 +309,22 @@ export abstract class WhrHorizon extends WhrJoint {
     for (const player of frozen) {
       const p = this.playerIndex(player.id);
       install(p, player.past);
-      for (const [context, past] of player.contexts) install(this.deviationIndex(p, context), past);
+      const deviations: number[] = [];
+      for (const [context, past] of player.contexts) {
+        const d = this.deviationIndex(p, context);
+        install(d, past);
+        deviations.push(d);
+      }
+      // Jointly frozen (each deviation with its covariances): the frozen state as a whole.
+      const pasts = [...player.contexts.values()];
+      if (this.joint && pasts.length > 0 && pasts.every((past) => past.covariance !== undefined)) {
+        const { mean, cov } = jointMatrix(player.past, pasts);
+        this.players[p]!.jointPrior = { day, components: deviations, mean, cov };
+        // Drift adds to the variances only: each covariance with the general skill holds until the next node.
+        deviations.forEach((d, k) => {
+          this.players[d]!.lastCov = cov[k + 1]!;
+        });
+      }
     }
   }
 
@@ -351,9 +393,31 @@ export abstract class WhrHorizon extends WhrJoint {
       const past = pastOf(p);
       if (past === undefined) continue;
       const contexts = new Map<string, FrozenTimeline>();
+      const frozenDeviations: number[] = [];
       for (const [context, d] of this.players[p]!.contexts ?? []) {
         const deviation = pastOf(d);
-        if (deviation !== undefined) contexts.set(context, deviation);
+        if (deviation === undefined) continue;
+        contexts.set(context, deviation);
+        frozenDeviations.push(d);
+      }
+      // Joint inference: the player's state on `day` as a whole, each marginal and covariance from the joint filter.
+      const joint = this.jointFrozen(p, day);
+      if (joint !== undefined) {
+        const J = joint.components.length + 1;
+        past.mean = joint.mean[0]!;
+        past.variance = joint.cov[0]!;
+        const places = frozenDeviations.map((d) => joint.components.indexOf(d) + 1);
+        [...contexts.values()].forEach((deviation, k) => {
+          const place = places[k]!;
+          if (place > 0) {
+            deviation.mean = joint.mean[place]!;
+            deviation.variance = joint.cov[place * J + place]!;
+          }
+          // With the general skill, then each earlier frozen context (0 where one is outside the joint state).
+          const covariance = [place > 0 ? joint.cov[place]! : 0];
+          for (let i = 0; i < k; i++) covariance.push(place > 0 && places[i]! > 0 ? joint.cov[place * J + places[i]!]! : 0);
+          deviation.covariance = covariance;
+        });
       }
       frozen.push({ id: this.ids[p]!, past, contexts });
     }
@@ -547,4 +611,42 @@ export abstract class WhrHorizon extends WhrJoint {
       yield { match, homeOffset, day: live.day[k]! };
     }
   }
+}
+
+/** A jointly frozen player's mean and covariance (row-major, general skill first) from the marginals and each deviation's covariances. */
+function jointMatrix(general: FrozenTimeline, deviations: readonly FrozenTimeline[]): { mean: Float64Array; cov: Float64Array } {
+  const J = deviations.length + 1;
+  const mean = new Float64Array(J);
+  const cov = new Float64Array(J * J);
+  mean[0] = general.mean;
+  cov[0] = general.variance;
+  deviations.forEach((deviation, k) => {
+    const i = k + 1;
+    mean[i] = deviation.mean;
+    cov[i * J + i] = deviation.variance;
+    const row = deviation.covariance ?? [];
+    for (let l = 0; l < row.length && l < i; l++) {
+      cov[i * J + l] = row[l]!;
+      cov[l * J + i] = row[l]!;
+    }
+  });
+  return { mean, cov };
+}
+
+/** Whether the frozen state's covariance matrix is positive definite (a Cholesky factorisation succeeds). */
+function positiveDefinite(general: FrozenTimeline, deviations: readonly FrozenTimeline[]): boolean {
+  const { cov } = jointMatrix(general, deviations);
+  const J = deviations.length + 1;
+  const L = new Float64Array(J * J);
+  for (let i = 0; i < J; i++) {
+    for (let l = 0; l <= i; l++) {
+      let sum = cov[i * J + l]!;
+      for (let r = 0; r < l; r++) sum -= L[i * J + r]! * L[l * J + r]!;
+      if (i === l) {
+        if (!(sum > 0)) return false;
+        L[i * J + i] = Math.sqrt(sum);
+      } else L[i * J + l] = sum / L[l * J + l]!;
+    }
+  }
+  return true;
 }

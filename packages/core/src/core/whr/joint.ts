@@ -48,170 +48,59 @@ export abstract class WhrJoint extends WhrEp {
     const timeline = this.players[p]!;
     // A deviation moves with its player's state.
     if (timeline.owner >= 0) return 0;
-    if (timeline.contexts !== undefined) {
-      for (const d of timeline.contexts.values()) if (this.players[d]!.nodes.length > 0) return this.jointSmooth(p, from);
-    }
-    return super.epSmooth(p, from);
+    const components = this.jointComponents(p);
+    return components.length > 0 ? this.jointSmooth(p, from, components) : super.epSmooth(p, from);
   }
 
-  /** epSmooth for a player with deviation nodes: new messages on nodes [from, end), the joint filter forward and the smoother back over them. */
-  private jointSmooth(p: number, from: number): number {
+  /**
+   * The deviations in player p's joint state, in the order the player first played them: those with a node, and those
+   * of a frozen joint prior (whose covariance with the general skill carries on without a node).
+   */
+  protected jointComponents(p: number): number[] {
+    const timeline = this.players[p]!;
+    const components: number[] = [];
+    if (timeline.contexts === undefined) return components;
+    const prior = timeline.jointPrior;
+    for (const d of timeline.contexts.values()) if (this.players[d]!.nodes.length > 0 || prior?.components.includes(d)) components.push(d);
+    return components;
+  }
+
+  /** Where each component enters the state (a frozen joint prior's: its day; else its first node's day, before which it stays at its prior), and its drift. */
+  private entries(p: number, components: readonly number[]): { start: number[]; drift: number[] } {
+    const prior = this.players[p]!.jointPrior;
+    const start = components.map((d) => (prior?.components.includes(d) ? prior.day : this.nodeDay[this.players[d]!.nodes[0]!]!));
+    return { start, drift: components.map((d) => this.players[d]!.w2) };
+  }
+
+  /** epSmooth for a player with a joint state: new messages on nodes [from, end), the joint filter forward and the smoother back over them. */
+  private jointSmooth(p: number, from: number, components: readonly number[]): number {
     const timeline = this.players[p]!;
     const nodes = timeline.nodes;
     const count = nodes.length;
     if (count - from <= 0) return 0;
     this.noteMoved(p);
-    const {
-      nodeR,
-      nodeV,
-      nodeP,
-      nodeH,
-      nodeF,
-      nodeMF,
-      nodeDay,
-      nodeCov,
-      siteTau,
-      siteNu,
-      siteTauUp,
-      siteNuUp,
-      entryGame,
-      entrySlot,
-      entryNext,
-      nodeHead,
-      gameNodes,
-      gamePerPlayer,
-      gameRank,
-    } = this;
-    const components: number[] = [];
-    for (const d of timeline.contexts!.values()) if (this.players[d]!.nodes.length > 0) components.push(d);
+    const { nodeR, nodeV, nodeP, nodeH, nodeDay, nodeCov } = this;
     const K = components.length;
     const D = K + 1;
     const stride = D + D * D;
-    const start = components.map((d) => nodeDay[this.players[d]!.nodes[0]!]!);
-    const drift = components.map((d) => this.players[d]!.w2);
+    const { start, drift } = this.entries(p, components);
     const trended = this.options.newcomerTrend > 0;
-    // The forward pass starts after the stored filter nearest before `from` (none: at the first node, from the priors).
-    let before = -1;
-    let stored: Float64Array | undefined;
-    for (let j = from - 1; j >= 0; j--) {
-      if ((j + 1) % JOINT_CHECKPOINT !== 0) continue;
-      const candidate = timeline.checkpoints?.get(j);
-      if (candidate !== undefined && this.compatible(candidate, components, start, nodeDay[nodes[j]!]!)) {
-        before = j;
-        stored = candidate;
-        break;
-      }
-    }
-    const first = before + 1;
+    const first = this.jointForward(p, components, start, drift, from, count);
     const span = count - first;
-    if (this.filterScratch.length < span * stride) this.filterScratch = new Float64Array(span * stride);
-    if (this.devAtScratch.length < span * K) this.devAtScratch = new Int32Array(span * K);
     const filters = this.filterScratch;
     const devAt = this.devAtScratch;
-    // Each deviation's next node (a cursor into its nodes, by day).
-    const cursor = components.map((d) => {
-      const devNodes = this.players[d]!.nodes;
-      if (before < 0) return 0;
-      const day = nodeDay[nodes[before]!]!;
-      let lo = 0;
-      let hi = devNodes.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (nodeDay[devNodes[mid]!]! <= day) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    });
-    const tauK = this.tauK;
-    const nuK = this.nuK;
-    const terms = this.terms;
-    for (let j = first; j < count; j++) {
-      const n = nodes[j]!;
-      const day = nodeDay[n]!;
-      const at = (j - first) * K;
-      for (let k = 0; k < K; k++) {
-        const devNodes = this.players[components[k]!]!.nodes;
-        const next = cursor[k]! < devNodes.length ? devNodes[cursor[k]!]! : -1;
-        if (next >= 0 && nodeDay[next]! === day) {
-          devAt[at + k] = next;
-          cursor[k]!++;
-        } else devAt[at + k] = -1;
-      }
-      // The node's messages, summed by the vector they are on: e_g (index 0) or e_g + e_k (index k + 1).
-      for (let k = 0; k < D; k++) {
-        tauK[k] = 0;
-        nuK[k] = 0;
-      }
-      for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
-        const g = entryGame[e]!;
-        const slot = entrySlot[e]!;
-        let tau: number;
-        let nu: number;
-        if (gameRank[g]! >= 0) {
-          if (j >= from) this.epRanked(g, this.entrySide[e]!, slot, terms);
-          else {
-            terms[0] = siteTau[slot]! + (siteTauUp.length > 0 ? siteTauUp[slot]! : 0);
-            terms[1] = siteNu[slot]! + (siteNuUp.length > 0 ? siteNuUp[slot]! : 0);
-          }
-          tau = terms[0]!;
-          nu = terms[1]!;
-        } else {
-          if (j >= from) this.epSite(g, slot);
-          tau = siteTau[slot]!;
-          nu = siteNu[slot]!;
-        }
-        let index = 0;
-        if (gamePerPlayer[g] === 2) {
-          const dn = gameNodes[slot + 1]!;
-          for (let k = 0; k < K; k++) if (devAt[at + k] === dn) index = k + 1;
-          if (index === 0) throw new Error(`whr: joint smoother found no deviation node ${dn} on day ${day} of ${this.ids[p]}`);
-        }
-        tauK[index]! += tau;
-        nuK[index]! += nu;
-      }
-      const o = (j - first) * stride;
-      const mean = o;
-      const cov = o + D;
-      if (j === first) {
-        if (stored !== undefined) this.loadFilter(stored, components, start, filters, o, D);
-        else this.initialState(p, components, start, day, filters, o, D);
-        if (stored !== undefined) this.predict(p, filters, o, o, D, nodeDay[nodes[before]!]!, day, start, drift, trended);
-      } else this.predict(p, filters, o - stride, o, D, nodeDay[nodes[j - 1]!]!, day, start, drift, trended);
-      // The messages, one rank-one update per vector: x ← x + P a (ν − τ a·x)/(1 + τ a·P a), P ← P − τ (P a)(P a)ᵀ/(1 + τ a·P a).
-      for (let index = 0; index < D; index++) {
-        const tau = tauK[index]!;
-        const nu = nuK[index]!;
-        if (tau === 0 && nu === 0) continue;
-        const u = this.jointU;
-        for (let i = 0; i < D; i++) u[i] = filters[cov + i * D]! + (index > 0 ? filters[cov + i * D + index]! : 0);
-        const s = u[0]! + (index > 0 ? u[index]! : 0);
-        const am = filters[mean]! + (index > 0 ? filters[mean + index]! : 0);
-        const denominator = 1 + tau * s;
-        const gain = (nu - tau * am) / denominator;
-        const shrink = tau / denominator;
-        for (let i = 0; i < D; i++) {
-          filters[mean + i]! += u[i]! * gain;
-          const ui = u[i]! * shrink;
-          for (let l = 0; l < D; l++) filters[cov + i * D + l]! -= ui * u[l]!;
-        }
-      }
-      // The marginal filters (a freeze reads them) of the general node and the deviation nodes of the day.
-      nodeF[n] = 1 / filters[cov]!;
-      nodeMF[n] = filters[mean]!;
-      for (let k = 0; k < K; k++) {
-        const dn = devAt[at + k]!;
-        if (dn < 0) continue;
-        nodeF[dn] = 1 / filters[cov + (k + 1) * D + k + 1]!;
-        nodeMF[dn] = filters[mean + k + 1]!;
-      }
-      if ((j + 1) % JOINT_CHECKPOINT === 0) this.storeCheckpoint(timeline, j, components, filters, o, D);
-    }
     // Checkpoints too old for any later window go.
     const keepFrom = count - this.options.window - JOINT_CHECKPOINT - 1;
     if (timeline.checkpoints !== undefined) for (const j of timeline.checkpoints.keys()) if (j < keepFrom) timeline.checkpoints.delete(j);
     // The covariance of each deviation with the general skill at the last node: the filter's there (it is the smoother's).
-    const last = (count - 1 - first) * stride + D;
-    for (let k = 0; k < K; k++) this.players[components[k]!]!.lastCov = filters[last + k + 1]!;
+    const last = (count - 1 - first) * stride;
+    const lastDay = nodeDay[nodes[count - 1]!]!;
+    for (let k = 0; k < K; k++) {
+      const deviation = this.players[components[k]!]!;
+      deviation.lastCov = filters[last + D + k + 1]!;
+      // A deviation with no node (a frozen joint prior's): its posterior there, for estimates and predictions.
+      if (deviation.nodes.length === 0) deviation.lastState = { mean: filters[last + k + 1]!, variance: filters[last + D + (k + 1) * D + k + 1]!, day: lastDay };
+    }
     // The smoother back over the general skill and the deviations with a node in [from, count) only: the others have
     // no message there, so leaving them out (a Gaussian's marginal) changes nothing of the rest, and the cost is
     // (1 + active)³ a node, not D³ (a player's last game in one context is 2³).
@@ -313,7 +202,179 @@ export abstract class WhrJoint extends WhrEp {
     return largest;
   }
 
+  /**
+   * The joint filter forward over player p's nodes [first, end) into filterScratch (each node's mean and covariance,
+   * stride D + D²) and each node's deviation nodes into devAtScratch, new messages computed for nodes from `from` on
+   * (the nodes before keep theirs); first is the node after the stored filter nearest before `from` (0: none, from the
+   * priors). Returns first.
+   */
+  private jointForward(p: number, components: readonly number[], start: readonly number[], drift: readonly number[], from: number, end: number, checkpoints = true): number {
+    const timeline = this.players[p]!;
+    const nodes = timeline.nodes;
+    const { nodeF, nodeMF, nodeDay, siteTau, siteNu, siteTauUp, siteNuUp, entryGame, entrySlot, entryNext, nodeHead, gameNodes, gamePerPlayer, gameRank } = this;
+    const K = components.length;
+    const D = K + 1;
+    const stride = D + D * D;
+    const trended = this.options.newcomerTrend > 0;
+    // The forward pass starts after the stored filter nearest before `from` (none: at the first node, from the priors).
+    let before = -1;
+    let stored: Float64Array | undefined;
+    for (let j = checkpoints ? from - 1 : -1; j >= 0; j--) {
+      if ((j + 1) % JOINT_CHECKPOINT !== 0) continue;
+      const candidate = timeline.checkpoints?.get(j);
+      if (candidate !== undefined && this.compatible(candidate, components, start, nodeDay[nodes[j]!]!)) {
+        before = j;
+        stored = candidate;
+        break;
+      }
+    }
+    const first = before + 1;
+    const span = end - first;
+    if (this.filterScratch.length < span * stride) this.filterScratch = new Float64Array(span * stride);
+    if (this.devAtScratch.length < span * K) this.devAtScratch = new Int32Array(span * K);
+    const filters = this.filterScratch;
+    const devAt = this.devAtScratch;
+    // Each deviation's next node (a cursor into its nodes, by day).
+    const cursor = components.map((d) => {
+      const devNodes = this.players[d]!.nodes;
+      if (before < 0) return 0;
+      const day = nodeDay[nodes[before]!]!;
+      let lo = 0;
+      let hi = devNodes.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (nodeDay[devNodes[mid]!]! <= day) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    });
+    const tauK = this.tauK;
+    const nuK = this.nuK;
+    const terms = this.terms;
+    for (let j = first; j < end; j++) {
+      const n = nodes[j]!;
+      const day = nodeDay[n]!;
+      const at = (j - first) * K;
+      for (let k = 0; k < K; k++) {
+        const devNodes = this.players[components[k]!]!.nodes;
+        const next = cursor[k]! < devNodes.length ? devNodes[cursor[k]!]! : -1;
+        if (next >= 0 && nodeDay[next]! === day) {
+          devAt[at + k] = next;
+          cursor[k]!++;
+        } else devAt[at + k] = -1;
+      }
+      // The node's messages, summed by the vector they are on: e_g (index 0) or e_g + e_k (index k + 1).
+      for (let k = 0; k < D; k++) {
+        tauK[k] = 0;
+        nuK[k] = 0;
+      }
+      for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
+        const g = entryGame[e]!;
+        const slot = entrySlot[e]!;
+        let tau: number;
+        let nu: number;
+        if (gameRank[g]! >= 0) {
+          if (j >= from) this.epRanked(g, this.entrySide[e]!, slot, terms);
+          else {
+            terms[0] = siteTau[slot]! + (siteTauUp.length > 0 ? siteTauUp[slot]! : 0);
+            terms[1] = siteNu[slot]! + (siteNuUp.length > 0 ? siteNuUp[slot]! : 0);
+          }
+          tau = terms[0]!;
+          nu = terms[1]!;
+        } else {
+          if (j >= from) this.epSite(g, slot);
+          tau = siteTau[slot]!;
+          nu = siteNu[slot]!;
+        }
+        let index = 0;
+        if (gamePerPlayer[g] === 2) {
+          const dn = gameNodes[slot + 1]!;
+          for (let k = 0; k < K; k++) if (devAt[at + k] === dn) index = k + 1;
+          if (index === 0) throw new Error(`whr: joint smoother found no deviation node ${dn} on day ${day} of ${this.ids[p]}`);
+        }
+        tauK[index]! += tau;
+        nuK[index]! += nu;
+      }
+      const o = (j - first) * stride;
+      const mean = o;
+      const cov = o + D;
+      if (j === first) {
+        if (stored !== undefined) this.loadFilter(stored, components, start, filters, o, D);
+        else this.initialState(p, components, start, day, filters, o, D);
+        if (stored !== undefined) this.predict(p, filters, o, o, D, nodeDay[nodes[before]!]!, day, start, drift, trended);
+      } else this.predict(p, filters, o - stride, o, D, nodeDay[nodes[j - 1]!]!, day, start, drift, trended);
+      // The messages, one rank-one update per vector: x ← x + P a (ν − τ a·x)/(1 + τ a·P a), P ← P − τ (P a)(P a)ᵀ/(1 + τ a·P a).
+      for (let index = 0; index < D; index++) {
+        const tau = tauK[index]!;
+        const nu = nuK[index]!;
+        if (tau === 0 && nu === 0) continue;
+        const u = this.jointU;
+        for (let i = 0; i < D; i++) u[i] = filters[cov + i * D]! + (index > 0 ? filters[cov + i * D + index]! : 0);
+        const s = u[0]! + (index > 0 ? u[index]! : 0);
+        const am = filters[mean]! + (index > 0 ? filters[mean + index]! : 0);
+        const denominator = 1 + tau * s;
+        const gain = (nu - tau * am) / denominator;
+        const shrink = tau / denominator;
+        for (let i = 0; i < D; i++) {
+          filters[mean + i]! += u[i]! * gain;
+          const ui = u[i]! * shrink;
+          for (let l = 0; l < D; l++) filters[cov + i * D + l]! -= ui * u[l]!;
+        }
+      }
+      // The marginal filters (a freeze reads them) of the general node and the deviation nodes of the day.
+      nodeF[n] = 1 / filters[cov]!;
+      nodeMF[n] = filters[mean]!;
+      for (let k = 0; k < K; k++) {
+        const dn = devAt[at + k]!;
+        if (dn < 0) continue;
+        nodeF[dn] = 1 / filters[cov + (k + 1) * D + k + 1]!;
+        nodeMF[dn] = filters[mean + k + 1]!;
+      }
+      if ((j + 1) % JOINT_CHECKPOINT === 0) this.storeCheckpoint(timeline, j, components, filters, o, D);
+    }
+    return first;
+  }
+
   private readonly jointU: number[] = [];
+
+  /**
+   * Player p's joint state on `day` (a freeze, horizon.ts): the filter at their last node on or before it (the games
+   * after it are not in it), drifted to `day`, over the general skill and the deviations with a past by then (a node on
+   * or before it, or a frozen joint prior). Undefined without contexts inferred jointly, without deviations, or without a
+   * node or joint prior on or before `day`.
+   */
+  protected jointFrozen(p: number, day: number): { components: number[]; mean: Float64Array; cov: Float64Array } | undefined {
+    if (!this.joint) return undefined;
+    const all = this.jointComponents(p);
+    if (all.length === 0) return undefined;
+    const timeline = this.players[p]!;
+    const nodes = timeline.nodes;
+    let last = -1;
+    for (let j = 0; j < nodes.length && this.nodeDay[nodes[j]!]! <= day; j++) last = j;
+    const { start, drift } = this.entries(p, all);
+    const D = all.length + 1;
+    const stride = D + D * D;
+    const state = new Float64Array(stride);
+    if (last >= 0) {
+      // The filter as the last smoother left it: no message is made anew (from = last + 1), from the priors on.
+      const first = this.jointForward(p, all, start, drift, last + 1, last + 1, false);
+      const o = (last - first) * stride;
+      state.set(this.filterScratch.subarray(o, o + stride));
+      this.predict(p, state, 0, 0, D, this.nodeDay[nodes[last]!]!, day, start, drift, this.options.newcomerTrend > 0);
+    } else if (timeline.jointPrior !== undefined && timeline.jointPrior.day <= day) this.initialState(p, all, start, day, state, 0, D);
+    else return undefined;
+    // The deviations that have entered the state by `day`.
+    const kept = [0];
+    for (let k = 0; k < all.length; k++) if (start[k]! <= day) kept.push(k + 1);
+    const J = kept.length;
+    const mean = new Float64Array(J);
+    const cov = new Float64Array(J * J);
+    for (let a = 0; a < J; a++) {
+      mean[a] = state[kept[a]!]!;
+      for (let b = 0; b < J; b++) cov[a * J + b] = state[D + kept[a]! * D + kept[b]!]!;
+    }
+    return { components: kept.slice(1).map((i) => all[i - 1]!), mean, cov };
+  }
 
   /** Whether a stored filter (made at a node of `day`) can start the forward pass: every deviation it lacks entered the state after `day`. */
   private compatible(stored: Float64Array, components: readonly number[], start: readonly number[], day: number): boolean {
@@ -364,16 +425,33 @@ export abstract class WhrJoint extends WhrEp {
     }
   }
 
-  /** The state at the player's first node (on `day`): the general skill's prior and each deviation's prior on its first day, independent. */
+  /**
+   * The state at the player's first node (on `day`): the general skill's prior, each deviation of a frozen joint prior
+   * drifted to `day` with its covariances from it, and each other deviation at its prior on its first day, independent.
+   */
   private initialState(p: number, components: readonly number[], start: readonly number[], day: number, filters: Float64Array, o: number, D: number): void {
     for (let i = 0; i < D * D; i++) filters[o + D + i] = 0;
     this.firstPrior(p, day, this.prior);
     filters[o] = this.prior[0]!;
     filters[o + D] = this.prior[1]!;
+    const joint = this.players[p]!.jointPrior;
+    // Each component's place in the frozen joint prior (−1: none), the general skill at 0.
+    const place = [0];
     for (let k = 0; k < components.length; k++) {
-      this.firstPrior(components[k]!, start[k]!, this.prior);
+      const index = joint === undefined ? -1 : joint.components.indexOf(components[k]!);
+      place.push(index < 0 ? -1 : index + 1);
+      this.firstPrior(components[k]!, index < 0 ? start[k]! : day, this.prior);
       filters[o + k + 1] = this.prior[0]!;
       filters[o + D + (k + 1) * D + k + 1] = this.prior[1]!;
+    }
+    if (joint === undefined) return;
+    // The covariances of the frozen state (drift adds to the variances only).
+    const J = joint.components.length + 1;
+    for (let i = 0; i < D; i++) {
+      for (let l = 0; l < D; l++) {
+        if (i === l || place[i]! < 0 || place[l]! < 0) continue;
+        filters[o + D + i * D + l] = joint.cov[place[i]! * J + place[l]!]!;
+      }
     }
   }
 
