@@ -25,7 +25,11 @@
  * for each deviation with a node on or before F (or a prior), and the
  * replayed games keep their contexts. The timelines are rebuilt in the
  * frozen order, each player's general skill followed by their frozen
- * deviations, so a restore recreates them in the same order.
+ * deviations, so a restore recreates them in the same order. Under
+ * `contextInference: 'joint'` (joint.ts) a player's skill and deviations
+ * freeze together: the joint filter on F gives the marginals and each
+ * deviation's covariances (with the skill, then with each earlier context),
+ * and the rebuilt player's state starts from that whole Gaussian.
  */
 import type { Match, MatchTeam } from '../match.js';
 import { WhrJoint } from './joint.js';
