@@ -165,6 +165,9 @@ export const PRESETS: DatasetPreset[] = [
         system: 'whr',
         options: { newcomerTrend: 0.0028772681447025846, newcomerTrendPeriods: 760.9209156123852 },
       },
+      // Row 9's deviations smoothed jointly with the general skill (the default since): σc² chosen again on the training
+      // part's last 30 % from 0.02 and 0.08 (0.57086 and 0.57110, against factorised 0.57087 and 0.57111; docs/EVALUATION.md).
+      { label: 'whr, level-of-play deviations smoothed jointly (σc² chosen on training)', system: 'whr', options: { contextPriorVariance: 0.02 } },
     ],
     peers: [{ openskill: {} }, { trueskill: { mu: 0, sigma: 0.3701, beta: Math.SQRT1_2, tau: 0.0808, drawProbability: 0 }, label: "the paper's TrueSkill parameters" }],
     published: [

@@ -60,30 +60,38 @@ export abstract class WhrEp extends WhrMode {
     nuB: Float64Array,
     perPlayer: number,
   ): void {
-    if (perPlayer === 2 && this.joint) {
-      this.epComparisonJoint(start, split, end, s, offset, slot, tauA, nuA, tauB, nuB);
-      return;
-    }
-    const { gameNodes, nodeR, nodeV } = this;
+    const { gameNodes, nodeR, nodeV, nodeCov } = this;
     // Each player's nodes (one, or general and deviation in a context) weigh 1/side size.
     const ca = perPlayer / (split - start);
     const cb = -perPlayer / (end - split);
+    // contextInference 'joint': a player in a context is a pair of slots, general node then deviation node, seen as
+    // their sum; the pair's message, on the sum, is kept in the general slot (the deviation slot's stays 0).
+    const pairs = perPlayer === 2 && this.joint;
+    const step = pairs ? 2 : 1;
     let m = offset;
     let v = 0;
     let mi = 0;
     let vi = 0;
-    for (let j = start; j < end; j++) {
+    for (let j = start; j < end; j += step) {
       const n = gameNodes[j]!;
       const c = j < split ? ca : cb;
       const siteTau = j < split ? tauA : tauB;
       const siteNu = j < split ? nuA : nuB;
-      // The cavity: the node's posterior without this game's message.
-      let precision = 1 / nodeV[n]! - siteTau[j]!;
+      // The posterior of what the game sees: the node, or the pair's sum (mean R_g + R_c, variance V_g + V_c + 2 cov).
+      let postMean = nodeR[n]!;
+      let postVariance = nodeV[n]!;
+      if (pairs) {
+        const dn = gameNodes[j + 1]!;
+        postMean += nodeR[dn]!;
+        postVariance += nodeV[dn]! + 2 * nodeCov[dn]!;
+      }
+      // The cavity: that posterior without this game's message.
+      let precision = 1 / postVariance - siteTau[j]!;
       let mean: number;
-      if (precision > 1e-12) mean = (nodeR[n]! / nodeV[n]! - siteNu[j]!) / precision;
+      if (precision > 1e-12) mean = (postMean / postVariance - siteNu[j]!) / precision;
       else {
-        precision = 1 / nodeV[n]!;
-        mean = nodeR[n]!;
+        precision = 1 / postVariance;
+        mean = postMean;
       }
       m += c * mean;
       v += (c * c) / precision;
@@ -92,16 +100,6 @@ export abstract class WhrEp extends WhrMode {
         vi = 1 / precision;
       }
     }
-    this.setMessage(m, v, s, slot < split ? ca : cb, mi, vi, slot, slot < split ? tauA : tauB, slot < split ? nuA : nuB);
-  }
-
-  /**
-   * The new message to the slot whose cavity is N(mi, vi) and coefficient c, of a comparison whose difference d has
-   * cavity N(m, v) and score s: α = ∂ln Z/∂m and β = −∂²ln Z/∂m² of Z(m, v) = E[P(s | d)], then precision
-   * c²β/(1 − c²β vi) and precision × mean (cα + c²β mi)/(1 − c²β vi) (the message is left as it was when the
-   * shrink is not positive).
-   */
-  protected setMessage(m: number, v: number, s: number, c: number, mi: number, vi: number, slot: number, tau: Float64Array, nu: Float64Array): void {
     let alpha: number;
     let beta: number;
     if (this.probit) {
@@ -125,62 +123,17 @@ export abstract class WhrEp extends WhrMode {
       alpha = kappa * (s - q);
       beta = kappa * kappa * q * (1 - q);
     }
+    const c = slot < split ? ca : cb;
     const bi = c * c * beta;
     const shrink = 1 - bi * vi;
     if (!(shrink > 1e-9)) return;
-    tau[slot] = bi / shrink;
-    nu[slot] = (c * alpha + bi * mi) / shrink;
-  }
-
-  /**
-   * epComparison for a game in a context under `contextInference: 'joint'`: each player is a pair of slots, general
-   * node then deviation node, and sees their sum. The pair's message, on the sum, is kept in the general slot (the
-   * deviation slot's stays 0); its cavity is the sum's posterior, mean R_g + R_c and variance V_g + V_c + 2 cov(g, c),
-   * without that message. `slot` is a general slot.
-   */
-  protected epComparisonJoint(
-    start: number,
-    split: number,
-    end: number,
-    s: number,
-    offset: number,
-    slot: number,
-    tauA: Float64Array,
-    nuA: Float64Array,
-    tauB: Float64Array,
-    nuB: Float64Array,
-  ): void {
-    const { gameNodes, nodeR, nodeV, nodeCov } = this;
-    // ±1/players per side: the slots are pairs.
-    const ca = 2 / (split - start);
-    const cb = -2 / (end - split);
-    let m = offset;
-    let v = 0;
-    let mi = 0;
-    let vi = 0;
-    for (let j = start; j < end; j += 2) {
-      const n = gameNodes[j]!;
-      const dn = gameNodes[j + 1]!;
-      const c = j < split ? ca : cb;
-      const siteTau = j < split ? tauA : tauB;
-      const siteNu = j < split ? nuA : nuB;
-      const sumVariance = nodeV[n]! + nodeV[dn]! + 2 * nodeCov[dn]!;
-      const sumMean = nodeR[n]! + nodeR[dn]!;
-      let precision = 1 / sumVariance - siteTau[j]!;
-      let mean: number;
-      if (precision > 1e-12) mean = (sumMean / sumVariance - siteNu[j]!) / precision;
-      else {
-        precision = 1 / sumVariance;
-        mean = sumMean;
-      }
-      m += c * mean;
-      v += (c * c) / precision;
-      if (j === slot) {
-        mi = mean;
-        vi = 1 / precision;
-      }
+    if (slot < split) {
+      tauA[slot] = bi / shrink;
+      nuA[slot] = (c * alpha + bi * mi) / shrink;
+    } else {
+      tauB[slot] = bi / shrink;
+      nuB[slot] = (c * alpha + bi * mi) / shrink;
     }
-    this.setMessage(m, v, s, slot < split ? ca : cb, mi, vi, slot, slot < split ? tauA : tauB, slot < split ? nuA : nuB);
   }
 
   /** A ranked game's new messages to the player at `slot` of team t, from the comparisons with the team above and below; returns their summed precision into out[0], precision × mean into out[1]. */
@@ -234,7 +187,7 @@ export abstract class WhrEp extends WhrMode {
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
     const w2 = timeline.w2;
     const trended = this.options.newcomerTrend > 0 && timeline.owner < 0;
-    const { nodeR, nodeV, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
+    const { nodeR, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
@@ -332,18 +285,24 @@ export abstract class WhrEp extends WhrMode {
         mean = nodeMF[n]! + gain * (nextMean - nodeMF[n]! - rise);
         variance = filterVariance + gain * gain * (nextVariance - predicted);
       }
-      const moved = Math.abs(mean - nodeR[n]!);
-      if (moved > largest) largest = moved;
       // A first node's mean is its player's entry skill (newcomerMean): its group's sum follows it.
       if (j === 0 && timeline.entry !== undefined) this.entrySum[timeline.entry]! += mean - nodeR[n]!;
-      nodeR[n] = mean;
-      nodeV[n] = variance;
-      nodeP[n] = 1 / variance;
-      nodeH[n] = mean / variance;
+      const moved = this.setPosterior(n, mean, variance);
+      if (moved > largest) largest = moved;
       nextMean = mean;
       nextVariance = variance;
     }
     return largest;
+  }
+
+  /** Sets node n's posterior N(mean, variance) (with its precision and precision × mean, which the cavities read); returns how far its mean moved. */
+  protected setPosterior(n: number, mean: number, variance: number): number {
+    const moved = Math.abs(mean - this.nodeR[n]!);
+    this.nodeR[n] = mean;
+    this.nodeV[n] = variance;
+    this.nodeP[n] = 1 / variance;
+    this.nodeH[n] = mean / variance;
+    return moved;
   }
 
   /** Expectation propagation over every player's whole timeline, until no mean moves more than `tolerance`. */

@@ -381,6 +381,19 @@ function withContexts(log: readonly Match[], names: readonly string[], seed: num
   });
 }
 
+/** Each two-team match of `log` predicted online with a home offset, by a history with `options`, a window of 6 and a cycle of 3, which must freeze. */
+function horizonPredictions(log: readonly Match[], options: ConstructorParameters<typeof WhrHistory>[0], homeOffset: number): number[] {
+  const history = new WhrHistory({ ...options, window: 6, cycle: 3 });
+  const out: number[] = [];
+  for (const match of log) {
+    history.prepare(match);
+    if (match.teams.length === 2) out.push(history.predictMatch(match, homeOffset));
+    history.addMatch(match, homeOffset);
+  }
+  expect(history.freezes).toBeGreaterThan(0);
+  return out;
+}
+
 /** One match in five dated one to four days before the day it is added on (never before day 0). */
 function lateOnes(log: readonly Match[]): Match[] {
   return log.map((match, i) => (i % 5 === 3 ? { ...match, at: Math.max(0, match.at! - ((i % 4) + 1) * DAY) } : match));
@@ -705,17 +718,7 @@ describe('WhrHistory: horizon with context deviations', () => {
       fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), fc.boolean(), (seed, horizon, late) => {
         let log = randomLog(seed, 90, 4, 9).map((match): Match => ({ ...match, context: 'x' }));
         if (late) log = lateOnes(log);
-        const predict = (options: ConstructorParameters<typeof WhrHistory>[0]) => {
-          const history = new WhrHistory({ ...options, horizon, window: 6, cycle: 3 });
-          const out: number[] = [];
-          for (const match of log) {
-            history.prepare(match);
-            if (match.teams.length === 2) out.push(history.predictMatch(match));
-            history.addMatch(match);
-          }
-          expect(history.freezes).toBeGreaterThan(0);
-          return out;
-        };
+        const predict = (options: ConstructorParameters<typeof WhrHistory>[0]) => horizonPredictions(log, { ...options, horizon }, 0);
         const summed = predict({ priorVariance: 0.9, dailyVariance: 0.003 });
         const joint = predict({ priorVariance: 0.6, dailyVariance: 0.002, contextPriorVariance: 0.3, contextDailyVariance: 0.001 });
         for (let i = 0; i < summed.length; i++) expect(Math.abs(joint[i]! - summed[i]!)).toBeLessThan(1e-12);
@@ -730,17 +733,7 @@ describe('WhrHistory: horizon with context deviations', () => {
         const names = ['x', 'y', 'z', 'w'].slice(0, contexts);
         let log = withContexts(randomLog(seed, 90, 4, 9), names, seed);
         if (late) log = lateOnes(log);
-        const predict = (options: ConstructorParameters<typeof WhrHistory>[0]) => {
-          const history = new WhrHistory({ ...options, horizon, window: 6, cycle: 3 });
-          const out: number[] = [];
-          for (const match of log) {
-            history.prepare(match);
-            if (match.teams.length === 2) out.push(history.predictMatch(match, 0.1));
-            history.addMatch(match, 0.1);
-          }
-          expect(history.freezes).toBeGreaterThan(0);
-          return out;
-        };
+        const predict = (options: ConstructorParameters<typeof WhrHistory>[0]) => horizonPredictions(log, { ...options, horizon }, 0.1);
         const without = predict({});
         const tiny = predict({ contextPriorVariance: 1e-12, contextDailyVariance: 1e-14 });
         for (let i = 0; i < without.length; i++) expect(Math.abs(tiny[i]! - without[i]!)).toBeLessThan(1e-8);

@@ -79,7 +79,7 @@ export abstract class WhrJoint extends WhrEp {
     const count = nodes.length;
     if (count - from <= 0) return 0;
     this.noteMoved(p);
-    const { nodeR, nodeV, nodeP, nodeH, nodeDay, nodeCov } = this;
+    const { nodeR, nodeDay, nodeCov } = this;
     const K = components.length;
     const D = K + 1;
     const stride = D + D * D;
@@ -175,26 +175,15 @@ export abstract class WhrJoint extends WhrEp {
       }
       // The general node's posterior, and each deviation node's with its covariance with the general one.
       const mean = all[smoothedMean]!;
-      const variance = all[smoothedCov]!;
-      const moved = Math.abs(mean - nodeR[n]!);
-      if (moved > largest) largest = moved;
       if (j === 0 && timeline.entry !== undefined) this.entrySum[timeline.entry]! += mean - nodeR[n]!;
-      nodeR[n] = mean;
-      nodeV[n] = variance;
-      nodeP[n] = 1 / variance;
-      nodeH[n] = mean / variance;
+      const moved = this.setPosterior(n, mean, all[smoothedCov]!);
+      if (moved > largest) largest = moved;
       const at = (j - first) * K;
       for (let a = 1; a < A; a++) {
         const dn = devAt[at + active[a]! - 1]!;
         if (dn < 0) continue;
-        const m = all[smoothedMean + a]!;
-        const v = all[smoothedCov + a * A + a]!;
-        const step = Math.abs(m - nodeR[dn]!);
+        const step = this.setPosterior(dn, all[smoothedMean + a]!, all[smoothedCov + a * A + a]!);
         if (step > largest) largest = step;
-        nodeR[dn] = m;
-        nodeV[dn] = v;
-        nodeP[dn] = 1 / v;
-        nodeH[dn] = m / v;
         nodeCov[dn] = all[smoothedCov + a]!;
       }
       for (let i = 0; i < strideA; i++) all[nextMean + i] = all[smoothedMean + i]!;
