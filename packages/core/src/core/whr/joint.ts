@@ -7,12 +7,14 @@
  * variance of the sum comes out larger than it is (by 2abβ after one game,
  * worked in whr.test.ts). Here the player is one Kalman filter and
  * Rauch–Tung–Striebel smoother over the state x = (g, c_1, …, c_K) (the
- * deviations the player has nodes in, in the order first played), at the
+ * deviations the player has nodes in, or a frozen joint prior of, in the
+ * order first played), at the
  * days of their general timeline; each game is one message on a·x with a =
  * e_g (no context) or e_g + e_k (context k), kept in the game's general slot,
  * whose cavity is the posterior of a·x without it. With one context for every
  * match the sum is then exactly the model without contexts with σ0² + σc²
- * and w² + wc² (a property test checks the predictions to 1e-9).
+ * and w² + wc² (property tests check the predictions to 1e-12, with and
+ * without a horizon; a freeze keeps the state whole, horizon.ts).
  *
  * A deviation's first node is its entry into the state: until that day it
  * stays at its prior (no drift), as the factorised timeline's first node
