@@ -820,6 +820,73 @@ describe('whr: context deviations (skill in a context = general skill + a deviat
     expect(factorisedGap).toBeGreaterThan(1e-3);
   });
 
+  it('property (both inferences): contexts under extreme variances, teams, probit and small windows give finite means, positive variances and predictions in (0, 1)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: 0, max: 30 }),
+            a: fc.integer({ min: 0, max: 5 }),
+            b: fc.integer({ min: 0, max: 5 }),
+            ctx: fc.integer({ min: 0, max: 4 }),
+            win: fc.boolean(),
+            team: fc.boolean(),
+          }),
+          { minLength: 5, maxLength: 120 },
+        ),
+        fc.constantFrom(1e-12, 0.01, 1, 5),
+        fc.constantFrom(0, 1e-6, 0.05),
+        fc.constantFrom(0.01, 0.8, 5),
+        fc.constantFrom('logistic', 'probit'),
+        fc.constantFrom(2, 64),
+        fc.constantFrom('joint', 'factorised'),
+        (games, cpv, cdv, pv, link, window, inference) => {
+          const h = new WhrHistory({
+            contextPriorVariance: cpv,
+            contextDailyVariance: cdv,
+            priorVariance: pv,
+            link: link as 'logistic',
+            window,
+            cycle: 2,
+            contextInference: inference as 'joint',
+          });
+          let day = 0;
+          for (const g of games) {
+            day += g.gap;
+            if (g.a === g.b) continue;
+            const other = (g.b + 1) % 6 === g.a ? (g.b + 2) % 6 : (g.b + 1) % 6;
+            const teams =
+              g.team && other !== g.a
+                ? [
+                    { players: [{ id: `p${g.a}` }], rank: g.win ? 1 : 2 },
+                    { players: [{ id: `p${g.b}` }, { id: `p${other}` }], rank: g.win ? 2 : 1 },
+                  ]
+                : [
+                    { players: [{ id: `p${g.a}` }], rank: g.win ? 1 : 2 },
+                    { players: [{ id: `p${g.b}` }], rank: g.win ? 2 : 1 },
+                  ];
+            const m: Match = { at: day * DAY, teams, ...(g.ctx < 4 ? { context: `c${g.ctx}` } : {}) };
+            const p = h.predictMatch(m);
+            expect(p).toBeGreaterThan(0);
+            expect(p).toBeLessThan(1);
+            h.addMatch(m);
+          }
+          h.converge(1e-8, 200);
+          for (const id of h.playerIds()) {
+            const e = h.estimate(id)!;
+            expect(Number.isFinite(e.mean)).toBe(true);
+            expect(e.variance).toBeGreaterThan(0);
+            for (const [, c] of h.contextEstimates(id)) {
+              expect(Number.isFinite(c.mean)).toBe(true);
+              expect(c.variance).toBeGreaterThan(0);
+            }
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it('a new context starts at the general skill: mean the general one, variance plus σc² (and a new player: σ0² + σc²)', () => {
     const h = history([inContext(game('a', 'b', 0), 'x'), inContext(game('a', 'b', 1), 'x')], { inference: 'ep', ...CONTEXT });
     const a = h.estimate('a')!;
