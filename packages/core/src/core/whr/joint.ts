@@ -159,19 +159,22 @@ export abstract class WhrJoint extends WhrEp {
           for (let l = 0; l < A; l++) sum += all[gainAt + i * A + l]! * (all[nextMean + l]! - all[predictedMean + l]!);
           all[smoothedMean + i] = all[o + i]! + sum;
         }
-        // work = G (P̂_{j+1} − P⁻_{j+1}), then P̂_j = P_j + work Gᵀ.
+        // Δ = P̂_{j+1} − P⁻_{j+1} in place of P̂_{j+1} (read no more), work = G Δ, then P̂_j = P_j + work Gᵀ, symmetric.
+        for (let i = 0; i < A * A; i++) all[nextCov + i]! -= all[predictedCov + i]!;
         for (let i = 0; i < A; i++) {
           for (let l = 0; l < A; l++) {
             let sum = 0;
-            for (let r = 0; r < A; r++) sum += all[gainAt + i * A + r]! * (all[nextCov + r * A + l]! - all[predictedCov + r * A + l]!);
+            for (let r = 0; r < A; r++) sum += all[gainAt + i * A + r]! * all[nextCov + r * A + l]!;
             all[work + i * A + l] = sum;
           }
         }
         for (let i = 0; i < A; i++) {
-          for (let l = 0; l < A; l++) {
+          for (let l = i; l < A; l++) {
             let sum = 0;
             for (let r = 0; r < A; r++) sum += all[work + i * A + r]! * all[gainAt + l * A + r]!;
-            all[smoothedCov + i * A + l] = all[o + A + i * A + l]! + sum;
+            const value = all[o + A + i * A + l]! + sum;
+            all[smoothedCov + i * A + l] = value;
+            all[smoothedCov + l * A + i] = value;
           }
         }
       }
