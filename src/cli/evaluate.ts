@@ -13,6 +13,7 @@ import { allSystems } from 'ladder-core/core/registry.js';
 import { SYSTEM_NAMES, type SystemName } from 'ladder-core/core/systems.js';
 import { type Contender, type CoreContenderOptions, type EvalMatch, fiveThirtyEightEloContender, systemContender } from '../eval/contenders.js';
 import { type DrawHandling, evaluate, type EvaluationOptions, type EvaluationResult, type ScoredMatches, splitAtDate } from '../eval/engine.js';
+import { type PairedDifference, pairedDifference } from '../eval/paired.js';
 import { reliabilitySvg } from '../eval/plot.js';
 import { findPreset, PRESETS } from '../eval/presets.js';
 import { type PresetRow, runPreset } from '../eval/run.js';
@@ -45,7 +46,11 @@ export interface EvaluateCommandOptions {
   row?: number[];
   peers?: boolean;
   skipInvalid?: boolean;
+  paired?: boolean;
 }
+
+/** A result of `ladder evaluate`, and with `--paired` its log-loss difference against the first result. */
+export type EvaluateResult = EvaluationResult & { label?: string; paired?: PairedDifference & { against: string } };
 
 /** With --skip-invalid: collects the skipped lines' errors and reports them on stderr once read. */
 export function invalidLineReporter(skip: boolean | undefined): { onInvalid?: (error: InvalidInputError) => void; report: () => void } {
@@ -167,7 +172,7 @@ export function evaluateLog(contender: Contender, matches: EvalMatch[], protocol
 
 const f4 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(4));
 
-export function formatResult(result: EvaluationResult & { label?: string }): string {
+export function formatResult(result: EvaluateResult): string {
   const t = result.test;
   const parameters = Object.entries(result.parameters)
     .map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toPrecision(6) : v}`)
@@ -179,6 +184,11 @@ export function formatResult(result: EvaluationResult & { label?: string }): str
   ];
   if (t.accuracy3 !== undefined) lines.push(`  three-outcome accuracy ${f4(t.accuracy3)}`);
   if (t.decisive) lines.push(`  decisive matches: ${t.decisive.n}, log-loss ${f4(t.decisive.logLoss)}, accuracy ${f4(t.decisive.accuracy)}`);
+  if (result.paired) {
+    const { against, difference, standardError, n } = result.paired;
+    const signed = `${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(5)}`;
+    lines.push(`  against ${against}: log-loss ${signed} ± ${standardError.toFixed(5)} (paired standard error over the ${n} matches both scored)`);
+  }
   lines.push("  calibration (favourite's predicted chance → observed score):");
   for (const bin of result.calibration) {
     if (bin.n === 0) continue;
@@ -188,17 +198,36 @@ export function formatResult(result: EvaluationResult & { label?: string }): str
 }
 
 /** The `--json` shape: {system, parameters, train, test: {n, logLoss, accuracy, brier, …}, calibration}. */
-export function jsonOf(result: EvaluationResult & { label?: string; fitted?: Record<string, number> }): Record<string, unknown> {
-  const { seconds: _seconds, ...rest } = result;
+export function jsonOf(result: EvaluateResult & { fitted?: Record<string, number> }): Record<string, unknown> {
+  const { seconds: _seconds, losses: _losses, ...rest } = result;
   return rest;
 }
 
+function pairedNeedsTwo(): InvalidInputError {
+  return new InvalidInputError('--paired compares two results or more: give --dataset with two rows or more, or a match log with --peers', { field: 'paired' });
+}
+
+/**
+ * `--paired`: each result after the first gets its paired log-loss
+ * difference against the first (which needs two results or more, each
+ * scoring the same matches, as every row of one protocol does).
+ */
+export function withPairedDifferences(results: EvaluateResult[]): EvaluateResult[] {
+  if (results.length < 2) throw pairedNeedsTwo();
+  const first = results[0]!;
+  const against = first.label ?? first.system;
+  return results.map((result, i) => (i === 0 ? result : { ...result, paired: { against, ...pairedDifference(result.losses!, first.losses!) } }));
+}
+
 /** Runs `ladder evaluate`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
-export async function runEvaluate(
-  source: string | undefined,
-  options: EvaluateCommandOptions,
-  progress: ProgressStarter = noProgress,
-): Promise<Array<EvaluationResult & { label?: string }>> {
+export async function runEvaluate(source: string | undefined, options: EvaluateCommandOptions, progress: ProgressStarter = noProgress): Promise<EvaluateResult[]> {
+  // Refused before anything runs: a paired comparison needs a second result.
+  if (options.paired && (options.dataset !== undefined ? options.row !== undefined && options.row.length < 2 : !options.peers)) throw pairedNeedsTwo();
+  const results = await evaluateResults(source, options, progress);
+  return options.paired ? withPairedDifferences(results) : results;
+}
+
+async function evaluateResults(source: string | undefined, options: EvaluateCommandOptions, progress: ProgressStarter): Promise<EvaluateResult[]> {
   if (options.dataset !== undefined) {
     const preset = findPreset(options.dataset);
     if (!preset) throw new InvalidInputError(`unknown data set ${JSON.stringify(options.dataset)}; expected one of ${PRESETS.map((p) => p.name).join(', ')}`, { field: 'dataset' });
@@ -214,6 +243,7 @@ export async function runEvaluate(
       peers,
       ...(options.row ? { rows: options.row } : {}),
       ...(Object.keys(params).length > 0 ? { params } : {}),
+      ...(options.paired ? { keepLosses: true } : {}),
       onLog: (m) => writeStderr(`${m}\n`),
       progress,
     });
@@ -232,8 +262,8 @@ export async function runEvaluate(
   const matches = readEvalMatches(source, options.format, options.map, invalid.onInvalid);
   invalid.report();
   warnIfEmpty(matches.length, source, 'matches');
-  const protocol = protocolOptions(options, splitAtDate(splitAt));
-  const results: Array<EvaluationResult & { label?: string }> = [evaluateLog(contender, matches, protocol, progress)];
+  const protocol = { ...protocolOptions(options, splitAtDate(splitAt)), ...(options.paired ? { keepLosses: true } : {}) };
+  const results: EvaluateResult[] = [evaluateLog(contender, matches, protocol, progress)];
   // An empty test part scores nothing: every figure would be NaN, so say why instead of printing them silently.
   if (matches.length > 0 && results[0]!.test.n === 0)
     report(`warning: no test match was scored: the test part (from --split ${options.split ?? ''}) is empty or every match in it was left unscored; the figures are empty`);
@@ -278,6 +308,7 @@ export function register(program: Command): void {
       ...previous,
       numberOption('row')(value),
     ])
+    .option('--paired', "each result after the first: its log-loss difference from the first's, with the paired standard error over the matches both scored")
     .option('--json', 'print JSON instead of text')
     .argument('[matches]', 'match log file, or - for standard input')
     .action(

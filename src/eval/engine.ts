@@ -13,6 +13,7 @@ import { teamPlacements } from 'ladder-core/core/match.js';
 import type { Contender, EvalMatch, ParameterValue } from './contenders.js';
 import { davidsonOutcome, fitDavidsonNu } from './draws.js';
 import { type CalibrationBin, type Metrics, MetricsAccumulator, type OutcomeProbabilities } from './metrics.js';
+import type { PerMatchLosses } from './paired.js';
 
 /**
  * Which test matches are scored (all are learnt from):
@@ -53,6 +54,8 @@ export interface EvaluationOptions {
   refitEvery?: number;
   /** ν before the first refit of an all-test protocol: 1 gives an even match a draw chance of 1/3. @default 1 */
   initialNu?: number;
+  /** Keep each scored match's log-loss in the result (`losses`), for a paired comparison of contenders. */
+  keepLosses?: boolean;
   /** Called with each scored match's prediction, e.g. to list them. */
   onPrediction?: (match: EvalMatch, expected: number, score: number, index: number) => void;
   /** Called with the number of matches done, every {@link PROGRESS_EVERY} matches (a progress bar). */
@@ -69,6 +72,8 @@ export interface EvaluationResult {
   test: Metrics & { skipped: number };
   /** Davidson's ν in use at the end, when draws were scored with it. */
   drawNu?: number;
+  /** With `keepLosses`: each scored match's log-loss, as the mean counts it. */
+  losses?: PerMatchLosses;
   calibration: CalibrationBin[];
   seconds: number;
 }
@@ -110,6 +115,8 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
   let testCount = 0;
   let index = 0;
   const outcome: OutcomeProbabilities = { win: 0, draw: 0, loss: 0 };
+  const lossIndices = options.keepLosses ? new GrowableArray() : undefined;
+  const losses = options.keepLosses ? new GrowableArray() : undefined;
 
   for (const match of matches) {
     const test = options.isTest(match, index);
@@ -153,8 +160,11 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
       counted = scored === 'any-seen' ? seen > 0 : seen === players;
     }
     if (counted) {
-      if (nu !== undefined) metrics.add(expected, score, davidsonOutcome(expected, nu, outcome));
-      else metrics.add(expected, score);
+      const loss = nu !== undefined ? metrics.add(expected, score, davidsonOutcome(expected, nu, outcome)) : metrics.add(expected, score);
+      if (losses) {
+        lossIndices!.push(index);
+        losses.push(loss);
+      }
       options.onPrediction?.(match, expected, score, index);
     } else {
       skipped++;
@@ -180,6 +190,7 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
     seconds: (performance.now() - started) / 1000,
   };
   if (nu !== undefined) result.drawNu = nu;
+  if (losses) result.losses = { indices: Int32Array.from(lossIndices!.values.subarray(0, lossIndices!.length)), losses: losses.values.slice(0, losses.length) };
   return result;
 }
 

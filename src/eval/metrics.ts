@@ -73,9 +73,10 @@ export class MetricsAccumulator {
 
   /**
    * Adds one match. `expected` is team 0's expected score; `outcome`, when
-   * given, is the three-outcome prediction used for the log-loss.
+   * given, is the three-outcome prediction used for the log-loss. Returns
+   * the match's own log-loss (its share of the mean).
    */
-  add(expected: number, score: number, outcome?: OutcomeProbabilities): void {
+  add(expected: number, score: number, outcome?: OutcomeProbabilities): number {
     this.n++;
     const draw = score === 0.5;
     if (draw) this.draws++;
@@ -91,23 +92,26 @@ export class MetricsAccumulator {
       this.decisiveLogLoss -= Math.log(Math.max(p, PROBABILITY_FLOOR));
       if (p > 0.5) this.decisiveCorrect++;
     }
+    let loss: number;
     if (outcome) {
       this.threeOutcome = true;
       const happened = score === 1 ? outcome.win : score === 0 ? outcome.loss : outcome.draw;
-      this.logLossSum -= Math.log(Math.max(happened, PROBABILITY_FLOOR));
+      loss = -Math.log(Math.max(happened, PROBABILITY_FLOOR));
       if (happened > Math.max(score === 1 ? 0 : outcome.win, score === 0.5 ? 0 : outcome.draw, score === 0 ? 0 : outcome.loss)) this.correct3++;
     } else {
       // Two-outcome: a draw is scored as half a win and half a loss.
       const p = Math.max(expected, PROBABILITY_FLOOR);
       const q = Math.max(1 - expected, PROBABILITY_FLOOR);
-      this.logLossSum -= score * Math.log(p) + (1 - score) * Math.log(q);
+      loss = -(score * Math.log(p) + (1 - score) * Math.log(q));
     }
+    this.logLossSum += loss;
 
     let bin = Math.floor((favouriteChance - 0.5) * 2 * BIN_COUNT);
     if (bin >= BIN_COUNT) bin = BIN_COUNT - 1;
     this.binN[bin]!++;
     this.binPredicted[bin]! += favouriteChance;
     this.binObserved[bin]! += favouriteScore;
+    return loss;
   }
 
   result(): Metrics {

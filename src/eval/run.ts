@@ -32,6 +32,8 @@ export interface PresetRunOptions {
    * would set it); the peers' rows take none.
    */
   params?: Readonly<Record<string, number | string>>;
+  /** Keep each row's per-match log-losses (`losses`), for a paired comparison of rows. */
+  keepLosses?: boolean;
   onRow?: (row: PresetRow) => void;
   onLog?: (message: string) => void;
   /**
@@ -81,7 +83,7 @@ export async function runPreset(preset: DatasetPreset, options: PresetRunOptions
   requireDataRoot();
   const matches = preset.load();
   log(`${preset.name}: ${matches.length} matches loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const protocol = protocolOf(preset);
+  const protocol = { ...protocolOf(preset), ...(options.keepLosses ? { keepLosses: true } : {}) };
   const training = trainingPart(matches, preset.isTest);
   const rows: PresetRow[] = [];
   const evaluateWithBar = (contender: Contender, label: string): EvaluationResult => {

@@ -92,6 +92,32 @@ describe('ladder evaluate', () => {
     expect(scored.stderr).not.toMatch(/no test match was scored/);
   });
 
+  it('--paired: each peer against Ladder, the difference of their log-losses on the same matches, with its standard error', async () => {
+    const results = await runEvaluate(fourMatches, { system: 'elo', k: 32, split: '2020-01-03', peers: true, paired: true });
+    expect(results).toHaveLength(3);
+    expect(results[0]!.paired).toBeUndefined();
+    for (const peer of results.slice(1)) {
+      expect(peer.paired!.against).toBe(results[0]!.system);
+      expect(peer.paired!.n).toBe(2);
+      expect(peer.paired!.difference).toBeCloseTo(peer.test.logLoss - results[0]!.test.logLoss, 12);
+      expect(peer.paired!.standardError).toBeGreaterThan(0);
+    }
+    const run = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', '--peers', '--paired', '--json', fourMatches]);
+    expect(run.status).toBe(0);
+    const out = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
+    expect(out[0]).not.toHaveProperty('losses');
+    expect(out[1]!.paired).toMatchObject({ against: 'elo', n: 2 });
+    const text = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', '--peers', '--paired', fourMatches]);
+    expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5} ± \d\.\d{5} \(paired standard error over the 2 matches both scored\)/);
+  });
+
+  it('--paired with a single result is refused before anything runs, naming the field', async () => {
+    await expect(runEvaluate(fourMatches, { system: 'elo', split: '2020-01-03', paired: true })).rejects.toThrow(/--paired compares two results or more/);
+    const run = runLadder(['evaluate', '--dataset', 'owl', '--row', '2', '--paired']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/field paired/);
+  });
+
   it('requires a split and a known system', async () => {
     await expect(runEvaluate(fourMatches, { system: 'elo' })).rejects.toThrow(InvalidInputError);
     await expect(runEvaluate(fourMatches, { system: 'nope', split: '2020-01-03' })).rejects.toThrow(/unknown system/);

@@ -34,6 +34,15 @@ describe('online protocol on the four-match fixture (Elo K 32, start 1500)', () 
     expect(result.test.brier).toBeCloseTo(0.2516086, 6);
   });
 
+  it("keeps each scored match's log-loss when asked: −ln 0.546972 and −ln 0.454122, at the log's matches 3 and 4", () => {
+    expect(result.losses).toBeUndefined();
+    const kept = evaluate(systemContender('elo', { k: 32 }), fixture(), { isTest: splitAtDate(Date.UTC(2020, 0, 3)), keepLosses: true });
+    expect([...kept.losses!.indices]).toEqual([2, 3]);
+    expect(kept.losses!.losses[0]).toBeCloseTo(-Math.log(0.546972), 5);
+    expect(kept.losses!.losses[1]).toBeCloseTo(-Math.log(1 - 0.545878), 5);
+    expect((kept.losses!.losses[0]! + kept.losses!.losses[1]!) / 2).toBe(kept.test.logLoss);
+  });
+
   it('predicts each test match from ratings learnt on the earlier ones (the update is applied after)', () => {
     const predictions: number[] = [];
     evaluate(systemContender('elo', { k: 32 }), fixture(), { isTest: splitAtDate(Date.UTC(2020, 0, 3)), onPrediction: (_, p) => predictions.push(p) });
@@ -116,6 +125,10 @@ describe('draws and home advantage', () => {
     expect(result.drawNu).toBeCloseTo(2, 4);
     // Test: a draw at P 1/2 and a win at P 1/4: log-loss (ln 2 + ln 4) / 2 = 1.039721.
     expect(result.test.logLoss).toBeCloseTo((Math.log(2) + Math.log(4)) / 2, 5);
+    // Each kept loss is the three-outcome one the mean counts.
+    const kept = evaluate(systemContender('elo', { k: 0 }), matches, { isTest: splitAtDate(Date.UTC(2022, 0, 5)), keepLosses: true });
+    expect(kept.losses!.losses[0]).toBeCloseTo(Math.log(2), 5);
+    expect(kept.losses!.losses[1]).toBeCloseTo(Math.log(4), 5);
   });
 
   it("adds the home advantage in the prediction and in the update's expectation", () => {

@@ -10,9 +10,10 @@ describe('MetricsAccumulator', () => {
     // accuracy: the favourite won only in the first; an exact 0.5 is wrong → 1/3
     // Brier = (0.2² + 0.6² + 0.5²) / 3 = (0.04 + 0.36 + 0.25) / 3 = 0.216667
     const m = new MetricsAccumulator();
-    m.add(0.8, 1);
-    m.add(0.6, 0);
-    m.add(0.5, 1);
+    // Each add returns that match's own log-loss.
+    expect(m.add(0.8, 1)).toBeCloseTo(0.2231436, 7);
+    expect(m.add(0.6, 0)).toBeCloseTo(0.9162907, 7);
+    expect(m.add(0.5, 1)).toBeCloseTo(0.6931472, 7);
     const r = m.result();
     expect(r.n).toBe(3);
     expect(r.logLoss).toBeCloseTo(0.6108605, 6);
