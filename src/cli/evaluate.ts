@@ -172,6 +172,11 @@ export function evaluateLog(contender: Contender, matches: EvalMatch[], protocol
 
 const f4 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(4));
 
+/** A log-loss difference with its sign, to five places: +0.00012, −0.00362. */
+export function signed(difference: number): string {
+  return `${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(5)}`;
+}
+
 export function formatResult(result: EvaluateResult): string {
   const t = result.test;
   const parameters = Object.entries(result.parameters)
@@ -186,8 +191,7 @@ export function formatResult(result: EvaluateResult): string {
   if (t.decisive) lines.push(`  decisive matches: ${t.decisive.n}, log-loss ${f4(t.decisive.logLoss)}, accuracy ${f4(t.decisive.accuracy)}`);
   if (result.paired) {
     const { against, difference, standardError, n } = result.paired;
-    const signed = `${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(5)}`;
-    lines.push(`  against ${against}: log-loss ${signed} ± ${standardError.toFixed(5)} (paired standard error over the ${n} matches both scored)`);
+    lines.push(`  against ${against}: log-loss ${signed(difference)} ± ${standardError.toFixed(5)} (paired standard error over the ${n} matches both scored)`);
   }
   lines.push("  calibration (favourite's predicted chance → observed score):");
   for (const bin of result.calibration) {

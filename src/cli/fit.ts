@@ -11,6 +11,7 @@ import { describeSystem, isSystemName, type RegisteredDescriptor, SYSTEM_NAMES }
 import type { CoreContenderOptions, EvalMatch } from '../eval/contenders.js';
 import { systemContender } from '../eval/contenders.js';
 import { splitAtDate } from '../eval/engine.js';
+import type { PairedDifference } from '../eval/paired.js';
 import { type FitResult, fitParameters, type ParameterSpec, parseCandidates, selectCandidate, trainingPart } from '../eval/fit.js';
 import { action, numberOption } from './errors.js';
 import {
@@ -22,6 +23,7 @@ import {
   jsonOf,
   protocolOptions,
   readEvalMatches,
+  signed,
   splitOf,
   systemOptionsOf,
   withLines,
@@ -59,7 +61,10 @@ export interface FitOutput {
   /** Points the search visited (the progress bar's count); revisits reuse a run. */
   steps: number;
   /** With `--candidates`: each candidate's options, fitted parameters and validation log-loss, and the one chosen. */
-  selection?: { candidates: Array<{ options: Record<string, number | string>; fitted: Record<string, number>; logLoss: number }>; chosen: number };
+  selection?: {
+    candidates: Array<{ options: Record<string, number | string>; fitted: Record<string, number>; logLoss: number; againstChosen: PairedDifference }>;
+    chosen: number;
+  };
 }
 
 /** Runs `ladder fit`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
@@ -147,7 +152,7 @@ export function runFit(source: string, options: FitCommandOptions, progress: Pro
     fit = selected.candidates[selected.chosen]!.fit;
     chosenOptions = selected.candidates[selected.chosen]!.options;
     selection = {
-      candidates: selected.candidates.map((c) => ({ options: c.options, fitted: c.fit.parameters, logLoss: c.fit.trainingLogLoss })),
+      candidates: selected.candidates.map((c) => ({ options: c.options, fitted: c.fit.parameters, logLoss: c.fit.trainingLogLoss, againstChosen: c.againstChosen! })),
       chosen: selected.chosen,
     };
   } else {
@@ -231,8 +236,11 @@ export function register(program: Command): void {
         }
         for (const [i, c] of (output.selection?.candidates ?? []).entries()) {
           const fitted = Object.entries(c.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`);
+          const chosen = i === output.selection!.chosen;
+          // Behind the chosen one by how much, against the noise of the validation part (paired standard error).
+          const behind = chosen ? '' : `, ${signed(c.againstChosen.difference)} ± ${c.againstChosen.standardError.toFixed(5)} against the chosen`;
           process.stdout.write(
-            `${i === output.selection!.chosen ? '* ' : '  '}${candidateText(c.options)}: validation log-loss ${c.logLoss.toFixed(4)}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
+            `${chosen ? '* ' : '  '}${candidateText(c.options)}: validation log-loss ${c.logLoss.toFixed(4)}${behind}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
           );
         }
         const shown = Object.entries(output.fitted)

@@ -11,6 +11,7 @@
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import type { Contender, EvalMatch } from './contenders.js';
 import { type DrawHandling, evaluate, type EvaluationOptions } from './engine.js';
+import { type PairedDifference, type PerMatchLosses, pairedDifference } from './paired.js';
 
 export interface ParameterSpec {
   name: string;
@@ -71,6 +72,8 @@ export interface FitResult {
   steps: number;
   /** Matches the objective scored (the training part after the burn-in). */
   scoredMatches: number;
+  /** Each scored validation match's log-loss at the chosen parameters: what a paired comparison of candidates reads. */
+  validationLosses: PerMatchLosses;
 }
 
 /**
@@ -90,15 +93,18 @@ export function fitParameters(
   const rounds = options.rounds ?? 2;
   const tolerance = options.tolerance ?? 0.02;
   const firstScored = Math.floor(training.length * burnIn);
-  const protocol: EvaluationOptions = { isTest: (_, index) => index >= firstScored, draws: options.draws ?? 'auto' };
+  const protocol: EvaluationOptions = { isTest: (_, index) => index >= firstScored, draws: options.draws ?? 'auto', keepLosses: true };
 
   const cache = new Map<string, number>();
+  // The per-match losses of the best point so far: almost always the point the search ends on.
+  let best: { key: string; loss: number; losses: PerMatchLosses } | undefined;
+  const keyOf = (parameters: Record<string, number>) => specs.map((s) => parameters[s.name]!.toPrecision(12)).join(',');
   let evaluations = 0;
   let scoredMatches = 0;
   let steps = 0;
   const planned = options.onProgress ? plannedFitSteps(specs, rounds, tolerance) : 0;
   const cachedObjective = (parameters: Record<string, number>): number => {
-    const key = specs.map((s) => parameters[s.name]!.toPrecision(12)).join(',');
+    const key = keyOf(parameters);
     const cached = cache.get(key);
     if (cached !== undefined) return cached;
     const result = evaluate(make(parameters), training, protocol);
@@ -106,6 +112,7 @@ export function fitParameters(
     scoredMatches = result.test.n;
     const loss = Number.isFinite(result.test.logLoss) ? result.test.logLoss : Infinity;
     cache.set(key, loss);
+    if (best === undefined || loss < best.loss) best = { key, loss, losses: result.losses! };
     options.onEvaluation?.({ ...parameters }, loss);
     return loss;
   };
@@ -152,7 +159,14 @@ export function fitParameters(
     }
   }
   const trainingLogLoss = objective(current);
-  return { parameters: { ...current }, trainingLogLoss, evaluations, steps, scoredMatches };
+  // The search ends on its best point, but a later round can leave it for a point no better: then run the end point once more.
+  let validationLosses: PerMatchLosses;
+  if (best?.key === keyOf(current)) validationLosses = best.losses;
+  else {
+    validationLosses = evaluate(make(current), training, protocol).losses!;
+    evaluations++;
+  }
+  return { parameters: { ...current }, trainingLogLoss, evaluations, steps, scoredMatches, validationLosses };
 }
 
 /** The training part of a protocol: the matches before the first test match. */
@@ -170,6 +184,8 @@ export interface CandidateResult {
   /** The candidate's fixed options, as given. */
   options: Record<string, number | string>;
   fit: FitResult;
+  /** Its validation log-loss against the chosen candidate's, match by match (the chosen one's is 0 ± 0). */
+  againstChosen?: PairedDifference;
 }
 
 export interface SelectionResult {
@@ -204,6 +220,8 @@ export function selectCandidate(
     options.onCandidate?.(i, result);
     if (fit.trainingLogLoss < results[chosen]!.fit.trainingLogLoss) chosen = i;
   }
+  // How far each candidate is behind the chosen one, and whether that is more than the validation part's noise.
+  for (const result of results) result.againstChosen = pairedDifference(result.fit.validationLosses, results[chosen]!.fit.validationLosses);
   return { candidates: results, chosen };
 }
 
@@ -211,9 +229,9 @@ export function selectCandidate(
 function scoreOnly(contender: Contender, training: readonly EvalMatch[], options: FitOptions): FitResult {
   if (training.length < 10) throw new InvalidInputError(`fitting needs a training part; it has ${training.length} matches`, { field: 'split' });
   const firstScored = Math.floor(training.length * (options.burnIn ?? 0.7));
-  const result = evaluate(contender, training, { isTest: (_, index) => index >= firstScored, draws: options.draws ?? 'auto' });
+  const result = evaluate(contender, training, { isTest: (_, index) => index >= firstScored, draws: options.draws ?? 'auto', keepLosses: true });
   const loss = Number.isFinite(result.test.logLoss) ? result.test.logLoss : Infinity;
-  return { parameters: {}, trainingLogLoss: loss, evaluations: 1, steps: 1, scoredMatches: result.test.n };
+  return { parameters: {}, trainingLogLoss: loss, evaluations: 1, steps: 1, scoredMatches: result.test.n, validationLosses: result.losses! };
 }
 
 /**

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { runFit } from '../../src/cli/fit.js';
 import { parseCandidates } from '../../src/eval/fit.js';
-import { scratchFiles } from '../support/cli.js';
+import { runLadder, scratchFiles } from '../support/cli.js';
 
 const file = scratchFiles('ladder-select-');
 const SPLIT = '2023-09-01';
@@ -67,10 +67,25 @@ describe('ladder fit --candidates', () => {
     expect(b.output.selection).toEqual(a.output.selection);
     expect(b.output.parameters).toEqual(a.output.parameters);
     expect(a.output.selection!.candidates[0]!.logLoss).toBeLessThan(a.output.selection!.candidates[1]!.logLoss);
+    // Each candidate against the chosen one, match by match over the validation part: the chosen is 0 ± 0.
+    const [slow, fast] = a.output.selection!.candidates;
+    expect(slow!.againstChosen).toEqual({ n: a.output.training.scored, difference: 0, standardError: 0 });
+    expect(fast!.againstChosen.n).toBe(a.output.training.scored);
+    expect(fast!.againstChosen.difference).toBeCloseTo(fast!.logLoss - slow!.logLoss, 12);
+    expect(fast!.againstChosen.standardError).toBeGreaterThan(0);
     // The reversed test part, scored once for the chosen candidate; scored for the other, it would have chosen the fast drift.
     const fastOnTest = runFit(reversed, { ...options, candidates: FAST }).test!;
     expect(b.test!.test.n).toBe(60 * 3);
     expect(fastOnTest.test.logLoss).toBeLessThan(b.test!.test.logLoss);
+  });
+
+  it('prints each candidate behind the chosen one with the paired standard error', () => {
+    const steady = file('print.jsonl', log('steady'));
+    const run = runLadder(['fit', '--system', 'whr', '--split', SPLIT, '--fit', 'none', '--candidates', `${SLOW};${FAST}`, steady]);
+    expect(run.status).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toMatch(/^\* inference=ep,cycle=8,dailyVariance=0\.0002,priorVariance=1: validation log-loss \d\.\d{4}$/);
+    expect(lines[1]).toMatch(/^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5} ± \d\.\d{5} against the chosen$/);
   });
 
   it('fits each candidate, and an unknown option of a candidate fails before any run, naming it', () => {
@@ -81,6 +96,8 @@ describe('ladder fit --candidates', () => {
     expect(output.training.logLoss).toBe(chosen.logLoss);
     expect(output.parameters).toMatchObject({ ...chosen.options, ...chosen.fitted });
     expect(Math.min(...output.selection!.candidates.map((c) => c.logLoss))).toBe(chosen.logLoss);
+    // The paired difference reads each candidate's losses at its fitted parameters: it is the difference of the log-losses.
+    for (const c of output.selection!.candidates) expect(c.againstChosen.difference).toBeCloseTo(c.logLoss - chosen.logLoss, 12);
     expect(() => runFit(steady, { system: 'whr', split: SPLIT, candidates: 'inference=ep,windw=8', fit: 'none' })).toThrow(/windw/);
   });
 });
