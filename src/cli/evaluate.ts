@@ -172,9 +172,14 @@ export function evaluateLog(contender: Contender, matches: EvalMatch[], protocol
 
 const f4 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(4));
 
-/** A log-loss difference with its sign, to five places: +0.00012, −0.00362. */
-export function signed(difference: number): string {
-  return `${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(5)}`;
+/**
+ * A paired difference and its standard error, `+0.00012 ± 0.00442`: five
+ * places, or as many as show two digits of a smaller error (up to eight), so
+ * that a tiny but sure difference is not printed as ± 0.00000.
+ */
+export function pairedText({ difference, standardError }: { difference: number; standardError: number }): string {
+  const places = standardError > 0 ? Math.min(8, Math.max(5, 1 - Math.floor(Math.log10(standardError)))) : 5;
+  return `${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(places)} ± ${standardError.toFixed(places)}`;
 }
 
 export function formatResult(result: EvaluateResult): string {
@@ -190,8 +195,8 @@ export function formatResult(result: EvaluateResult): string {
   if (t.accuracy3 !== undefined) lines.push(`  three-outcome accuracy ${f4(t.accuracy3)}`);
   if (t.decisive) lines.push(`  decisive matches: ${t.decisive.n}, log-loss ${f4(t.decisive.logLoss)}, accuracy ${f4(t.decisive.accuracy)}`);
   if (result.paired) {
-    const { against, difference, standardError, n } = result.paired;
-    lines.push(`  against ${against}: log-loss ${signed(difference)} ± ${standardError.toFixed(5)} (paired standard error over the ${n} matches both scored)`);
+    const { against, n } = result.paired;
+    lines.push(`  against ${against}: log-loss ${pairedText(result.paired)} (paired standard error over the ${n} matches both scored)`);
   }
   lines.push("  calibration (favourite's predicted chance → observed score):");
   for (const bin of result.calibration) {

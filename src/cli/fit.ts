@@ -21,9 +21,9 @@ import {
   formatResult,
   invalidLineReporter,
   jsonOf,
+  pairedText,
   protocolOptions,
   readEvalMatches,
-  signed,
   splitOf,
   systemOptionsOf,
   withLines,
@@ -238,7 +238,7 @@ export function register(program: Command): void {
           const fitted = Object.entries(c.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`);
           const chosen = i === output.selection!.chosen;
           // Behind the chosen one by how much, against the noise of the validation part (paired standard error).
-          const behind = chosen ? '' : `, ${signed(c.againstChosen.difference)} ± ${c.againstChosen.standardError.toFixed(5)} against the chosen`;
+          const behind = chosen ? '' : `, ${pairedText(c.againstChosen)} against the chosen`;
           process.stdout.write(
             `${chosen ? '* ' : '  '}${candidateText(c.options)}: validation log-loss ${c.logLoss.toFixed(4)}${behind}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
           );

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runEvaluate } from '../../src/cli/evaluate.js';
+import { pairedText, runEvaluate } from '../../src/cli/evaluate.js';
 import { runFit } from '../../src/cli/fit.js';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { loadFootball } from '../../src/eval/datasets.js';
@@ -108,7 +108,15 @@ describe('ladder evaluate', () => {
     expect(out[0]).not.toHaveProperty('losses');
     expect(out[1]!.paired).toMatchObject({ against: 'elo', n: 2 });
     const text = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', '--peers', '--paired', fourMatches]);
-    expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5} ± \d\.\d{5} \(paired standard error over the 2 matches both scored\)/);
+    expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5,8} ± \d\.\d{5,8} \(paired standard error over the 2 matches both scored\)/);
+  });
+
+  it('prints a paired difference to five places, or to two digits of a smaller error', () => {
+    expect(pairedText({ difference: 0.00012, standardError: 0.00442 })).toBe('+0.00012 ± 0.00442');
+    expect(pairedText({ difference: -0.00362, standardError: 0.00145 })).toBe('−0.00362 ± 0.00145');
+    expect(pairedText({ difference: 0.00007, standardError: 4.3e-6 })).toBe('+0.0000700 ± 0.0000043');
+    expect(pairedText({ difference: 0, standardError: 0 })).toBe('+0.00000 ± 0.00000');
+    expect(pairedText({ difference: 1e-12, standardError: 1e-13 })).toBe('+0.00000000 ± 0.00000000');
   });
 
   it('--paired with a single result is refused before anything runs, naming the field', async () => {

@@ -85,7 +85,7 @@ describe('ladder fit --candidates', () => {
     expect(run.status).toBe(0);
     const lines = run.stdout.split('\n');
     expect(lines[0]).toMatch(/^\* inference=ep,cycle=8,dailyVariance=0\.0002,priorVariance=1: validation log-loss \d\.\d{4}$/);
-    expect(lines[1]).toMatch(/^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5} ± \d\.\d{5} against the chosen$/);
+    expect(lines[1]).toMatch(/^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5,8} ± \d\.\d{5,8} against the chosen$/);
   });
 
   it('fits each candidate, and an unknown option of a candidate fails before any run, naming it', () => {
