@@ -47,6 +47,8 @@ export interface EvaluateCommandOptions {
   peers?: boolean;
   skipInvalid?: boolean;
   paired?: boolean;
+  /** More systems scored on the same log, each `name` or `name:key=value,…` (`--against`). */
+  against?: string[];
 }
 
 /** A result of `ladder evaluate`, and with `--paired` its log-loss difference against the first result. */
@@ -88,6 +90,28 @@ export function checkSystem(name: string | undefined): (typeof EVALUATION_SYSTEM
     throw new InvalidInputError(`unknown system ${JSON.stringify(name)}; expected one of ${EVALUATION_SYSTEMS.join(', ')}`, { field: 'system' });
   }
   return name as (typeof EVALUATION_SYSTEMS)[number];
+}
+
+/**
+ * One `--against` system: `elo`, or `elo:k=40,scale=400` (its own options;
+ * the home advantage and `--no-continuous-time` are the command's).
+ */
+export function parseAgainst(spec: string): { name: (typeof EVALUATION_SYSTEMS)[number]; options: Record<string, number | string> } {
+  const colon = spec.indexOf(':');
+  const name = (colon < 0 ? spec : spec.slice(0, colon)).trim();
+  const pairs =
+    colon < 0
+      ? []
+      : spec
+          .slice(colon + 1)
+          .split(',')
+          .filter((pair) => pair.trim() !== '');
+  try {
+    return { name: checkSystem(name), options: parseParams(pairs) };
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new InvalidInputError(`--against ${JSON.stringify(spec)}: ${error.detail}`, { field: 'against' });
+    throw error;
+  }
 }
 
 /** Builds the contender for `--system` (peers are imported only when asked for). */
@@ -213,7 +237,9 @@ export function jsonOf(result: EvaluateResult & { fitted?: Record<string, number
 }
 
 function pairedNeedsTwo(): InvalidInputError {
-  return new InvalidInputError('--paired compares two results or more: give --dataset with two rows or more, or a match log with --peers', { field: 'paired' });
+  return new InvalidInputError('--paired compares two results or more: give --dataset with two rows or more, or a match log with --against or --peers', {
+    field: 'paired',
+  });
 }
 
 /**
@@ -231,7 +257,7 @@ export function withPairedDifferences(results: EvaluateResult[]): EvaluateResult
 /** Runs `ladder evaluate`; `progress` draws bars (the command passes startProgress, which draws on a terminal only). */
 export async function runEvaluate(source: string | undefined, options: EvaluateCommandOptions, progress: ProgressStarter = noProgress): Promise<EvaluateResult[]> {
   // Refused before anything runs: a paired comparison needs a second result.
-  if (options.paired && (options.dataset !== undefined ? options.row !== undefined && options.row.length < 2 : !options.peers)) throw pairedNeedsTwo();
+  if (options.paired && (options.dataset !== undefined ? options.row !== undefined && options.row.length < 2 : !options.peers && !options.against?.length)) throw pairedNeedsTwo();
   const results = await evaluateResults(source, options, progress);
   return options.paired ? withPairedDifferences(results) : results;
 }
@@ -241,6 +267,7 @@ async function evaluateResults(source: string | undefined, options: EvaluateComm
     const preset = findPreset(options.dataset);
     if (!preset) throw new InvalidInputError(`unknown data set ${JSON.stringify(options.dataset)}; expected one of ${PRESETS.map((p) => p.name).join(', ')}`, { field: 'dataset' });
     if (source !== undefined) throw new InvalidInputError('give either --dataset or a match log, not both', { field: 'dataset' });
+    if (options.against?.length) throw new InvalidInputError('--against is for a match log; a data set has its own rows (--row)', { field: 'against' });
     // A data set's rows include the peers by default; an installed Ladder has no peers, so they are left out with a warning unless asked for.
     let peers = options.peers ?? true;
     if (options.peers === undefined && !(await peersAvailable())) {
@@ -267,6 +294,11 @@ async function evaluateResults(source: string | undefined, options: EvaluateComm
   const systemOptions = systemOptionsOf(options);
   // Build the contender first so bad parameters fail before the file is read.
   const contender = await contenderOf(name, systemOptions, contenderOptions);
+  const against: Array<{ label: string; contender: Contender }> = [];
+  for (const spec of options.against ?? []) {
+    const parsed = parseAgainst(spec);
+    against.push({ label: spec.trim(), contender: await contenderOf(parsed.name, parsed.options, contenderOptions) });
+  }
   const invalid = invalidLineReporter(options.skipInvalid);
   const matches = readEvalMatches(source, options.format, options.map, invalid.onInvalid);
   invalid.report();
@@ -276,6 +308,7 @@ async function evaluateResults(source: string | undefined, options: EvaluateComm
   // An empty test part scores nothing: every figure would be NaN, so say why instead of printing them silently.
   if (matches.length > 0 && results[0]!.test.n === 0)
     report(`warning: no test match was scored: the test part (from --split ${options.split ?? ''}) is empty or every match in it was left unscored; the figures are empty`);
+  for (const other of against) results.push({ ...evaluateLog(other.contender, matches, protocol, progress), label: other.label });
   if (options.peers) {
     const peers = await loadPeers();
     for (const peer of [peers.openSkillContender(), peers.trueSkillContender()]) results.push(evaluateLog(peer, matches, protocol, progress));
@@ -317,6 +350,11 @@ export function register(program: Command): void {
       ...previous,
       numberOption('row')(value),
     ])
+    .option(
+      '--against <system...>',
+      'also score these systems on the same log, each a name or name:key=value,… (e.g. --against elo:k=40 whr)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--paired', "each result after the first: its log-loss difference from the first's, with the paired standard error over the matches both scored")
     .option('--json', 'print JSON instead of text')
     .argument('[matches]', 'match log file, or - for standard input')

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pairedText, runEvaluate } from '../../src/cli/evaluate.js';
+import { pairedText, parseAgainst, runEvaluate } from '../../src/cli/evaluate.js';
 import { runFit } from '../../src/cli/fit.js';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { loadFootball } from '../../src/eval/datasets.js';
@@ -109,6 +109,37 @@ describe('ladder evaluate', () => {
     expect(out[1]!.paired).toMatchObject({ against: 'elo', n: 2 });
     const text = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', '--peers', '--paired', fourMatches]);
     expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5,8} ± \d\.\d{5,8} \(paired standard error over the 2 matches both scored\)/);
+  });
+
+  it('--against scores more systems on the same log, each with its own options, and pairs them with the first', async () => {
+    const results = await runEvaluate(fourMatches, { system: 'elo', k: 32, split: '2020-01-03', against: ['elo:k=16', 'glicko2:tau=0.3,rd=200'], paired: true });
+    expect(results.map((r) => r.label ?? r.system)).toEqual(['elo', 'elo:k=16', 'glicko2:tau=0.3,rd=200']);
+    expect(results[1]!.parameters).toMatchObject({ k: 16 });
+    expect(results[2]!.parameters).toMatchObject({ tau: 0.3, rd: 200 });
+    // Elo K 16 by hand, as the four-match fixture's K 32 in engine.test.ts: m1 A beats B, m2 B beats C, then the test part.
+    const E = (a: number, b: number) => 1 / (1 + 10 ** ((b - a) / 400));
+    const [a1, b1] = [1508, 1492];
+    const b2 = b1 + 16 * (1 - E(b1, 1500));
+    const c2 = 1500 - 16 * (1 - E(b1, 1500));
+    const p3 = E(a1, c2); // m3: A won
+    const c3 = c2 - 16 * (1 - p3);
+    const p4 = E(b2, c3); // m4: C won
+    expect(p3).toBeCloseTo(0.523271, 5);
+    expect(results[1]!.test.logLoss).toBeCloseTo(-(Math.log(p3) + Math.log(1 - p4)) / 2, 10);
+    expect(results[1]!.paired!.difference).toBeCloseTo(results[1]!.test.logLoss - 0.6963736, 6);
+    expect(results[2]!.paired!.against).toBe('elo');
+  });
+
+  it('--against refuses a bad system or option naming the field, and is for match logs only', async () => {
+    expect(parseAgainst('elo:k=40,scale=400')).toEqual({ name: 'elo', options: { k: 40, scale: 400 } });
+    expect(parseAgainst(' whr ')).toEqual({ name: 'whr', options: {} });
+    expect(() => parseAgainst('nope')).toThrow(/^field against: --against "nope": unknown system "nope"/);
+    expect(() => parseAgainst('elo:k')).toThrow(/expected key=value/);
+    await expect(runEvaluate(fourMatches, { system: 'elo', split: '2020-01-03', against: ['elo:kk=3'] })).rejects.toThrow(/kk/);
+    await expect(runEvaluate(undefined, { dataset: 'owl', against: ['elo'] })).rejects.toThrow(/--against is for a match log/);
+    const run = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', '--against', 'elo:k=16', 'nope', '--paired', fourMatches]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/field against/);
   });
 
   it('prints a paired difference to five places, or to two digits of a smaller error', () => {
