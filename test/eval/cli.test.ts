@@ -111,6 +111,15 @@ describe('ladder evaluate', () => {
     expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5,8} ± \d\.\d{5,8} \(paired standard error over the 2 matches both scored\)/);
   });
 
+  it('--paired on a data set: OWL row 11 against Elo fitted, as docs/EVALUATION.md quotes it (+0.00012 ± 0.00442)', async () => {
+    const [elo, whr] = await runEvaluate(undefined, { dataset: 'owl', row: [2, 11], peers: false, paired: true });
+    expect(elo!.paired).toBeUndefined();
+    expect(whr!.paired).toMatchObject({ against: elo!.label, n: 1262 });
+    expect(whr!.paired!.difference).toBeCloseTo(whr!.test.logLoss - elo!.test.logLoss, 12);
+    expect(whr!.paired!.difference).toBeCloseTo(0.00012, 5);
+    expect(whr!.paired!.standardError).toBeCloseTo(0.00442, 5);
+  });
+
   it('--against scores more systems on the same log, each with its own options, and pairs them with the first', async () => {
     const results = await runEvaluate(fourMatches, { system: 'elo', k: 32, split: '2020-01-03', against: ['elo:k=16', 'glicko2:tau=0.3,rd=200'], paired: true });
     expect(results.map((r) => r.label ?? r.system)).toEqual(['elo', 'elo:k=16', 'glicko2:tau=0.3,rd=200']);
