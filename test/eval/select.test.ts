@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runFit } from '../../src/cli/fit.js';
-import { parseCandidates } from '../../src/eval/fit.js';
+import type { Contender, EvalMatch } from '../../src/eval/contenders.js';
+import { fitParameters, parseCandidates } from '../../src/eval/fit.js';
 import { runLadder, scratchFiles } from '../support/cli.js';
 
 const file = scratchFiles('ladder-select-');
@@ -99,5 +100,41 @@ describe('ladder fit --candidates', () => {
     // The paired difference reads each candidate's losses at its fitted parameters: it is the difference of the log-losses.
     for (const c of output.selection!.candidates) expect(c.againstChosen.difference).toBeCloseTo(c.logLoss - chosen.logLoss, 12);
     expect(() => runFit(steady, { system: 'whr', split: SPLIT, candidates: 'inference=ep,windw=8', fit: 'none' })).toThrow(/windw/);
+  });
+});
+
+describe('fitParameters', () => {
+  it("keeps the validation losses of the point it ends on, even when an earlier search's point was better", () => {
+    // Team 0 wins every match. The contender predicts 0.9 only at exactly b = 1 (the start of b's search, the geometric
+    // mean of 0.1 and 10) and 0.6 elsewhere: the best point is visited while a is searched, and b's own search, which
+    // never lands on exactly 1, ends elsewhere. The losses kept must be the end point's (−ln 0.6), from one more run.
+    const matches: EvalMatch[] = Array.from({ length: 40 }, (_, i) => ({
+      at: Date.UTC(2024, 0, 1 + i),
+      teams: [
+        { players: [{ id: 'x' }], rank: 1 },
+        { players: [{ id: 'y' }], rank: 2 },
+      ],
+    }));
+    const make = (parameters: Record<string, number>): Contender => ({
+      label: 'spike',
+      parameters,
+      predict: () => (parameters.b === 1 ? 0.9 : 0.6),
+      update: () => {},
+      known: () => true,
+    });
+    const specs = [
+      { name: 'a', min: 0.1, max: 10 },
+      { name: 'b', min: 0.1, max: 10 },
+    ];
+    const seen: number[] = [];
+    const fit = fitParameters(make, matches, specs, { rounds: 1, tolerance: 0.5, draws: 'none', onEvaluation: (_, loss) => seen.push(loss) });
+    // The spike was visited (while a was searched), and is better than where the search ends.
+    expect(Math.min(...seen)).toBeCloseTo(-Math.log(0.9), 12);
+    expect(fit.parameters.b).not.toBe(1);
+    expect(fit.trainingLogLoss).toBeCloseTo(-Math.log(0.6), 12);
+    expect(fit.validationLosses.losses).toHaveLength(fit.scoredMatches);
+    for (const loss of fit.validationLosses.losses) expect(loss).toBeCloseTo(-Math.log(0.6), 12);
+    // The extra run is counted: one run per distinct point visited, plus the end point's again.
+    expect(fit.evaluations).toBe(seen.length + 1);
   });
 });
