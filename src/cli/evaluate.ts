@@ -202,8 +202,17 @@ const f4 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? 
  * that a tiny but sure difference is not printed as ± 0.00000.
  */
 export function pairedText({ difference, standardError }: { difference: number; standardError: number }): string {
-  const places = standardError > 0 ? Math.min(8, Math.max(5, 1 - Math.floor(Math.log10(standardError)))) : 5;
+  const places = placesFor(standardError);
   return `${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(places)} ± ${standardError.toFixed(places)}`;
+}
+
+/** The Newey–West error beside it, to the same places: `Newey–West 0.00466 over 7 lags`. */
+export function neweyWestText({ standardError, neweyWest, lags }: { standardError: number; neweyWest: number; lags: number }): string {
+  return `Newey–West ${neweyWest.toFixed(placesFor(standardError))} over ${lags} lags`;
+}
+
+function placesFor(standardError: number): number {
+  return standardError > 0 ? Math.min(8, Math.max(5, 1 - Math.floor(Math.log10(standardError)))) : 5;
 }
 
 export function formatResult(result: EvaluateResult): string {
@@ -220,7 +229,7 @@ export function formatResult(result: EvaluateResult): string {
   if (t.decisive) lines.push(`  decisive matches: ${t.decisive.n}, log-loss ${f4(t.decisive.logLoss)}, accuracy ${f4(t.decisive.accuracy)}`);
   if (result.paired) {
     const { against, n } = result.paired;
-    lines.push(`  against ${against}: log-loss ${pairedText(result.paired)} (paired standard error over the ${n} matches both scored)`);
+    lines.push(`  against ${against}: log-loss ${pairedText(result.paired)} (paired standard error over the ${n} matches both scored; ${neweyWestText(result.paired)})`);
   }
   lines.push("  calibration (favourite's predicted chance → observed score):");
   for (const bin of result.calibration) {

@@ -21,6 +21,7 @@ import {
   formatResult,
   invalidLineReporter,
   jsonOf,
+  neweyWestText,
   pairedText,
   protocolOptions,
   readEvalMatches,
@@ -238,7 +239,7 @@ export function register(program: Command): void {
           const fitted = Object.entries(c.fitted).map(([k, v]) => `${k} ${+v.toPrecision(5)}`);
           const chosen = i === output.selection!.chosen;
           // Behind the chosen one by how much, against the noise of the validation part (paired standard error).
-          const behind = chosen ? '' : `, ${pairedText(c.againstChosen)} against the chosen`;
+          const behind = chosen ? '' : `, ${pairedText(c.againstChosen)} against the chosen (${neweyWestText(c.againstChosen)})`;
           process.stdout.write(
             `${chosen ? '* ' : '  '}${candidateText(c.options)}: validation log-loss ${c.logLoss.toFixed(4)}${behind}${fitted.length ? ` (${fitted.join(', ')})` : ''}\n`,
           );

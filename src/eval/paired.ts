@@ -7,9 +7,12 @@
  * 0.017, the paired one between Elo and whole-history 0.0044.
  *
  * The standard error treats the matches' differences as independent (the
- * first-order form of the Diebold–Mariano test); an online evaluation's
- * errors are mildly correlated in time, so read it as a lower bound of the
- * noise, not as an exact p-value.
+ * first-order form of the Diebold–Mariano test). An online evaluation's
+ * errors are mildly correlated in time (a player's form, a day's upsets), so
+ * the Newey–West estimate beside it allows for correlation between matches up
+ * to `lags` apart in the log's order, with the usual rule of thumb
+ * ⌊4 (n/100)^(2/9)⌋ lags (Newey & West 1994): the one to quote when the two
+ * differ.
  */
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 
@@ -26,6 +29,14 @@ export interface PairedDifference {
   difference: number;
   /** Standard error of that mean: the sample standard deviation of the differences over √n (NaN below two matches). */
   standardError: number;
+  /** Newey–West standard error of that mean, with Bartlett weights over `lags` lags (NaN below two matches). */
+  neweyWest: number;
+  lags: number;
+}
+
+/** Newey and West's (1994) rule of thumb for the number of lags: ⌊4 (n/100)^(2/9)⌋. */
+export function neweyWestLags(n: number): number {
+  return n > 1 ? Math.min(n - 1, Math.floor(4 * (n / 100) ** (2 / 9))) : 0;
 }
 
 /** The paired log-loss difference of `a` against `b`; both must have scored exactly the same matches. */
@@ -54,5 +65,14 @@ export function pairedDifference(a: PerMatchLosses, b: PerMatchLosses): PairedDi
     squares += d * d;
   }
   const standardError = n >= 2 ? Math.sqrt(squares / (n - 1) / n) : NaN;
-  return { n, difference, standardError };
+  // Newey–West: the long-run variance γ0 + 2 Σ (1 − l/(L+1)) γl, each γ the mean of products l matches apart.
+  const lags = neweyWestLags(n);
+  let longRun = squares / n;
+  for (let l = 1; l <= lags; l++) {
+    let products = 0;
+    for (let i = l; i < n; i++) products += (a.losses[i]! - b.losses[i]! - difference) * (a.losses[i - l]! - b.losses[i - l]! - difference);
+    longRun += 2 * (1 - l / (lags + 1)) * (products / n);
+  }
+  const neweyWest = n >= 2 ? Math.sqrt(Math.max(longRun, 0) / n) : NaN;
+  return { n, difference, standardError, neweyWest, lags };
 }

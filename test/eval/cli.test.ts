@@ -108,7 +108,7 @@ describe('ladder evaluate', () => {
     expect(out[0]).not.toHaveProperty('losses');
     expect(out[1]!.paired).toMatchObject({ against: 'elo', n: 2 });
     const text = runLadder(['evaluate', '--system', 'elo', '--split', '2020-01-03', '--peers', '--paired', fourMatches]);
-    expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5,8} ± \d\.\d{5,8} \(paired standard error over the 2 matches both scored\)/);
+    expect(text.stdout).toMatch(/against elo: log-loss [+−]\d\.\d{5,8} ± \d\.\d{5,8} \(paired standard error over the 2 matches both scored; Newey–West \d\.\d{5,8} over 1 lags\)/);
   });
 
   it('--paired on a data set: OWL row 11 against Elo fitted, as docs/EVALUATION.md quotes it (+0.00012 ± 0.00442)', async () => {
@@ -118,6 +118,8 @@ describe('ladder evaluate', () => {
     expect(whr!.paired!.difference).toBeCloseTo(whr!.test.logLoss - elo!.test.logLoss, 12);
     expect(whr!.paired!.difference).toBeCloseTo(0.00012, 5);
     expect(whr!.paired!.standardError).toBeCloseTo(0.00442, 5);
+    expect(whr!.paired!.lags).toBe(7);
+    expect(whr!.paired!.neweyWest).toBeCloseTo(0.00466, 5);
   });
 
   it('--against scores more systems on the same log, each with its own options, and pairs them with the first', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
-import { pairedDifference, type PerMatchLosses } from '../../src/eval/paired.js';
+import { neweyWestLags, pairedDifference, type PerMatchLosses } from '../../src/eval/paired.js';
 
 const losses = (values: number[], indices = values.map((_, i) => i)): PerMatchLosses => ({ indices: Int32Array.from(indices), losses: Float64Array.from(values) });
 
@@ -21,6 +21,31 @@ describe('pairedDifference', () => {
     expect(d.n).toBe(3);
     expect(d.difference).toBeCloseTo(0.3, 12);
     expect(d.standardError).toBeCloseTo(0.1154701, 7);
+    // Newey–West with ⌊4 (3/100)^(2/9)⌋ = 1 lag: γ0 = (0.04 + 0 + 0.04)/3, γ1 = (0 × −0.2 + 0.2 × 0)/3 = 0, so √(γ0/3) = 0.0942809.
+    expect(d.lags).toBe(1);
+    expect(d.neweyWest).toBeCloseTo(0.0942809, 7);
+  });
+
+  it("takes Newey and West's number of lags: 7 for OWL's 1,262 maps, 21 for the ATP test part", () => {
+    expect(neweyWestLags(1262)).toBe(7);
+    expect(neweyWestLags(186_801)).toBe(21);
+    expect(neweyWestLags(2)).toBe(1);
+    expect(neweyWestLags(1)).toBe(0);
+  });
+
+  it('widens the error when neighbouring differences go together, and narrows it when they alternate', () => {
+    // Runs of four equal differences, each run's sign drawn at random: neighbours within a run go together
+    // (correlation 1 − lag/4), so with the 5 lags of n = 400 the long-run variance is about 3.2 times the plain one.
+    let seed = 5;
+    const signs = Array.from({ length: 100 }, () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) < 2 ** 30 ? 0.3 : -0.1));
+    const runs = Array.from({ length: 400 }, (_, i) => signs[Math.floor(i / 4)]!);
+    const together = pairedDifference(losses(runs), losses(runs.map(() => 0)));
+    expect(together.lags).toBe(5);
+    expect(together.neweyWest).toBeGreaterThan(1.4 * together.standardError);
+    // Alternating: negatively correlated neighbours.
+    const alternating = Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? 0.3 : -0.1));
+    const apart = pairedDifference(losses(alternating), losses(alternating.map(() => 0)));
+    expect(apart.neweyWest).toBeLessThan(0.5 * apart.standardError);
   });
 
   it('pairs away what the matches share: a constant gap has no error, however noisy each side', () => {
@@ -47,6 +72,8 @@ describe('pairedDifference', () => {
         expect(ab.difference).toBeCloseTo(-ba.difference, 12);
         expect(ab.standardError).toBeCloseTo(ba.standardError, 12);
         expect(ab.standardError).toBeGreaterThanOrEqual(0);
+        expect(ab.neweyWest).toBeCloseTo(ba.neweyWest, 12);
+        expect(ab.neweyWest).toBeGreaterThanOrEqual(0);
         // The mean difference is the difference of the means.
         const mean = (v: Float64Array) => v.reduce((s, x) => s + x, 0) / v.length;
         expect(ab.difference).toBeCloseTo(mean(a.losses) - mean(b.losses), 10);

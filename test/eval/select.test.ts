@@ -70,7 +70,7 @@ describe('ladder fit --candidates', () => {
     expect(a.output.selection!.candidates[0]!.logLoss).toBeLessThan(a.output.selection!.candidates[1]!.logLoss);
     // Each candidate against the chosen one, match by match over the validation part: the chosen is 0 ± 0.
     const [slow, fast] = a.output.selection!.candidates;
-    expect(slow!.againstChosen).toEqual({ n: a.output.training.scored, difference: 0, standardError: 0 });
+    expect(slow!.againstChosen).toMatchObject({ n: a.output.training.scored, difference: 0, standardError: 0, neweyWest: 0 });
     expect(fast!.againstChosen.n).toBe(a.output.training.scored);
     expect(fast!.againstChosen.difference).toBeCloseTo(fast!.logLoss - slow!.logLoss, 12);
     expect(fast!.againstChosen.standardError).toBeGreaterThan(0);
@@ -86,7 +86,7 @@ describe('ladder fit --candidates', () => {
     expect(run.status).toBe(0);
     const lines = run.stdout.split('\n');
     expect(lines[0]).toMatch(/^\* inference=ep,cycle=8,dailyVariance=0\.0002,priorVariance=1: validation log-loss \d\.\d{4}$/);
-    expect(lines[1]).toMatch(/^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5,8} ± \d\.\d{5,8} against the chosen$/);
+    expect(lines[1]).toMatch(/^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5,8} ± \d\.\d{5,8} against the chosen \(Newey–West \d\.\d{5,8} over \d+ lags\)$/);
   });
 
   it('fits each candidate, and an unknown option of a candidate fails before any run, naming it', () => {
