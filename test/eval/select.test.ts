@@ -86,7 +86,9 @@ describe('ladder fit --candidates', () => {
     expect(run.status).toBe(0);
     const lines = run.stdout.split('\n');
     expect(lines[0]).toMatch(/^\* inference=ep,cycle=8,dailyVariance=0\.0002,priorVariance=1: validation log-loss \d\.\d{4}$/);
-    expect(lines[1]).toMatch(/^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5,8} ± \d\.\d{5,8} against the chosen \(Newey–West \d\.\d{5,8} over \d+ lags\)$/);
+    expect(lines[1]).toMatch(
+      /^ {2}inference=ep,cycle=8,dailyVariance=0\.05,priorVariance=1: validation log-loss \d\.\d{4}, \+\d\.\d{5,8} ± \d\.\d{5,8} against the chosen \(Newey–West \d\.\d{5,8} over \d+ lags\)$/,
+    );
   });
 
   it('fits each candidate, and an unknown option of a candidate fails before any run, naming it', () => {
