@@ -239,7 +239,7 @@ export function formatResult(result: EvaluateResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The `--json` shape: {system, parameters, train, test: {n, logLoss, accuracy, brier, …}, calibration}. */
+/** The `--json` shape: {system, parameters, train, test: {n, logLoss, accuracy, brier, …}, calibration, paired?}; the per-match losses stay out. */
 export function jsonOf(result: EvaluateResult & { fitted?: Record<string, number> }): Record<string, unknown> {
   const { seconds: _seconds, losses: _losses, ...rest } = result;
   return rest;
