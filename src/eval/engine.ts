@@ -115,8 +115,7 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
   let testCount = 0;
   let index = 0;
   const outcome: OutcomeProbabilities = { win: 0, draw: 0, loss: 0 };
-  const lossIndices = options.keepLosses ? new GrowableArray() : undefined;
-  const losses = options.keepLosses ? new GrowableArray() : undefined;
+  const kept = options.keepLosses ? { indices: new GrowableArray(), losses: new GrowableArray() } : undefined;
 
   for (const match of matches) {
     const test = options.isTest(match, index);
@@ -161,10 +160,8 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
     }
     if (counted) {
       const loss = nu !== undefined ? metrics.add(expected, score, davidsonOutcome(expected, nu, outcome)) : metrics.add(expected, score);
-      if (losses) {
-        lossIndices!.push(index);
-        losses.push(loss);
-      }
+      kept?.indices.push(index);
+      kept?.losses.push(loss);
       options.onPrediction?.(match, expected, score, index);
     } else {
       skipped++;
@@ -190,7 +187,7 @@ export function evaluate(contender: Contender, matches: Iterable<EvalMatch>, opt
     seconds: (performance.now() - started) / 1000,
   };
   if (nu !== undefined) result.drawNu = nu;
-  if (losses) result.losses = { indices: Int32Array.from(lossIndices!.values.subarray(0, lossIndices!.length)), losses: losses.values.slice(0, losses.length) };
+  if (kept) result.losses = { indices: Int32Array.from(kept.indices.values.subarray(0, kept.indices.length)), losses: kept.losses.values.slice(0, kept.losses.length) };
   return result;
 }
 

@@ -45,24 +45,24 @@ export function pairedDifference(a: PerMatchLosses, b: PerMatchLosses): PairedDi
   if (b.losses.length !== n || a.indices.length !== n || b.indices.length !== n) {
     throw new InvalidInputError(`a paired comparison needs the same scored matches; one scored ${n}, the other ${b.losses.length}`, { field: 'paired' });
   }
+  const centred = new Float64Array(n);
   let sum = 0;
   for (let i = 0; i < n; i++) {
     if (a.indices[i] !== b.indices[i]) {
       throw new InvalidInputError(
         `a paired comparison needs the same scored matches; they differ at the ${i + 1}th scored (log matches ${a.indices[i]! + 1} and ${b.indices[i]! + 1})`,
-        {
-          field: 'paired',
-        },
+        { field: 'paired' },
       );
     }
-    sum += a.losses[i]! - b.losses[i]!;
+    centred[i] = a.losses[i]! - b.losses[i]!;
+    sum += centred[i]!;
   }
   const difference = n > 0 ? sum / n : NaN;
   // Two passes: the mean first, then the squares about it (no cancellation for small spreads).
   let squares = 0;
   for (let i = 0; i < n; i++) {
-    const d = a.losses[i]! - b.losses[i]! - difference;
-    squares += d * d;
+    centred[i]! -= difference;
+    squares += centred[i]! * centred[i]!;
   }
   const standardError = n >= 2 ? Math.sqrt(squares / (n - 1) / n) : NaN;
   // Newey–West: the long-run variance γ0 + 2 Σ (1 − l/(L+1)) γl, each γ the mean of products l matches apart.
@@ -70,7 +70,7 @@ export function pairedDifference(a: PerMatchLosses, b: PerMatchLosses): PairedDi
   let longRun = squares / n;
   for (let l = 1; l <= lags; l++) {
     let products = 0;
-    for (let i = l; i < n; i++) products += (a.losses[i]! - b.losses[i]! - difference) * (a.losses[i - l]! - b.losses[i - l]! - difference);
+    for (let i = l; i < n; i++) products += centred[i]! * centred[i - l]!;
     longRun += 2 * (1 - l / (lags + 1)) * (products / n);
   }
   const neweyWest = n >= 2 ? Math.sqrt(Math.max(longRun, 0) / n) : NaN;
