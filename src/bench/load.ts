@@ -188,7 +188,8 @@ export function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-function post(agent: Agent, url: URL, path: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+/** A POST on the keep-alive agent with the admin key; resolves the status (the body is read and dropped). */
+export function post(agent: Agent, url: URL, path: string, body: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       {

@@ -18,6 +18,7 @@ import { benchAvailability } from './availability.js';
 import { benchWhrHorizon } from './whr-horizon.js';
 import { benchWhrMatches } from './whr-matches.js';
 import { benchWhrStart } from './whr-start.js';
+import { benchWhrInstance } from './whr-instance.js';
 import { benchRuleSet } from './ruleset.js';
 
 const benchmarks: Record<string, () => Promise<unknown>> = {
@@ -36,11 +37,12 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   'whr-matches': () => benchWhrMatches(),
   'whr-horizon': () => benchWhrHorizon(),
   'whr-start': () => benchWhrStart(),
+  'whr-instance': () => benchWhrInstance(),
   ruleset: () => benchRuleSet(),
 };
 
-// `service-matchmaking`, `availability`, `whr-horizon` and `whr-start` take several minutes each: run them by name.
-const byNameOnly = new Set(['service-matchmaking', 'availability', 'whr-horizon', 'whr-start']);
+// `service-matchmaking`, `availability`, `whr-horizon`, `whr-start` and `whr-instance` take several minutes each: run them by name.
+const byNameOnly = new Set(['service-matchmaking', 'availability', 'whr-horizon', 'whr-start', 'whr-instance']);
 const usage: ScriptSpec = {
   command: 'npm run bench --',
   name: 'bench',

@@ -36,9 +36,10 @@ import { WhrHistory } from 'ladder-core/core/whr/index.js';
 import { loadAtp } from './rating.js';
 import { syntheticLog } from './whr-horizon.js';
 
-const LADDER = 'bench';
+/** The prepared ladder's id. */
+export const LADDER = 'bench';
 
-interface Store {
+export interface Store {
   url?: string;
   schema?: string;
   dataDir?: string;
@@ -46,7 +47,7 @@ interface Store {
   sharedBuffersMb?: number;
 }
 
-async function open(store: Store): Promise<Database> {
+export async function open(store: Store): Promise<Database> {
   if (store.url) return openPostgres({ url: store.url, schema: store.schema!, max: 2 });
   return openPglite(store.dataDir!, { thread: true, ...(store.sharedBuffersMb !== undefined ? { sharedBuffersMb: store.sharedBuffersMb } : {}) });
 }
@@ -61,7 +62,7 @@ function retained(): number | undefined {
 }
 
 /** The log a benchmark writes: synthetic, or the ATP file's matches in its order (games without a date left out). */
-type LogSource = { kind: 'synthetic'; matches: number; players: number; perDay: number } | { kind: 'atp' };
+export type LogSource = { kind: 'synthetic'; matches: number; players: number; perDay: number } | { kind: 'atp' };
 
 function* logOf(source: LogSource): Generator<Match> {
   if (source.kind === 'synthetic') {
@@ -91,7 +92,14 @@ function* logOf(source: LogSource): Generator<Match> {
  * log rather than the writer's incremental estimates, which changes nothing a start does with them (the same
  * players, the same live matches).
  */
-async function prepare(store: Store, source: LogSource, horizon: number, converged: boolean): Promise<void> {
+/** What `prepare` wrote: the log's players, its last match's time, and the matches after the stored freeze. */
+export interface Prepared {
+  playerIds: string[];
+  lastAt: number;
+  liveMatches: number;
+}
+
+export async function prepare(store: Store, source: LogSource, horizon: number, converged: boolean): Promise<Prepared> {
   const db = await open(store);
   try {
     await migrate(db);
@@ -159,6 +167,7 @@ async function prepare(store: Store, source: LogSource, horizon: number, converg
     console.log(
       `prepared: ${seq} matches (${Math.round((lastAt - firstAt) / 86_400_000) + 1} days), ${players.size} players, horizon ${horizon} days; last freeze at day ${freeze.past.day}, ${freeze.past.players.length} priors, live matches from seq ${freeze.fromSeq} (made by seq ${freeze.triggerSeq})`,
     );
+    return { playerIds: [...players], lastAt, liveMatches: seq - freeze.fromSeq + 1 };
   } finally {
     await db.close();
   }

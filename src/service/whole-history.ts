@@ -251,7 +251,7 @@ export class LadderHistory {
     if (freezes === this.seenFreezes) return;
     this.seenFreezes = freezes;
     // The freeze came with this match (its day reached the point): the live matches are the window's of days after the freeze, and this one.
-    const day = horizon.frozen()!.day;
+    const day = horizon.frozenDay()!;
     let first = this.windowSeqs.length - 1;
     for (let i = 0; i < this.windowSeqs.length; i++) {
       if (!horizon.onOrBefore(this.windowAts[i], day)) {
@@ -273,9 +273,10 @@ export class LadderHistory {
    */
   refuseFrozen(match: Match): void {
     const horizon = this.system.horizon;
-    const past = horizon?.frozen();
-    if (past === undefined || !horizon!.onOrBefore(match.at, past.day)) return;
-    const after = new Date(horizon!.timeOf(past.day + 1)).toISOString();
+    // The day alone: `frozen()` would build a prior per player, for every match written.
+    const day = horizon?.frozenDay();
+    if (day === undefined || !horizon!.onOrBefore(match.at, day)) return;
+    const after = new Date(horizon!.timeOf(day + 1)).toISOString();
     throw new InvalidInputError(`this ladder's past before ${after} is frozen (its horizon): a match must be dated at or after that time`, { field: 'at' });
   }
 

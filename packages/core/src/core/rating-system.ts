@@ -172,8 +172,10 @@ export interface FrozenPast {
 export interface HistoryHorizon {
   /** Freezes since the system was made (or restored): a caller learns of a freeze by its change. */
   freezes(): number;
-  /** The last freeze (undefined before the first). */
+  /** The last freeze (undefined before the first). Builds a prior per player: for the day alone, `frozenDay`. */
   frozen(): FrozenPast | undefined;
+  /** The last freeze's day (undefined before the first), at no cost: a writer asks it of every match. */
+  frozenDay(): number | undefined;
   /** Starts an empty system from a freeze (as `frozen` gave it). */
   restoreFrozen(past: FrozenPast): void;
   /** Whether a match at `at` falls on a day on or before `day`: in a past frozen at `day`. */

@@ -210,6 +210,8 @@ describe('WhrHistory: horizon', () => {
       expect(history.freezeStep).toBe(10);
       expect(history.freezes).toBe(16);
       expect(history.frozen()!.day).toBe(150);
+      expect(history.lastFrozenDay()).toBe(150);
+      expect(new WhrHistory({ ...base, horizon: 40 }).lastFrozenDay()).toBeUndefined();
       // The games of days 151–199 only.
       expect(history.gamesCount).toBe(49 * 4);
       expect(history.playerCount).toBe(15);
@@ -294,6 +296,10 @@ describe('WhrHistory: horizon', () => {
       expect(createWhrSystem(base).horizon).toBeUndefined();
       expect(system.horizon!.onOrBefore(frozen!.day * DAY + DAY - 1, frozen!.day)).toBe(true);
       expect(system.horizon!.onOrBefore((frozen!.day + 1) * DAY, frozen!.day)).toBe(false);
+      // The day alone, as the writer asks it of every match: undefined before the first freeze, then the freeze's.
+      expect(system.horizon!.frozenDay()).toBeUndefined();
+      for (const match of log) system.rateMatch(structuredClone(match), new Map());
+      expect(system.horizon!.frozenDay()).toBe(system.horizon!.frozen()!.day);
     });
   }
 

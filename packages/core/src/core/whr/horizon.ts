@@ -176,6 +176,11 @@ export abstract class WhrHorizon extends WhrJoint {
     this.addMatches(from === 0 ? matches : matches.slice(from), homeOffset);
   }
 
+  /** The last freeze's day (undefined before the first freeze), without building the frozen pasts. */
+  lastFrozenDay(): number | undefined {
+    return Number.isFinite(this.frozenDay) ? this.frozenDay : undefined;
+  }
+
   /** The last freeze's day and frozen pasts (undefined before the first freeze): what a restart needs besides the matches after that day. */
   frozen(): WhrFrozen | undefined {
     if (!Number.isFinite(this.frozenDay)) return undefined;

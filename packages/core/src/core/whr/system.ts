@@ -127,6 +127,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
           horizon: {
             freezes: () => history.freezes,
             frozen: () => history.frozen(),
+            frozenDay: () => history.lastFrozenDay(),
             restoreFrozen: (past) => history.restoreFrozen(past),
             onOrBefore: (at, day) => history.dayOf(at) <= day,
             timeOf: (day) => day * o.periodMs,

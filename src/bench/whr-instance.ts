@@ -1,0 +1,216 @@
+/**
+ * Benchmark: one service instance on a whr ladder of a real ladder's size
+ * (`npm run bench -- whr-instance`, or `node dist/bench/whr-instance.js --help`).
+ *
+ * load.js writes to fresh ladders, whose histories hold a few matches per
+ * player; whr-start times a derivation in a bare process. Neither shows what
+ * an instance of `ladder serve` costs on a ladder with a long log and a
+ * horizon: its whole resident set (the matchmaking worker and, on PGlite,
+ * the database's thread included) and its write rate once the history holds
+ * the live window.
+ *
+ * The store is prepared as whr-start prepares it (the synthetic one-on-one
+ * log of whr-horizon.ts and the last freeze of the core's batch path, or the
+ * ATP file with --atp), then `ladder serve` starts on it, and:
+ * - the first write, a match on the day after the log's last, derives the
+ *   history from the freeze (the live window: about horizon + horizon/4
+ *   days of matches) and closes the log's last day;
+ * - `writes` more one-on-one matches follow, `concurrency` in flight, on that
+ *   day, or spread over `days` days from it (each new day closes the one
+ *   before; a run long enough in days meets the next freeze).
+ * The instance's resident set is read from /proc (listening, after the
+ * first write, at the end, and its peak, VmHWM), with its CPU and the rate
+ * and latency of the writes. LADDER_BENCH_CLI runs another build's server
+ * (as load.js); each run prepares a store of its own, since the writes
+ * change it.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
+import { dropSchema } from '../store/database.js';
+import { mulberry32 } from 'ladder-core/core/random.js';
+import { post, processCpuSeconds, startServer, stop } from './load.js';
+import { LADDER, type LogSource, prepare, type Store } from './whr-start.js';
+
+const DAY = 86_400_000;
+
+export interface WhrInstanceOptions {
+  /** One-on-one matches of the synthetic log. @default 1000000 */
+  matches?: number;
+  /** @default 20000 */
+  players?: number;
+  /** Matches a day of the log. @default 1000 */
+  perDay?: number;
+  /** The ladder's horizon in days. @default 365 */
+  horizon?: number;
+  /** The ATP file instead of the synthetic log. */
+  atp?: boolean;
+  /** Matches written after the first. @default 20000 */
+  writes?: number;
+  /** Writes in flight. @default 64 */
+  concurrency?: number;
+  /** Days the writes are spread over, from the day after the log's last. @default 1 */
+  days?: number;
+  /** PostgreSQL instead of PGlite (a schema of its own, dropped at the end). */
+  databaseUrl?: string;
+}
+
+export interface WhrInstanceResult {
+  liveMatches: number | undefined;
+  firstWriteMs: number;
+  writes: number;
+  errors: number;
+  matchesPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  rssMb: { listening: number; afterFirstWrite: number; end: number; peak: number };
+  serverCpuSeconds: { firstWrite: number; writes: number };
+}
+
+/** The instance's resident set now and its peak (VmHWM), in MB: every thread of the process. */
+function residentSet(pid: number): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
+  return { now: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<WhrInstanceResult> {
+  const horizon = options.horizon ?? 365;
+  const perDay = options.perDay ?? 1000;
+  const matches = options.matches ?? 1_000_000;
+  const players = options.players ?? 20_000;
+  const writes = options.writes ?? 20_000;
+  const concurrency = options.concurrency ?? 64;
+  const days = options.days ?? 1;
+  const store: Store = options.databaseUrl ? { url: options.databaseUrl, schema: `whr_instance_${process.pid}` } : { dataDir: mkdtempSync(join(tmpdir(), 'ladder-whr-instance-')) };
+  const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay };
+  try {
+    const prepared = await prepare(store, source, horizon, true);
+    const env: Record<string, string> = store.url ? { DATABASE_URL: store.url, DATABASE_SCHEMA: store.schema! } : {};
+    const { child, url } = await startServer(env, store.dataDir ? ['--data', store.dataDir] : []);
+    const pid = child.pid!;
+    const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+    const base = new URL(url);
+    const path = `/v1/ladders/${LADDER}/matches`;
+    const random = mulberry32(29);
+    const ids = prepared.playerIds;
+    const body = (i: number) => {
+      const a = Math.floor(random() * ids.length);
+      let b = Math.floor(random() * (ids.length - 1));
+      if (b >= a) b++;
+      const win = random() < 0.5;
+      // The day after the log's last, then one more every writes/days matches.
+      const at = prepared.lastAt + (1 + Math.floor((i * days) / Math.max(1, writes))) * DAY;
+      return JSON.stringify({
+        at,
+        teams: [
+          { players: [{ id: ids[a] }], rank: win ? 1 : 2 },
+          { players: [{ id: ids[b] }], rank: win ? 2 : 1 },
+        ],
+      });
+    };
+    try {
+      const listening = residentSet(pid).now;
+      let cpu = processCpuSeconds(pid);
+      let started = performance.now();
+      const firstStatus = await post(agent, base, path, body(0));
+      if (firstStatus !== 201) throw new Error(`the first write answered ${firstStatus}`);
+      const firstWriteMs = performance.now() - started;
+      const firstCpu = processCpuSeconds(pid) - cpu;
+      const afterFirstWrite = residentSet(pid).now;
+      cpu = processCpuSeconds(pid);
+      started = performance.now();
+      const latencies: number[] = [];
+      let next = 0;
+      let errors = 0;
+      const worker = async () => {
+        while (next < writes) {
+          const payload = body(next++);
+          const t = performance.now();
+          const status = await post(agent, base, path, payload);
+          latencies.push(performance.now() - t);
+          if (status !== 201) errors++;
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+      const seconds = (performance.now() - started) / 1000;
+      const writesCpu = processCpuSeconds(pid) - cpu;
+      const end = residentSet(pid);
+      latencies.sort((x, y) => x - y);
+      return {
+        liveMatches: prepared.liveMatches,
+        firstWriteMs,
+        writes,
+        errors,
+        matchesPerSecond: writes / seconds,
+        p50Ms: percentile(latencies, 0.5),
+        p99Ms: percentile(latencies, 0.99),
+        rssMb: { listening, afterFirstWrite, end: end.now, peak: end.peak },
+        serverCpuSeconds: { firstWrite: firstCpu, writes: writesCpu },
+      };
+    } finally {
+      agent.destroy();
+      await stop(child);
+    }
+  } finally {
+    if (store.url) await dropSchema(store.url, store.schema!);
+    else rmSync(store.dataDir!, { recursive: true, force: true });
+  }
+}
+
+/** Runs one instance and prints its figures on one line. */
+export async function benchWhrInstance(options: WhrInstanceOptions = {}): Promise<void> {
+  const load = loadavg()[0]!;
+  const r = await runWhrInstance(options);
+  const mb = (x: number) => `${x.toFixed(0)} MB`;
+  console.log(
+    `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days, ${r.liveMatches ?? '?'} live matches: ` +
+      `first write ${(r.firstWriteMs / 1000).toFixed(1)} s (${r.serverCpuSeconds.firstWrite.toFixed(1)} s CPU); ` +
+      `${r.writes} writes at ${r.matchesPerSecond.toFixed(0)} matches/s, p50 ${r.p50Ms.toFixed(1)} / p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors, server CPU ${r.serverCpuSeconds.writes.toFixed(1)} s; ` +
+      `resident set listening ${mb(r.rssMb.listening)}, after the first write ${mb(r.rssMb.afterFirstWrite)}, end ${mb(r.rssMb.end)}, peak ${mb(r.rssMb.peak)}; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
+  );
+}
+
+const USAGE: ScriptSpec = {
+  command: 'node dist/bench/whr-instance.js',
+  name: 'whr-instance',
+  summary: 'One `ladder serve` instance on a large whr ladder with a horizon: its whole resident set and its write rate once the history holds the live window.',
+  options: {
+    matches: { type: 'string', value: 'N', description: 'one-on-one matches of the synthetic log (default 1000000)' },
+    players: { type: 'string', value: 'N', description: 'players (default 20000)' },
+    'per-day': { type: 'string', value: 'N', description: 'matches a day of the log (default 1000)' },
+    horizon: { type: 'string', value: 'DAYS', description: "the ladder's horizon (default 365)" },
+    atp: { type: 'boolean', description: "the ATP file's 619,373 matches instead of the synthetic log" },
+    writes: { type: 'string', value: 'N', description: 'matches written after the first (default 20000)' },
+    concurrency: { type: 'string', value: 'N', description: 'writes in flight (default 64)' },
+    days: { type: 'string', value: 'N', description: "days the writes are spread over, from the day after the log's last (default 1)" },
+    'database-url': { type: 'string', value: 'URL', description: 'PostgreSQL instead of PGlite (a schema of its own, dropped at the end)' },
+  },
+  notes: 'LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that build\'s server; LADDER_BENCH_NODE_ARGS adds node flags to it (e.g. "--max-old-space-size=160").',
+};
+
+if (isEntry(import.meta.url)) {
+  const args = scriptArgs(USAGE);
+  const get = (name: string) => numberOption(USAGE, args, name);
+  const url = typeof args.values['database-url'] === 'string' ? args.values['database-url'] : undefined;
+  const options: WhrInstanceOptions = { ...(args.values.atp === true ? { atp: true } : {}), ...(url !== undefined ? { databaseUrl: url } : {}) };
+  for (const [name, key] of [
+    ['matches', 'matches'],
+    ['players', 'players'],
+    ['per-day', 'perDay'],
+    ['horizon', 'horizon'],
+    ['writes', 'writes'],
+    ['concurrency', 'concurrency'],
+    ['days', 'days'],
+  ] as const) {
+    const value = get(name);
+    if (value !== undefined) options[key] = value;
+  }
+  await benchWhrInstance(options);
+}
