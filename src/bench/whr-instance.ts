@@ -65,6 +65,7 @@ export interface WhrInstanceResult {
   matchesPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  maxMs: number;
   rssMb: { listening: number; afterFirstWrite: number; end: number; peak: number };
   serverCpuSeconds: { firstWrite: number; writes: number };
 }
@@ -151,6 +152,7 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
         matchesPerSecond: writes / seconds,
         p50Ms: percentile(latencies, 0.5),
         p99Ms: percentile(latencies, 0.99),
+        maxMs: latencies.at(-1) ?? Number.NaN,
         rssMb: { listening, afterFirstWrite, end: end.now, peak: end.peak },
         serverCpuSeconds: { firstWrite: firstCpu, writes: writesCpu },
       };
@@ -172,7 +174,7 @@ export async function benchWhrInstance(options: WhrInstanceOptions = {}): Promis
   console.log(
     `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days, ${r.liveMatches ?? '?'} live matches: ` +
       `first write ${(r.firstWriteMs / 1000).toFixed(1)} s (${r.serverCpuSeconds.firstWrite.toFixed(1)} s CPU); ` +
-      `${r.writes} writes at ${r.matchesPerSecond.toFixed(0)} matches/s, p50 ${r.p50Ms.toFixed(1)} / p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors, server CPU ${r.serverCpuSeconds.writes.toFixed(1)} s; ` +
+      `${r.writes} writes at ${r.matchesPerSecond.toFixed(0)} matches/s, p50 ${r.p50Ms.toFixed(1)} / p99 ${r.p99Ms.toFixed(1)} / max ${r.maxMs.toFixed(0)} ms, ${r.errors} errors, server CPU ${r.serverCpuSeconds.writes.toFixed(1)} s; ` +
       `resident set listening ${mb(r.rssMb.listening)}, after the first write ${mb(r.rssMb.afterFirstWrite)}, end ${mb(r.rssMb.end)}, peak ${mb(r.rssMb.peak)}; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
   );
 }
