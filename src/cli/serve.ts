@@ -44,7 +44,15 @@ export function register(program: Command): void {
       "the embedded database's buffer cache in MB, 1 to 1024 (env LADDER_PGLITE_SHARED_BUFFERS_MB; default PGlite's 128): less resident memory, for an instance with a budget",
       numberOption('pglite-shared-buffers'),
     )
-    .option('--no-matchmaking-warm-up', "skip warming the matchmaker's code at start (about a second of CPU that makes the first pass after a failover run at full speed)")
+    .addOption(
+      new Option(
+        '--matchmaking-warm-up <when>',
+        "when to warm the matchmaker's code (about a second of CPU that makes the first pass after a failover run at full speed): before listening, when a matchmaking turn first finds a queue (an instance that serves none then never starts the matchmaking worker), or never",
+      )
+        .choices(['start', 'first-queue', 'off'])
+        .default('first-queue'),
+    )
+    .option('--no-matchmaking-warm-up', 'never warm the matchmaker (--matchmaking-warm-up off)')
     .action(
       action(
         async (opts: {
@@ -56,7 +64,7 @@ export function register(program: Command): void {
           log: boolean;
           corsOrigin?: string[];
           metricsKey: boolean;
-          matchmakingWarmUp: boolean;
+          matchmakingWarmUp: 'start' | 'first-queue' | 'off' | false;
           pgliteThread: boolean;
           pgliteSharedBuffers?: number;
           jobThreads?: number;
@@ -70,6 +78,7 @@ export function register(program: Command): void {
               .filter((o) => o !== '');
           // Reported once the service listens: a start that fails says only why.
           let warmUp: WarmUpReport | undefined;
+          let listening = false;
           const service = await startService({
             host: opts.host,
             port: opts.port,
@@ -83,12 +92,16 @@ export function register(program: Command): void {
             logger: opts.log,
             cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
             metricsAccess: opts.metricsKey ? 'key' : 'public',
-            matchmakingWarmUp: opts.matchmakingWarmUp,
+            matchmakingWarmUp: opts.matchmakingWarmUp === 'off' ? false : opts.matchmakingWarmUp,
             pgliteThread: opts.pgliteThread,
             ...(opts.pgliteSharedBuffers !== undefined ? { pgliteSharedBuffersMb: opts.pgliteSharedBuffers } : {}),
             ...(opts.corrections !== undefined ? { corrections: opts.corrections } : {}),
             ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
-            onWarmUp: (report) => (warmUp = report),
+            onWarmUp: (report) => {
+              // Before listening it is reported with the start; at the first queue, when it happens.
+              if (!listening) warmUp = report;
+              else process.stderr.write(`ladder: matchmaker warmed up at the first queue (${report.passes} passes over synthetic queues, ${Math.round(report.ms)} ms)\n`);
+            },
             plugins: [(app) => registerWeb(app, {})],
             onAdminKey: (event) => {
               if (event.kind === 'generated') process.stderr.write(`ladder: first admin key (shown once, store it now): ${event.key}\n`);
@@ -101,6 +114,7 @@ export function register(program: Command): void {
           });
           if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');
           const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
+          listening = true;
           if (warmUp) process.stderr.write(`ladder: matchmaker warmed up before listening (${warmUp.passes} passes over synthetic queues, ${Math.round(warmUp.ms)} ms)\n`);
           process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
           // Machine-readable line for scripts and tests that start the server on port 0.

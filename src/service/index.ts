@@ -69,11 +69,14 @@ export interface ServiceOptions {
   /** Milliseconds between matchmaking passes. @default LADDER_MATCHMAKING_INTERVAL_MS, else 1000 */
   matchmakingIntervalMs?: number;
   /**
-   * Warm the matchmaker's compiled code before listening (src/service/matchmaking-warm-up.ts):
-   * about a second of CPU at start, so the first pass after a failover runs at full speed.
-   * `ladder serve` does it unless `--no-matchmaking-warm-up`. @default false
+   * Warm the matchmaker's compiled code (src/service/matchmaking-warm-up.ts), about a second of CPU
+   * where the matchmakers run, so the first pass after a failover runs at full speed: `'start'` (or
+   * `true`) before listening; `'first-queue'` when a matchmaking turn first finds a queue (any
+   * instance's: a standby warms up as soon as one exists), so an instance that serves no queue never
+   * starts the matchmaking worker nor keeps the heap the warm-up grows (about 90 MB); `false`, never.
+   * `ladder serve` warms on the first queue unless `--matchmaking-warm-up start|off`. @default false
    */
-  matchmakingWarmUp?: boolean;
+  matchmakingWarmUp?: boolean | 'start' | 'first-queue';
   /** Milliseconds a ladder's matchmaking lock lasts unless renewed (Redis). @default 10000 */
   matchmakingLockMs?: number;
   /**
@@ -124,7 +127,7 @@ export interface ServiceOptions {
   plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
   /** Called once the server listens, with what happened to the first admin key. */
   onAdminKey?: (event: AdminKeyEvent) => void;
-  /** Called after the matchmaker's warm-up (`matchmakingWarmUp`), with what it took. */
+  /** Called after the matchmaker's warm-up (`matchmakingWarmUp`), with what it took: before listening, or at the first queue. */
   onWarmUp?: (report: WarmUpReport) => void;
   /**
    * Problems the service survives (a failed matchmaking pass, Redis away),
@@ -367,7 +370,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 
     const matchmakers = options.matchmakingWorker === false ? inProcessMatchmakers() : workerMatchmakers();
     cleanups.push(() => matchmakers.close());
-    if (options.matchmakingWarmUp) {
+    if (options.matchmakingWarmUp === true || options.matchmakingWarmUp === 'start') {
       // Where the passes will run: with the worker, its thread's code is the one to warm.
       const warm = await matchmakers.warmUp();
       options.onWarmUp?.(warm);
@@ -375,6 +378,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const trace = process.env.LADDER_MATCHMAKING_TRACE === '1';
     const loop = startMatchmakingLoop({ db, tickets, metrics, ladders }, options.matchmakingIntervalMs ?? positiveEnv('LADDER_MATCHMAKING_INTERVAL_MS') ?? 1000, {
       host: matchmakers,
+      warmUpOnFirstQueue: options.matchmakingWarmUp === 'first-queue',
+      ...(options.onWarmUp ? { onWarmUp: options.onWarmUp } : {}),
       onError: (error) => warn('matchmaking', `a matchmaking pass failed (${error instanceof Error ? error.message : String(error)}); it is retried on the next interval`),
       // One JSON line per ladder turn on standard error (benchmarks, diagnosis).
       onPass: trace ? (report) => process.stderr.write(`${JSON.stringify({ matchmakingPass: report })}\n`) : undefined,

@@ -38,6 +38,7 @@ import { type Ladder, type Ladders, matchmakerOptions } from './ladders.js';
 import { type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './matchmaking-worker/host.js';
 import type { MatchmakerOp, OpResult } from './matchmaking-worker/protocol.js';
 import { type PassBackfill, type PassMatch, waitsOf } from './matchmaking-worker/rule-set-queue.js';
+import type { WarmUpReport } from './matchmaking-warm-up.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { BackfillAddition, BackfillPlacement, Placement, QueuedBackfillPlayer, RecentMatch, StoredTicket, TicketStore, WhyWaiting } from './tickets/store.js';
 import { placementChunks } from './placement-chunks.js';
@@ -94,6 +95,15 @@ export interface MatchmakingOptions {
    * burst's matches), so requests are served in between. @default 20
    */
   sliceMs?: number;
+  /**
+   * Warm the host's code (`MatchmakerHost.warmUp`) the first time a turn finds a queue, before that
+   * turn's passes: an instance that never serves a queue never starts the worker thread nor keeps the
+   * heap the warm-up grows (about 90 MB), and one that does is warm before it can hold a big queue
+   * (every full turn lists every instance's queues, so a standby warms up as soon as any queue exists).
+   */
+  warmUpOnFirstQueue?: boolean;
+  /** Called after that warm-up, with what it took. */
+  onWarmUp?: (report: WarmUpReport) => void;
 }
 
 interface LadderState {
@@ -150,6 +160,8 @@ export class MatchmakingEngine {
   readonly host: MatchmakerHost;
   private readonly ownHost: boolean;
   private readonly slices: Turns;
+  /** `warmUpOnFirstQueue`, until a turn has found a queue. */
+  private warmUpPending: boolean;
 
   constructor(
     private readonly ctx: MatchmakingContext,
@@ -160,6 +172,7 @@ export class MatchmakingEngine {
     this.ownHost = options.host === undefined;
     this.host = options.host ?? workerMatchmakers();
     this.slices = new Turns(options.sliceMs ?? 20);
+    this.warmUpPending = options.warmUpOnFirstQueue === true;
     ctx.metrics.setLocksHeld(() => [...this.states.keys()]);
   }
 
@@ -199,6 +212,15 @@ export class MatchmakingEngine {
         this.ctx.metrics.passFailures.inc({ queue: '' });
         this.options.onError(error);
         return 0;
+      }
+    }
+    if (this.warmUpPending && queues.length > 0) {
+      this.warmUpPending = false;
+      try {
+        this.options.onWarmUp?.(await this.host.warmUp());
+      } catch (error) {
+        // A cold matchmaker is slower, not wrong: the turn goes on.
+        this.options.onError(error);
       }
     }
     let placed = 0;

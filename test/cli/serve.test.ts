@@ -2,7 +2,8 @@
  * `ladder serve` as a newcomer meets it: the first admin key is printed only
  * once the server listens; a busy port or an unusable data directory is one
  * line naming it, exit 2, and leaves no key behind; a later start says that a
- * key exists and how to add another.
+ * key exists and how to add another. The matchmaker is warmed at the first
+ * queue by default, before listening with `--matchmaking-warm-up start`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -64,9 +65,12 @@ describe('ladder serve', () => {
     } finally {
       blocker.close();
     }
+    // By default the matchmaker is warmed at the first queue (none here), not before listening.
     const first = await serve(['--port', '0', '--data', data]);
     expect(first.stderr).toMatch(/first admin key \(shown once, store it now\): lk_[a-z0-9]{12}_/);
-    expect(first.stderr).toMatch(/^ladder: matchmaker warmed up before listening \(8 passes over synthetic queues, \d+ ms\)$/m);
+    expect(first.stderr).not.toContain('warmed up');
+    const warmed = await serve(['--port', '0', '--data', data, '--matchmaking-warm-up', 'start']);
+    expect(warmed.stderr).toMatch(/^ladder: matchmaker warmed up before listening \(8 passes over synthetic queues, \d+ ms\)$/m);
     const later = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up']);
     expect(later.stderr).not.toContain('warmed up');
     expect(later.stderr).not.toMatch(/lk_[a-z0-9]{12}_/);
@@ -102,5 +106,43 @@ describe('ladder serve', () => {
     expect(bad.stderr).toContain('phased, transaction');
     const good = await serve(['--port', '0', '--data', data, '--corrections', 'transaction', '--no-matchmaking-warm-up']);
     expect(good.stdout).toContain('"listening"');
+  });
+});
+
+describe('ladder serve: the matchmaker warmed at the first queue', () => {
+  it('says so on standard error once a ticket makes the first queue, not before', async () => {
+    const key = 'serve-test-admin-key-0123456789';
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--data', join(tempDir(), 'data')], {
+      cwd: root,
+      env: childEnv({ LADDER_ADMIN_KEY: key, LADDER_MATCHMAKING_INTERVAL_MS: '100' }),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk;
+          const line = /\{"listening":"([^"]+)"\}/.exec(stdout);
+          if (line) resolve(line[1]!);
+        });
+        child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+      });
+      const post = (path: string, body: unknown) =>
+        fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      // Several turns of the loop with no queue: nothing warmed.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(stderr).not.toContain('warmed up');
+      expect((await post('/v1/ladders', { id: 'duel', system: 'elo' })).status).toBe(201);
+      expect((await post('/v1/ladders/duel/tickets', { players: [{ id: 'ann', percentile: 50, pings: { eu: 20 } }] })).status).toBe(201);
+      const deadline = Date.now() + 30_000;
+      while (!stderr.includes('warmed up') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(stderr).toMatch(/^ladder: matchmaker warmed up at the first queue \(8 passes over synthetic queues, \d+ ms\)$/m);
+      expect(stderr).not.toContain('before listening');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 });
