@@ -95,14 +95,8 @@ export interface MatchmakingOptions {
    * burst's matches), so requests are served in between. @default 20
    */
   sliceMs?: number;
-  /**
-   * Warm the host's code (`MatchmakerHost.warmUp`) the first time a turn finds a queue, before that
-   * turn's passes: an instance that never serves a queue never starts the worker thread nor keeps the
-   * heap the warm-up grows (about 90 MB), and one that does is warm before it can hold a big queue
-   * (every full turn lists every instance's queues, so a standby warms up as soon as any queue exists).
-   */
+  /** Warm the host (`MatchmakerHost.warmUp`) when a turn first finds a queue, before its passes (`matchmakingWarmUp: 'first-queue'`); `onWarmUp` hears what it took. */
   warmUpOnFirstQueue?: boolean;
-  /** Called after that warm-up, with what it took. */
   onWarmUp?: (report: WarmUpReport) => void;
 }
 
@@ -216,12 +210,11 @@ export class MatchmakingEngine {
     }
     if (this.warmUpPending && queues.length > 0) {
       this.warmUpPending = false;
-      try {
-        this.options.onWarmUp?.(await this.host.warmUp());
-      } catch (error) {
-        // A cold matchmaker is slower, not wrong: the turn goes on.
-        this.options.onError(error);
-      }
+      // A cold matchmaker is slower, not wrong: a failed warm-up is reported and the turn goes on.
+      await this.host
+        .warmUp()
+        .then((report) => this.options.onWarmUp?.(report))
+        .catch(this.options.onError);
     }
     let placed = 0;
     this.passMsInLastTurn = 0;

@@ -45,17 +45,21 @@ describe('the matchmaker warmed at the first queue', () => {
     await server?.dispose();
   });
 
-  function engineWith(warmUpOnFirstQueue: boolean) {
+  function engineWith(warmUpOnFirstQueue: boolean, failingWarmUp = false) {
     const calls: string[] = [];
     const reports: WarmUpReport[] = [];
+    const errors: unknown[] = [];
     const store = new MemoryTicketStore();
+    const host = recordingHost(calls);
+    if (failingWarmUp) host.warmUp = () => Promise.reject(new Error('the worker stopped'));
     const engine = new MatchmakingEngine(
       { db: server.db, tickets: store, metrics: serviceMetrics(), ladders: server.ladders },
       {
         onError: (error) => {
-          throw error;
+          if (!failingWarmUp) throw error;
+          errors.push(error);
         },
-        host: recordingHost(calls),
+        host,
         warmUpOnFirstQueue,
         onWarmUp: (report) => reports.push(report),
       },
@@ -71,7 +75,7 @@ describe('the matchmaker warmed at the first queue', () => {
       });
       expect(outcome.ok).toBe(true);
     };
-    return { engine, calls, reports, queue };
+    return { engine, calls, reports, errors, queue };
   }
 
   it('warms once, when a turn first finds a queue, before its matchmaker is made', async () => {
@@ -91,6 +95,19 @@ describe('the matchmaker warmed at the first queue', () => {
       await queue('d');
       expect(await engine.turn()).toBe(1);
       expect(calls.filter((c) => c === 'warmUp')).toHaveLength(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('a failed warm-up is reported and the turn goes on, cold', async () => {
+    const { engine, calls, errors, queue } = engineWith(true, true);
+    try {
+      await queue('g');
+      await queue('h');
+      expect(await engine.turn()).toBe(1);
+      expect(errors).toEqual([expect.objectContaining({ message: 'the worker stopped' })]);
+      expect(calls).toEqual(['create']);
     } finally {
       await engine.close();
     }
