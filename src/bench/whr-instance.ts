@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { isEntry, numberOption, type ScriptSpec, scriptArgs } from '../cli/script-args.js';
 import { dropSchema } from '../store/database.js';
 import { mulberry32 } from 'ladder-core/core/random.js';
-import { post, processCpuSeconds, startServer, stop } from './load.js';
+import { CONTEXT_OPTIONS, post, processCpuSeconds, startServer, stop } from './load.js';
 import { LADDER, type LogSource, prepare, type Store } from './whr-start.js';
 
 const DAY = 86_400_000;
@@ -55,6 +55,8 @@ export interface WhrInstanceOptions {
   days?: number;
   /** PostgreSQL instead of PGlite (a schema of its own, dropped at the end). */
   databaseUrl?: string;
+  /** Maps as context: each match on one of this many (the ladder takes load.js's map variances). @default 0 */
+  contexts?: number;
 }
 
 export interface WhrInstanceResult {
@@ -90,9 +92,10 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
   const concurrency = options.concurrency ?? 64;
   const days = options.days ?? 1;
   const store: Store = options.databaseUrl ? { url: options.databaseUrl, schema: `whr_instance_${process.pid}` } : { dataDir: mkdtempSync(join(tmpdir(), 'ladder-whr-instance-')) };
-  const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay };
+  const contexts = options.contexts ?? 0;
+  const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay, contexts };
   try {
-    const prepared = await prepare(store, source, horizon, true);
+    const prepared = await prepare(store, source, horizon, true, contexts > 0 ? { ...CONTEXT_OPTIONS } : {});
     const env: Record<string, string> = store.url ? { DATABASE_URL: store.url, DATABASE_SCHEMA: store.schema! } : {};
     const { child, url } = await startServer(env, store.dataDir ? ['--data', store.dataDir] : []);
     const pid = child.pid!;
@@ -110,6 +113,7 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
       const at = prepared.lastAt + (1 + Math.floor((i * days) / Math.max(1, writes))) * DAY;
       return JSON.stringify({
         at,
+        ...(contexts > 0 ? { context: `map${i % contexts}` } : {}),
         teams: [
           { players: [{ id: ids[a] }], rank: win ? 1 : 2 },
           { players: [{ id: ids[b] }], rank: win ? 2 : 1 },
@@ -172,7 +176,7 @@ export async function benchWhrInstance(options: WhrInstanceOptions = {}): Promis
   const r = await runWhrInstance(options);
   const mb = (x: number) => `${x.toFixed(0)} MB`;
   console.log(
-    `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days, ${r.liveMatches ?? '?'} live matches: ` +
+    `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days${options.contexts ? `, ${options.contexts} maps as context` : ''}, ${r.liveMatches ?? '?'} live matches: ` +
       `first write ${(r.firstWriteMs / 1000).toFixed(1)} s (${r.serverCpuSeconds.firstWrite.toFixed(1)} s CPU); ` +
       `${r.writes} writes at ${r.matchesPerSecond.toFixed(0)} matches/s, p50 ${r.p50Ms.toFixed(1)} / p99 ${r.p99Ms.toFixed(1)} / max ${r.maxMs.toFixed(0)} ms, ${r.errors} errors, server CPU ${r.serverCpuSeconds.writes.toFixed(1)} s; ` +
       `resident set listening ${mb(r.rssMb.listening)}, after the first write ${mb(r.rssMb.afterFirstWrite)}, end ${mb(r.rssMb.end)}, peak ${mb(r.rssMb.peak)}; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
@@ -193,6 +197,7 @@ const USAGE: ScriptSpec = {
     concurrency: { type: 'string', value: 'N', description: 'writes in flight (default 64)' },
     days: { type: 'string', value: 'N', description: "days the writes are spread over, from the day after the log's last (default 1)" },
     'database-url': { type: 'string', value: 'URL', description: 'PostgreSQL instead of PGlite (a schema of its own, dropped at the end)' },
+    contexts: { type: 'string', value: 'N', description: "maps as context: each match on one of N (the map variances of load.js's --contexts; default 0)" },
   },
   notes: 'LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that build\'s server; LADDER_BENCH_NODE_ARGS adds node flags to it (e.g. "--max-old-space-size=160").',
 };
@@ -210,6 +215,7 @@ if (isEntry(import.meta.url)) {
     ['writes', 'writes'],
     ['concurrency', 'concurrency'],
     ['days', 'days'],
+    ['contexts', 'contexts'],
   ] as const) {
     const value = get(name);
     if (value !== undefined) options[key] = value;

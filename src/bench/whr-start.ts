@@ -62,11 +62,18 @@ function retained(): number | undefined {
 }
 
 /** The log a benchmark writes: synthetic, or the ATP file's matches in its order (games without a date left out). */
-export type LogSource = { kind: 'synthetic'; matches: number; players: number; perDay: number } | { kind: 'atp' };
+/** The log a benchmark writes; `contexts` > 0 plays each synthetic match on one of that many maps (its `context`), in turn. */
+export type LogSource = { kind: 'synthetic'; matches: number; players: number; perDay: number; contexts?: number } | { kind: 'atp' };
 
 function* logOf(source: LogSource): Generator<Match> {
   if (source.kind === 'synthetic') {
-    yield* syntheticLog(source.matches, source.players, source.perDay);
+    const contexts = source.contexts ?? 0;
+    if (contexts === 0) {
+      yield* syntheticLog(source.matches, source.players, source.perDay);
+      return;
+    }
+    let i = 0;
+    for (const match of syntheticLog(source.matches, source.players, source.perDay)) yield { ...match, context: `map${i++ % contexts}` };
     return;
   }
   const log = loadAtp();
@@ -99,18 +106,19 @@ export interface Prepared {
   liveMatches: number;
 }
 
-export async function prepare(store: Store, source: LogSource, horizon: number, converged: boolean): Promise<Prepared> {
+/** `systemOptions`: the ladder's whr options besides its horizon (context variances, say). */
+export async function prepare(store: Store, source: LogSource, horizon: number, converged: boolean, systemOptions: Record<string, unknown> = {}): Promise<Prepared> {
   const db = await open(store);
   try {
     await migrate(db);
-    const options = { horizon };
+    const options = { horizon, ...systemOptions };
     await insertLadder(db, { id: LADDER, system: 'whr', options, settings: {}, public: false, created_at: Date.now() });
     let rows = emptyMatchRows();
     let seq = 0;
     const players = new Set<string>();
     let firstAt = Number.NaN;
     let lastAt = Number.NaN;
-    const core = converged ? new WhrHistory({ horizon }) : undefined;
+    const core = converged ? new WhrHistory(options) : undefined;
     // The first match of each day (the freeze's live matches start at a day's first, and so does the match that made it).
     const firstOfDay = new Map<number, number>();
     let chunk: Match[] = [];
