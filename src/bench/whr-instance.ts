@@ -60,7 +60,7 @@ export interface WhrInstanceOptions {
 }
 
 export interface WhrInstanceResult {
-  liveMatches: number | undefined;
+  liveMatches: number;
   firstWriteMs: number;
   writes: number;
   errors: number;
@@ -176,7 +176,7 @@ export async function benchWhrInstance(options: WhrInstanceOptions = {}): Promis
   const r = await runWhrInstance(options);
   const mb = (x: number) => `${x.toFixed(0)} MB`;
   console.log(
-    `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days${options.contexts ? `, ${options.contexts} maps as context` : ''}, ${r.liveMatches ?? '?'} live matches: ` +
+    `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days${options.contexts ? `, ${options.contexts} maps as context` : ''}, ${r.liveMatches} live matches: ` +
       `first write ${(r.firstWriteMs / 1000).toFixed(1)} s (${r.serverCpuSeconds.firstWrite.toFixed(1)} s CPU); ` +
       `${r.writes} writes at ${r.matchesPerSecond.toFixed(0)} matches/s, p50 ${r.p50Ms.toFixed(1)} / p99 ${r.p99Ms.toFixed(1)} / max ${r.maxMs.toFixed(0)} ms, ${r.errors} errors, server CPU ${r.serverCpuSeconds.writes.toFixed(1)} s; ` +
       `resident set listening ${mb(r.rssMb.listening)}, after the first write ${mb(r.rssMb.afterFirstWrite)}, end ${mb(r.rssMb.end)}, peak ${mb(r.rssMb.peak)}; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,

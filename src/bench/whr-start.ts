@@ -47,7 +47,7 @@ export interface Store {
   sharedBuffersMb?: number;
 }
 
-export async function open(store: Store): Promise<Database> {
+async function open(store: Store): Promise<Database> {
   if (store.url) return openPostgres({ url: store.url, schema: store.schema!, max: 2 });
   return openPglite(store.dataDir!, { thread: true, ...(store.sharedBuffersMb !== undefined ? { sharedBuffersMb: store.sharedBuffersMb } : {}) });
 }
@@ -61,19 +61,17 @@ function retained(): number | undefined {
   return m.heapUsed + m.arrayBuffers;
 }
 
-/** The log a benchmark writes: synthetic, or the ATP file's matches in its order (games without a date left out). */
-/** The log a benchmark writes; `contexts` > 0 plays each synthetic match on one of that many maps (its `context`), in turn. */
+/**
+ * The log a benchmark writes: synthetic, or the ATP file's matches in its order (games without a date left
+ * out). With `contexts` > 0 each synthetic match is played on one of that many maps (its `context`), in turn.
+ */
 export type LogSource = { kind: 'synthetic'; matches: number; players: number; perDay: number; contexts?: number } | { kind: 'atp' };
 
 function* logOf(source: LogSource): Generator<Match> {
   if (source.kind === 'synthetic') {
     const contexts = source.contexts ?? 0;
-    if (contexts === 0) {
-      yield* syntheticLog(source.matches, source.players, source.perDay);
-      return;
-    }
     let i = 0;
-    for (const match of syntheticLog(source.matches, source.players, source.perDay)) yield { ...match, context: `map${i++ % contexts}` };
+    for (const match of syntheticLog(source.matches, source.players, source.perDay)) yield contexts > 0 ? { ...match, context: `map${i++ % contexts}` } : match;
     return;
   }
   const log = loadAtp();
@@ -92,13 +90,6 @@ function* logOf(source: LogSource): Generator<Match> {
   }
 }
 
-/**
- * Writes the log and the ladder, then derives the whole log once and stores its last freeze. With
- * `converged`, the freeze comes from the core's batch path instead (`addLog`: the log converged between freeze
- * points, no smoothing per match), which is much cheaper for a long log: its priors are those of the converged
- * log rather than the writer's incremental estimates, which changes nothing a start does with them (the same
- * players, the same live matches).
- */
 /** What `prepare` wrote: the log's players, its last match's time, and the matches after the stored freeze. */
 export interface Prepared {
   playerIds: string[];
@@ -106,7 +97,14 @@ export interface Prepared {
   liveMatches: number;
 }
 
-/** `systemOptions`: the ladder's whr options besides its horizon (context variances, say). */
+/**
+ * Writes the log and the ladder, then derives the whole log once and stores its last freeze. With
+ * `converged`, the freeze comes from the core's batch path instead (`addLog`: the log converged between freeze
+ * points, no smoothing per match), which is much cheaper for a long log: its priors are those of the converged
+ * log rather than the writer's incremental estimates, which changes nothing a start does with them (the same
+ * players, the same live matches). `systemOptions`: the ladder's whr options besides its horizon (context
+ * variances, say).
+ */
 export async function prepare(store: Store, source: LogSource, horizon: number, converged: boolean, systemOptions: Record<string, unknown> = {}): Promise<Prepared> {
   const db = await open(store);
   try {
