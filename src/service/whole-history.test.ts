@@ -43,3 +43,78 @@ describe('LadderHistory with a horizon', () => {
     expect(frozen).toHaveBeenCalledTimes(1);
   });
 });
+
+/** A varied log: one against one, two against two and three-team free-for-alls, on three maps, over `days` days among 16 players. */
+function variedLog(days: number): Match[] {
+  const log: Match[] = [];
+  for (let day = 0; day < days; day++) {
+    for (let k = 0; k < 6; k++) {
+      const p = (i: number) => ({ id: `p${(day * 7 + k * 5 + i * 3) % 16}` });
+      const at = day * DAY + k * 60_000;
+      const context = ['dust', 'ruins', 'harbour'][(day + k) % 3]!;
+      if (k % 3 === 0)
+        log.push({
+          at,
+          context,
+          teams: [
+            { players: [p(0)], rank: 1 },
+            { players: [p(1)], rank: k % 2 === 0 ? 2 : 1 },
+          ],
+        });
+      else if (k % 3 === 1)
+        log.push({
+          at,
+          context,
+          teams: [
+            { players: [p(0), p(1)], score: 3 },
+            { players: [p(2), p(4)], score: 1 },
+          ],
+        });
+      else
+        log.push({
+          at,
+          context,
+          teams: [
+            { players: [p(0)], rank: 2 },
+            { players: [p(1)], rank: 1 },
+            { players: [p(2)], rank: 3 },
+          ],
+        });
+    }
+  }
+  return log;
+}
+
+describe('LadderHistory derivation', () => {
+  it.each([
+    ['no context', { horizon: 10 }],
+    ['maps as context, joint', { horizon: 10, contextPriorVariance: 0.05, contextDailyVariance: 0.0001 }],
+    ['maps as context, factorised', { horizon: 10, contextPriorVariance: 0.05, contextDailyVariance: 0.0001, contextInference: 'factorised' }],
+    ['the mode, no horizon', { inference: 'map' }],
+  ])('(%s) reaches the states of taking the log in match by match, bit for bit, building each state once at its end', (_, options) => {
+    const log = variedLog(40);
+    const voided = (seq: number) => seq % 17 === 0;
+    const byMatch = new LadderHistory('whr', options, 1);
+    log.forEach((body, i) => byMatch.add(i + 1, body, voided(i + 1)));
+    const derived = new LadderHistory('whr', options, 1);
+    const system = (derived as unknown as { system: { takeMoved: () => unknown } }).system;
+    const takeMoved = vi.spyOn(system, 'takeMoved');
+    derived.addStored(log.map((body, i) => ({ seq: i + 1, id: `m${i + 1}`, at: body.at!, round: null, body, voided: voided(i + 1) })));
+    expect(takeMoved).toHaveBeenCalledTimes(1);
+    expect(derived.lastSeq).toBe(log.length);
+    expect(derived.counted).toBe(byMatch.counted);
+    expect(new Map([...derived.states].sort())).toEqual(new Map([...byMatch.states].sort()));
+    expect([...derived.states.keys()]).toEqual([...byMatch.states.keys()]);
+    // Both go on alike: the next match's step, and the freeze to store.
+    const next: Match = {
+      at: 40 * DAY,
+      context: 'dust',
+      teams: [
+        { players: [{ id: 'p3' }], rank: 1 },
+        { players: [{ id: 'p9' }], rank: 2 },
+      ],
+    };
+    expect(derived.add(log.length + 1, next)).toEqual(byMatch.add(log.length + 1, next));
+    expect(derived.freeze()).toEqual(byMatch.freeze());
+  });
+});

@@ -160,6 +160,55 @@ export class LadderHistory {
    * which adds it to its history. Returns null for a voided match.
    */
   add(seq: number, match: Match, voided = false): HistoryStep | null {
+    if (!this.admit(seq, match, voided)) return null;
+    let rating: MatchRating;
+    let moved: Map<string, PlayerState>;
+    try {
+      rating = rateUnit(this.system, [match], NO_STATES, false)[0]!;
+      moved = this.system.takeMoved();
+    } catch (error) {
+      this.broken = true;
+      throw error;
+    }
+    this.noteCounted(seq, match);
+    const changed = new Map<string, PlayerState>();
+    for (const [id, state] of moved) {
+      const before = this.current.get(id);
+      if (before && identical(before, state)) continue;
+      this.current.set(id, state);
+      changed.set(id, state);
+    }
+    return { rating, changed };
+  }
+
+  /**
+   * Takes in the next match of the log as `add` does, for a derivation: the
+   * system adds it without rating it (`absorb`), and the states of the
+   * players it moved are left to `takeInMoved`. A state is then built once
+   * per player and slice, not for every player of every match and every
+   * player a day's close re-smooths, which was most of a derivation's
+   * garbage (and the instance's heap grew with it). The states reached are
+   * the same: a player's estimate moves only when the system reports it
+   * moved.
+   */
+  private take(seq: number, match: Match, voided: boolean): void {
+    if (!this.admit(seq, match, voided)) return;
+    try {
+      this.system.absorb(match);
+    } catch (error) {
+      this.broken = true;
+      throw error;
+    }
+    this.noteCounted(seq, match);
+  }
+
+  /** The current states of the players moved since the last call (after `take`). */
+  private takeInMoved(): void {
+    for (const [id, state] of this.system.takeMoved()) this.current.set(id, state);
+  }
+
+  /** The checks of `add` and `take`; false when the match moves only `lastSeq` (voided, or in a restored freeze's priors). */
+  private admit(seq: number, match: Match, voided: boolean): boolean {
     if (this.broken) throw new Error('this history failed half-way through a match; derive it again from the log');
     if (!(seq > this.lastSeq)) throw new Error(`match ${seq} comes after ${this.lastSeq} in the log`);
     if (this.aheadOf !== undefined) {
@@ -172,28 +221,16 @@ export class LadderHistory {
     }
     if (voided || this.inRestoredPriors(seq, match)) {
       this.lastSeq = seq;
-      return null;
+      return false;
     }
-    let rating: MatchRating;
-    let moved: Map<string, PlayerState>;
-    try {
-      rating = rateUnit(this.system, [match], NO_STATES, false)[0]!;
-      moved = this.system.takeMoved();
-    } catch (error) {
-      this.broken = true;
-      throw error;
-    }
+    return true;
+  }
+
+  /** A counted match taken in. */
+  private noteCounted(seq: number, match: Match): void {
     this.lastSeq = seq;
     this.counted++;
     if (this.system.horizon) this.noteWindow(seq, match.at);
-    const changed = new Map<string, PlayerState>();
-    for (const [id, state] of moved) {
-      const before = this.current.get(id);
-      if (before && identical(before, state)) continue;
-      this.current.set(id, state);
-      changed.set(id, state);
-    }
-    return { rating, changed };
   }
 
   /**
@@ -317,7 +354,11 @@ export class LadderHistory {
 
   /** Adds stored matches in sequence order. */
   addStored(matches: Iterable<StoredMatch>): void {
-    for (const stored of matches) this.add(stored.seq, stored.body, stored.voided === true);
+    try {
+      for (const stored of matches) this.take(stored.seq, stored.body, stored.voided === true);
+    } finally {
+      if (!this.broken) this.takeInMoved();
+    }
   }
 
   /**
@@ -334,30 +375,38 @@ export class LadderHistory {
     const sliceMatches = options.sliceMatches ?? 2000;
     let sliceStart = performance.now();
     let inSlice = 0;
-    while (this.lastSeq < untilSeq) {
-      const rows = await matchesAfter(db, ladder, this.lastSeq, pageSize);
-      for (const row of rows) {
-        if (row.seq > untilSeq) return;
-        this.add(row.seq, row.body, row.voided_at !== null);
-        if (++inSlice >= sliceMatches || performance.now() - sliceStart >= sliceMs) {
-          await yieldTurn();
-          inSlice = 0;
-          sliceStart = performance.now();
+    try {
+      while (this.lastSeq < untilSeq) {
+        const rows = await matchesAfter(db, ladder, this.lastSeq, pageSize);
+        for (const row of rows) {
+          if (row.seq > untilSeq) return;
+          this.take(row.seq, row.body, row.voided_at !== null);
+          if (++inSlice >= sliceMatches || performance.now() - sliceStart >= sliceMs) {
+            await yieldTurn();
+            inSlice = 0;
+            sliceStart = performance.now();
+          }
         }
+        if (rows.length < pageSize) return;
       }
-      if (rows.length < pageSize) return;
+    } finally {
+      if (!this.broken) this.takeInMoved();
     }
   }
 
   /** Adds the log's matches after `lastSeq`, up to `untilSeq`, reading them page by page. */
   async catchUp(db: Queryable, ladder: string, untilSeq = Infinity): Promise<void> {
-    while (this.lastSeq < untilSeq) {
-      const rows = await matchesAfter(db, ladder, this.lastSeq, PAGE);
-      for (const row of rows) {
-        if (row.seq > untilSeq) return;
-        this.add(row.seq, row.body, row.voided_at !== null);
+    try {
+      while (this.lastSeq < untilSeq) {
+        const rows = await matchesAfter(db, ladder, this.lastSeq, PAGE);
+        for (const row of rows) {
+          if (row.seq > untilSeq) return;
+          this.take(row.seq, row.body, row.voided_at !== null);
+        }
+        if (rows.length < PAGE) return;
       }
-      if (rows.length < PAGE) return;
+    } finally {
+      if (!this.broken) this.takeInMoved();
     }
   }
 }

@@ -116,6 +116,13 @@ export interface WholeHistorySystem extends RatingSystem {
    * the order they first moved; the next call starts afresh.
    */
   takeMoved(): Map<string, PlayerState>;
+  /**
+   * Adds the match to the history as `rateMatch` does, without its rating:
+   * no before and after states are built. For a derivation from a log,
+   * which needs only the states at its end (`takeMoved`): building a state
+   * for every player a match moves was most of a derivation's garbage.
+   */
+  absorb(match: Match): void;
   /** Present when the history freezes its past (a horizon): what a restart needs to start from the last freeze. */
   readonly horizon?: HistoryHorizon;
 }

@@ -78,6 +78,8 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     initial,
     ratePeriod,
     rateMatch: (match, states) => ratePeriod([match], states)[0]!,
+    // As ratePeriod adds a match of its own.
+    absorb: (match) => history.addMatch(match, 0, history.dayOf(match.at)),
     predict: (teams, context) => {
       const skills = teams.map((team) => {
         let mean = 0;
