@@ -85,6 +85,34 @@ function variedLog(days: number): Match[] {
   return log;
 }
 
+describe('LadderHistory freeze window', () => {
+  it("finds each freeze's live matches from runs of days: the first match, in log order, of a day after the freeze, late matches among them", () => {
+    const history = new LadderHistory('whr', { horizon: 8 }, 1);
+    const log: Match[] = [];
+    for (let day = 0; day < 60; day++) {
+      for (let k = 0; k < 4; k++) {
+        // Every fifth match comes in one to two days late (dated before the day the log has reached), as a late report is.
+        const late = (day * 4 + k) % 5 === 0 ? 1 + (k % 2) : 0;
+        log.push({ ...match(day, k), at: Math.max(0, day - late) * DAY + k * 60_000 });
+      }
+    }
+    let freezes = 0;
+    log.forEach((body, i) => {
+      const seq = i + 1;
+      const lastDay = history.freeze()?.past.day;
+      if (lastDay !== undefined && Math.floor(body.at! / DAY) <= lastDay) return;
+      history.add(seq, body);
+      const freeze = history.freeze();
+      if (freeze === undefined || freeze.triggerSeq !== seq) return;
+      freezes++;
+      // By brute force: the first match of the log taken in, from the last freeze's live ones on, dated after the freeze's day.
+      const live = log.findIndex((m, j) => j + 1 <= seq && Math.floor(m.at! / DAY) > freeze.past.day);
+      expect(freeze.fromSeq).toBe(live + 1);
+    });
+    expect(freezes).toBeGreaterThan(5);
+  });
+});
+
 describe('LadderHistory derivation', () => {
   it.each([
     ['no context', { horizon: 10 }],

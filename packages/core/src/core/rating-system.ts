@@ -187,6 +187,8 @@ export interface HistoryHorizon {
   restoreFrozen(past: FrozenPast): void;
   /** Whether a match at `at` falls on a day on or before `day`: in a past frozen at `day`. */
   onOrBefore(at: number | undefined, day: number): boolean;
+  /** The day (period) a match at `at` falls on. */
+  dayOf(at: number): number;
   /** When `day` begins (a time, as a match's `at`). */
   timeOf(day: number): number;
   /**

@@ -187,7 +187,7 @@ export abstract class WhrEp extends WhrMode {
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
     const w2 = timeline.w2;
     const trended = this.options.newcomerTrend > 0 && timeline.owner < 0;
-    const { nodeR, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryOffset, entryNext, nodeHead } = this;
+    const { nodeR, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
@@ -222,7 +222,7 @@ export abstract class WhrEp extends WhrMode {
           const vo = 1 / po;
           const mi = hi * vi;
           const kappa = 1 / Math.sqrt(1 + pi8 * (vi + vo));
-          const q = 1 / (1 + Math.exp(-kappa * (mi - ho * vo + entryOffset[e]!)));
+          const q = 1 / (1 + Math.exp(-kappa * (mi - ho * vo + (this.offsets ? this.entryOffset(e) : 0))));
           const beta = kappa * kappa * q * (1 - q);
           const shrink = 1 - beta * vi;
           if (shrink > 1e-9) {

@@ -30,10 +30,14 @@ export interface WhrEstimate {
   covariance?: number;
 }
 
-/** `array`, or a copy half as long again (at least `needed`): a history's arrays are most of its memory, and doubling would leave up to half of them unused. */
+/**
+ * `array`, or a copy a quarter as long again (at least `needed`): a history's
+ * arrays are most of its memory, and doubling would leave up to half of them
+ * unused (a fifth at most here, for a copy every quarter's growth).
+ */
 export function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, needed: number): T {
   if (needed <= array.length) return array;
-  const size = Math.max(needed, Math.ceil(array.length * 1.5));
+  const size = Math.max(needed, Math.ceil(array.length * 1.25));
   const bigger = new (array.constructor as { new (n: number): T })(size);
   bigger.set(array);
   return bigger;
@@ -137,10 +141,16 @@ export abstract class WhrHistoryBase {
   protected entryGame = new Int32Array(4096);
   protected entrySide = new Int32Array(4096);
   protected entryNext = new Int32Array(4096);
-  /** One-against-one games: the opponent's node (else −1), this side's score and home offset. */
+  /**
+   * One-against-one games: the opponent's node (else −1), and this side's
+   * score. Its home offset is its game's, turned for side B (`entryOffset`):
+   * kept per entry it was 8 of the 36 bytes of an entry's own arrays, and
+   * most histories have none.
+   */
   protected entryOpp = new Int32Array(4096);
   protected entryScore = new Float64Array(4096);
-  protected entryOffset = new Float64Array(4096);
+  /** Whether any game has a home offset (until then every entry's is 0, and the hot loops read none). */
+  protected offsets = false;
   /** The entry's place in gameNodes (its player's slot in the game). */
   protected entrySlot = new Int32Array(4096);
   // Games: side A = gameNodes[start, split), side B = gameNodes[split, end).
@@ -407,12 +417,12 @@ export abstract class WhrHistoryBase {
     }
     const n = this.nodeCount++;
     if (n >= this.nodeR.length) {
-      const size = this.nodeR.length * 2;
+      const size = n + 1;
       this.nodeR = grow(this.nodeR, size);
       this.nodeDay = grow(this.nodeDay, size);
       this.nodeF = grow(this.nodeF, size);
       this.nodeHead = grow(this.nodeHead, size);
-      this.growEpNodes(size);
+      this.growEpNodes(this.nodeR.length);
     }
     const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     player.start ??= day;
@@ -446,16 +456,22 @@ export abstract class WhrHistoryBase {
     if (this.joint) this.nodeCov = grow(this.nodeCov, size);
   }
 
+  /** Entry e's home offset: its game's for side A, its negation for side B. */
+  protected entryOffset(e: number): number {
+    if (!this.offsets) return 0;
+    const offset = this.gameOffset[this.entryGame[e]!]!;
+    return this.entrySide[e] === 0 ? offset : -offset;
+  }
+
   protected addEntry(node: number, game: number, side: number, slot: number): void {
     const e = this.entryCount++;
     if (e >= this.entryGame.length) {
-      const size = this.entryGame.length * 2;
+      const size = e + 1;
       this.entryGame = grow(this.entryGame, size);
       this.entrySide = grow(this.entrySide, size);
       this.entryNext = grow(this.entryNext, size);
       this.entryOpp = grow(this.entryOpp, size);
       this.entryScore = grow(this.entryScore, size);
-      this.entryOffset = grow(this.entryOffset, size);
       this.entrySlot = grow(this.entrySlot, size);
     }
     this.entryGame[e] = game;
@@ -463,7 +479,6 @@ export abstract class WhrHistoryBase {
     const oneOnOne = this.gameSplit[game]! - this.gameStart[game]! === 1 && this.gameEnd[game]! - this.gameSplit[game]! === 1;
     this.entryOpp[e] = oneOnOne ? this.gameNodes[side === 0 ? this.gameSplit[game]! : this.gameStart[game]!]! : -1;
     this.entryScore[e] = side === 0 ? this.gameScore[game]! : 1 - this.gameScore[game]!;
-    this.entryOffset[e] = side === 0 ? this.gameOffset[game]! : -this.gameOffset[game]!;
     this.entrySlot[e] = slot;
     this.entryNext[e] = this.nodeHead[node]!;
     this.nodeHead[node] = e;
@@ -489,7 +504,7 @@ export abstract class WhrHistoryBase {
   protected newGame(): number {
     const g = this.gameCount++;
     if (g >= this.gameStart.length) {
-      const size = this.gameStart.length * 2;
+      const size = g + 1;
       this.gameStart = grow(this.gameStart, size);
       this.gameSplit = grow(this.gameSplit, size);
       this.gameEnd = grow(this.gameEnd, size);
@@ -515,6 +530,7 @@ export abstract class WhrHistoryBase {
     this.gameEnd[g] = this.gameNodeCount;
     this.gameScore[g] = score;
     this.gameOffset[g] = offset;
+    if (offset !== 0) this.offsets = true;
     this.growSites();
     for (let i = this.gameStart[g]!; i < this.gameEnd[g]!; i++) this.addEntry(this.gameNodes[i]!, g, i < this.gameSplit[g]! ? 0 : 1, i);
   }
@@ -529,6 +545,7 @@ export abstract class WhrHistoryBase {
     this.gameEnd[g] = this.gameNodeCount;
     this.gameScore[g] = score;
     this.gameOffset[g] = offset;
+    if (offset !== 0) this.offsets = true;
     this.growSites();
     this.addEntry(na, g, 0, this.gameStart[g]!);
     this.addEntry(nb, g, 1, this.gameStart[g]! + 1);
@@ -559,6 +576,7 @@ export abstract class WhrHistoryBase {
     this.gameSplit[g] = this.gameNodeCount;
     this.gameScore[g] = home;
     this.gameOffset[g] = homeOffset;
+    if (homeOffset !== 0) this.offsets = true;
     for (let t = 0; t < teams.length; t++) {
       this.rankBound[b + t] = this.gameNodeCount;
       this.rankTie[b + t] = ties[t] === true ? 1 : 0;
@@ -807,7 +825,6 @@ export abstract class WhrHistoryBase {
       this.entryNext = grow(this.entryNext, entries);
       this.entryOpp = grow(this.entryOpp, entries);
       this.entryScore = grow(this.entryScore, entries);
-      this.entryOffset = grow(this.entryOffset, entries);
       this.entrySlot = grow(this.entrySlot, entries);
     }
     const games = this.gameCount + count;

@@ -132,6 +132,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
             frozenDay: () => history.lastFrozenDay(),
             restoreFrozen: (past) => history.restoreFrozen(past),
             onOrBefore: (at, day) => history.dayOf(at) <= day,
+            dayOf: (at) => history.dayOf(at),
             timeOf: (day) => day * o.periodMs,
             freezeAhead: (at) => history.freezeAhead(history.dayOf(at)),
           },
