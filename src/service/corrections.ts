@@ -52,7 +52,7 @@
  * and win probabilities of the corrected match and of every counted
  * match after it (page by page, as above), and writes every player whose
  * state changed. The derived history itself is held in memory while it runs
- * (the system needs all of it; 300–480 bytes per one-on-one match, the live window only with a horizon). It moves the
+ * (the system needs all of it; about 300–360 bytes per one-on-one match, the live window only with a horizon). It moves the
  * ladder's log epoch, so every writer derives its history again.
  *
  * Every correction adds one to the ladder's `corrections` count in the same
