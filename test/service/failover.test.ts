@@ -18,9 +18,9 @@ import { ADMIN_KEY, cleanupShared, client, DATABASE_URL, freshDataDir, REDIS_URL
 
 const INTERVAL_MS = 1000;
 
-function startChild(env: Record<string, string>, dataDir: string | undefined): Promise<Served> {
+function startChild(env: Record<string, string>, dataDir: string | undefined, args: string[] = []): Promise<Served> {
   return startServe({
-    args: ['--rate-limit', '1000000', ...(dataDir ? ['--data', dataDir] : [])],
+    args: ['--rate-limit', '1000000', ...(dataDir ? ['--data', dataDir] : []), ...args],
     env: { LADDER_ADMIN_KEY: ADMIN_KEY, LADDER_MATCHMAKING_INTERVAL_MS: String(INTERVAL_MS), ...env },
   });
 }
@@ -197,7 +197,10 @@ describe('matchmaking in process: one instance on PGlite', () => {
   it('every ticket is matched exactly once and its assignment event arrives within an interval plus the pass', { timeout: 240_000 }, async () => {
     const dataDir = await freshDataDir();
     cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const server = await startChild({ DATABASE_URL: '', REDIS_URL: '' }, dataDir);
+    // The steady state's promise: the matchmaker warmed before listening. At the default the first turn that
+    // finds a queue first warms it (about a second of CPU, docs/SERVICE.md "Warm-up"), and the tickets of that
+    // turn wait for it: matchmaking-warm-up-first-queue.test.ts tests that path.
+    const server = await startChild({ DATABASE_URL: '', REDIS_URL: '' }, dataDir, ['--matchmaking-warm-up', 'start']);
     cleanup.push(() => void server.child.kill('SIGKILL'));
     const api = client(server.url, ADMIN_KEY);
     expect((await api.post('/v1/ladders', { id: 'fo', system: 'glicko2', public: true })).status).toBe(201);
