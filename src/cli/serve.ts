@@ -9,6 +9,7 @@ import { startService } from '../service/index.js';
 import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
 import { registerWeb } from '../web/index.js';
 import { action, numberOption } from './errors.js';
+import { setHeapGrowingPercent } from './heap.js';
 
 export function register(program: Command): void {
   program
@@ -53,6 +54,19 @@ export function register(program: Command): void {
         .default('first-queue'),
     )
     .option('--no-matchmaking-warm-up', 'never warm the matchmaker (--matchmaking-warm-up off)')
+    .addOption(
+      new Option(
+        '--heap-growing-percent <percent>',
+        "how far the JavaScript heap may grow past what a full collection left live, 1 to 1000 (default: V8's own choice, up to 300 on a busy instance): lower holds less resident memory for more collection time",
+      )
+        .env('LADDER_HEAP_GROWING_PERCENT')
+        .argParser((value: string) => {
+          const parsed = Number(value);
+          if (!/^\d+$/.test(value.trim()) || !(parsed >= 1 && parsed <= 1000))
+            throw new InvalidArgumentError(`--heap-growing-percent takes a whole number from 1 to 1000, got ${JSON.stringify(value)}`);
+          return parsed;
+        }),
+    )
     .action(
       action(
         async (opts: {
@@ -69,7 +83,10 @@ export function register(program: Command): void {
           pgliteSharedBuffers?: number;
           jobThreads?: number;
           corrections?: 'phased' | 'transaction';
+          heapGrowingPercent?: number;
         }) => {
+          // First, so that every collection from here on follows it (a whole-history ladder's derivation at its first write among them).
+          if (opts.heapGrowingPercent !== undefined) setHeapGrowingPercent(opts.heapGrowingPercent);
           const corsOrigins =
             opts.corsOrigin ??
             (process.env.LADDER_CORS_ORIGINS ?? '')

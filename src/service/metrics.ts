@@ -197,6 +197,22 @@ export function serviceMetrics() {
         },
       ),
     ),
+    memory: registry.add(
+      new Gauge(
+        'ladder_process_memory_bytes',
+        "This process's memory at the scrape, by kind: resident (the resident set: every thread, worker threads and PGlite's included), heap_total and heap_used (the main thread's JavaScript heap: what the collector has reserved and what live and not-yet-collected objects fill), external (memory outside the heap held by its objects, typed arrays included) and array_buffers (the part of external in ArrayBuffers: a whole-history ladder's arrays).",
+        () => {
+          const m = process.memoryUsage();
+          return [
+            [{ kind: 'resident' }, m.rss],
+            [{ kind: 'heap_total' }, m.heapTotal],
+            [{ kind: 'heap_used' }, m.heapUsed],
+            [{ kind: 'external' }, m.external],
+            [{ kind: 'array_buffers' }, m.arrayBuffers],
+          ];
+        },
+      ),
+    ),
     redisUp: registry.add(
       new Gauge(
         'ladder_redis_up',

@@ -98,6 +98,23 @@ describe('ladder serve', () => {
     expect(good.stdout).toContain('"listening"');
   });
 
+  it('--heap-growing-percent takes a whole number from 1 to 1000 (or LADDER_HEAP_GROWING_PERCENT); anything else is one line naming it, exit 2', async () => {
+    const data = join(tempDir(), 'data');
+    for (const [args, env] of [
+      [['--heap-growing-percent', '0'], {}],
+      [['--heap-growing-percent', '12.5'], {}],
+      [[], { LADDER_HEAP_GROWING_PERCENT: 'lots' }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const bad = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up', ...args], env);
+      expect(bad.code).toBe(2);
+      const lines = bad.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('--heap-growing-percent takes a whole number from 1 to 1000');
+    }
+    const good = await serve(['--port', '0', '--data', data, '--heap-growing-percent', '10', '--no-matchmaking-warm-up']);
+    expect(good.stdout).toContain('"listening"');
+  });
+
   it('--corrections takes phased or transaction; anything else is one line naming the choices, exit 2, before any start', async () => {
     const data = join(tempDir(), 'data');
     const bad = await serve(['--port', '0', '--data', data, '--corrections', 'later']);

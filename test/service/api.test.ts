@@ -344,6 +344,15 @@ describe.each(BACKENDS)('service API on %s', (backend) => {
       expect(Number(own)).toBeGreaterThanOrEqual(0);
       expect(Number(own)).toBeLessThan(1);
     } else expect(own).toBeUndefined();
+    // The process's memory by kind, in bytes: the resident set and the heap as this process sees them at the scrape.
+    const memory = (kind: string) => Number(new RegExp(`^ladder_process_memory_bytes\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    const usage = process.memoryUsage();
+    expect(memory('resident')).toBeGreaterThan(0.5 * usage.rss);
+    expect(memory('resident')).toBeLessThan(2 * usage.rss);
+    expect(memory('heap_used')).toBeGreaterThan(0);
+    expect(memory('heap_used')).toBeLessThanOrEqual(memory('heap_total'));
+    expect(memory('array_buffers')).toBeLessThanOrEqual(memory('external'));
+    expect(memory('heap_total')).toBeLessThan(memory('resident'));
   });
 
   it('refuses bodies over the limit with 413 and invalid JSON with 400', async () => {

@@ -101,16 +101,19 @@ interface LiveGames {
   /** The game's players (history indices before the rebuild) in slots [start[g], start[g + 1]). */
   start: Int32Array;
   slots: Int32Array;
-  /** Two sides: where side B starts, side A's score and home offset. A ranked game: −1, the home team's place (−1: none) and offset. */
+  /**
+   * Two sides: where side B starts (≥ 0), side A's score and home offset. A ranked game: −1 − r, where r is where its
+   * teams start in rankBound, rankTie and rankOrigin; the home team's place (−1: none) and offset.
+   */
   split: Int32Array;
   score: Float64Array;
+  /** Empty when no game of the history has a home offset (every offset 0): the window of a freeze is then smaller. */
   offset: Float64Array;
-  /** A ranked game's team bounds (slot indices, one past the last team too), ties and the teams' indices in the match as given, from rank[g]. */
-  rank: Int32Array;
+  /** A ranked game's team bounds (slot indices, one past the last team too), ties and the teams' indices in the match as given. */
   rankBound: Int32Array;
   rankTie: Uint8Array;
   rankOrigin: Int32Array;
-  /** The game's context (undefined: none); its slots hold the players' general timelines only. */
+  /** The game's context (undefined: none); its slots hold the players' general timelines only. Empty when no game has one. */
   context: (string | undefined)[];
 }
 
@@ -531,12 +534,11 @@ export abstract class WhrHorizon extends WhrJoint {
       slots: new Int32Array(slots),
       split: new Int32Array(count),
       score: new Float64Array(count),
-      offset: new Float64Array(count),
-      rank: new Int32Array(count),
+      offset: new Float64Array(this.offsets ? count : 0),
       rankBound: new Int32Array(ranks),
       rankTie: new Uint8Array(ranks),
       rankOrigin: new Int32Array(ranks),
-      context: new Array<string | undefined>(count).fill(undefined),
+      context: this.contextual || this.gameContext.length > 0 ? new Array<string | undefined>(count).fill(undefined) : [],
     };
     let k = 0;
     let s = 0;
@@ -552,10 +554,9 @@ export abstract class WhrHorizon extends WhrJoint {
       if (per === 2) live.context[k] = this.players[nodePlayer[gameNodes[first + 1]!]!]!.context;
       else if (this.gameContext.length > 0) live.context[k] = this.gameContext[g];
       live.score[k] = this.gameScore[g]!;
-      live.offset[k] = this.gameOffset[g]!;
+      if (this.offsets) live.offset[k] = this.gameOffset[g]!;
       if (gameRank[g]! >= 0) {
-        live.split[k] = -1;
-        live.rank[k] = r;
+        live.split[k] = -1 - r;
         const teams = this.rankTeams(g);
         const b = gameRank[g]!;
         for (let t = 0; t <= teams; t++) {
@@ -566,7 +567,6 @@ export abstract class WhrHorizon extends WhrJoint {
         r += teams + 1;
       } else {
         live.split[k] = live.start[k]! + (gameSplit[g]! - first) / per;
-        live.rank[k] = -1;
       }
       k++;
     }
@@ -595,7 +595,7 @@ export abstract class WhrHorizon extends WhrJoint {
         for (let i = from; i < to; i++) players.push({ id: ids[live.slots[i]!]! });
         return { players, rank };
       };
-      const offset = live.offset[k]!;
+      const offset = live.offset.length > 0 ? live.offset[k]! : 0;
       let match: Match;
       let homeOffset: number;
       if (live.split[k]! >= 0) {
@@ -604,7 +604,7 @@ export abstract class WhrHorizon extends WhrJoint {
         match = offset !== 0 ? { teams, home: 0 } : { teams };
         homeOffset = offset;
       } else {
-        const r = live.rank[k]!;
+        const r = -1 - live.split[k]!;
         const teams: MatchTeam[] = [];
         let rank = 1;
         for (let t = 0; live.rankBound[r + t]! < live.start[k + 1]!; t++) {
