@@ -15,9 +15,13 @@
 import { setFlagsFromString } from 'node:v8';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
 
+/** Whether `percent` is a setting V8 takes here: a whole number from 1 to 1000. */
+export function isHeapGrowingPercent(percent: number): boolean {
+  return Number.isInteger(percent) && percent >= 1 && percent <= 1000;
+}
+
 /** Makes V8 grow the old generation by at most `percent` past the live heap after a full collection (1–1000). */
 export function setHeapGrowingPercent(percent: number): void {
-  if (!Number.isInteger(percent) || percent < 1 || percent > 1000)
-    throw new InvalidInputError(`heap growing percent must be a whole number from 1 to 1000 (got ${percent})`, { field: 'heapGrowingPercent' });
+  if (!isHeapGrowingPercent(percent)) throw new InvalidInputError(`heap growing percent must be a whole number from 1 to 1000 (got ${percent})`, { field: 'heapGrowingPercent' });
   setFlagsFromString(`--heap-growing-percent=${percent}`);
 }

@@ -9,7 +9,7 @@ import { startService } from '../service/index.js';
 import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
 import { registerWeb } from '../web/index.js';
 import { action, numberOption } from './errors.js';
-import { setHeapGrowingPercent } from './heap.js';
+import { isHeapGrowingPercent, setHeapGrowingPercent } from './heap.js';
 
 export function register(program: Command): void {
   program
@@ -62,7 +62,7 @@ export function register(program: Command): void {
         .env('LADDER_HEAP_GROWING_PERCENT')
         .argParser((value: string) => {
           const parsed = Number(value);
-          if (!/^\d+$/.test(value.trim()) || !(parsed >= 1 && parsed <= 1000))
+          if (value.trim() === '' || !isHeapGrowingPercent(parsed))
             throw new InvalidArgumentError(`--heap-growing-percent takes a whole number from 1 to 1000, got ${JSON.stringify(value)}`);
           return parsed;
         }),

@@ -589,13 +589,14 @@ export abstract class WhrHorizon extends WhrJoint {
    * the stable sort by placement puts them back in the same places.
    */
   private *replay(live: LiveGames, ids: readonly string[]): Generator<{ match: Match; homeOffset: number; day: number }> {
+    const offsets = live.offset.length > 0;
     for (let k = 0; k < live.count; k++) {
       const team = (from: number, to: number, rank: number): MatchTeam => {
         const players: MatchTeam['players'] = [];
         for (let i = from; i < to; i++) players.push({ id: ids[live.slots[i]!]! });
         return { players, rank };
       };
-      const offset = live.offset.length > 0 ? live.offset[k]! : 0;
+      const offset = offsets ? live.offset[k]! : 0;
       let match: Match;
       let homeOffset: number;
       if (live.split[k]! >= 0) {
