@@ -29,7 +29,7 @@ export abstract class WhrEp extends WhrMode {
       this.gameSplit[g]!,
       this.gameEnd[g]!,
       this.gameScore[g]!,
-      this.gameOffset[g]!,
+      this.gameOffsetOf(g),
       slot,
       this.siteTau,
       this.siteNu,

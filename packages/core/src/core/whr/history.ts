@@ -149,7 +149,7 @@ export abstract class WhrHistoryBase {
    */
   protected entryOpp = new Int32Array(4096);
   protected entryScore = new Float64Array(4096);
-  /** Whether any game has a home offset (until then every entry's is 0, and the hot loops read none). */
+  /** Whether any game has a home offset (until then every game's is 0, gameOffset is empty and the hot loops read none). */
   protected offsets = false;
   /** The entry's place in gameNodes (its player's slot in the game). */
   protected entrySlot = new Int32Array(4096);
@@ -162,7 +162,8 @@ export abstract class WhrHistoryBase {
   protected gameSplit = new Int32Array(1024);
   protected gameEnd = new Int32Array(1024);
   protected gameScore = new Float64Array(1024);
-  protected gameOffset = new Float64Array(1024);
+  /** Each game's home offset, from the first game that has one (`offsets`): empty before, since most histories have none and it is 8 bytes a game. Read through `gameOffsetOf`. */
+  protected gameOffset = new Float64Array(0);
   /** A ranked game's first index into rankBound/rankScore/rankOffset; −1 for a game of two sides. */
   protected gameRank = new Int32Array(1024);
   /** Nodes per player in the game: 2 for a game in a context (each player's general node and deviation node), else 1. */
@@ -509,7 +510,7 @@ export abstract class WhrHistoryBase {
       this.gameSplit = grow(this.gameSplit, size);
       this.gameEnd = grow(this.gameEnd, size);
       this.gameScore = grow(this.gameScore, size);
-      this.gameOffset = grow(this.gameOffset, size);
+      if (this.offsets) this.gameOffset = grow(this.gameOffset, size);
       this.gameRank = grow(this.gameRank, size);
       this.gamePerPlayer = grow(this.gamePerPlayer, size);
     }
@@ -517,6 +518,22 @@ export abstract class WhrHistoryBase {
     this.gameRank[g] = -1;
     this.gamePerPlayer[g] = 1;
     return g;
+  }
+
+  /** Game g's home offset (0 while no game has one). */
+  protected gameOffsetOf(g: number): number {
+    return this.offsets ? this.gameOffset[g]! : 0;
+  }
+
+  /** Sets game g's home offset, making the column at the first offset that is not 0. */
+  protected setGameOffset(g: number, offset: number): void {
+    if (!this.offsets) {
+      if (offset === 0) return;
+      this.offsets = true;
+      // The games before it had none: zeros.
+      this.gameOffset = new Float64Array(this.gameStart.length);
+    }
+    this.gameOffset[g] = offset;
   }
 
   protected addGame(sideA: readonly number[], sideB: readonly number[], score: number, offset: number, perPlayer = 1): void {
@@ -529,8 +546,7 @@ export abstract class WhrHistoryBase {
     for (const n of sideB) this.gameNodes[this.gameNodeCount++] = n;
     this.gameEnd[g] = this.gameNodeCount;
     this.gameScore[g] = score;
-    this.gameOffset[g] = offset;
-    if (offset !== 0) this.offsets = true;
+    this.setGameOffset(g, offset);
     this.growSites();
     for (let i = this.gameStart[g]!; i < this.gameEnd[g]!; i++) this.addEntry(this.gameNodes[i]!, g, i < this.gameSplit[g]! ? 0 : 1, i);
   }
@@ -544,8 +560,7 @@ export abstract class WhrHistoryBase {
     this.gameNodes[this.gameNodeCount++] = nb;
     this.gameEnd[g] = this.gameNodeCount;
     this.gameScore[g] = score;
-    this.gameOffset[g] = offset;
-    if (offset !== 0) this.offsets = true;
+    this.setGameOffset(g, offset);
     this.growSites();
     this.addEntry(na, g, 0, this.gameStart[g]!);
     this.addEntry(nb, g, 1, this.gameStart[g]! + 1);
@@ -575,8 +590,7 @@ export abstract class WhrHistoryBase {
     // No side A: addEntry then sees no one-against-one game.
     this.gameSplit[g] = this.gameNodeCount;
     this.gameScore[g] = home;
-    this.gameOffset[g] = homeOffset;
-    if (homeOffset !== 0) this.offsets = true;
+    this.setGameOffset(g, homeOffset);
     for (let t = 0; t < teams.length; t++) {
       this.rankBound[b + t] = this.gameNodeCount;
       this.rankTie[b + t] = ties[t] === true ? 1 : 0;
@@ -595,7 +609,7 @@ export abstract class WhrHistoryBase {
   /** The home offset of a ranked game's comparison of team t with team t + 1, from team t's side. */
   protected rankedOffset(g: number, t: number): number {
     const home = this.gameScore[g]!;
-    return home === t ? this.gameOffset[g]! : home === t + 1 ? -this.gameOffset[g]! : 0;
+    return home === t ? this.gameOffsetOf(g) : home === t + 1 ? -this.gameOffsetOf(g) : 0;
   }
 
   /**
@@ -833,7 +847,7 @@ export abstract class WhrHistoryBase {
       this.gameSplit = grow(this.gameSplit, games);
       this.gameEnd = grow(this.gameEnd, games);
       this.gameScore = grow(this.gameScore, games);
-      this.gameOffset = grow(this.gameOffset, games);
+      if (this.offsets) this.gameOffset = grow(this.gameOffset, games);
       this.gameRank = grow(this.gameRank, games);
       this.gamePerPlayer = grow(this.gamePerPlayer, games);
     }

@@ -285,7 +285,7 @@ export abstract class WhrMode extends WhrHistoryBase {
       this.rankedTerms(g, side, c.gamePos, c.r, out);
       return;
     }
-    gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, c.gamePos, c.r, this.probit, out);
+    gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffsetOf(g), c.gamePos, c.r, this.probit, out);
     const size = side === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
     out[0] = (side === 0 ? out[0]! : -out[0]!) / size;
     out[1] = out[1]! / (size * size);
@@ -399,7 +399,7 @@ export abstract class WhrMode extends WhrHistoryBase {
           curv += terms[1]!;
           continue;
         }
-        gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffset[g]!, this.gameNodes, nodeR, this.probit, terms);
+        gameTermsOf(this.gameStart[g]!, this.gameSplit[g]!, this.gameEnd[g]!, this.gameScore[g]!, this.gameOffsetOf(g), this.gameNodes, nodeR, this.probit, terms);
         const size = this.entrySide[e] === 0 ? this.gameSplit[g]! - this.gameStart[g]! : this.gameEnd[g]! - this.gameSplit[g]!;
         const sign = this.entrySide[e] === 0 ? 1 : -1;
         grad += (sign * terms[0]!) / size;
