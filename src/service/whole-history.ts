@@ -368,6 +368,19 @@ export class LadderHistory {
   }
 
   /**
+   * Makes the history's room for the matches up to `untilSeq` at once, and a
+   * quarter more: the matches the writes after it add (with a horizon, a
+   * window grows by at most a quarter of the horizon before a freeze sheds a
+   * step). A large history grown match by match would copy its arrays at
+   * each quarter's growth, and the allocator may keep the old copies as
+   * resident memory; room not yet filled is never written, so it costs
+   * address space only.
+   */
+  private reserveFor(untilSeq: number): void {
+    if (Number.isFinite(untilSeq) && untilSeq > this.lastSeq) this.system.reserve?.(Math.ceil((untilSeq - this.lastSeq) * 1.25));
+  }
+
+  /**
    * Adds the log's matches after `lastSeq`, up to `untilSeq`, as `catchUp`
    * does, but in slices: after each slice of work (see DerivationOptions) it
    * waits for a turn of the event loop, so that deriving a long log after a
@@ -379,6 +392,7 @@ export class LadderHistory {
     const pageSize = options.pageSize ?? 100;
     const sliceMs = options.sliceMs ?? 20;
     const sliceMatches = options.sliceMatches ?? 2000;
+    this.reserveFor(untilSeq);
     let sliceStart = performance.now();
     let inSlice = 0;
     try {
@@ -402,6 +416,7 @@ export class LadderHistory {
 
   /** Adds the log's matches after `lastSeq`, up to `untilSeq`, reading them page by page. */
   async catchUp(db: Queryable, ladder: string, untilSeq = Infinity): Promise<void> {
+    this.reserveFor(untilSeq);
     try {
       while (this.lastSeq < untilSeq) {
         const rows = await matchesAfter(db, ladder, this.lastSeq, PAGE);

@@ -105,7 +105,16 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     await whole.deriveInSlices(first.server.db, 'w', head.lastSeq);
     expect(whole.counted).toBe(MATCHES);
     const restored = await startHistory(first.server.db, before, head.logEpoch, head.lastSeq);
+    // The derivation makes the history's room once: the matches it reads, and a quarter more for the writes after it.
+    const system = (restored as unknown as { system: { reserve(matches: number): void } }).system;
+    const reserve = system.reserve.bind(system);
+    const reserved: number[] = [];
+    system.reserve = (matches) => {
+      reserved.push(matches);
+      reserve(matches);
+    };
     await restored.deriveInSlices(first.server.db, 'w', head.lastSeq);
+    expect(reserved).toEqual([Math.ceil((MATCHES - 360) * 1.25)]);
     // Only the live window taken in, and every state equal to the last bit.
     expect(restored.counted).toBe(MATCHES - 360);
     expect(restored.states).toEqual(whole.states);

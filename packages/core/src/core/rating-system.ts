@@ -123,6 +123,12 @@ export interface WholeHistorySystem extends RatingSystem {
    * for every player a match moves was most of a derivation's garbage.
    */
   absorb(match: Match): void;
+  /**
+   * Room for about `matches` more matches, made at once: for a derivation
+   * that knows how long its log is. A history grown match by match copies
+   * its arrays as it goes, and the allocator may keep the old copies.
+   */
+  reserve?(matches: number): void;
   /** Present when the history freezes its past (a horizon): what a restart needs to start from the last freeze. */
   readonly horizon?: HistoryHorizon;
 }

@@ -824,8 +824,17 @@ export abstract class WhrHistoryBase {
     if (first < this.unfittedFrom) this.unfittedFrom = first;
   }
 
-  /** Grows the arrays for `count` more one-on-one matches (two nodes, two entries, one game each). */
-  protected reserve(count: number): void {
+  /**
+   * Makes room for `count` more one-on-one matches (two nodes, two entries,
+   * one game each) at once. Grown match by match, the arrays are copied at
+   * every quarter's growth, and a large history's old copies are memory the
+   * allocator may keep: a caller that knows how many matches it will add (a
+   * derivation from a stored log) reserves them first. Room that is never
+   * filled is never written. Matches of more players still grow the arrays
+   * as they come.
+   */
+  reserve(count: number): void {
+    if (!(count > 0)) return;
     const nodes = this.nodeCount + 2 * count;
     if (nodes > this.nodeR.length) {
       this.nodeR = grow(this.nodeR, nodes);

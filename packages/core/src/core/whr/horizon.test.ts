@@ -354,6 +354,31 @@ describe('WhrHistory: horizon', () => {
     expect(long.nodesCount).toBeLessThanOrEqual(25 * 12);
   });
 
+  it('reserve: room made ahead changes no number, through freezes and matches of teams and free-for-alls, and the arrays are not grown while it lasts', () => {
+    for (const base of [{}, { ...WHR_MAP_OPTIONS }]) {
+      // Mixed matches (duels, teams of two, free-for-alls, home sides), a freeze every 10 days from day 40.
+      const log = randomLog(5, 150, 6, 14);
+      const plain = online(log, { ...base, horizon: 40 });
+      const reserved = new WhrHistory({ ...base, horizon: 40 });
+      reserved.reserve(2 * log.length);
+      for (const match of log) reserved.addMatch(match, 0.1);
+      expect(reserved.freezes).toBe(plain.freezes);
+      expect(reserved.freezes).toBeGreaterThan(5);
+      expect(reserved.frozen()).toEqual(plain.frozen());
+      expect(estimates(reserved)).toEqual(estimates(plain));
+    }
+    // Duels only: room for them all, made once.
+    const duels = randomLog(6, 50, 6, 14, false);
+    const history = new WhrHistory({ horizon: 20 });
+    history.reserve(duels.length);
+    const columns = ['nodeR', 'nodeP', 'entryGame', 'gameStart', 'gameDay', 'gameNodes', 'siteTau'];
+    const arrays = () => columns.map((name) => (history as unknown as Record<string, unknown>)[name]);
+    const before = arrays();
+    for (const match of duels) history.addMatch(match);
+    expect(history.freezes).toBeGreaterThan(0);
+    arrays().forEach((array, i) => expect(array, columns[i]).toBe(before[i]));
+  });
+
   it('property: on random logs, the estimates with a horizon stay close to those of the whole history', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 20, max: 60 }), (seed, horizon) => {

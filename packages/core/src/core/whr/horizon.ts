@@ -494,13 +494,15 @@ export abstract class WhrHorizon extends WhrJoint {
     this.entrants.length = 0;
     this.gameCount = 0;
     this.gameContext.length = 0;
+    // A new game's messages start at zero. Slots past the last game's were not written since the last clear, which
+    // zeroed those before it: left alone, room reserved ahead (`reserve`) stays unwritten.
+    const used = this.gameNodeCount;
+    this.siteTau.fill(0, 0, used);
+    this.siteNu.fill(0, 0, used);
+    this.siteTauUp.fill(0, 0, used);
+    this.siteNuUp.fill(0, 0, used);
     this.gameNodeCount = 0;
     this.rankCount = 0;
-    // A new game's messages start at zero.
-    this.siteTau.fill(0);
-    this.siteNu.fill(0);
-    this.siteTauUp.fill(0);
-    this.siteNuUp.fill(0);
     this.day = -Infinity;
     this.movedFlag.fill(0);
     this.movedList = [];

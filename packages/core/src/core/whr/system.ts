@@ -80,6 +80,7 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
     rateMatch: (match, states) => ratePeriod([match], states)[0]!,
     // As ratePeriod adds a match of its own.
     absorb: (match) => history.addMatch(match, 0, history.dayOf(match.at)),
+    reserve: (matches) => history.reserve(matches),
     predict: (teams, context) => {
       const skills = teams.map((team) => {
         let mean = 0;
