@@ -180,8 +180,10 @@ export abstract class WhrEp extends WhrMode {
    */
   protected epSmooth(p: number, from: number): number {
     const timeline = this.players[p]!;
-    const nodes = timeline.nodes;
-    const count = nodes.length;
+    // The timeline's nodes are nodes[at … at + count) (no node is added meanwhile).
+    const nodes = this.timelineNodes;
+    const at = timeline.nodeStart;
+    const count = timeline.nodeLength;
     if (count - from <= 0) return 0;
     this.noteMoved(p);
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
@@ -195,7 +197,7 @@ export abstract class WhrEp extends WhrMode {
     const pi8 = Math.PI / 8;
     // New messages from each node's games, summed per node.
     for (let j = from; j < count; j++) {
-      const n = nodes[j]!;
+      const n = nodes[at + j]!;
       let tau = 0;
       let nu = 0;
       const pn = nodeP[n]!;
@@ -250,7 +252,7 @@ export abstract class WhrEp extends WhrMode {
     }
     // Forward: the past's message, times the node's own messages.
     for (let j = from; j < count; j++) {
-      const n = nodes[j]!;
+      const n = nodes[at + j]!;
       let messageMean: number;
       let messageVariance: number;
       if (j === 0) {
@@ -258,7 +260,7 @@ export abstract class WhrEp extends WhrMode {
         messageMean = this.prior[0]!;
         messageVariance = this.prior[1]!;
       } else {
-        const before = nodes[j - 1]!;
+        const before = nodes[at + j - 1]!;
         // The past's message: the filter of the node before, drifted (and risen by newcomerTrend's mean, 0 without).
         messageMean = nodeMF[before]! + (trended ? this.trend(p, nodeDay[before]!, nodeDay[n]!) : 0);
         messageVariance = 1 / nodeF[before]! + w2 * (nodeDay[n]! - nodeDay[before]!);
@@ -272,7 +274,7 @@ export abstract class WhrEp extends WhrMode {
     let nextMean = 0;
     let nextVariance = 0;
     for (let j = count - 1; j >= from; j--) {
-      const n = nodes[j]!;
+      const n = nodes[at + j]!;
       const filterVariance = 1 / nodeF[n]!;
       let mean: number;
       let variance: number;
@@ -280,10 +282,10 @@ export abstract class WhrEp extends WhrMode {
         mean = nodeMF[n]!;
         variance = filterVariance;
       } else {
-        const predicted = filterVariance + w2 * (nodeDay[nodes[j + 1]!]! - nodeDay[n]!);
+        const predicted = filterVariance + w2 * (nodeDay[nodes[at + j + 1]!]! - nodeDay[n]!);
         const gain = filterVariance / predicted;
         // The next node's mean as predicted from this one: its filter mean, plus the trend's rise (newcomerTrend).
-        const rise = trended ? this.trend(p, nodeDay[n]!, nodeDay[nodes[j + 1]!]!) : 0;
+        const rise = trended ? this.trend(p, nodeDay[n]!, nodeDay[nodes[at + j + 1]!]!) : 0;
         mean = nodeMF[n]! + gain * (nextMean - nodeMF[n]! - rise);
         variance = filterVariance + gain * gain * (nextVariance - predicted);
       }

@@ -51,8 +51,13 @@ export interface WhrPrior {
 }
 
 export interface Player {
-  /** Global node ids, in time order. */
-  nodes: number[];
+  /**
+   * The timeline's nodes (global node ids) in time order: timelineNodes[nodeStart … nodeStart + nodeLength), with room
+   * for nodeRoom (see `appendNode`; `nodeAt` and `lastNode` read them).
+   */
+  nodeStart: number;
+  nodeLength: number;
+  nodeRoom: number;
   matches: number;
   lastAt: number | undefined;
   /** Mark: the day on which the player was last put on the touched list. */
@@ -115,6 +120,14 @@ export abstract class WhrHistoryBase {
   protected readonly players: Player[] = [];
   // Nodes.
   protected nodeCount = 0;
+  /**
+   * The timelines' node lists, each a run of this pool (Player.nodeStart): kept in JavaScript arrays, one per
+   * timeline, they were about 13 bytes a node of the collected heap; here 4 to 8 outside it.
+   */
+  protected timelineNodes = new Int32Array(4096);
+  /** Where the pool's unused tail starts, and how much room before it lists that moved left behind. */
+  protected timelineNodesEnd = 0;
+  protected timelineNodesUnused = 0;
   protected nodeR = new Float64Array(1024);
   protected nodeDay = new Float64Array(1024);
   /** Forward (filter) precision: the node's games plus the message from the player's past. */
@@ -337,7 +350,20 @@ export abstract class WhrHistoryBase {
   private newTimeline(id: string, priorVariance: number, w2: number, owner: number, context?: string): number {
     const i = this.players.length;
     this.ids.push(id);
-    this.players.push({ nodes: [], matches: 0, lastAt: undefined, touchedDay: -Infinity, preparedDay: -Infinity, priorVariance, w2, owner, context, prior: undefined });
+    this.players.push({
+      nodeStart: 0,
+      nodeLength: 0,
+      nodeRoom: 0,
+      matches: 0,
+      lastAt: undefined,
+      touchedDay: -Infinity,
+      preparedDay: -Infinity,
+      priorVariance,
+      w2,
+      owner,
+      context,
+      prior: undefined,
+    });
     if (i >= this.movedFlag.length) {
       const flags = new Uint8Array(this.movedFlag.length * 2);
       flags.set(this.movedFlag);
@@ -409,11 +435,8 @@ export abstract class WhrHistoryBase {
   /** The player's node for `day` (a late day is folded into the player's last node). */
   protected nodeFor(p: number, day: number): number {
     const player = this.players[p]!;
-    const nodes = player.nodes;
-    if (nodes.length > 0) {
-      const last = nodes[nodes.length - 1]!;
-      if (this.nodeDay[last]! >= day) return last;
-    }
+    const previous = this.lastNode(player);
+    if (previous >= 0 && this.nodeDay[previous]! >= day) return previous;
     const n = this.nodeCount++;
     if (n >= this.nodeR.length) {
       const size = n + 1;
@@ -423,7 +446,6 @@ export abstract class WhrHistoryBase {
       this.nodeHead = grow(this.nodeHead, size);
       this.growEpNodes(this.nodeR.length);
     }
-    const previous = nodes.length > 0 ? nodes[nodes.length - 1]! : -1;
     player.start ??= day;
     if (previous < 0) this.firstPrior(p, day, this.prior);
     // The expected rise since the node before (newcomerTrend; 0 without).
@@ -441,8 +463,64 @@ export abstract class WhrHistoryBase {
       // A deviation's covariance with the general skill carries over from the general timeline's last node.
       if (this.joint) this.nodeCov[n] = player.lastCov ?? 0;
     }
-    nodes.push(n);
+    this.appendNode(player, n);
     return n;
+  }
+
+  /** The timeline's j-th node. */
+  protected nodeAt(timeline: Player, j: number): number {
+    return this.timelineNodes[timeline.nodeStart + j]!;
+  }
+
+  /** The timeline's last node (−1: none yet). */
+  protected lastNode(timeline: Player): number {
+    return timeline.nodeLength > 0 ? this.timelineNodes[timeline.nodeStart + timeline.nodeLength - 1]! : -1;
+  }
+
+  /**
+   * Appends node n to the timeline's list. A full list moves to the end of
+   * the pool with twice the room (a list already at the end grows in place),
+   * leaving its old room unused; once a quarter of the pool is unused, every
+   * list is packed again (`packNodeLists`).
+   */
+  private appendNode(timeline: Player, n: number): void {
+    if (timeline.nodeLength === timeline.nodeRoom) {
+      const room = Math.max(4, 2 * timeline.nodeRoom);
+      if (timeline.nodeRoom > 0 && timeline.nodeStart + timeline.nodeRoom === this.timelineNodesEnd) {
+        this.timelineNodes = grow(this.timelineNodes, timeline.nodeStart + room);
+      } else {
+        if (this.timelineNodesUnused > 4096 && 4 * this.timelineNodesUnused > this.timelineNodesEnd) this.packNodeLists();
+        this.timelineNodes = grow(this.timelineNodes, this.timelineNodesEnd + room);
+        this.timelineNodes.copyWithin(this.timelineNodesEnd, timeline.nodeStart, timeline.nodeStart + timeline.nodeLength);
+        this.timelineNodesUnused += timeline.nodeRoom;
+        timeline.nodeStart = this.timelineNodesEnd;
+      }
+      this.timelineNodesEnd = timeline.nodeStart + room;
+      timeline.nodeRoom = room;
+    }
+    this.timelineNodes[timeline.nodeStart + timeline.nodeLength++] = n;
+  }
+
+  /** Packs every timeline's list to the front of a new pool, in timeline order, each with its room. */
+  private packNodeLists(): void {
+    let used = 0;
+    for (const timeline of this.players) used += timeline.nodeRoom;
+    const pool = new Int32Array(Math.max(4096, Math.ceil(used * 1.25)));
+    let at = 0;
+    for (const timeline of this.players) {
+      pool.set(this.timelineNodes.subarray(timeline.nodeStart, timeline.nodeStart + timeline.nodeLength), at);
+      timeline.nodeStart = at;
+      at += timeline.nodeRoom;
+    }
+    this.timelineNodes = pool;
+    this.timelineNodesEnd = at;
+    this.timelineNodesUnused = 0;
+  }
+
+  /** Empties the timelines' lists (the history is cleared), the pool kept for reuse. */
+  protected clearNodeLists(): void {
+    this.timelineNodesEnd = 0;
+    this.timelineNodesUnused = 0;
   }
 
   /** Room for `size` nodes in the arrays only expectation propagation keeps. */
@@ -693,7 +771,7 @@ export abstract class WhrHistoryBase {
     if (this.gameDay.length > 0 && !this.contextual && this.options.newcomerMean === 'context') this.gameContext[this.gameCount - 1] = match.context;
     if (this.deferred) return;
     for (let round = 0; round < 2; round++) {
-      for (const p of involved) this.smooth(p, this.players[p]!.nodes.length - 1);
+      for (const p of involved) this.smooth(p, this.players[p]!.nodeLength - 1);
     }
   }
 
@@ -734,8 +812,9 @@ export abstract class WhrHistoryBase {
     const state = this.players[p]!;
     if (state.preparedDay >= day) return;
     state.preparedDay = day;
-    const count = state.nodes.length;
-    if (this.nodeDay[state.nodes[count - 1]!]! >= day) return;
+    const count = state.nodeLength;
+    const last = this.lastNode(state);
+    if (last >= 0 && this.nodeDay[last]! >= day) return;
     for (let s = 0; s < refresh; s++) this.smooth(p, Math.max(0, count - window));
   }
 
@@ -753,7 +832,7 @@ export abstract class WhrHistoryBase {
     const { window, sweeps, cycle, cycleHorizon } = this.options;
     for (let s = 0; s < sweeps; s++) {
       for (const p of this.touched) {
-        const count = this.players[p]!.nodes.length;
+        const count = this.players[p]!.nodeLength;
         this.smooth(p, Math.max(0, count - window));
       }
     }
@@ -766,8 +845,8 @@ export abstract class WhrHistoryBase {
         if (this.cursor >= players) this.cursor = 0;
         const p = this.generalTimelines[this.cursor]!;
         const player = this.players[p]!;
-        const nodes = player.nodes;
-        if (nodes.length > 0 && this.day - this.nodeDay[nodes[nodes.length - 1]!]! <= cycleHorizon) {
+        const last = this.lastNode(player);
+        if (last >= 0 && this.day - this.nodeDay[last]! <= cycleHorizon) {
           this.smooth(p, 0);
           if (player.contexts !== undefined) for (const d of player.contexts.values()) this.smooth(d, 0);
         }
@@ -903,11 +982,11 @@ export abstract class WhrHistoryBase {
   /** A timeline's estimate at its last node, or its frozen past when it has no node since (a player, or a context deviation: horizon.ts). */
   private timelineEstimate(timeline: Player): WhrEstimate {
     let out: WhrEstimate;
-    if (timeline.nodes.length === 0) {
+    const last = this.lastNode(timeline);
+    if (last < 0) {
       const prior = timeline.lastState ?? timeline.prior!;
       out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: timeline.matches };
     } else {
-      const last = timeline.nodes[timeline.nodes.length - 1]!;
       out = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
     }
     if (timeline.lastAt !== undefined) out.lastAt = timeline.lastAt;
@@ -959,8 +1038,8 @@ export abstract class WhrHistoryBase {
   /** Mean and variance of timeline p on `day`, drifted forward from its last node. */
   private timelineAt(p: number, day: number, out: Float64Array): void {
     const player = this.players[p]!;
-    const nodes = player.nodes;
-    if (nodes.length === 0) {
+    const last = this.lastNode(player);
+    if (last < 0) {
       const state = player.lastState;
       if (state === undefined) this.firstPrior(p, day, out);
       else {
@@ -970,7 +1049,6 @@ export abstract class WhrHistoryBase {
       }
       return;
     }
-    const last = nodes[nodes.length - 1]!;
     const gap = day - this.nodeDay[last]!;
     out[0] = this.nodeR[last]! + (gap > 0 ? this.trend(p, this.nodeDay[last]!, day) : 0);
     out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? player.w2 * gap : 0);
@@ -1002,6 +1080,12 @@ export abstract class WhrHistoryBase {
   timeline(id: string): Array<{ day: number; mean: number }> {
     const p = this.index.get(id);
     if (p === undefined) return [];
-    return this.players[p]!.nodes.map((n) => ({ day: this.nodeDay[n]!, mean: this.nodeR[n]! }));
+    const timeline = this.players[p]!;
+    const out: Array<{ day: number; mean: number }> = [];
+    for (let j = 0; j < timeline.nodeLength; j++) {
+      const n = this.nodeAt(timeline, j);
+      out.push({ day: this.nodeDay[n]!, mean: this.nodeR[n]! });
+    }
+    return out;
   }
 }

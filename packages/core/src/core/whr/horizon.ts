@@ -373,16 +373,16 @@ export abstract class WhrHorizon extends WhrJoint {
     // Each timeline's live matches (a player's general skill and each of their deviations).
     const nodePlayer = new Int32Array(this.nodeCount);
     for (let p = 0; p < timelines; p++) {
-      for (const n of this.players[p]!.nodes) nodePlayer[n] = p;
+      const timeline = this.players[p]!;
+      for (let j = 0; j < timeline.nodeLength; j++) nodePlayer[this.nodeAt(timeline, j)] = p;
     }
     const liveMatches = new Int32Array(timelines);
     const live = this.liveGames(day, nodePlayer, liveMatches);
     // Each timeline's skill on `day`: the filter at its last node on or before it, drifted by the timeline's own w².
     const pastOf = (p: number): FrozenTimeline | undefined => {
       const timeline = this.players[p]!;
-      const nodes = timeline.nodes;
       let last = -1;
-      for (let j = 0; j < nodes.length && nodeDay[nodes[j]!]! <= day; j++) last = nodes[j]!;
+      for (let j = 0; j < timeline.nodeLength && nodeDay[this.nodeAt(timeline, j)]! <= day; j++) last = this.nodeAt(timeline, j);
       let mean: number;
       let variance: number;
       if (last >= 0) {
@@ -443,7 +443,7 @@ export abstract class WhrHorizon extends WhrJoint {
       const byKey = new Map(entrants.map((group) => [group.group, group]));
       for (const p of this.generalTimelines) {
         const timeline = this.players[p]!;
-        if (timeline.entry === undefined || timeline.nodes.length === 0 || !(nodeDay[timeline.nodes[0]!]! <= day)) continue;
+        if (timeline.entry === undefined || timeline.nodeLength === 0 || !(nodeDay[this.nodeAt(timeline, 0)]! <= day)) continue;
         const key = groupKey[timeline.entry]!;
         let group = byKey.get(key);
         if (group === undefined) {
@@ -451,7 +451,7 @@ export abstract class WhrHorizon extends WhrJoint {
           byKey.set(key, group);
           entrants.push(group);
         }
-        group.sum += nodeR[timeline.nodes[0]!]!;
+        group.sum += nodeR[this.nodeAt(timeline, 0)]!;
         group.count++;
       }
     }
@@ -487,6 +487,7 @@ export abstract class WhrHorizon extends WhrJoint {
     this.generalIds.length = 0;
     this.generalTimelines.length = 0;
     this.players.length = 0;
+    this.clearNodeLists();
     this.nodeCount = 0;
     this.entryCount = 0;
     this.entryGroups.clear();

@@ -63,22 +63,24 @@ export abstract class WhrJoint extends WhrEp {
     const components: number[] = [];
     if (timeline.contexts === undefined) return components;
     const prior = timeline.jointPrior;
-    for (const d of timeline.contexts.values()) if (this.players[d]!.nodes.length > 0 || prior?.components.includes(d)) components.push(d);
+    for (const d of timeline.contexts.values()) if (this.players[d]!.nodeLength > 0 || prior?.components.includes(d)) components.push(d);
     return components;
   }
 
   /** Where each component enters the state (a frozen joint prior's: its day; else its first node's day, before which it stays at its prior), and its drift. */
   private entries(p: number, components: readonly number[]): { start: number[]; drift: number[] } {
     const prior = this.players[p]!.jointPrior;
-    const start = components.map((d) => (prior?.components.includes(d) ? prior.day : this.nodeDay[this.players[d]!.nodes[0]!]!));
+    const start = components.map((d) => (prior?.components.includes(d) ? prior.day : this.nodeDay[this.nodeAt(this.players[d]!, 0)]!));
     return { start, drift: components.map((d) => this.players[d]!.w2) };
   }
 
   /** epSmooth for a player with a joint state: new messages on nodes [from, end), the joint filter forward and the smoother back over them. */
   private jointSmooth(p: number, from: number, components: readonly number[]): number {
     const timeline = this.players[p]!;
-    const nodes = timeline.nodes;
-    const count = nodes.length;
+    // The timeline's nodes are nodes[listAt … listAt + count) (no node is added meanwhile).
+    const nodes = this.timelineNodes;
+    const listAt = timeline.nodeStart;
+    const count = timeline.nodeLength;
     if (count - from <= 0) return 0;
     this.noteMoved(p);
     const { nodeR, nodeDay, nodeCov } = this;
@@ -96,12 +98,12 @@ export abstract class WhrJoint extends WhrEp {
     if (timeline.checkpoints !== undefined) for (const j of timeline.checkpoints.keys()) if (j < keepFrom) timeline.checkpoints.delete(j);
     // The covariance of each deviation with the general skill at the last node: the filter's there (it is the smoother's).
     const last = (count - 1 - first) * stride;
-    const lastDay = nodeDay[nodes[count - 1]!]!;
+    const lastDay = nodeDay[nodes[listAt + count - 1]!]!;
     for (let k = 0; k < K; k++) {
       const deviation = this.players[components[k]!]!;
       deviation.lastCov = filters[last + D + k + 1]!;
       // A deviation with no node (a frozen joint prior's): its posterior there, for estimates and predictions.
-      if (deviation.nodes.length === 0) deviation.lastState = { mean: filters[last + k + 1]!, variance: filters[last + D + (k + 1) * D + k + 1]!, day: lastDay };
+      if (deviation.nodeLength === 0) deviation.lastState = { mean: filters[last + k + 1]!, variance: filters[last + D + (k + 1) * D + k + 1]!, day: lastDay };
     }
     // The smoother back over the general skill and the deviations with a node in [from, count) only: the others have
     // no message there, so leaving them out (a Gaussian's marginal) changes nothing of the rest, and the cost is
@@ -147,12 +149,12 @@ export abstract class WhrJoint extends WhrEp {
     const smoothedCov = smoothedMean + A;
     let largest = 0;
     for (let j = count - 1; j >= from; j--) {
-      const n = nodes[j]!;
+      const n = nodes[listAt + j]!;
       const o = sub + (j - from) * strideA;
       if (j === count - 1) {
         for (let i = 0; i < strideA; i++) all[smoothedMean + i] = all[o + i]!;
       } else {
-        this.predict(p, all, o, predictedMean, A, nodeDay[n]!, nodeDay[nodes[j + 1]!]!, subStart, subDrift, trended);
+        this.predict(p, all, o, predictedMean, A, nodeDay[n]!, nodeDay[nodes[listAt + j + 1]!]!, subStart, subDrift, trended);
         this.gain(all, o + A, predictedCov, gainAt, work, A);
         for (let i = 0; i < A; i++) {
           let sum = 0;
@@ -204,7 +206,9 @@ export abstract class WhrJoint extends WhrEp {
    */
   private jointForward(p: number, components: readonly number[], start: readonly number[], drift: readonly number[], from: number, end: number, checkpoints = true): number {
     const timeline = this.players[p]!;
-    const nodes = timeline.nodes;
+    // The timeline's nodes are nodes[listAt …) (no node is added meanwhile), a deviation's nodes[its nodeStart …).
+    const nodes = this.timelineNodes;
+    const listAt = timeline.nodeStart;
     const { nodeF, nodeMF, nodeDay, siteTau, siteNu, siteTauUp, siteNuUp, entryGame, entrySlot, entryNext, nodeHead, gameNodes, gamePerPlayer, gameRank } = this;
     const K = components.length;
     const D = K + 1;
@@ -216,7 +220,7 @@ export abstract class WhrJoint extends WhrEp {
     for (let j = checkpoints ? from - 1 : -1; j >= 0; j--) {
       if ((j + 1) % JOINT_CHECKPOINT !== 0) continue;
       const candidate = timeline.checkpoints?.get(j);
-      if (candidate !== undefined && this.compatible(candidate, components, start, nodeDay[nodes[j]!]!)) {
+      if (candidate !== undefined && this.compatible(candidate, components, start, nodeDay[nodes[listAt + j]!]!)) {
         before = j;
         stored = candidate;
         break;
@@ -230,14 +234,14 @@ export abstract class WhrJoint extends WhrEp {
     const devAt = this.devAtScratch;
     // Each deviation's next node (a cursor into its nodes, by day).
     const cursor = components.map((d) => {
-      const devNodes = this.players[d]!.nodes;
+      const deviation = this.players[d]!;
       if (before < 0) return 0;
-      const day = nodeDay[nodes[before]!]!;
+      const day = nodeDay[nodes[listAt + before]!]!;
       let lo = 0;
-      let hi = devNodes.length;
+      let hi = deviation.nodeLength;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (nodeDay[devNodes[mid]!]! <= day) lo = mid + 1;
+        if (nodeDay[nodes[deviation.nodeStart + mid]!]! <= day) lo = mid + 1;
         else hi = mid;
       }
       return lo;
@@ -246,12 +250,12 @@ export abstract class WhrJoint extends WhrEp {
     const nuK = this.nuK;
     const terms = this.terms;
     for (let j = first; j < end; j++) {
-      const n = nodes[j]!;
+      const n = nodes[listAt + j]!;
       const day = nodeDay[n]!;
       const at = (j - first) * K;
       for (let k = 0; k < K; k++) {
-        const devNodes = this.players[components[k]!]!.nodes;
-        const next = cursor[k]! < devNodes.length ? devNodes[cursor[k]!]! : -1;
+        const deviation = this.players[components[k]!]!;
+        const next = cursor[k]! < deviation.nodeLength ? nodes[deviation.nodeStart + cursor[k]!]! : -1;
         if (next >= 0 && nodeDay[next]! === day) {
           devAt[at + k] = next;
           cursor[k]!++;
@@ -295,8 +299,8 @@ export abstract class WhrJoint extends WhrEp {
       if (j === first) {
         if (stored !== undefined) this.loadFilter(stored, components, start, filters, o, D);
         else this.initialState(p, components, start, day, filters, o, D);
-        if (stored !== undefined) this.predict(p, filters, o, o, D, nodeDay[nodes[before]!]!, day, start, drift, trended);
-      } else this.predict(p, filters, o - stride, o, D, nodeDay[nodes[j - 1]!]!, day, start, drift, trended);
+        if (stored !== undefined) this.predict(p, filters, o, o, D, nodeDay[nodes[listAt + before]!]!, day, start, drift, trended);
+      } else this.predict(p, filters, o - stride, o, D, nodeDay[nodes[listAt + j - 1]!]!, day, start, drift, trended);
       // The messages, one rank-one update per vector: x ← x + P a (ν − τ a·x)/(1 + τ a·P a), P ← P − τ (P a)(P a)ᵀ/(1 + τ a·P a).
       for (let index = 0; index < D; index++) {
         const tau = tauK[index]!;
@@ -342,9 +346,10 @@ export abstract class WhrJoint extends WhrEp {
     const all = this.jointComponents(p);
     if (all.length === 0) return undefined;
     const timeline = this.players[p]!;
-    const nodes = timeline.nodes;
+    const nodes = this.timelineNodes;
+    const listAt = timeline.nodeStart;
     let last = -1;
-    for (let j = 0; j < nodes.length && this.nodeDay[nodes[j]!]! <= day; j++) last = j;
+    for (let j = 0; j < timeline.nodeLength && this.nodeDay[nodes[listAt + j]!]! <= day; j++) last = j;
     const { start, drift } = this.entries(p, all);
     const D = all.length + 1;
     const stride = D + D * D;
@@ -354,7 +359,7 @@ export abstract class WhrJoint extends WhrEp {
       const first = this.jointForward(p, all, start, drift, last + 1, last + 1, false);
       const o = (last - first) * stride;
       state.set(this.filterScratch.subarray(o, o + stride));
-      this.predict(p, state, 0, 0, D, this.nodeDay[nodes[last]!]!, day, start, drift, this.options.newcomerTrend > 0);
+      this.predict(p, state, 0, 0, D, this.nodeDay[nodes[listAt + last]!]!, day, start, drift, this.options.newcomerTrend > 0);
     } else if (timeline.jointPrior !== undefined && timeline.jointPrior.day <= day) this.initialState(p, all, start, day, state, 0, D);
     else return undefined;
     // The deviations that have entered the state by `day`.

@@ -156,7 +156,9 @@ export abstract class WhrMode extends WhrHistoryBase {
     let k = 0;
     for (let p = 0; p < players; p++) {
       playerStart[p] = k;
-      for (const n of this.players[p]!.nodes) {
+      const timeline = this.players[p]!;
+      for (let j = 0; j < timeline.nodeLength; j++) {
+        const n = this.nodeAt(timeline, j);
         nodeOf[k] = n;
         pos[n] = k++;
       }
@@ -365,8 +367,11 @@ export abstract class WhrMode extends WhrHistoryBase {
    * Returns the largest |step|.
    */
   protected newton(p: number, from: number, relax = 1): number {
-    const nodes = this.players[p]!.nodes;
-    const count = nodes.length - from;
+    // The timeline's nodes are nodes[at … at + length) (no node is added meanwhile).
+    const timeline = this.players[p]!;
+    const nodes = this.timelineNodes;
+    const at = timeline.nodeStart;
+    const count = timeline.nodeLength - from;
     if (count <= 0) return 0;
     this.noteMoved(p);
     this.ensureScratch(count);
@@ -374,7 +379,7 @@ export abstract class WhrMode extends WhrHistoryBase {
     // Each node's games: gradient into b, curvature into a; the forward precision alongside.
     let previousF = 0;
     for (let j = 0; j < count; j++) {
-      const n = nodes[from + j]!;
+      const n = nodes[at + from + j]!;
       let grad = 0;
       let curv = 0;
       for (let e = this.nodeHead[n]!; e !== -1; e = this.entryNext[e]!) {
@@ -414,32 +419,32 @@ export abstract class WhrMode extends WhrHistoryBase {
           this.firstPrior(p, nodeDay[n]!, this.prior);
           message = 1 / this.prior[1]!;
         } else {
-          const before = nodes[from - 1]!;
+          const before = nodes[at + from - 1]!;
           message = 1 / (1 / nodeF[before]! + w2 * (nodeDay[n]! - nodeDay[before]!));
         }
       } else {
-        message = 1 / (1 / previousF + w2 * (nodeDay[n]! - nodeDay[nodes[from + j - 1]!]!));
+        message = 1 / (1 / previousF + w2 * (nodeDay[n]! - nodeDay[nodes[at + from + j - 1]!]!));
       }
       previousF = curv + message;
       nodeF[n] = previousF;
     }
     // The prior on the first node, or the Wiener link to the fixed node before the window.
-    const first = nodes[from]!;
+    const first = nodes[at + from]!;
     if (from === 0) {
       this.firstPrior(p, nodeDay[first]!, this.prior);
       const precision = 1 / this.prior[1]!;
       a[0] += precision;
       b[0] -= precision * (nodeR[first]! - this.prior[0]!);
     } else {
-      const before = nodes[from - 1]!;
+      const before = nodes[at + from - 1]!;
       const link = 1 / (w2 * (nodeDay[first]! - nodeDay[before]!));
       a[0] += link;
       b[0] -= link * (nodeR[first]! - nodeR[before]!);
     }
     // Wiener links inside the window.
     for (let j = 0; j + 1 < count; j++) {
-      const n0 = nodes[from + j]!;
-      const n1 = nodes[from + j + 1]!;
+      const n0 = nodes[at + from + j]!;
+      const n1 = nodes[at + from + j + 1]!;
       const link = 1 / (w2 * (nodeDay[n1]! - nodeDay[n0]!));
       c[j] = link;
       a[j] += link;
@@ -449,9 +454,9 @@ export abstract class WhrMode extends WhrHistoryBase {
       b[j + 1] += link * diff;
     }
     // The Newton step δ = (−H)⁻¹ g on the window's nodes, in place.
-    for (let j = 0; j < count; j++) this.scratchR[j] = nodeR[nodes[from + j]!]!;
+    for (let j = 0; j < count; j++) this.scratchR[j] = nodeR[nodes[at + from + j]!]!;
     const largest = solveTimeline(count, a, b, c, dp, y, this.scratchR, 0, relax, 0);
-    for (let j = 0; j < count; j++) nodeR[nodes[from + j]!] = this.scratchR[j]!;
+    for (let j = 0; j < count; j++) nodeR[nodes[at + from + j]!] = this.scratchR[j]!;
     return largest;
   }
 }

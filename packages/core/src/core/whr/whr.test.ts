@@ -1143,3 +1143,51 @@ describe("whr: a newcomer's learning curve (newcomerTrend) and prior mean (newco
     expect(() => new WhrHistory({ inference: 'map', newcomerTrendPeriods: 10 })).not.toThrow();
   });
 });
+
+describe('whr: the timelines’ node lists (one pool)', () => {
+  it('lists that outgrow their room move and are packed again, and every timeline still reads its own nodes in time order', () => {
+    // 300 players, each in one duel a day for 60 days (pairings shifting by the day), a third of the matches in a
+    // context (a deviation timeline each): every list outgrows its room four times, so lists move and the pool is packed.
+    const players = 300;
+    const history = new WhrHistory({ contextPriorVariance: 0.05 });
+    const internals = history as unknown as { timelineNodesEnd: number; timelineNodesUnused: number; packNodeLists(): void };
+    let packs = 0;
+    const pack = internals.packNodeLists.bind(history);
+    internals.packNodeLists = () => {
+      packs++;
+      pack();
+    };
+    const played = new Map<string, number[]>();
+    for (let day = 0; day < 60; day++) {
+      for (let i = 0; i < players; i += 2) {
+        const a = `p${(i + day) % players}`;
+        const b = `p${(i + 1 + 3 * day) % players}`;
+        if (a === b) continue;
+        const match: Match = {
+          at: day * DAY,
+          teams: [
+            { players: [{ id: a }], rank: 1 },
+            { players: [{ id: b }], rank: 2 },
+          ],
+        };
+        if (i % 3 === 0) match.context = 'map';
+        history.addMatch(match);
+        for (const id of [a, b]) {
+          const days = played.get(id) ?? [];
+          if (days[days.length - 1] !== day) days.push(day);
+          played.set(id, days);
+        }
+      }
+    }
+    expect(packs).toBeGreaterThan(0);
+    // A node per player per day played, in time order, each timeline's own.
+    for (const [id, days] of played)
+      expect(
+        history.timeline(id).map((node) => node.day),
+        id,
+      ).toEqual(days);
+    // The pool's unused room stays under a quarter (past the first 4096), and the whole under twice the nodes.
+    expect(internals.timelineNodesUnused).toBeLessThanOrEqual(Math.max(4096, internals.timelineNodesEnd / 4));
+    expect(internals.timelineNodesEnd).toBeLessThanOrEqual(2 * history.nodesCount + 4096);
+  });
+});
