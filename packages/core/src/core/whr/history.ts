@@ -155,11 +155,13 @@ export abstract class WhrHistoryBase {
   protected entrySide = new Int32Array(4096);
   protected entryNext = new Int32Array(4096);
   /**
-   * One-against-one games: the opponent's node (else −1). This side's score
-   * and home offset are its game's, turned for side B (`entryScoreOf`,
-   * `entryOffset`): kept per entry they would be 16 more bytes an entry.
+   * One-against-one games: the opponent's node (else −1), and this side's
+   * score. Its home offset is its game's, turned for side B (`entryOffset`):
+   * kept per entry it was 8 of the 36 bytes of an entry's own arrays, and
+   * most histories have none.
    */
   protected entryOpp = new Int32Array(4096);
+  protected entryScore = new Float64Array(4096);
   /** Whether any game has a home offset (until then every game's is 0, gameOffset is empty and the hot loops read none). */
   protected offsets = false;
   /** The entry's place in gameNodes (its player's slot in the game). */
@@ -533,12 +535,6 @@ export abstract class WhrHistoryBase {
     if (this.joint) this.nodeCov = grow(this.nodeCov, size);
   }
 
-  /** One-against-one entry e's score: its game's (side A's) for side A, 1 − it for side B. */
-  protected entryScoreOf(e: number): number {
-    const score = this.gameScore[this.entryGame[e]!]!;
-    return this.entrySide[e] === 0 ? score : 1 - score;
-  }
-
   /** Entry e's home offset: its game's for side A, its negation for side B. */
   protected entryOffset(e: number): number {
     if (!this.offsets) return 0;
@@ -554,12 +550,14 @@ export abstract class WhrHistoryBase {
       this.entrySide = grow(this.entrySide, size);
       this.entryNext = grow(this.entryNext, size);
       this.entryOpp = grow(this.entryOpp, size);
+      this.entryScore = grow(this.entryScore, size);
       this.entrySlot = grow(this.entrySlot, size);
     }
     this.entryGame[e] = game;
     this.entrySide[e] = side;
     const oneOnOne = this.gameSplit[game]! - this.gameStart[game]! === 1 && this.gameEnd[game]! - this.gameSplit[game]! === 1;
     this.entryOpp[e] = oneOnOne ? this.gameNodes[side === 0 ? this.gameSplit[game]! : this.gameStart[game]!]! : -1;
+    this.entryScore[e] = side === 0 ? this.gameScore[game]! : 1 - this.gameScore[game]!;
     this.entrySlot[e] = slot;
     this.entryNext[e] = this.nodeHead[node]!;
     this.nodeHead[node] = e;
@@ -928,6 +926,7 @@ export abstract class WhrHistoryBase {
       this.entrySide = grow(this.entrySide, entries);
       this.entryNext = grow(this.entryNext, entries);
       this.entryOpp = grow(this.entryOpp, entries);
+      this.entryScore = grow(this.entryScore, entries);
       this.entrySlot = grow(this.entrySlot, entries);
     }
     const games = this.gameCount + count;
