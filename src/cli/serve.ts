@@ -1,15 +1,19 @@
 /**
  * `ladder serve`: the rating and matchmaking service. DATABASE_URL selects a
  * PostgreSQL server (else embedded PGlite in --data), REDIS_URL shares state
- * between instances, LADDER_ADMIN_KEY sets the first admin key.
+ * between instances, LADDER_ADMIN_KEY sets the first admin key. The
+ * service starts in serve-run.ts, on a thread of its own unless
+ * `--young-generation 0` (below).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { seedDemo } from '../service/demo.js';
-import { startService } from '../service/index.js';
-import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
-import { registerWeb } from '../web/index.js';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { siblingModule, workerStart } from '../store/worker-start.js';
 import { action, numberOption } from './errors.js';
-import { isHeapGrowingPercent, setHeapGrowingPercent } from './heap.js';
+import { isHeapGrowingPercent } from './heap.js';
+import type { ServeSettings } from './serve-run.js';
+import type { ServeThreadMessage, ServeThreadStop } from './serve-thread.js';
+import { report } from './stderr.js';
 
 export function register(program: Command): void {
   program
@@ -67,85 +71,106 @@ export function register(program: Command): void {
           return parsed;
         }),
     )
+    .addOption(
+      new Option(
+        '--young-generation <mb>',
+        "the JavaScript heap's young generation in MB, where short-lived objects are made, 3 to 1024 (three times V8's semi-space): the service then runs on a thread whose heap is made with it; 0 leaves V8's own sizing (48 MB on 64 bits) and the service on the main thread",
+      )
+        .env('LADDER_YOUNG_GENERATION_MB')
+        .default(DEFAULT_YOUNG_GENERATION_MB)
+        .argParser((value: string) => {
+          const parsed = Number(value);
+          if (value.trim() === '' || !isYoungGenerationMb(parsed))
+            throw new InvalidArgumentError(`--young-generation takes 0 or a whole number of MB from 3 to 1024, got ${JSON.stringify(value)}`);
+          return parsed;
+        }),
+    )
     .action(
-      action(
-        async (opts: {
-          host: string;
-          port: number;
-          data: string;
-          demo: boolean;
-          rateLimit: number;
-          log: boolean;
-          corsOrigin?: string[];
-          metricsKey: boolean;
-          matchmakingWarmUp: 'start' | 'first-queue' | 'off' | false;
-          pgliteThread: boolean;
-          pgliteSharedBuffers?: number;
-          jobThreads?: number;
-          corrections?: 'phased' | 'transaction';
-          heapGrowingPercent?: number;
-        }) => {
-          // First, so that every collection from here on follows it (a whole-history ladder's derivation at its first write among them).
-          if (opts.heapGrowingPercent !== undefined) setHeapGrowingPercent(opts.heapGrowingPercent);
-          const corsOrigins =
-            opts.corsOrigin ??
-            (process.env.LADDER_CORS_ORIGINS ?? '')
-              .split(',')
-              .map((o) => o.trim())
-              .filter((o) => o !== '');
-          // Reported once the service listens: a start that fails says only why.
-          let warmUp: WarmUpReport | undefined;
-          let listening = false;
-          const service = await startService({
-            host: opts.host,
-            port: opts.port,
-            dataDir: opts.data,
-            databaseUrl: process.env.DATABASE_URL || undefined,
-            databaseSchema: process.env.DATABASE_SCHEMA || undefined,
-            redisUrl: process.env.REDIS_URL || undefined,
-            redisPrefix: process.env.REDIS_PREFIX || undefined,
-            adminKey: process.env.LADDER_ADMIN_KEY || undefined,
-            rateLimit: { perSecond: opts.rateLimit },
-            logger: opts.log,
-            cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
-            metricsAccess: opts.metricsKey ? 'key' : 'public',
-            matchmakingWarmUp: opts.matchmakingWarmUp === 'off' ? false : opts.matchmakingWarmUp,
-            pgliteThread: opts.pgliteThread,
-            ...(opts.pgliteSharedBuffers !== undefined ? { pgliteSharedBuffersMb: opts.pgliteSharedBuffers } : {}),
-            ...(opts.corrections !== undefined ? { corrections: opts.corrections } : {}),
-            ...(opts.jobThreads !== undefined ? { jobs: { threads: opts.jobThreads } } : {}),
-            onWarmUp: (report) => {
-              // Before listening it is reported with the start; at the first queue, when it happens.
-              if (!listening) warmUp = report;
-              else process.stderr.write(`ladder: matchmaker warmed up at the first queue (${report.passes} passes over synthetic queues, ${Math.round(report.ms)} ms)\n`);
-            },
-            plugins: [(app) => registerWeb(app, {})],
-            onAdminKey: (event) => {
-              if (event.kind === 'generated') process.stderr.write(`ladder: first admin key (shown once, store it now): ${event.key}\n`);
-              else if (event.kind === 'registered') process.stderr.write('ladder: admin key from LADDER_ADMIN_KEY registered\n');
-              else
-                process.stderr.write(
-                  'ladder: an admin key exists already; add another with POST /v1/keys (admin scope), or start with LADDER_ADMIN_KEY set to a new key of 16+ characters\n',
-                );
-            },
-          });
-          if (opts.demo && (await seedDemo(service))) process.stderr.write('ladder: seeded demo ladders ranked-6v6, duel-1v1, wvw-eu\n');
-          const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
-          listening = true;
-          if (warmUp) process.stderr.write(`ladder: matchmaker warmed up before listening (${warmUp.passes} passes over synthetic queues, ${Math.round(warmUp.ms)} ms)\n`);
-          process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
-          // Machine-readable line for scripts and tests that start the server on port 0.
-          process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);
-          let stopping = false;
-          const stop = async () => {
-            if (stopping) return;
-            stopping = true;
-            await service.close();
+      action(async (opts: ServeSettings) => {
+        if (opts.youngGeneration === 0) {
+          // Loaded here only: on a thread of its own the service is loaded there, and the main thread stays small.
+          const { runServe } = await import('./serve-run.js');
+          const close = await runServe(opts);
+          stopOnSignal(async () => {
+            await close();
             process.exit(0);
-          };
-          process.on('SIGINT', () => void stop());
-          process.on('SIGTERM', () => void stop());
-        },
-      ),
+          });
+        } else await serveOnThread(opts);
+      }),
     );
+}
+
+/**
+ * The young generation a served instance gets: 6 MB, semi-spaces of 2 MB
+ * instead of V8's 16. A service's requests make short-lived objects at a
+ * high rate, and V8 grows the young generation to its most under that
+ * load; the difference (about 40 MB resident, and the old generation's
+ * headroom on top) is what keeps an instance writing a large whole-history
+ * ladder within 300 MB (docs/SERVICE.md, "Memory"), for about as much CPU
+ * again in scavenges, which are short.
+ */
+export const DEFAULT_YOUNG_GENERATION_MB = 6;
+
+/** Whether `mb` is a young generation `--young-generation` takes: 0 (V8's own), or 3 to 1024 MB. */
+export function isYoungGenerationMb(mb: number): boolean {
+  return mb === 0 || (Number.isInteger(mb) && mb >= 3 && mb <= 1024);
+}
+
+/** Runs `stop` at the first SIGINT or SIGTERM; later ones are ignored while it runs. */
+function stopOnSignal(stop: () => void | Promise<void>): void {
+  let stopping = false;
+  const once = () => {
+    if (stopping) return;
+    stopping = true;
+    void stop();
+  };
+  process.on('SIGINT', once);
+  process.on('SIGTERM', once);
+}
+
+/**
+ * Runs the service on a thread of its own, whose heap V8 makes with the
+ * young generation asked for: the young generation is fixed when a heap
+ * is made, so the main thread's cannot be changed once Node runs, but a
+ * worker thread's can (`resourceLimits`). The main thread only relays the
+ * thread's output, turns SIGINT and SIGTERM into a stop (a second one
+ * while the service closes exits at once), and exits with the thread's
+ * code once its output is written. A SIGKILL ends both, as one process.
+ */
+async function serveOnThread(opts: ServeSettings): Promise<void> {
+  const start = workerStart(siblingModule('serve-thread', import.meta.url));
+  const thread = new Worker(start.target, {
+    eval: start.eval,
+    workerData: { ...start.workerData, data: opts },
+    resourceLimits: { maxYoungGenerationSizeMb: opts.youngGeneration },
+    stdout: true,
+    stderr: true,
+  });
+  // Piped by hand, so that the exit can wait for the last of it (piped by Node, the tail is lost when the process exits).
+  thread.stdout.pipe(process.stdout);
+  thread.stderr.pipe(process.stderr);
+  const written = Promise.all([once(thread.stdout, 'end'), once(thread.stderr, 'end')]);
+  let failure: { report: string; exitCode: number } | undefined;
+  thread.on('message', (message: ServeThreadMessage) => {
+    if (message.kind === 'failed') failure = message;
+  });
+  // From the start, since the thread may listen (and say so on standard output) before its message comes: a signal
+  // during the start closes the service once it has started; another one while it closes ends the process at once.
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(signal === 'SIGINT' ? 130 : 143);
+    signalled = true;
+    thread.postMessage({ kind: 'stop' } satisfies ServeThreadStop);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // An exception the thread did not catch: reported as on the main thread, with its stack.
+  thread.on('error', (error) => (failure = { report: error.stack ?? error.message, exitCode: 1 }));
+  const [exitCode] = (await once(thread, 'exit')) as [number];
+  await written;
+  if (failure !== undefined) {
+    report(failure.report);
+    process.exit(failure.exitCode);
+  }
+  process.exit(exitCode);
 }

@@ -1,5 +1,7 @@
 /** A small Prometheus text-format registry: counters, gauges and histograms with labels. */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { resourceLimits } from 'node:worker_threads';
 import { watchLoop } from './loop-stall.js';
 import { UnavailableError } from './errors/unavailable-error.js';
 
@@ -190,7 +192,7 @@ export function serviceMetrics() {
     eventLoopOwnStall: registry.add(
       new Gauge(
         'ladder_event_loop_own_stall_seconds',
-        "The longest stretch, since the service listened, that the event loop was held by this process's own work on its main thread (its CPU time between ticks of a 10 ms timer, at most the wall time between them; garbage collection included): unlike ladder_event_loop_delay_seconds, it leaves out the time a loaded host gave its cores to other processes. Absent where the main thread's CPU time cannot be read (not Linux).",
+        "The longest stretch, since the service listened, that the event loop was held by this process's own work on the loop's thread (the thread the service runs on: its CPU time between ticks of a 10 ms timer, at most the wall time between them; garbage collection included): unlike ladder_event_loop_delay_seconds, it leaves out the time a loaded host gave its cores to other processes. Absent where a thread's CPU time cannot be read (not Linux).",
         () => {
           const own = loopWatch?.read().ownMaxMs;
           return own === undefined ? [] : [[{}, own / 1000]];
@@ -200,7 +202,7 @@ export function serviceMetrics() {
     memory: registry.add(
       new Gauge(
         'ladder_process_memory_bytes',
-        "This process's memory at the scrape, by kind: resident (the resident set: every thread, worker threads and PGlite's included), heap_total and heap_used (the main thread's JavaScript heap: what the collector has reserved and what live and not-yet-collected objects fill), external (memory outside the heap held by its objects, typed arrays included) and array_buffers (the part of external in ArrayBuffers: a whole-history ladder's arrays).",
+        "This process's memory at the scrape, by kind: resident (the resident set: every thread, worker threads and PGlite's included), heap_total and heap_used (the JavaScript heap of the thread the service runs on: what the collector has reserved and what live and not-yet-collected objects fill), external (memory outside the heap held by its objects, typed arrays included) and array_buffers (the part of external in ArrayBuffers: a whole-history ladder's arrays).",
         () => {
           const m = process.memoryUsage();
           return [
@@ -211,6 +213,20 @@ export function serviceMetrics() {
             [{ kind: 'array_buffers' }, m.arrayBuffers],
           ];
         },
+      ),
+    ),
+    heapSpaces: registry.add(
+      new Gauge(
+        'ladder_heap_space_bytes',
+        "The JavaScript heap of the thread the service runs on, at the scrape, by V8 space: the memory each holds (new_space is the young generation's two halves, where short-lived objects are made; old_space the objects that lived through two collections; large_object_space the big ones).",
+        () => getHeapSpaceStatistics().map((space): [Labels, number] => [{ space: space.space_name }, space.space_size]),
+      ),
+    ),
+    youngGenerationMax: registry.add(
+      new Gauge(
+        'ladder_heap_young_generation_max_bytes',
+        "The young generation's most that the heap of the service's thread was made with (`ladder serve --young-generation`, a worker thread's resourceLimits). Absent on the main thread, where V8 chose it (48 MB on 64 bits).",
+        () => (resourceLimits.maxYoungGenerationSizeMb === undefined ? [] : [[{}, resourceLimits.maxYoungGenerationSizeMb * 1024 * 1024]]),
       ),
     ),
     redisUp: registry.add(

@@ -6,7 +6,7 @@
  * queue by default, before listening with `--matchmaking-warm-up start`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,36 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<Run> {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Starts `ladder serve`, reads /metrics once it listens, then stops it (SIGTERM) and waits for its exit. */
+function serveAndScrape(args: string[], env: Record<string, string> = {}): Promise<Run & { metrics: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', ...args], { cwd: root, env: childEnv(env) });
+    let stdout = '';
+    let stderr = '';
+    let metrics = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      const had = stdout.includes('"listening"');
+      stdout += chunk;
+      const listening = /\{"listening":"([^"]+)"\}/.exec(stdout);
+      if (had || listening === null) return;
+      fetch(`${listening[1]}/metrics`)
+        .then((response) => response.text())
+        .then((text) => {
+          metrics = text;
+          child.kill('SIGTERM');
+        }, reject);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr, metrics }));
+  });
+}
+
+/** A series' value in a /metrics text, or undefined when absent. */
+function series(metrics: string, name: string): number | undefined {
+  const line = new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics);
+  return line === null ? undefined : Number(line[1]);
 }
 
 function tempDir(): string {
@@ -113,6 +143,60 @@ describe('ladder serve', () => {
     }
     const good = await serve(['--port', '0', '--data', data, '--heap-growing-percent', '10', '--no-matchmaking-warm-up']);
     expect(good.stdout).toContain('"listening"');
+  });
+
+  it('--young-generation: the service runs on a thread whose young generation is 6 MB by default, or as set (env LADDER_YOUNG_GENERATION_MB); 0 keeps it on the main thread; SIGTERM exits 0 either way; anything else is one line naming it, exit 2', async () => {
+    const data = join(tempDir(), 'data');
+    const quiet = ['--port', '0', '--data', data, '--no-matchmaking-warm-up'];
+    const MB = 1024 * 1024;
+    const byDefault = await serveAndScrape(quiet);
+    expect(byDefault.code).toBe(0);
+    expect(series(byDefault.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(6 * MB);
+    // The young generation's two halves in use, at most 2 MB each.
+    expect(series(byDefault.metrics, 'ladder_heap_space_bytes{space="new_space"}')).toBeLessThanOrEqual(4 * MB);
+    const set = await serveAndScrape([...quiet, '--young-generation', '24']);
+    expect(set.code).toBe(0);
+    expect(series(set.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(24 * MB);
+    const fromEnv = await serveAndScrape(quiet, { LADDER_YOUNG_GENERATION_MB: '12' });
+    expect(series(fromEnv.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(12 * MB);
+    const onMain = await serveAndScrape([...quiet, '--young-generation', '0']);
+    expect(onMain.code).toBe(0);
+    expect(series(onMain.metrics, 'ladder_heap_young_generation_max_bytes')).toBeUndefined();
+    expect(series(onMain.metrics, 'ladder_heap_space_bytes{space="new_space"}')).toBeGreaterThan(0);
+    for (const [args, env] of [
+      [['--young-generation', '2'], {}],
+      [['--young-generation', '6.5'], {}],
+      [[], { LADDER_YOUNG_GENERATION_MB: 'small' }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const bad = await serve([...quiet, ...args], env);
+      expect(bad.code).toBe(2);
+      const lines = bad.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('--young-generation takes 0 or a whole number of MB from 3 to 1024');
+    }
+  });
+
+  it('a SIGTERM while the service starts on its thread closes it once started: exit 0, and the next start finds its store whole', async () => {
+    const data = join(tempDir(), 'data');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--data', data, '--no-matchmaking-warm-up'], {
+      cwd: root,
+      env: childEnv({}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // The service's thread makes the data directory as it opens the store: the signal then comes during the start.
+    while (!existsSync(data)) await new Promise((resolve) => setTimeout(resolve, 10));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // It finished starting (and said so), then closed.
+    expect(stdout).toContain('"listening"');
+    expect(stderr).not.toContain('Error');
+    const again = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('"listening"');
   });
 
   it('--corrections takes phased or transaction; anything else is one line naming the choices, exit 2, before any start', async () => {
