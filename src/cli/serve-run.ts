@@ -25,7 +25,8 @@ export interface ServeSettings {
   pgliteSharedBuffers?: number;
   jobThreads?: number;
   corrections?: 'phased' | 'transaction';
-  heapGrowingPercent?: number;
+  /** 0 leaves the heap's growth to V8. */
+  heapGrowingPercent: number;
   /** The young generation in MB; 0 leaves V8's own sizing and the service on the main thread. */
   youngGeneration: number;
 }
@@ -33,7 +34,7 @@ export interface ServeSettings {
 /** Starts the service; resolves, once it listens, to the function that closes it. */
 export async function runServe(opts: ServeSettings): Promise<() => Promise<void>> {
   // First, so that every collection from here on follows it (a whole-history ladder's derivation at its first write among them).
-  if (opts.heapGrowingPercent !== undefined) setHeapGrowingPercent(opts.heapGrowingPercent);
+  setHeapGrowingPercent(opts.heapGrowingPercent);
   const corsOrigins =
     opts.corsOrigin ??
     (process.env.LADDER_CORS_ORIGINS ?? '')

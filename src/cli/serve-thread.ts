@@ -2,9 +2,9 @@
  * The thread `ladder serve` runs the service on when it sizes the young
  * generation (serve.ts). Its messages: `stop` in, as the main thread turns
  * SIGINT and SIGTERM into, to close the service (at once, or as soon as it
- * has started); `listening` out once it listens; `failed` out when the
- * start failed, with what to report and the exit code. The thread then
- * ends, and the process with its exit code.
+ * has started); `failed` out when the start failed, with what to report
+ * and the exit code. The thread then ends, and the process with its exit
+ * code.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { LadderError } from 'ladder-core/core/errors.js';
@@ -12,14 +12,12 @@ import { EXIT_INPUT } from './errors.js';
 import { runServe, type ServeSettings } from './serve-run.js';
 
 /** From the service's thread to the main one. */
-export type ServeThreadMessage =
-  | { kind: 'listening' }
-  | {
-      kind: 'failed';
-      /** The line (or stack) to report after `ladder: `. */
-      report: string;
-      exitCode: number;
-    };
+export interface ServeThreadMessage {
+  kind: 'failed';
+  /** The line (or stack) to report after `ladder: `. */
+  report: string;
+  exitCode: number;
+}
 
 /** From the main thread to the service's. */
 export interface ServeThreadStop {
@@ -45,7 +43,6 @@ port.on('message', (message: ServeThreadStop) => {
 
 try {
   close = await runServe(settings);
-  port.postMessage({ kind: 'listening' } satisfies ServeThreadMessage);
   // A signal that came while the service started closes it now that it can be.
   if (stopAsked) stop();
 } catch (error) {

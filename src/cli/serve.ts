@@ -2,8 +2,13 @@
  * `ladder serve`: the rating and matchmaking service. DATABASE_URL selects a
  * PostgreSQL server (else embedded PGlite in --data), REDIS_URL shares state
  * between instances, LADDER_ADMIN_KEY sets the first admin key. The
- * service starts in serve-run.ts, on a thread of its own unless
- * `--young-generation 0` (below).
+ * service starts in serve-run.ts: on the main thread, or with
+ * `--young-generation` on a thread of its own (below). Both collector
+ * settings are V8's own by default. The small young generation an instance
+ * with a memory budget takes cost about a third more server CPU per
+ * request on the ordinary load of `load.js`, and the old generation held
+ * to 25 % about as much again (docs/BENCHMARKS.md, "The service on a
+ * thread of its own"), a price only that instance should pay.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { once } from 'node:events';
@@ -61,23 +66,24 @@ export function register(program: Command): void {
     .addOption(
       new Option(
         '--heap-growing-percent <percent>',
-        "how far the JavaScript heap may grow past what a full collection left live, 1 to 1000 (default: V8's own choice, up to 300 on a busy instance): lower holds less resident memory for more collection time",
+        "how far the JavaScript heap may grow past what a full collection left live, 0 to 1000 (default 0: V8's own choice, up to 300 on a busy instance): lower holds less resident memory for more collection time (an instance with a memory budget: 25, with --young-generation 6)",
       )
         .env('LADDER_HEAP_GROWING_PERCENT')
+        .default(0)
         .argParser((value: string) => {
           const parsed = Number(value);
           if (value.trim() === '' || !isHeapGrowingPercent(parsed))
-            throw new InvalidArgumentError(`--heap-growing-percent takes a whole number from 1 to 1000, got ${JSON.stringify(value)}`);
+            throw new InvalidArgumentError(`--heap-growing-percent takes a whole number from 0 to 1000, got ${JSON.stringify(value)}`);
           return parsed;
         }),
     )
     .addOption(
       new Option(
         '--young-generation <mb>',
-        "the JavaScript heap's young generation in MB, where short-lived objects are made, 3 to 1024 (three times V8's semi-space): the service then runs on a thread whose heap is made with it; 0 leaves V8's own sizing (48 MB on 64 bits) and the service on the main thread",
+        "the JavaScript heap's young generation in MB, where short-lived objects are made, 3 to 1024 (three times V8's semi-space): the service then runs on a thread whose heap is made with it (default 0: V8's own sizing, up to 48 MB on 64 bits, with the service on the main thread); smaller holds less resident memory for more collection time (an instance with a memory budget: 6)",
       )
         .env('LADDER_YOUNG_GENERATION_MB')
-        .default(DEFAULT_YOUNG_GENERATION_MB)
+        .default(0)
         .argParser((value: string) => {
           const parsed = Number(value);
           if (value.trim() === '' || !isYoungGenerationMb(parsed))
@@ -99,17 +105,6 @@ export function register(program: Command): void {
       }),
     );
 }
-
-/**
- * The young generation a served instance gets: 6 MB, semi-spaces of 2 MB
- * instead of V8's 16. A service's requests make short-lived objects at a
- * high rate, and V8 grows the young generation to its most under that
- * load; the difference (about 40 MB resident, and the old generation's
- * headroom on top) is what keeps an instance writing a large whole-history
- * ladder within 300 MB (docs/SERVICE.md, "Memory"), for about as much CPU
- * again in scavenges, which are short.
- */
-export const DEFAULT_YOUNG_GENERATION_MB = 6;
 
 /** Whether `mb` is a young generation `--young-generation` takes: 0 (V8's own), or 3 to 1024 MB. */
 export function isYoungGenerationMb(mb: number): boolean {

@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ladderProgram } from '../../src/cli/program.js';
 import { childEnv } from '../support/test-env.js';
 
 const root = join(import.meta.dirname, '../..');
@@ -80,6 +81,13 @@ function tempDir(): string {
 }
 
 describe('ladder serve', () => {
+  it("leaves the collector to V8 by default: the service on the main thread, the heap's growth V8's own", async () => {
+    const serveCommand = (await ladderProgram(['serve'])).commands.find((command) => command.name() === 'serve')!;
+    const defaults = serveCommand.opts<{ youngGeneration: number; heapGrowingPercent: number }>();
+    expect(defaults.youngGeneration).toBe(0);
+    expect(defaults.heapGrowingPercent).toBe(0);
+  });
+
   it('on a busy port: one line naming the port, exit 2, no key generated; then a real start prints the key once, and later starts say one exists', async () => {
     const blocker: Server = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
@@ -92,6 +100,10 @@ describe('ladder serve', () => {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(new RegExp(`^ladder: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE`));
       expect(busy.stderr).not.toContain('admin key');
+      // The same from the service's own thread: its failure reported by the main thread, once.
+      const busyThread = await serve(['--port', String(port), '--data', data, '--young-generation', '6']);
+      expect(busyThread.code).toBe(2);
+      expect(busyThread.stderr.trim().split('\n')).toEqual([lines[0]]);
     } finally {
       blocker.close();
     }
@@ -128,10 +140,10 @@ describe('ladder serve', () => {
     expect(good.stdout).toContain('"listening"');
   });
 
-  it('--heap-growing-percent takes a whole number from 1 to 1000 (or LADDER_HEAP_GROWING_PERCENT); anything else is one line naming it, exit 2', async () => {
+  it('--heap-growing-percent takes a whole number from 0 to 1000 (or LADDER_HEAP_GROWING_PERCENT); anything else is one line naming it, exit 2', async () => {
     const data = join(tempDir(), 'data');
     for (const [args, env] of [
-      [['--heap-growing-percent', '0'], {}],
+      [['--heap-growing-percent', '1001'], {}],
       [['--heap-growing-percent', '12.5'], {}],
       [[], { LADDER_HEAP_GROWING_PERCENT: 'lots' }],
     ] as Array<[string[], Record<string, string>]>) {
@@ -139,30 +151,31 @@ describe('ladder serve', () => {
       expect(bad.code).toBe(2);
       const lines = bad.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain('--heap-growing-percent takes a whole number from 1 to 1000');
+      expect(lines[0]).toContain('--heap-growing-percent takes a whole number from 0 to 1000');
     }
     const good = await serve(['--port', '0', '--data', data, '--heap-growing-percent', '10', '--no-matchmaking-warm-up']);
     expect(good.stdout).toContain('"listening"');
+    const v8sOwn = await serve(['--port', '0', '--data', data, '--heap-growing-percent', '0', '--no-matchmaking-warm-up']);
+    expect(v8sOwn.stdout).toContain('"listening"');
   });
 
-  it('--young-generation: the service runs on a thread whose young generation is 6 MB by default, or as set (env LADDER_YOUNG_GENERATION_MB); 0 keeps it on the main thread; SIGTERM exits 0 either way; anything else is one line naming it, exit 2', async () => {
+  it('--young-generation N runs the service on a thread whose young generation is N MB (or LADDER_YOUNG_GENERATION_MB); by default and at 0 it stays on the main thread; SIGTERM exits 0 either way; anything else is one line naming it, exit 2', async () => {
     const data = join(tempDir(), 'data');
     const quiet = ['--port', '0', '--data', data, '--no-matchmaking-warm-up'];
     const MB = 1024 * 1024;
-    const byDefault = await serveAndScrape(quiet);
-    expect(byDefault.code).toBe(0);
-    expect(series(byDefault.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(6 * MB);
+    const lean = await serveAndScrape([...quiet, '--young-generation', '6']);
+    expect(lean.code).toBe(0);
+    expect(series(lean.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(6 * MB);
     // The young generation's two halves in use, at most 2 MB each.
-    expect(series(byDefault.metrics, 'ladder_heap_space_bytes{space="new_space"}')).toBeLessThanOrEqual(4 * MB);
-    const set = await serveAndScrape([...quiet, '--young-generation', '24']);
-    expect(set.code).toBe(0);
-    expect(series(set.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(24 * MB);
-    const fromEnv = await serveAndScrape(quiet, { LADDER_YOUNG_GENERATION_MB: '12' });
-    expect(series(fromEnv.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(12 * MB);
-    const onMain = await serveAndScrape([...quiet, '--young-generation', '0']);
-    expect(onMain.code).toBe(0);
-    expect(series(onMain.metrics, 'ladder_heap_young_generation_max_bytes')).toBeUndefined();
-    expect(series(onMain.metrics, 'ladder_heap_space_bytes{space="new_space"}')).toBeGreaterThan(0);
+    expect(series(lean.metrics, 'ladder_heap_space_bytes{space="new_space"}')).toBeLessThanOrEqual(4 * MB);
+    const fromEnv = await serveAndScrape(quiet, { LADDER_YOUNG_GENERATION_MB: '24' });
+    expect(fromEnv.code).toBe(0);
+    expect(series(fromEnv.metrics, 'ladder_heap_young_generation_max_bytes')).toBe(24 * MB);
+    for (const onMain of [await serveAndScrape(quiet), await serveAndScrape([...quiet, '--young-generation', '0'], { LADDER_YOUNG_GENERATION_MB: '6' })]) {
+      expect(onMain.code).toBe(0);
+      expect(series(onMain.metrics, 'ladder_heap_young_generation_max_bytes')).toBeUndefined();
+      expect(series(onMain.metrics, 'ladder_heap_space_bytes{space="new_space"}')).toBeGreaterThan(0);
+    }
     for (const [args, env] of [
       [['--young-generation', '2'], {}],
       [['--young-generation', '6.5'], {}],
@@ -178,10 +191,14 @@ describe('ladder serve', () => {
 
   it('a SIGTERM while the service starts on its thread closes it once started: exit 0, and the next start finds its store whole', async () => {
     const data = join(tempDir(), 'data');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--data', data, '--no-matchmaking-warm-up'], {
-      cwd: root,
-      env: childEnv({}),
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--data', data, '--no-matchmaking-warm-up', '--young-generation', '6'],
+      {
+        cwd: root,
+        env: childEnv({}),
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
