@@ -96,11 +96,20 @@ export function register(program: Command): void {
         if (opts.youngGeneration === 0) {
           // Loaded here only: on a thread of its own the service is loaded there, and the main thread stays small.
           const { runServe } = await import('./serve-run.js');
-          const close = await runServe(opts);
-          stopOnSignal(async () => {
-            await close();
-            process.exit(0);
+          let close: (() => Promise<void>) | undefined;
+          let stopAsked = false;
+          const stop = () => {
+            const closing = close;
+            close = undefined;
+            if (closing !== undefined) void closing().then(() => process.exit(0));
+          };
+          onStopSignal(() => {
+            stopAsked = true;
+            stop();
           });
+          close = await runServe(opts);
+          // A signal that came while the service started closes it now that it can be.
+          if (stopAsked) stop();
         } else await serveOnThread(opts);
       }),
     );
@@ -111,16 +120,21 @@ export function isYoungGenerationMb(mb: number): boolean {
   return mb === 0 || (Number.isInteger(mb) && mb >= 3 && mb <= 1024);
 }
 
-/** Runs `stop` at the first SIGINT or SIGTERM; later ones are ignored while it runs. */
-function stopOnSignal(stop: () => void | Promise<void>): void {
-  let stopping = false;
-  const once = () => {
-    if (stopping) return;
-    stopping = true;
-    void stop();
+/**
+ * Runs `stop` at the first SIGINT or SIGTERM; a second one exits at once.
+ * Set before the service starts, so that a signal sent as soon as the
+ * service says it listens (as scripts and tests do) finds the handler, and
+ * a signal during the start closes the service once it has started.
+ */
+function onStopSignal(stop: () => void): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(signal === 'SIGINT' ? 130 : 143);
+    signalled = true;
+    stop();
   };
-  process.on('SIGINT', once);
-  process.on('SIGTERM', once);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 }
 
 /**
@@ -128,9 +142,9 @@ function stopOnSignal(stop: () => void | Promise<void>): void {
  * young generation asked for: the young generation is fixed when a heap
  * is made, so the main thread's cannot be changed once Node runs, but a
  * worker thread's can (`resourceLimits`). The main thread only relays the
- * thread's output, turns SIGINT and SIGTERM into a stop (a second one
- * while the service closes exits at once), and exits with the thread's
- * code once its output is written. A SIGKILL ends both, as one process.
+ * thread's output, passes SIGINT and SIGTERM on as a stop, and exits with
+ * the thread's code once its output is written. A SIGKILL ends both, as
+ * one process.
  */
 async function serveOnThread(opts: ServeSettings): Promise<void> {
   const start = workerStart(siblingModule('serve-thread', import.meta.url));
@@ -149,16 +163,8 @@ async function serveOnThread(opts: ServeSettings): Promise<void> {
   thread.on('message', (message: ServeThreadMessage) => {
     if (message.kind === 'failed') failure = message;
   });
-  // From the start, since the thread may listen (and say so on standard output) before its message comes: a signal
-  // during the start closes the service once it has started; another one while it closes ends the process at once.
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(signal === 'SIGINT' ? 130 : 143);
-    signalled = true;
-    thread.postMessage({ kind: 'stop' } satisfies ServeThreadStop);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // From the start, since the thread may listen (and say so on standard output) before any message of its own comes.
+  onStopSignal(() => thread.postMessage({ kind: 'stop' } satisfies ServeThreadStop));
   // An exception the thread did not catch: reported as on the main thread, with its stack.
   thread.on('error', (error) => (failure = { report: error.stack ?? error.message, exitCode: 1 }));
   const [exitCode] = (await once(thread, 'exit')) as [number];

@@ -189,31 +189,29 @@ describe('ladder serve', () => {
     }
   });
 
-  it('a SIGTERM while the service starts on its thread closes it once started: exit 0, and the next start finds its store whole', async () => {
-    const data = join(tempDir(), 'data');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--data', data, '--no-matchmaking-warm-up', '--young-generation', '6'],
-      {
+  it('a SIGTERM while the service starts closes it once started, on the main thread and on its own: exit 0, and the next start finds its store whole', async () => {
+    for (const thread of [[], ['--young-generation', '6']]) {
+      const data = join(tempDir(), 'data');
+      const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--data', data, '--no-matchmaking-warm-up', ...thread], {
         cwd: root,
         env: childEnv({}),
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    // The service's thread makes the data directory as it opens the store: the signal then comes during the start.
-    while (!existsSync(data)) await new Promise((resolve) => setTimeout(resolve, 10));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    // It finished starting (and said so), then closed.
-    expect(stdout).toContain('"listening"');
-    expect(stderr).not.toContain('Error');
-    const again = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up']);
-    expect(again.code).toBe(0);
-    expect(again.stdout).toContain('"listening"');
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      // The service makes the data directory as it opens the store: the signal then comes during the start.
+      while (!existsSync(data)) await new Promise((resolve) => setTimeout(resolve, 10));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      // It finished starting (and said so), then closed.
+      expect(stdout).toContain('"listening"');
+      expect(stderr).not.toContain('Error');
+      const again = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up', ...thread]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain('"listening"');
+    }
   });
 
   it('--corrections takes phased or transaction; anything else is one line naming the choices, exit 2, before any start', async () => {
