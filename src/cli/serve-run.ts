@@ -86,3 +86,28 @@ export async function runServe(opts: ServeSettings): Promise<() => Promise<void>
   process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);
   return () => service.close();
 }
+
+/**
+ * The close of a service that a signal may ask for before the service has
+ * started: it runs once the service can be closed, then the process (or
+ * the service's thread) exits 0. Asking again changes nothing.
+ */
+export function closeWhenStarted(): { ask(): void; started(close: () => Promise<void>): void } {
+  let close: (() => Promise<void>) | undefined;
+  let asked = false;
+  const run = () => {
+    const closing = close;
+    close = undefined;
+    if (closing !== undefined) void closing().then(() => process.exit(0));
+  };
+  return {
+    ask() {
+      asked = true;
+      run();
+    },
+    started(closeService) {
+      close = closeService;
+      if (asked) run();
+    },
+  };
+}

@@ -9,7 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { LadderError } from 'ladder-core/core/errors.js';
 import { EXIT_INPUT } from './errors.js';
-import { runServe, type ServeSettings } from './serve-run.js';
+import { closeWhenStarted, runServe, type ServeSettings } from './serve-run.js';
 
 /** From the service's thread to the main one. */
 export interface ServeThreadMessage {
@@ -28,23 +28,13 @@ const port = parentPort;
 if (port === null) throw new Error('serve-thread.ts runs as a worker thread of `ladder serve`');
 const settings = (workerData as { data: ServeSettings }).data;
 
-let close: (() => Promise<void>) | undefined;
-let stopAsked = false;
-const stop = () => {
-  const closing = close;
-  close = undefined;
-  if (closing !== undefined) void closing().then(() => process.exit(0));
-};
+const close = closeWhenStarted();
 port.on('message', (message: ServeThreadStop) => {
-  if (message.kind !== 'stop' || stopAsked) return;
-  stopAsked = true;
-  stop();
+  if (message.kind === 'stop') close.ask();
 });
 
 try {
-  close = await runServe(settings);
-  // A signal that came while the service started closes it now that it can be.
-  if (stopAsked) stop();
+  close.started(await runServe(settings));
 } catch (error) {
   const failure: ServeThreadMessage =
     error instanceof LadderError

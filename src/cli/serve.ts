@@ -95,21 +95,10 @@ export function register(program: Command): void {
       action(async (opts: ServeSettings) => {
         if (opts.youngGeneration === 0) {
           // Loaded here only: on a thread of its own the service is loaded there, and the main thread stays small.
-          const { runServe } = await import('./serve-run.js');
-          let close: (() => Promise<void>) | undefined;
-          let stopAsked = false;
-          const stop = () => {
-            const closing = close;
-            close = undefined;
-            if (closing !== undefined) void closing().then(() => process.exit(0));
-          };
-          onStopSignal(() => {
-            stopAsked = true;
-            stop();
-          });
-          close = await runServe(opts);
-          // A signal that came while the service started closes it now that it can be.
-          if (stopAsked) stop();
+          const { closeWhenStarted, runServe } = await import('./serve-run.js');
+          const close = closeWhenStarted();
+          onStopSignal(() => close.ask());
+          close.started(await runServe(opts));
         } else await serveOnThread(opts);
       }),
     );
