@@ -13,8 +13,8 @@
  * fixed when the heap is made, so it stays a Node flag (docs/SERVICE.md,
  * "Memory").
  */
-import { setFlagsFromString } from 'node:v8';
 import { InvalidInputError } from 'ladder-core/core/errors.js';
+import { applyHeapGrowingPercent } from '../service/memory-limit.js';
 
 /** Whether `percent` is a setting V8 takes here: a whole number from 0 (V8's own choice) to 1000. */
 export function isHeapGrowingPercent(percent: number): boolean {
@@ -24,5 +24,5 @@ export function isHeapGrowingPercent(percent: number): boolean {
 /** Makes V8 grow the old generation by at most `percent` past the live heap after a full collection (1–1000), or by its own choice again (0). */
 export function setHeapGrowingPercent(percent: number): void {
   if (!isHeapGrowingPercent(percent)) throw new InvalidInputError(`heap growing percent must be a whole number from 0 to 1000 (got ${percent})`, { field: 'heapGrowingPercent' });
-  setFlagsFromString(`--heap-growing-percent=${percent}`);
+  applyHeapGrowingPercent(percent);
 }

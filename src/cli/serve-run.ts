@@ -9,6 +9,7 @@ import { seedDemo } from '../service/demo.js';
 import { startService } from '../service/index.js';
 import type { WarmUpReport } from '../service/matchmaking-warm-up.js';
 import { registerWeb } from '../web/index.js';
+import { CONTAINER_SHARE, containerMemoryLimit } from '../service/memory-limit.js';
 import { setHeapGrowingPercent } from './heap.js';
 
 export interface ServeSettings {
@@ -29,6 +30,17 @@ export interface ServeSettings {
   heapGrowingPercent: number;
   /** The young generation in MB; 0 leaves V8's own sizing and the service on the main thread. */
   youngGeneration: number;
+  /** The soft limit on the resident set in MB (0: none), or 'auto': a share of the container's limit, when one is set. */
+  memoryLimit: number | 'auto';
+}
+
+/** The soft memory limit `--memory-limit` asks for, in bytes (undefined: none). */
+export function memoryLimitBytes(setting: number | 'auto', container: () => number | undefined = containerMemoryLimit): number | undefined {
+  if (setting === 'auto') {
+    const bytes = container();
+    return bytes === undefined ? undefined : Math.floor(CONTAINER_SHARE * bytes);
+  }
+  return setting > 0 ? setting * 1024 * 1024 : undefined;
 }
 
 /** Starts the service; resolves, once it listens, to the function that closes it. */
@@ -44,7 +56,9 @@ export async function runServe(opts: ServeSettings): Promise<() => Promise<void>
   // Reported once the service listens: a start that fails says only why.
   let warmUp: WarmUpReport | undefined;
   let listening = false;
+  const limitBytes = memoryLimitBytes(opts.memoryLimit);
   const service = await startService({
+    ...(limitBytes !== undefined ? { memoryLimit: { limitBytes, basePercent: opts.heapGrowingPercent } } : {}),
     host: opts.host,
     port: opts.port,
     dataDir: opts.data,
@@ -81,7 +95,8 @@ export async function runServe(opts: ServeSettings): Promise<() => Promise<void>
   const store = process.env.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${opts.data}`;
   listening = true;
   if (warmUp) process.stderr.write(`ladder: matchmaker warmed up before listening (${warmUp.passes} passes over synthetic queues, ${Math.round(warmUp.ms)} ms)\n`);
-  process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
+  const limit = limitBytes === undefined ? '' : `, memory limit ${Math.round(limitBytes / 1024 / 1024)} MB${opts.memoryLimit === 'auto' ? " (the container's, less a tenth)" : ''}`;
+  process.stderr.write(`ladder: serving on ${service.url} (${store}${process.env.REDIS_URL ? ', Redis' : ''}${limit}); dashboard ${service.url}/ , API docs ${service.url}/docs\n`);
   // Machine-readable line for scripts and tests that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ listening: service.url })}\n`);
   return () => service.close();

@@ -4,11 +4,13 @@
  * between instances, LADDER_ADMIN_KEY sets the first admin key. The
  * service starts in serve-run.ts: on the main thread, or with
  * `--young-generation` on a thread of its own (below). Both collector
- * settings are V8's own by default. The small young generation an instance
- * with a memory budget takes cost about a third more server CPU per
- * request on the ordinary load of `load.js`, and the old generation held
- * to 25 % about as much again (docs/BENCHMARKS.md, "The service on a
- * thread of its own"), a price only that instance should pay.
+ * settings are V8's own by default: the small young generation an instance
+ * with a fixed budget takes cost about a third more server CPU per request
+ * on the ordinary load of `load.js`, and the old generation held to 25 %
+ * about as much again (docs/BENCHMARKS.md, "The service on a thread of its
+ * own"), a price only that instance should pay. `--memory-limit` is the
+ * budget that costs only near it (src/service/memory-limit.ts): by default
+ * nine tenths of the container's limit, when one is set.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { once } from 'node:events';
@@ -66,7 +68,7 @@ export function register(program: Command): void {
     .addOption(
       new Option(
         '--heap-growing-percent <percent>',
-        "how far the JavaScript heap may grow past what a full collection left live, 0 to 1000 (default 0: V8's own choice, up to 300 on a busy instance): lower holds less resident memory for more collection time (an instance with a memory budget: 25, with --young-generation 6)",
+        "how far the JavaScript heap may grow past what a full collection left live, 0 to 1000 (default 0: V8's own choice, up to 300 on a busy instance): lower holds less resident memory for more collection time, all the time (--memory-limit does it only near a limit)",
       )
         .env('LADDER_HEAP_GROWING_PERCENT')
         .default(0)
@@ -80,7 +82,7 @@ export function register(program: Command): void {
     .addOption(
       new Option(
         '--young-generation <mb>',
-        "the JavaScript heap's young generation in MB, where short-lived objects are made, 3 to 1024 (three times V8's semi-space): the service then runs on a thread whose heap is made with it (default 0: V8's own sizing, up to 48 MB on 64 bits, with the service on the main thread); smaller holds less resident memory for more collection time (an instance with a memory budget: 6)",
+        "the JavaScript heap's young generation in MB, where short-lived objects are made, 3 to 1024 (three times V8's semi-space): the service then runs on a thread whose heap is made with it (default 0: V8's own sizing, up to 48 MB on 64 bits, with the service on the main thread); smaller holds less resident memory for more collection time (with --memory-limit: 16)",
       )
         .env('LADDER_YOUNG_GENERATION_MB')
         .default(0)
@@ -88,6 +90,21 @@ export function register(program: Command): void {
           const parsed = Number(value);
           if (value.trim() === '' || !isYoungGenerationMb(parsed))
             throw new InvalidArgumentError(`--young-generation takes 0 or a whole number of MB from 3 to 1024, got ${JSON.stringify(value)}`);
+          return parsed;
+        }),
+    )
+    .addOption(
+      new Option(
+        '--memory-limit <mb>',
+        'a soft limit on the process\'s resident set in MB (0: none), or auto: nine tenths of the container\'s memory limit when one is set: near it the service collects its garbage sooner (docs/SERVICE.md, "Memory"); live data is never dropped, so an instance whose live data needs more goes past it',
+      )
+        .env('LADDER_MEMORY_LIMIT_MB')
+        .default('auto' as number | 'auto')
+        .argParser((value: string): number | 'auto' => {
+          if (value.trim() === 'auto') return 'auto';
+          const parsed = Number(value);
+          if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || (parsed > 0 && parsed < 64))
+            throw new InvalidArgumentError(`--memory-limit takes auto, 0 (none) or a whole number of MB from 64, got ${JSON.stringify(value)}`);
           return parsed;
         }),
     )

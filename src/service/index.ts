@@ -27,6 +27,7 @@ import { MemoryTicketStore } from './tickets/memory.js';
 import type { TicketStore } from './tickets/store.js';
 import { RedisTicketStore } from './tickets/redis.js';
 import { MatchWriter, type WriterOptions } from './writer/index.js';
+import { MemoryLimiter } from './memory-limit.js';
 
 export { ServiceStartError } from './start-errors.js';
 
@@ -85,6 +86,12 @@ export interface ServiceOptions {
    * for an embedding that may not start threads, or a profile of the pass next to the rest. @default true
    */
   matchmakingWorker?: boolean;
+  /**
+   * A soft limit on the process's resident set (src/service/memory-limit.ts): near it the service's
+   * thread collects its garbage sooner; `basePercent` is the heap growing factor kept below it
+   * (`--heap-growing-percent`; 0: V8's own). `ladder serve --memory-limit`. @default none
+   */
+  memoryLimit?: { limitBytes: number; basePercent?: number };
   /** @default false */
   logger?: boolean;
   /** PostgreSQL pool size. @default 10 */
@@ -271,6 +278,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const keys = new KeyStore(db);
     const ladders = new Ladders(db);
     const metrics = serviceMetrics();
+    if (options.memoryLimit !== undefined) {
+      // Before the first write, whose derivation of a whole-history ladder is the start's largest heap.
+      const limiter = new MemoryLimiter(options.memoryLimit).start();
+      metrics.watchMemoryLimit(limiter);
+      cleanups.push(() => limiter.stop());
+    }
     let rankings: Rankings;
     let tickets: TicketStore;
     if (options.redisUrl) {

@@ -3,6 +3,7 @@ import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { resourceLimits } from 'node:worker_threads';
 import { watchLoop } from './loop-stall.js';
+import type { MemoryLimiter } from './memory-limit.js';
 import { UnavailableError } from './errors/unavailable-error.js';
 
 type Labels = Record<string, string>;
@@ -116,6 +117,7 @@ export function serviceMetrics() {
   let locksHeld: () => string[] = () => [];
   let loopDelay: IntervalHistogram | undefined;
   let loopWatch: ReturnType<typeof watchLoop> | undefined;
+  let memoryLimiter: MemoryLimiter | undefined;
   return {
     registry,
     requestSeconds: registry.add(
@@ -229,6 +231,27 @@ export function serviceMetrics() {
         () => (resourceLimits.maxYoungGenerationSizeMb === undefined ? [] : [[{}, resourceLimits.maxYoungGenerationSizeMb * 1024 * 1024]]),
       ),
     ),
+    memoryLimit: registry.add(
+      new Gauge(
+        'ladder_memory_limit_bytes',
+        "The soft limit on this process's resident set (`ladder serve --memory-limit`): near it the service's thread collects its garbage sooner. Absent without a limit.",
+        () => (memoryLimiter === undefined ? [] : [[{}, memoryLimiter.limitBytes]]),
+      ),
+    ),
+    memoryLimitCollections: registry.add(
+      new Gauge(
+        'ladder_memory_limit_collections',
+        'Full collections of the heap the soft memory limit ran since the start: at 90 % of the limit, when the heap has grown since the last, at most two a second. Absent without a limit.',
+        () => (memoryLimiter === undefined ? [] : [[{}, memoryLimiter.collections]]),
+      ),
+    ),
+    memoryLimitHeld: registry.add(
+      new Gauge(
+        'ladder_memory_limit_held',
+        "1 while the soft memory limit holds the heap's growth low (from 80 % of the limit until the resident set is below 70 %), else 0. Absent without a limit.",
+        () => (memoryLimiter === undefined ? [] : [[{}, memoryLimiter.tight ? 1 : 0]]),
+      ),
+    ),
     redisUp: registry.add(
       new Gauge(
         'ladder_redis_up',
@@ -256,6 +279,10 @@ export function serviceMetrics() {
     },
     setLocksHeld(source: () => string[]) {
       locksHeld = source;
+    },
+    /** Reports the soft memory limit (`ladder_memory_limit_bytes`, `_collections`, `_held`). */
+    watchMemoryLimit(limiter: MemoryLimiter) {
+      memoryLimiter = limiter;
     },
     /** Starts measuring the event loop's delay (`ladder_event_loop_delay_seconds`); returns the stop. */
     watchEventLoop(): () => void {

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ladderProgram } from '../../src/cli/program.js';
+import { memoryLimitBytes } from '../../src/cli/serve-run.js';
+import { containerMemoryLimit } from '../../src/service/memory-limit.js';
 import { childEnv } from '../support/test-env.js';
 
 const root = join(import.meta.dirname, '../..');
@@ -86,6 +88,15 @@ describe('ladder serve', () => {
     const defaults = serveCommand.opts<{ youngGeneration: number; heapGrowingPercent: number }>();
     expect(defaults.youngGeneration).toBe(0);
     expect(defaults.heapGrowingPercent).toBe(0);
+  });
+
+  it('takes a soft memory limit from the container by default: nine tenths of its limit, none without one', async () => {
+    const serveCommand = (await ladderProgram(['serve'])).commands.find((command) => command.name() === 'serve')!;
+    expect(serveCommand.opts<{ memoryLimit: number | 'auto' }>().memoryLimit).toBe('auto');
+    expect(memoryLimitBytes('auto', () => 1000 * 1024 * 1024)).toBe(900 * 1024 * 1024);
+    expect(memoryLimitBytes('auto', () => undefined)).toBeUndefined();
+    expect(memoryLimitBytes(0, () => 1000 * 1024 * 1024)).toBeUndefined();
+    expect(memoryLimitBytes(300)).toBe(300 * 1024 * 1024);
   });
 
   it('on a busy port: one line naming the port, exit 2, no key generated; then a real start prints the key once, and later starts say one exists', async () => {
@@ -186,6 +197,52 @@ describe('ladder serve', () => {
       const lines = bad.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain('--young-generation takes 0 or a whole number of MB from 3 to 1024');
+    }
+  });
+
+  it("--memory-limit MB sets a soft limit seen in /metrics (or LADDER_MEMORY_LIMIT_MB), on the main thread and on its own; auto, the default, takes nine tenths of a container's limit and sets none without one; anything else is one line naming it, exit 2", async () => {
+    const data = join(tempDir(), 'data');
+    const quiet = ['--port', '0', '--data', data, '--no-matchmaking-warm-up'];
+    const MB = 1024 * 1024;
+    for (const [args, env] of [
+      [['--memory-limit', '4096'], {}],
+      [['--memory-limit', '4096', '--young-generation', '6'], {}],
+      [[], { LADDER_MEMORY_LIMIT_MB: '4096' }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const limited = await serveAndScrape([...quiet, ...args], env);
+      expect(limited.code).toBe(0);
+      expect(series(limited.metrics, 'ladder_memory_limit_bytes')).toBe(4096 * MB);
+      // A fresh instance (PGlite's memory included, about 250 MB) is far below 80 % of 4 GB: nothing held, nothing collected.
+      expect(series(limited.metrics, 'ladder_memory_limit_held')).toBe(0);
+      expect(series(limited.metrics, 'ladder_memory_limit_collections')).toBe(0);
+      expect(limited.stderr).toContain('memory limit 4096 MB');
+    }
+    // Below what the instance needs to start: held from the first reading, and collecting (at most two a second) on both threads.
+    for (const thread of [[], ['--young-generation', '6']]) {
+      const tight = await serveAndScrape([...quiet, '--memory-limit', '64', ...thread]);
+      expect(tight.code).toBe(0);
+      expect(series(tight.metrics, 'ladder_memory_limit_held')).toBe(1);
+      expect(series(tight.metrics, 'ladder_memory_limit_collections')).toBeGreaterThanOrEqual(1);
+    }
+    const none = await serveAndScrape([...quiet, '--memory-limit', '0'], { LADDER_MEMORY_LIMIT_MB: '300' });
+    expect(none.code).toBe(0);
+    expect(series(none.metrics, 'ladder_memory_limit_bytes')).toBeUndefined();
+    // The default reads the container this test runs in.
+    const container = containerMemoryLimit();
+    const auto = await serveAndScrape(quiet);
+    expect(auto.code).toBe(0);
+    expect(series(auto.metrics, 'ladder_memory_limit_bytes')).toBe(container === undefined ? undefined : Math.floor(0.9 * container));
+    for (const [args, env] of [
+      [['--memory-limit', '63'], {}],
+      [['--memory-limit', '300.5'], {}],
+      [['--memory-limit', '-1'], {}],
+      [[], { LADDER_MEMORY_LIMIT_MB: 'plenty' }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const bad = await serve([...quiet, ...args], env);
+      expect(bad.code).toBe(2);
+      const lines = bad.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('--memory-limit takes auto, 0 (none) or a whole number of MB from 64');
     }
   });
 

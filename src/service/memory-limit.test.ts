@@ -1,0 +1,206 @@
+/**
+ * The soft memory limit: what it does at each share of the limit (with a
+ * probe that plays the process), that its collection really collects, that
+ * a churning process under it stays near the limit where without it the
+ * heap grows far past, and how a container's limit is read.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { containerMemoryLimit, MemoryLimiter, type MemoryProbe, processProbe } from './memory-limit.js';
+
+const MB = 1024 * 1024;
+const root = join(import.meta.dirname, '../..');
+
+/** A probe whose resident set and heap the test sets, recording what the limiter did. */
+function fakeProbe() {
+  const state = { resident: 0, heap: 0, now: 0, collections: [] as number[], percents: [] as number[] };
+  const probe: MemoryProbe = {
+    residentBytes: () => state.resident,
+    oldGenerationBytes: () => state.heap,
+    collect: () => {
+      state.collections.push(state.now);
+      // What a collection frees: the heap back to 40 MB live, the resident set by as much.
+      state.resident -= state.heap - 40 * MB;
+      state.heap = 40 * MB;
+    },
+    setGrowingPercent: (percent) => state.percents.push(percent),
+    now: () => state.now,
+  };
+  return { state, probe };
+}
+
+describe('MemoryLimiter', () => {
+  it('below 80 % of the limit does nothing; at 80 % holds the growth to 10 %; below 70 % gives it back', () => {
+    const { state, probe } = fakeProbe();
+    const limiter = new MemoryLimiter({ limitBytes: 300 * MB, probe });
+    state.heap = 60 * MB;
+    for (const resident of [100, 200, 239]) {
+      state.resident = resident * MB;
+      limiter.tick();
+    }
+    expect(state.percents).toEqual([]);
+    expect(limiter.tight).toBe(false);
+    state.resident = 240 * MB;
+    limiter.tick();
+    expect(state.percents).toEqual([10]);
+    expect(limiter.tight).toBe(true);
+    // Between 70 % and 80 %: held, and not set again.
+    state.resident = 215 * MB;
+    limiter.tick();
+    expect(state.percents).toEqual([10]);
+    state.resident = 209 * MB;
+    limiter.tick();
+    // V8's own choice again (0), and nothing collected: the resident set never reached 90 %.
+    expect(state.percents).toEqual([10, 0]);
+    expect(limiter.tight).toBe(false);
+    expect(state.collections).toEqual([]);
+  });
+
+  it('gives back the growth factor the service was started with, and keeps one lower than 10 %', () => {
+    const loose = fakeProbe();
+    const limiter = new MemoryLimiter({ limitBytes: 100 * MB, basePercent: 50, probe: loose.probe });
+    for (const resident of [85, 60]) {
+      loose.state.resident = resident * MB;
+      limiter.tick();
+    }
+    expect(loose.state.percents).toEqual([10, 50]);
+    const tight = fakeProbe();
+    const low = new MemoryLimiter({ limitBytes: 100 * MB, basePercent: 5, probe: tight.probe });
+    for (const resident of [85, 60]) {
+      tight.state.resident = resident * MB;
+      low.tick();
+    }
+    expect(tight.state.percents).toEqual([5, 5]);
+  });
+
+  it('at 90 % collects at once, then again only after 500 ms and a step of growth of the old generation (2 % of the limit, at least 4 MB)', () => {
+    const { state, probe } = fakeProbe();
+    const limiter = new MemoryLimiter({ limitBytes: 500 * MB, probe });
+    state.heap = 150 * MB;
+    state.resident = 460 * MB;
+    limiter.tick();
+    expect(state.collections).toEqual([0]);
+    expect(limiter.collections).toBe(1);
+    // Collected: 350 MB resident. Grown back over the line at once: too soon.
+    state.heap += 110 * MB;
+    state.resident += 110 * MB;
+    state.now = 499;
+    limiter.tick();
+    expect(state.collections).toEqual([0]);
+    state.now = 500;
+    limiter.tick();
+    expect(state.collections).toEqual([0, 500]);
+    // Over the line with a heap that grew by less than the step (10 MB of a 500 MB limit): what is resident is not the heap's garbage.
+    state.resident = 470 * MB;
+    state.heap = 49 * MB;
+    state.now = 2000;
+    limiter.tick();
+    expect(state.collections).toEqual([0, 500]);
+    state.heap = 50 * MB;
+    limiter.tick();
+    expect(state.collections).toEqual([0, 500, 2000]);
+    expect(limiter.collections).toBe(3);
+  });
+
+  it('stop gives the growth factor back and stops reading', async () => {
+    const { state, probe } = fakeProbe();
+    const limiter = new MemoryLimiter({ limitBytes: 100 * MB, intervalMs: 5, probe }).start();
+    state.resident = 85 * MB;
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(limiter.tight).toBe(true);
+    limiter.stop();
+    expect(state.percents).toEqual([10, 0]);
+    state.resident = 95 * MB;
+    state.heap = 90 * MB;
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(state.collections).toEqual([]);
+  });
+
+  it('refuses a limit that is not a positive number of bytes', () => {
+    for (const limitBytes of [0, -1, Number.NaN]) expect(() => new MemoryLimiter({ limitBytes })).toThrow(RangeError);
+  });
+});
+
+describe('processProbe', () => {
+  it("collects the calling thread's heap at once, without --expose-gc", () => {
+    const probe = processProbe();
+    // On an object, so that it is live until dropped (a local variable the code no longer reads may be dead already).
+    const holder: { garbage?: Array<{ i: number; s: string }> } = { garbage: [] };
+    for (let i = 0; i < 400_000; i++) holder.garbage!.push({ i, s: `g${i}` });
+    // Old enough to have left the young generation (survivors of two collections).
+    probe.collect();
+    probe.collect();
+    const full = probe.oldGenerationBytes();
+    holder.garbage = undefined;
+    probe.collect();
+    // 400,000 small objects are about 30 MB; what is left is the test's own heap.
+    expect(full - probe.oldGenerationBytes()).toBeGreaterThan(15 * MB);
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+  });
+});
+
+/**
+ * A child process that holds about 100 MB live and churns objects that live a
+ * while (as a busy instance's requests do), giving the loop a turn between
+ * rounds, with a soft limit at its resident set after the live part plus
+ * `headroomMb` (none at 0): its peak resident set in MB (VmHWM) over its
+ * resident set before the churn, and the collections the limiter ran.
+ */
+function churn(headroomMb: number): { growthMb: number; collections: number } {
+  const script = `
+    const { readFileSync } = await import('node:fs');
+    const { MemoryLimiter } = await import(${JSON.stringify(join(root, 'src/service/memory-limit.ts'))});
+    const peak = () => Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+    const live = [];
+    for (let i = 0; i < 800000; i++) live.push({ a: i, b: 'p' + i, c: [i] });
+    const start = process.memoryUsage.rss() / 1048576;
+    const before = Math.max(start, peak());
+    const limiter = ${headroomMb} > 0 ? new MemoryLimiter({ limitBytes: (start + ${headroomMb}) * 1048576, intervalMs: 20 }).start() : undefined;
+    const recent = [];
+    for (let round = 0; round < 400; round++) {
+      for (let i = 0; i < 20000; i++) recent.push({ x: i, y: [i, i], z: 's' + i });
+      if (recent.length > 100000) recent.splice(0, 60000);
+      if (round % 4 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    limiter?.stop();
+    console.log(JSON.stringify({ growthMb: peak() - before, collections: limiter?.collections ?? 0 }));`;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(run.stderr);
+  return JSON.parse(run.stdout.trim()) as { growthMb: number; collections: number };
+}
+
+describe.runIf(process.platform === 'linux')('a churning process under a soft limit', () => {
+  it('grows less far past its start, where without one its heap grows as V8 lets it', () => {
+    const free = churn(0);
+    const limited = churn(60);
+    // Measured here: 293 and 286 MB of growth without a limit (V8's own factor: up to 4 times what is live), 39 and 51 MB
+    // under a limit 60 MB up, after two collections. (With 40 MB live the two runs differ by less than their noise: what
+    // V8's factor lets past the limit is then no more than the young generation's own growth, which no limit takes.)
+    expect(limited.collections).toBeGreaterThan(0);
+    expect(limited.growthMb).toBeLessThan(100);
+    expect(free.growthMb).toBeGreaterThan(limited.growthMb + 100);
+  }, 60_000);
+});
+
+describe('containerMemoryLimit', () => {
+  const files = (contents: Record<string, string>) => (path: string) => {
+    if (!(path in contents)) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    return contents[path]!;
+  };
+  const machine = 24 * 1024 * MB;
+
+  it("reads cgroup v2's memory.max, then v1's memory.limit_in_bytes", () => {
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': '536870912\n' }), machine)).toBe(512 * MB);
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '314572800\n' }), machine)).toBe(300 * MB);
+    // v2 first: a v2 file answers for the process, whatever a v1 hierarchy beside it says.
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': '536870912', '/sys/fs/cgroup/memory/memory.limit_in_bytes': '314572800' }), machine)).toBe(512 * MB);
+  });
+
+  it('is none for an unlimited cgroup ("max", or a number past the machine\'s memory), without cgroup files, or for an unreadable value', () => {
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': 'max\n' }), machine)).toBeUndefined();
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712\n' }), machine)).toBeUndefined();
+    expect(containerMemoryLimit(files({}), machine)).toBeUndefined();
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': '' }), machine)).toBeUndefined();
+  });
+});
