@@ -4,13 +4,11 @@
  * a churning process under it stays near the limit where without it the
  * heap grows far past, and how a container's limit is read.
  */
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { projectModule, runInChild } from '../../test/support/heap-churn.js';
 import { containerMemoryLimit, MemoryLimiter, type MemoryProbe, processProbe } from './memory-limit.js';
 
 const MB = 1024 * 1024;
-const root = join(import.meta.dirname, '../..');
 
 /** A probe whose resident set and heap the test sets, recording what the limiter did. */
 function fakeProbe() {
@@ -58,20 +56,19 @@ describe('MemoryLimiter', () => {
   });
 
   it('gives back the growth factor the service was started with, and keeps one lower than 10 %', () => {
-    const loose = fakeProbe();
-    const limiter = new MemoryLimiter({ limitBytes: 100 * MB, basePercent: 50, probe: loose.probe });
-    for (const resident of [85, 60]) {
-      loose.state.resident = resident * MB;
-      limiter.tick();
+    // Started with 50 %: held to 10 % at 85 MB of 100, 50 % again at 60 MB. Started with 5 %: 5 % held, 5 % given back.
+    for (const [basePercent, set] of [
+      [50, [10, 50]],
+      [5, [5, 5]],
+    ] as Array<[number, number[]]>) {
+      const { state, probe } = fakeProbe();
+      const limiter = new MemoryLimiter({ limitBytes: 100 * MB, basePercent, probe });
+      for (const resident of [85, 60]) {
+        state.resident = resident * MB;
+        limiter.tick();
+      }
+      expect(state.percents).toEqual(set);
     }
-    expect(loose.state.percents).toEqual([10, 50]);
-    const tight = fakeProbe();
-    const low = new MemoryLimiter({ limitBytes: 100 * MB, basePercent: 5, probe: tight.probe });
-    for (const resident of [85, 60]) {
-      tight.state.resident = resident * MB;
-      low.tick();
-    }
-    expect(tight.state.percents).toEqual([5, 5]);
   });
 
   it('at 90 % collects at once, then again only after 500 ms and a step of growth of the old generation (2 % of the limit, at least 4 MB)', () => {
@@ -169,35 +166,22 @@ describe('processProbe', () => {
 });
 
 /**
- * A child process that holds about 40 MB live and churns objects that live a
- * while (as a busy instance's requests do), giving the loop a turn between
- * rounds; `limited`, under a soft limit at its resident set before the
- * churn, so that the limiter holds it throughout: the largest old generation
- * V8 reserved meanwhile, in MB, and the collections the limiter ran. (The
- * resident set itself moves as much with the young generation's growth,
- * which no limit governs, as with the old generation at this size.)
+ * The heap churn (test/support/heap-churn.ts) in a child process, giving
+ * the loop a turn every 4 rounds; `limited`, under a soft limit at its
+ * resident set before the churn, so that the limiter holds it throughout:
+ * the largest old generation V8 reserved meanwhile, in MB, and the
+ * collections the limiter ran. (The resident set itself moves as much with
+ * the young generation's growth, which no limit governs, as with the old
+ * generation at this size.)
  */
 function churn(limited: boolean): { largestMb: number; collections: number } {
-  const script = `
-    const { getHeapSpaceStatistics } = await import('node:v8');
-    const { MemoryLimiter } = await import(${JSON.stringify(join(root, 'src/service/memory-limit.ts'))});
-    const oldSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === 'old_space').space_size;
-    const live = [];
-    for (let i = 0; i < 300000; i++) live.push({ a: i, b: 'p' + i, c: [i] });
+  return runInChild(`
+    const { MemoryLimiter } = await import(${projectModule('src/service/memory-limit.ts')});
+    const { churnHeap } = await import(${projectModule('test/support/heap-churn.ts')});
     const limiter = ${limited} ? new MemoryLimiter({ limitBytes: process.memoryUsage.rss(), intervalMs: 20 }).start() : undefined;
-    const recent = [];
-    let largest = 0;
-    for (let round = 0; round < 400; round++) {
-      for (let i = 0; i < 20000; i++) recent.push({ x: i, y: [i, i], z: 's' + i });
-      if (recent.length > 100000) recent.splice(0, 60000);
-      largest = Math.max(largest, oldSpace());
-      if (round % 4 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    const largestMb = await churnHeap(4);
     limiter?.stop();
-    console.log(JSON.stringify({ largestMb: largest / 1048576, collections: limiter?.collections ?? 0 }));`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(run.stderr);
-  return JSON.parse(run.stdout.trim()) as { largestMb: number; collections: number };
+    console.log(JSON.stringify({ largestMb, collections: limiter?.collections ?? 0 }));`);
 }
 
 describe.runIf(process.platform === 'linux')('a churning process under a soft limit', () => {

@@ -115,7 +115,7 @@ export class MemoryLimiter {
   /** Collections the limiter ran. */
   collections = 0;
   /** At most what is live in the old generation, as last seen (its used size is an upper bound; right after a collection, exact). */
-  liveBound = Number.POSITIVE_INFINITY;
+  private liveBound = Number.POSITIVE_INFINITY;
   /** Whether the growth factor is held now. */
   tight = false;
   private readonly basePercent: number;
