@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { childEnv } from './test-env.js';
 
 export const projectRoot = join(import.meta.dirname, '../..');
 
@@ -39,7 +40,7 @@ export async function churnHeap(yieldEvery = 0): Promise<number> {
 
 /** Runs an ES module's `script` (top-level await allowed) in a child Node from the project's sources; its last line on stdout, as JSON. */
 export function runInChild<T>(script: string): T {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot, env: childEnv(), encoding: 'utf8' });
   if (run.status !== 0) throw new Error(run.stderr);
   return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as T;
 }
