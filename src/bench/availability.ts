@@ -25,6 +25,10 @@
  *   its first freeze, is derived by a first write before the attack; the
  *   attack posts the match whose day makes the freeze (the live window,
  *   about 73,000 games, replayed), then one match every 50 ms;
+ * - `whr-void`: the `whr-freeze` ladder's log carried ten days past its
+ *   first freeze (the store only: no history derived yet); the attack voids
+ *   its first match once, a correction that derives the whole log again,
+ *   the freeze among it (its live window of about 73,000 games replayed);
  * - `void`: an admin key corrects match 1 of the `matches`-long ladder again
  *   and again (each time flipping its result, so every correction re-rates
  *   the whole ladder: its star player is in every match), then voids it once
@@ -54,8 +58,8 @@ import { migrate } from '../store/migrations.js';
 import { upsertPlayers } from '../store/players.js';
 import { startServer, stop } from './load.js';
 
-export type Attack = 'none' | 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'whr-freeze' | 'void';
-export const ATTACKS: Attack[] = ['none', 'deep-pages', 'balance', 'whr-teams', 'whr-restart', 'whr-freeze', 'void'];
+export type Attack = 'none' | 'deep-pages' | 'balance' | 'whr-teams' | 'whr-restart' | 'whr-freeze' | 'whr-void' | 'void';
+export const ATTACKS: Attack[] = ['none', 'deep-pages', 'balance', 'whr-teams', 'whr-restart', 'whr-freeze', 'whr-void', 'void'];
 export type Backend = 'pglite' | 'postgres';
 
 export interface AvailabilityOptions {
@@ -231,17 +235,18 @@ function freezeMatch(random: () => number, d: number, minute: number, id?: strin
 
 /**
  * Loads the `whr-freeze` ladder's log straight through the store: days 0 …
- * FREEZE_HORIZON − 1 of FREEZE_PER_DAY matches. Only the log: the service
- * derives the history (and writes the states) from it on the first write.
+ * `days` − 1 of FREEZE_PER_DAY matches (by default up to the day before the
+ * first freeze). Only the log: the service derives the history (and writes
+ * the states) from it on the first write.
  */
-async function loadFreezeLog(db: Database, id: string): Promise<void> {
+async function loadFreezeLog(db: Database, id: string, days = FREEZE_HORIZON): Promise<void> {
   const ladders = new Ladders(db);
   await ladders.create({ id, system: WHOLE_HISTORY, public: true, options: { horizon: FREEZE_HORIZON } });
   const random = mulberry32(17);
   let seq = 0;
-  for (let d = 0; d < FREEZE_HORIZON; d += 10) {
+  for (let d = 0; d < days; d += 10) {
     const rows = emptyMatchRows();
-    for (let day = d; day < Math.min(FREEZE_HORIZON, d + 10); day++) {
+    for (let day = d; day < Math.min(days, d + 10); day++) {
       for (let i = 0; i < FREEZE_PER_DAY; i++) {
         const match = freezeMatch(random, day, i, `m${seq + 1}`);
         rows.seq.push(++seq);
@@ -355,6 +360,8 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
   const prepared = await prepare(backend, databaseUrl, async (db) => {
     if (attack === 'deep-pages' || attack === 'void') await loadLadder(db, TARGET, matches, 1000);
     if (attack === 'whr-freeze') await loadFreezeLog(db, TARGET);
+    // Ten days past the first freeze, which comes with day FREEZE_HORIZON.
+    if (attack === 'whr-void') await loadFreezeLog(db, TARGET, FREEZE_HORIZON + 10);
   });
   let server: { child: ChildProcess; url: string } | undefined;
   try {
@@ -479,6 +486,14 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
         // The first match is of the day that makes the freeze; the rest of that day follows, one every 50 ms.
         attacker = loop(1, until, (_, n) => admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches`, body: freezeMatch(freezeRandom, FREEZE_HORIZON, n % 600) }), 50);
         break;
+      case 'whr-void':
+        // One correction: the whole log derived again, its freeze among it.
+        attacker = (async () => {
+          const result = await admin({ method: 'POST', path: `/v1/ladders/${TARGET}/matches/m1/void`, body: { reason: 'availability benchmark' } });
+          corrections.push(result.ms);
+          return summarize([result.ms], { [result.status]: 1 });
+        })();
+        break;
       case 'void':
         attacker = (async () => {
           const samples: number[] = [];
@@ -526,7 +541,7 @@ export async function runAttack(backend: Backend, attack: Attack, options: { mat
       ownStallMaxMs: eventLoopMax.own,
       rssGrowthMb: rssPeak - rssStart,
       held: writerLatency.p99ms < 100 && eventLoopMax.wall <= 100 && (writerLatency.statuses['201'] ?? 0) === writerLatency.requests,
-      ...(attack === 'void' ? { corrections } : {}),
+      ...(attack === 'void' || attack === 'whr-void' ? { corrections } : {}),
     };
     return result;
   } finally {

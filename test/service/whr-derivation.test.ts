@@ -5,7 +5,8 @@
  * turn at least once per slice (counted, not timed), and the slices reach
  * the states the writer stored before the restart (`rebuild` agrees).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { WhrHistory } from 'ladder-core/core/whr/index.js';
 import { rebuildLadder } from '../../src/service/rebuild.js';
 import { LadderHistory, startHistory } from '../../src/service/whole-history.js';
 import { readFreeze, writeFreeze } from '../../src/store/frozen.js';
@@ -102,7 +103,19 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     expect(stored.fromSeq).toBe(361);
     expect(stored.past.players.length).toBe(40);
     const whole = new LadderHistory(before.system, before.options, head.logEpoch);
-    await whole.deriveInSlices(first.server.db, 'w', head.lastSeq);
+    // Each freeze of the derivation (days 2 to 7 make one each) runs ahead of its match in steps with turns of the
+    // loop between them (`freezeBefore`), none in one piece inside the match (`freezeAt`).
+    const core = WhrHistory.prototype as unknown as { freezeAt(day: number, batch: boolean): void; freezeAhead(day: number): Iterable<void> | undefined };
+    const inOnePiece = vi.spyOn(core, 'freezeAt');
+    const ahead = vi.spyOn(core, 'freezeAhead');
+    try {
+      await whole.deriveInSlices(first.server.db, 'w', head.lastSeq);
+      expect(ahead.mock.results.filter((result) => result.value !== undefined).length).toBe(6);
+      expect(inOnePiece).not.toHaveBeenCalled();
+    } finally {
+      inOnePiece.mockRestore();
+      ahead.mockRestore();
+    }
     expect(whole.counted).toBe(MATCHES);
     const restored = await startHistory(first.server.db, before, head.logEpoch, head.lastSeq);
     // The derivation makes the history's room once: the matches it reads, and a quarter more for the writes after it.

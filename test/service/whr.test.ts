@@ -364,6 +364,11 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log = await postInOrder(api, 'w', [...dayOf(0, 6, 41), ...dayOf(1, 6, 42), ...dayOf(3, 6, 43), ...dayOf(4, 6, 44)]);
     const before = (await readFreeze(server.db, 'w'))!;
+    // Each correction derives the whole history again: every freeze of that derivation runs ahead of its match, in steps
+    // with turns of the loop between them (`freezeBefore`), none in one piece inside the match (`freezeAt`).
+    const history = WhrHistory.prototype as unknown as { freezeAt(day: number, batch: boolean): void; freezeAhead(day: number): Iterable<void> | undefined };
+    const inOnePiece = vi.spyOn(history, 'freezeAt');
+    const ahead = vi.spyOn(history, 'freezeAhead');
     // Void a match of day 3 (live at the last freeze, of day 2) and correct one of day 0 (frozen in the priors).
     const voided = log.find((m) => m.id === 'd3-2')!;
     expect((await api.post(`/v1/ladders/w/matches/${voided.id}/void`, { reason: 'test' })).status).toBe(200);
@@ -372,6 +377,11 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     const swapped: Posted = { ...target, winner: target.loser, loser: target.winner };
     expect((await api.put(`/v1/ladders/w/matches/${target.id}`, body(swapped))).status).toBe(200);
     log = log.map((m) => (m === target ? swapped : m));
+    // Freezes at days 1 and 2 (made by the first matches of days 3 and 4), in each of the two derivations.
+    expect(ahead.mock.results.filter((result) => result.value !== undefined).length).toBe(4);
+    expect(inOnePiece).not.toHaveBeenCalled();
+    inOnePiece.mockRestore();
+    ahead.mockRestore();
     const core = new WhrHistory(options);
     for (const match of log) core.addMatch(coreMatch(match));
     const after = (await readFreeze(server.db, 'w'))!;

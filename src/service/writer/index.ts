@@ -58,7 +58,7 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
 import { storedFreezeMark, writeFreeze } from '../../store/frozen.js';
-import { type DerivationOptions, FreezeAheadMismatchError, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
+import { type DerivationOptions, FREEZE_SLICE_MS, FreezeAheadMismatchError, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
 import { Turns } from '../turns.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Idempotency, type Job, planBatch, type Written } from './plan.js';
@@ -338,7 +338,7 @@ export class MatchWriter {
   private async freezeBeforeLock(history: LadderHistory | undefined, batch: readonly Job[]): Promise<void> {
     const first = batch[0];
     if (history === undefined || first === undefined || first.kind !== 'match' || first.matches.length !== 1) return;
-    await history.freezeBeforeLock(first.matches[0]!, new Turns(this.derivation.freezeSliceMs ?? 5));
+    await history.freezeBeforeLock(first.matches[0]!, new Turns(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS));
   }
 
   /**
