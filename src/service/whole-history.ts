@@ -167,7 +167,6 @@ export class LadderHistory {
    */
   add(seq: number, match: Match, voided = false): HistoryStep | null {
     if (!this.admit(seq, match, voided)) return null;
-    if (this.rebuilt(seq)) throw new Error(`match ${seq} was rebuilt by the restored freeze: a derivation takes it in (addStored, deriveInSlices, catchUp)`);
     let rating: MatchRating;
     let moved: Map<string, PlayerState>;
     try {
@@ -201,8 +200,7 @@ export class LadderHistory {
   private take(seq: number, match: Match, voided: boolean): void {
     if (!this.admit(seq, match, voided)) return;
     try {
-      if (this.rebuilt(seq)) this.system.horizon!.absorbRebuilt(match);
-      else this.system.absorb(match);
+      this.system.absorb(match);
     } catch (error) {
       this.broken = true;
       throw error;
@@ -251,13 +249,6 @@ export class LadderHistory {
    * broken (derived again).
    */
   async freezeAhead(match: Match, turns: Turns): Promise<boolean> {
-    // A restored freeze's rebuilt matches are converged first (freezeRebuild 'converge'), in steps too.
-    const settle = this.system.horizon?.settleAhead();
-    if (settle !== undefined) {
-      this.broken = true;
-      for (const _ of settle) await turns.pause();
-      this.broken = false;
-    }
     const steps = match.at === undefined ? undefined : this.system.horizon?.freezeAhead(match.at);
     if (steps === undefined) return false;
     this.broken = true;
@@ -300,17 +291,8 @@ export class LadderHistory {
    */
   async freezeBefore(seq: number, match: Match, voided: boolean, turns: Turns): Promise<boolean> {
     if (voided || this.broken || this.aheadOf !== undefined || this.system.horizon === undefined) return false;
-    if (!(seq > this.lastSeq) || this.inRestoredPriors(seq, match) || this.rebuilt(seq)) return false;
+    if (!(seq > this.lastSeq) || this.inRestoredPriors(seq, match)) return false;
     return this.freezeAhead(match, turns);
-  }
-
-  /**
-   * Whether the match is one a restored freeze rebuilt by converging (before its trigger, of a day after it), which
-   * the system takes in as that freeze did (`absorbRebuilt`) rather than as a new match.
-   */
-  private rebuilt(seq: number): boolean {
-    const from = this.restoredFrom;
-    return from !== undefined && seq < from.triggerSeq && this.system.horizon!.rebuildsByConverging;
   }
 
   /** A freeze ran before the lock and its match has not been taken in yet. */
@@ -472,9 +454,7 @@ export class LadderHistory {
         if (rows.length < PAGE) return;
       }
     } finally {
-      // A freeze run before the lock still waits for its match (nothing was taken in): the players it moved are that
-      // match's to report (`add`), so that the write stores them; taken in here they would look unchanged to it.
-      if (!this.broken && this.aheadOf === undefined) this.takeInMoved();
+      if (!this.broken) this.takeInMoved();
     }
   }
 }

@@ -72,11 +72,6 @@ describe('a whr freeze run ahead, in slices', () => {
   }
 });
 
-/** Whether two maps of states hold the same players with the same states. */
-function sameStates(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>): boolean {
-  return a.size === b.size && [...a].every(([id, state]) => JSON.stringify(state) === JSON.stringify(b.get(id)));
-}
-
 describe('a whr freeze run before the lock (freezeBeforeLock)', () => {
   /** A history fed the log up to the first match whose day makes a freeze; that match's index. */
   function upToFreeze(): { history: LadderHistory; matches: Match[]; at: number } {
@@ -105,31 +100,6 @@ describe('a whr freeze run before the lock (freezeBeforeLock)', () => {
     // A match of the same day makes no second freeze.
     expect(await history.freezeBeforeLock(matches[at + 1]!, new Turns(0))).toBe(false);
   });
-
-  for (const freezeRebuild of ['replay', 'converge'] as const) {
-    it(`${freezeRebuild}: a catch-up under the lock with nothing to take leaves the players the freeze moved to its match, which reports them (the write stores them)`, async () => {
-      const options = { horizon: 12, freezeRebuild };
-      const history = new LadderHistory('whr', options, 0);
-      const alone = new LadderHistory('whr', options, 0);
-      const matches = log();
-      // What the store holds: each player's state as the writes that changed it reported it.
-      const stored = new Map<string, unknown>();
-      const noRows = { query: async () => [] } as unknown as Parameters<LadderHistory['catchUp']>[0];
-      let freezes = 0;
-      for (let seq = 1; seq <= matches.length; seq++) {
-        const match = matches[seq - 1]!;
-        if (await history.freezeBeforeLock(match, new Turns(5))) freezes++;
-        await history.catchUp(noRows, 'l', seq - 1);
-        for (const [id, state] of history.add(seq, match)!.changed) stored.set(id, state);
-        alone.add(seq, match);
-        // After every write (a freeze moves players the match does not have).
-        if (!sameStates(stored, history.states)) throw new Error(`after match ${seq} the store is not the history`);
-      }
-      expect(freezes).toBeGreaterThan(5);
-      expect(new Map(history.states)).toEqual(new Map(alone.states));
-      expect(stored).toEqual(new Map(alone.states));
-    });
-  }
 
   it('breaks the history when another match comes first (another instance wrote, or the match was refused)', async () => {
     const { history, matches, at } = upToFreeze();

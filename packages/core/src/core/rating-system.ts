@@ -204,18 +204,6 @@ export interface HistoryHorizon {
    * Until the steps end the system is half rebuilt and must not be used.
    */
   freezeAhead(at: number): Iterable<void> | undefined;
-  /**
-   * Whether a freeze rebuilds its live window by converging it rather than
-   * by replaying its matches: a system restored from it then takes the
-   * matches it rebuilt (of days after it, given before the match that made
-   * it) by `absorbRebuilt`, in order, and runs `settleAhead`'s steps before
-   * the next match.
-   */
-  rebuildsByConverging: boolean;
-  /** A match the restored freeze rebuilt, added as the freeze added it (see `rebuildsByConverging`). */
-  absorbRebuilt(match: Match): void;
-  /** The convergence the rebuilt matches wait for, as steps (undefined: none waits); left undone, the next match runs it in one piece. */
-  settleAhead(): Iterable<void> | undefined;
 }
 
 /**

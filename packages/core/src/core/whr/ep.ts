@@ -309,21 +309,10 @@ export abstract class WhrEp extends WhrMode {
 
   /** Expectation propagation over every player's whole timeline, until no mean moves more than `tolerance`. */
   protected epConverge(tolerance: number, maxSweeps: number, options: WhrConvergeOptions): number {
-    const steps = this.epConverging(tolerance, maxSweeps, options, 0);
-    for (let next = steps.next(); ; next = steps.next()) if (next.done) return next.value;
-  }
-
-  /**
-   * `epConverge` as steps: a yield after every `slice` timelines smoothed
-   * (0: none), so that a caller can give other work turns between them (a
-   * freeze that rebuilds by converging, horizon.ts). Returns the sweeps taken.
-   */
-  protected *epConverging(tolerance: number, maxSweeps: number, options: WhrConvergeOptions, slice: number): Generator<void, number> {
     this.unfittedFrom = this.nodeCount;
     for (let sweep = 1; sweep <= maxSweeps; sweep++) {
       let moved = 0;
       for (let p = 0; p < this.players.length; p++) {
-        if (slice > 0 && p % slice === slice - 1) yield;
         const step = this.epSmooth(p, 0);
         if (step > moved) moved = step;
       }

@@ -257,9 +257,6 @@ export abstract class WhrHistoryBase {
     if (this.options.newcomerTrend > 0 && !this.ep) {
       throw new InvalidInputError("whr: newcomerTrend needs inference 'ep'; set newcomerTrend 0 or inference 'ep'", { field: 'newcomerTrend' });
     }
-    if (this.options.freezeRebuild === 'converge' && !this.ep) {
-      throw new InvalidInputError("whr: freezeRebuild 'converge' needs inference 'ep'; set freezeRebuild 'replay' or inference 'ep'", { field: 'freezeRebuild' });
-    }
     if (this.options.newcomerMean !== 'zero' && !this.ep) {
       throw new InvalidInputError("whr: newcomerMean needs inference 'ep'; set newcomerMean 'zero' or inference 'ep'", { field: 'newcomerMean' });
     }

@@ -478,9 +478,7 @@ function restart(log: readonly Match[], options: ConstructorParameters<typeof Wh
       latest = Math.max(latest, match.at!);
       if (i < trigger && restored.dayOf(match.at) <= frozen!.day) return;
       if (i < trigger && lateOne) late++;
-      // A freeze that rebuilt its window by converging: those matches as it added them.
-      if (i < trigger && options?.freezeRebuild === 'converge') restored.addRebuilt(structuredClone(match), 0.1);
-      else restored.addMatch(structuredClone(match), 0.1);
+      restored.addMatch(structuredClone(match), 0.1);
     });
   }
   return { live, restored, frozen, late };
@@ -732,12 +730,11 @@ describe('WhrHistory: horizon with context deviations', () => {
         fc.integer({ min: 1, max: 4 }),
         fc.boolean(),
         fc.constantFrom('logistic', 'probit'),
-        fc.constantFrom('replay', 'converge'),
-        (seed, horizon, contexts, late, link, freezeRebuild) => {
+        (seed, horizon, contexts, late, link) => {
           const names = ['x', 'y', 'z', 'w'].slice(0, contexts);
           let log = withContexts(randomLog(seed, 90, 4, 9), names, seed ^ 0x5bd1e995);
           if (late) log = lateOnes(log);
-          const options = { ...CONTEXTS, horizon, link: link as 'logistic' | 'probit', window: 6, cycle: 3, freezeRebuild: freezeRebuild as 'replay' | 'converge' };
+          const options = { ...CONTEXTS, horizon, link: link as 'logistic' | 'probit', window: 6, cycle: 3 };
           expectRestoreAndStepsBitIdentical(log, options, names);
         },
       ),
@@ -953,138 +950,22 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
 
   it('property: with the newcomer options, a restore from a freeze (through JSON) and a freeze in steps reach the live history to the last bit', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 2 ** 31 }),
-        fc.integer({ min: 8, max: 40 }),
-        fc.constantFrom(...NEWCOMERS),
-        fc.boolean(),
-        fc.constantFrom('replay' as const, 'converge' as const),
-        (seed, horizon, newcomers, late, freezeRebuild) => {
-          const names = ['x', 'y', 'z'];
-          // Players keep arriving: a new pool of players every 30 days.
-          let log = withContexts(
-            randomLog(seed, 90, 4, 9).map((match) => {
-              const day = Math.floor(match.at! / DAY);
-              return { ...match, teams: match.teams.map((team) => ({ ...team, players: team.players.map((p) => ({ id: `${p.id}-${Math.floor(day / 30)}` })) })) };
-            }),
-            names,
-            seed ^ 0x2545f491,
-          );
-          if (late) log = lateOnes(log);
-          const options = { ...newcomers, inference: 'ep' as const, horizon, window: 6, cycle: 3, freezeRebuild };
-          expectRestoreAndStepsBitIdentical(log, options, names);
-        },
-      ),
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), fc.constantFrom(...NEWCOMERS), fc.boolean(), (seed, horizon, newcomers, late) => {
+        const names = ['x', 'y', 'z'];
+        // Players keep arriving: a new pool of players every 30 days.
+        let log = withContexts(
+          randomLog(seed, 90, 4, 9).map((match) => {
+            const day = Math.floor(match.at! / DAY);
+            return { ...match, teams: match.teams.map((team) => ({ ...team, players: team.players.map((p) => ({ id: `${p.id}-${Math.floor(day / 30)}` })) })) };
+          }),
+          names,
+          seed ^ 0x2545f491,
+        );
+        if (late) log = lateOnes(log);
+        const options = { ...newcomers, inference: 'ep' as const, horizon, window: 6, cycle: 3 };
+        expectRestoreAndStepsBitIdentical(log, options, names);
+      }),
       { numRuns: 36 },
     );
-  });
-});
-
-describe("WhrHistory: a freeze that rebuilds by converging (freezeRebuild 'converge')", () => {
-  const CONVERGE = { horizon: 30, freezeRebuild: 'converge' as const };
-  /** One match in five reported one to five days late. */
-  const lateLog = (seed: number): Match[] =>
-    randomLog(seed, 160, 5, 12).map((match, i) => ({ ...match, at: Math.max(0, match.at! - (i % 5 === 0 ? (1 + ((i % 7) % 5)) * DAY : 0)) }));
-
-  it('a restore from the last freeze, its rebuilt matches added as it added them (addRebuilt), then every later one, is bit-identical to the live history; so is a freeze run ahead in steps', () => {
-    const log = lateLog(23);
-    const { live, restored, frozen, late } = restart(log, CONVERGE, 120);
-    expect(frozen).toBeDefined();
-    expect(late).toBeGreaterThan(0);
-    expect(live.freezes).toBeGreaterThan(10);
-    expect(estimates(restored)).toEqual(estimates(live));
-    expect(restored.frozen()).toEqual(live.frozen());
-    const stepped = new WhrHistory(CONVERGE);
-    let ahead = 0;
-    let steps = 0;
-    for (const match of log) {
-      const freeze = stepped.freezeAhead(stepped.dayOf(match.at));
-      if (freeze !== undefined) {
-        ahead++;
-        for (const _ of freeze) steps++;
-      }
-      stepped.addMatch(match, 0.1);
-    }
-    expect(ahead).toBe(live.freezes);
-    expect(steps).toBeGreaterThan(ahead);
-    expect(estimates(stepped)).toEqual(estimates(live));
-    // Not the replay's numbers: another rebuild, another history (close to it, below).
-    expect(estimates(restart(log, { horizon: 30 }, 120).live)).not.toEqual(estimates(live));
-  });
-
-  it("the rebuilt window is converged: right after the freeze one more pass moves no mean by 1e-4, where the replay's leaves more to move", () => {
-    const log = randomLog(31, 120, 6, 14);
-    // The first freeze (day 30), then a pass of messages and smoothing over every timeline: how far its means move.
-    const leftToMove = (options: ConstructorParameters<typeof WhrHistory>[0]): number => {
-      const history = new WhrHistory(options);
-      for (const match of log) {
-        const freeze = history.freezeAhead(history.dayOf(match.at));
-        if (freeze !== undefined) {
-          for (const _ of freeze);
-          return history.sweepOnce()[0];
-        }
-        history.addMatch(match, 0.1);
-      }
-      throw new Error('the log never froze');
-    };
-    expect(leftToMove(CONVERGE)).toBeLessThan(1e-4);
-    expect(leftToMove({ horizon: 30 })).toBeGreaterThan(1e-3);
-  });
-
-  it('settleAhead: the rebuilt matches wait for their convergence, run in steps or by the next match in one piece, to the same states', () => {
-    // 150 players: a step every 64 timelines.
-    const log = randomLog(41, 160, 20, 150);
-    const { live, frozen } = restart(log, CONVERGE, 120);
-    const rebuild = (settleInSteps: boolean): { history: WhrHistory; steps: number } => {
-      const history = new WhrHistory(CONVERGE);
-      history.restoreFrozen(structuredClone(frozen!));
-      expect(history.settleAhead()).toBeUndefined();
-      let trigger = -1;
-      const probe = new WhrHistory(CONVERGE);
-      log.forEach((match, i) => {
-        const freezes = probe.freezes;
-        probe.addMatch(structuredClone(match), 0.1);
-        if (probe.freezes !== freezes && probe.frozen()!.day === frozen!.day) trigger = i;
-      });
-      let steps = 0;
-      log.forEach((match, i) => {
-        if (i < trigger) {
-          if (history.dayOf(match.at) > frozen!.day) history.addRebuilt(structuredClone(match), 0.1);
-          return;
-        }
-        if (i === trigger && settleInSteps) for (const _ of history.settleAhead()!) steps++;
-        history.addMatch(structuredClone(match), 0.1);
-      });
-      return { history, steps };
-    };
-    const inSteps = rebuild(true);
-    const inOnePiece = rebuild(false);
-    expect(inSteps.steps).toBeGreaterThan(0);
-    expect(estimates(inSteps.history)).toEqual(estimates(live));
-    expect(estimates(inOnePiece.history)).toEqual(estimates(live));
-    expect(inSteps.history.settleAhead()).toBeUndefined();
-  });
-
-  it('property: on random logs the estimates stay close to those of the replay (within half a standard deviation)', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 8, max: 40 }), (seed, horizon) => {
-        const log = randomLog(seed, 90, 4, 9);
-        const replayed = online(log, { horizon, window: 6, cycle: 3 });
-        const converged = online(log, { horizon, window: 6, cycle: 3, freezeRebuild: 'converge' });
-        expect(converged.freezes).toBe(replayed.freezes);
-        for (const id of replayed.playerIds()) {
-          const a = replayed.estimate(id)!;
-          const b = converged.estimate(id)!;
-          expect(Math.abs(a.mean - b.mean) / Math.sqrt(a.variance)).toBeLessThan(0.5);
-        }
-      }),
-      { numRuns: 20 },
-    );
-  });
-
-  it('needs expectation propagation; addRebuilt needs a restored history that rebuilds by converging', () => {
-    expect(() => new WhrHistory({ ...WHR_MAP_OPTIONS, horizon: 30, freezeRebuild: 'converge' })).toThrow(/freezeRebuild 'converge' needs inference 'ep'/);
-    expect(() => new WhrHistory({ horizon: 30 }).addRebuilt(duel('a', 'b', 1))).toThrow(/freezeRebuild 'replay'/);
-    expect(() => new WhrHistory(CONVERGE).addRebuilt(duel('a', 'b', 1))).toThrow(/not restored from a freeze/);
   });
 });

@@ -37,14 +37,6 @@ import type { WhrConvergeOptions } from './history.js';
 
 /** Games a freeze replays between two of its steps (freezeAhead): a few milliseconds of work. */
 const FREEZE_SLICE = 64;
-/**
- * A freeze that rebuilds by converging (`freezeRebuild: 'converge'`): expectation propagation over the rebuilt
- * history until no mean moves more than this (converge's own default), at most FREEZE_SWEEPS sweeps (8 sweeps at
- * 447,000 live games), with a step after every CONVERGE_SLICE timelines (about a millisecond).
- */
-const FREEZE_TOLERANCE = 1e-4;
-const FREEZE_SWEEPS = 100;
-const CONVERGE_SLICE = 64;
 /** A player's deviation in a context, frozen: N(mean, variance) on the freeze day, and its matches and last match time up to the freeze. */
 export interface WhrFrozenContext {
   context: string;
@@ -155,15 +147,8 @@ export abstract class WhrHorizon extends WhrJoint {
     return point;
   }
 
-  /**
-   * A restored history whose freeze rebuilds by converging, given the
-   * matches that freeze rebuilt (`addRebuilt`) and not converged yet.
-   */
-  private unsettled = false;
-
   /** Called by `prepare` for a match of a later day: freezes the history first when a freeze point is passed. */
   protected override beforeDay(day: number): void {
-    if (this.unsettled) for (const _ of this.settling());
     const point = this.freezeDue(day);
     if (point !== undefined) this.freezeAt(point, false);
   }
@@ -381,36 +366,6 @@ export abstract class WhrHorizon extends WhrJoint {
     return point === undefined ? undefined : this.freezing(point, false);
   }
 
-  /**
-   * After `restoreFrozen`, with `freezeRebuild: 'converge'`: adds a match
-   * the restored freeze rebuilt (of a day after it, taken in before the
-   * match that made the freeze), as the freeze added it, without smoothing.
-   * Give them in the order they were first added, then run `settleAhead`
-   * to its end (else the next match of a later day converges them in one
-   * piece): the history is then the one the freeze made, to the last bit.
-   */
-  addRebuilt(match: Match, homeOffset = 0): void {
-    if (this.options.freezeRebuild !== 'converge') throw new Error("addRebuilt: the history's freezes replay their matches (freezeRebuild 'replay'); use addMatch");
-    if (!Number.isFinite(this.frozenDay)) throw new Error('addRebuilt: the history was not restored from a freeze');
-    // The freeze adds its games at the start of their days, its matches carrying no time; the match's own time gives
-    // the same day and the last match time the freeze puts back.
-    this.addMatches([match], homeOffset);
-    this.unsettled = true;
-  }
-
-  /** The convergence `addRebuilt`'s matches wait for, as steps (undefined: none waits). */
-  settleAhead(): Iterable<void> | undefined {
-    return this.unsettled ? this.settling() : undefined;
-  }
-
-  /** Expectation propagation over the whole rebuilt history to its fixed point, in steps (as `converge`, which it equals). */
-  private *settling(): Generator<void> {
-    this.touched = [];
-    this.noteAllMoved();
-    yield* this.epConverging(FREEZE_TOLERANCE, FREEZE_SWEEPS, {}, CONVERGE_SLICE);
-    this.unsettled = false;
-  }
-
   /** freezeAt's work, pausing (a yield) after every FREEZE_SLICE replayed games. */
   private *freezing(day: number, batch: boolean): Generator<void> {
     const { nodeDay, nodeMF, nodeR, nodeF } = this;
@@ -508,12 +463,10 @@ export abstract class WhrHorizon extends WhrJoint {
     this.clearHistory();
     this.installFrozen(day, frozen, entrants);
     this.freezes++;
-    // Rebuilt by converging: the games added at once here, then converged below.
-    const converging = !batch && this.options.freezeRebuild === 'converge';
     let replayed = 0;
     for (const { match, homeOffset, day: matchDay } of this.replay(live, ids)) {
       if (++replayed % FREEZE_SLICE === 0) yield;
-      if (batch || converging) {
+      if (batch) {
         // addMatches reads the day from the match's time.
         match.at = matchDay * this.options.periodMs;
         this.addMatches([match], homeOffset);
@@ -525,7 +478,6 @@ export abstract class WhrHorizon extends WhrJoint {
       if (q !== undefined && owner[p]! >= 0) q = this.players[q]!.contexts?.get(contextOf[p]!);
       if (q !== undefined) this.players[q]!.lastAt = lastAt[p];
     }
-    if (converging) yield* this.settling();
   }
 
   /** Empties the history (players, nodes, games, messages) as a new one, its arrays kept for reuse. */

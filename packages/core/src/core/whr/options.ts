@@ -105,22 +105,6 @@ export const WHR_OPTIONS = {
    * matches (see horizon.ts). @default 0
    */
   horizon: numberOption({ default: 0, min: 0, description: "periods after which a player's past freezes into a prior, every horizon/4 periods (0: never)" }),
-  /**
-   * How a freeze (a horizon) rebuilds the live window from the priors:
-   * `replay` adds each of its games again the way the ladder took them (a
-   * match at a time, each smoothing its players: the states a history
-   * restored from the freeze reaches by adding the same matches), `converge`
-   * adds them at once and runs expectation propagation over the rebuilt
-   * history to its fixed point (about a quarter of the CPU on a large
-   * window, and the estimates of the window converged; a restored history
-   * does the same with the matches before the freeze's trigger). Expectation
-   * propagation only. @default 'replay'
-   */
-  freezeRebuild: choiceOption(
-    ['replay', 'converge'],
-    'replay',
-    'how a freeze rebuilds the live window: replay each match as the ladder took it, or add them at once and converge (ep only)',
-  ),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
   refresh: numberOption({ default: 0, min: 0, integer: true, description: "Newton passes over a player's last window nodes before their first match of a day (0: none)" }),
   /**

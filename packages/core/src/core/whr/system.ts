@@ -136,9 +136,6 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
             dayOf: (at) => history.dayOf(at),
             timeOf: (day) => day * o.periodMs,
             freezeAhead: (at) => history.freezeAhead(history.dayOf(at)),
-            rebuildsByConverging: o.freezeRebuild === 'converge',
-            absorbRebuilt: (match) => history.addRebuilt(match),
-            settleAhead: () => history.settleAhead(),
           },
         }
       : {}),
