@@ -100,7 +100,7 @@ export interface Prepared {
 /**
  * Writes the log and the ladder, then derives the whole log once and stores its last freeze. With
  * `converged`, the freeze comes from the core's batch path instead (`addLog`: the log converged between freeze
- * points, no smoothing per match), which is much cheaper for a long log: its priors are those of the converged
+ * points, no smoothing per match but in each freeze's replay), which is much cheaper for a long log: its priors are those of the converged
  * log rather than the writer's incremental estimates, which changes nothing a start does with them (the same
  * players, the same live matches). `systemOptions`: the ladder's whr options besides its horizon (context
  * variances, say).

@@ -105,7 +105,7 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     const whole = new LadderHistory(before.system, before.options, head.logEpoch);
     // Each freeze of the derivation (days 2 to 7 make one each) runs ahead of its match in steps with turns of the
     // loop between them (`freezeBefore`), none in one piece inside the match (`freezeAt`).
-    const core = WhrHistory.prototype as unknown as { freezeAt(day: number, batch: boolean): void; freezeAhead(day: number): Iterable<void> | undefined };
+    const core = WhrHistory.prototype as unknown as { freezeAt(day: number): void; freezeAhead(day: number): Iterable<void> | undefined };
     const inOnePiece = vi.spyOn(core, 'freezeAt');
     const ahead = vi.spyOn(core, 'freezeAhead');
     try {

@@ -366,7 +366,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     const before = (await readFreeze(server.db, 'w'))!;
     // Each correction derives the whole history again: every freeze of that derivation runs ahead of its match, in steps
     // with turns of the loop between them (`freezeBefore`), none in one piece inside the match (`freezeAt`).
-    const history = WhrHistory.prototype as unknown as { freezeAt(day: number, batch: boolean): void; freezeAhead(day: number): Iterable<void> | undefined };
+    const history = WhrHistory.prototype as unknown as { freezeAt(day: number): void; freezeAhead(day: number): Iterable<void> | undefined };
     const inOnePiece = vi.spyOn(history, 'freezeAt');
     const ahead = vi.spyOn(history, 'freezeAhead');
     // Void a match of day 3 (live at the last freeze, of day 2) and correct one of day 0 (frozen in the priors).
