@@ -285,8 +285,9 @@ async function correctWholeHistory(work: Work, ladder: Ladder, head: LadderHead,
   const logEpoch = newVersion();
   const history = new LadderHistory(ladder.system, ladder.options, logEpoch);
   // The derivation, and the freezes among it, in slices of 5 ms rather than the correction's 20 (as the writer's freezes,
-  // DerivationOptions.freezeSliceMs): a request needs a few turns, and against slices of 20 ms another ladder's writes had p99
-  // 97–127 ms during such a correction, against 69–82 ms (`whr-void` of `npm run bench -- availability`, PostgreSQL).
+  // DerivationOptions.freezeSliceMs): a request needs a few turns, and with slices of 20 ms another ladder's writes had p99
+  // 97–139 ms during such a correction, with 5 ms 69–82 ms in four runs of five (`whr-void` of `npm run bench -- availability`,
+  // PostgreSQL; docs/BENCHMARKS.md).
   const slices = new Turns(FREEZE_SLICE_MS);
   let rewritten = 0;
   for (let next = prefetch(tx, ladder.id, 0, chunk); ; ) {
