@@ -46,6 +46,15 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<Run> {
   });
 }
 
+/** A start refused: exit 2 and one line on stderr, which contains `text` (or matches it). */
+function expectRefused(run: Run, text: string | RegExp): void {
+  expect(run.code).toBe(2);
+  const lines = run.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  if (typeof text === 'string') expect(lines[0]).toContain(text);
+  else expect(lines[0]).toMatch(text);
+}
+
 /** Starts `ladder serve`, reads /metrics once it listens, then stops it (SIGTERM) and waits for its exit. */
 function serveAndScrape(args: string[], env: Record<string, string> = {}): Promise<Run & { metrics: string }> {
   return new Promise((resolve, reject) => {
@@ -106,15 +115,12 @@ describe('ladder serve', () => {
     const data = join(tempDir(), 'data');
     try {
       const busy = await serve(['--port', String(port), '--data', data]);
-      expect(busy.code).toBe(2);
-      const lines = busy.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^ladder: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE`));
+      expectRefused(busy, new RegExp(`^ladder: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE`));
       expect(busy.stderr).not.toContain('admin key');
       // The same from the service's own thread: its failure reported by the main thread, once.
       const busyThread = await serve(['--port', String(port), '--data', data, '--young-generation', '6']);
       expect(busyThread.code).toBe(2);
-      expect(busyThread.stderr.trim().split('\n')).toEqual([lines[0]]);
+      expect(busyThread.stderr.trim().split('\n')).toEqual([busy.stderr.trim()]);
     } finally {
       blocker.close();
     }
@@ -134,19 +140,13 @@ describe('ladder serve', () => {
     const file = join(tempDir(), 'not-a-directory');
     writeFileSync(file, 'x');
     const run = await serve(['--port', '0', '--data', file]);
-    expect(run.code).toBe(2);
-    const lines = run.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(file);
+    expectRefused(run, file);
   });
 
   it('--pglite-shared-buffers reaches the embedded database: 16 MB starts, 4096 is one line naming the option, exit 2', async () => {
     const data = join(tempDir(), 'data');
     const bad = await serve(['--port', '0', '--data', data, '--pglite-shared-buffers', '4096', '--no-matchmaking-warm-up']);
-    expect(bad.code).toBe(2);
-    const lines = bad.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('sharedBuffersMb must be a whole number of MB from 1 to 1024 (got 4096)');
+    expectRefused(bad, 'sharedBuffersMb must be a whole number of MB from 1 to 1024 (got 4096)');
     const good = await serve(['--port', '0', '--data', data, '--pglite-shared-buffers', '16', '--no-matchmaking-warm-up']);
     expect(good.stdout).toContain('"listening"');
   });
@@ -159,10 +159,7 @@ describe('ladder serve', () => {
       [[], { LADDER_HEAP_GROWING_PERCENT: 'lots' }],
     ] as Array<[string[], Record<string, string>]>) {
       const bad = await serve(['--port', '0', '--data', data, '--no-matchmaking-warm-up', ...args], env);
-      expect(bad.code).toBe(2);
-      const lines = bad.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain('--heap-growing-percent takes a whole number from 0 to 1000');
+      expectRefused(bad, '--heap-growing-percent takes a whole number from 0 to 1000');
     }
     const good = await serve(['--port', '0', '--data', data, '--heap-growing-percent', '10', '--no-matchmaking-warm-up']);
     expect(good.stdout).toContain('"listening"');
@@ -193,10 +190,7 @@ describe('ladder serve', () => {
       [[], { LADDER_YOUNG_GENERATION_MB: 'small' }],
     ] as Array<[string[], Record<string, string>]>) {
       const bad = await serve([...quiet, ...args], env);
-      expect(bad.code).toBe(2);
-      const lines = bad.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain('--young-generation takes 0 or a whole number of MB from 3 to 1024');
+      expectRefused(bad, '--young-generation takes 0 or a whole number of MB from 3 to 1024');
     }
   });
 
@@ -239,10 +233,7 @@ describe('ladder serve', () => {
       [[], { LADDER_MEMORY_LIMIT_MB: 'plenty' }],
     ] as Array<[string[], Record<string, string>]>) {
       const bad = await serve([...quiet, ...args], env);
-      expect(bad.code).toBe(2);
-      const lines = bad.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain('--memory-limit takes auto, 0 (none) or a whole number of MB from 64');
+      expectRefused(bad, '--memory-limit takes auto, 0 (none) or a whole number of MB from 64');
     }
   });
 
