@@ -57,6 +57,12 @@ export interface WhrInstanceOptions {
   databaseUrl?: string;
   /** Maps as context: each match on one of this many (the ladder takes load.js's map variances). @default 0 */
   contexts?: number;
+  /** The writes start on the day before the ladder reaches its next freeze point (else on the day after the log's last). */
+  atFreeze?: boolean;
+  /** Writes a second at most, over the whole run (else as fast as `concurrency` allows). */
+  rate?: number;
+  /** The ladder's `freezeLag` (else the system's default). */
+  freezeLag?: number;
 }
 
 export interface WhrInstanceResult {
@@ -68,6 +74,8 @@ export interface WhrInstanceResult {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** The longest write of each day of the run. */
+  longestByDayMs: number[];
   rssMb: { listening: number; afterFirstWrite: number; end: number; peak: number };
   serverCpuSeconds: { firstWrite: number; writes: number };
 }
@@ -95,7 +103,11 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
   const contexts = options.contexts ?? 0;
   const source: LogSource = options.atp ? { kind: 'atp' } : { kind: 'synthetic', matches, players, perDay, contexts };
   try {
-    const prepared = await prepare(store, source, horizon, true, contexts > 0 ? { ...CONTEXT_OPTIONS } : {});
+    const systemOptions: Record<string, unknown> = contexts > 0 ? { ...CONTEXT_OPTIONS } : {};
+    if (options.freezeLag !== undefined) systemOptions.freezeLag = options.freezeLag;
+    const prepared = await prepare(store, source, horizon, true, systemOptions);
+    // At a freeze: the day before the next freeze point (the stored freeze's day, a step and the horizon on) is reached.
+    const firstDay = options.atFreeze ? prepared.frozenDay + Math.ceil(horizon / 4) + horizon - 1 : Math.floor(prepared.lastAt / DAY) + 1;
     const env: Record<string, string> = store.url ? { DATABASE_URL: store.url, DATABASE_SCHEMA: store.schema! } : {};
     const { child, url } = await startServer(env, store.dataDir ? ['--data', store.dataDir] : []);
     const pid = child.pid!;
@@ -109,8 +121,9 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
       let b = Math.floor(random() * (ids.length - 1));
       if (b >= a) b++;
       const win = random() < 0.5;
-      // The day after the log's last, then one more every writes/days matches.
-      const at = prepared.lastAt + (1 + Math.floor((i * days) / Math.max(1, writes))) * DAY;
+      // The first day, then one more every writes/days matches.
+      const day = Math.floor((i * days) / Math.max(1, writes));
+      const at = options.atFreeze ? (firstDay + day) * DAY : prepared.lastAt + (1 + day) * DAY;
       return JSON.stringify({
         at,
         ...(contexts > 0 ? { context: `map${i % contexts}` } : {}),
@@ -132,14 +145,23 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
       cpu = processCpuSeconds(pid);
       started = performance.now();
       const latencies: number[] = [];
+      const longestByDay: number[] = [];
       let next = 0;
       let errors = 0;
+      const rate = options.rate;
       const worker = async () => {
         while (next < writes) {
-          const payload = body(next++);
+          const i = next++;
+          const payload = body(i);
+          // Paced: write i goes no sooner than i / rate seconds into the run.
+          const due = rate === undefined ? 0 : started + (i * 1000) / rate - performance.now();
+          if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
           const t = performance.now();
           const status = await post(agent, base, path, payload);
-          latencies.push(performance.now() - t);
+          const ms = performance.now() - t;
+          latencies.push(ms);
+          const day = Math.floor((i * days) / Math.max(1, writes));
+          longestByDay[day] = Math.max(longestByDay[day] ?? 0, ms);
           if (status !== 201) errors++;
         }
       };
@@ -157,6 +179,7 @@ export async function runWhrInstance(options: WhrInstanceOptions = {}): Promise<
         p50Ms: percentile(latencies, 0.5),
         p99Ms: percentile(latencies, 0.99),
         maxMs: latencies.at(-1) ?? Number.NaN,
+        longestByDayMs: longestByDay,
         rssMb: { listening, afterFirstWrite, end: end.now, peak: end.peak },
         serverCpuSeconds: { firstWrite: firstCpu, writes: writesCpu },
       };
@@ -179,6 +202,7 @@ export async function benchWhrInstance(options: WhrInstanceOptions = {}): Promis
     `whr instance on ${options.databaseUrl ? 'PostgreSQL' : 'PGlite'}, horizon ${options.horizon ?? 365} days${options.contexts ? `, ${options.contexts} maps as context` : ''}, ${r.liveMatches} live matches: ` +
       `first write ${(r.firstWriteMs / 1000).toFixed(1)} s (${r.serverCpuSeconds.firstWrite.toFixed(1)} s CPU); ` +
       `${r.writes} writes at ${r.matchesPerSecond.toFixed(0)} matches/s, p50 ${r.p50Ms.toFixed(1)} / p99 ${r.p99Ms.toFixed(1)} / max ${r.maxMs.toFixed(0)} ms, ${r.errors} errors, server CPU ${r.serverCpuSeconds.writes.toFixed(1)} s; ` +
+      (r.longestByDayMs.length > 1 ? `longest write by day ${r.longestByDayMs.map((ms) => ms.toFixed(0)).join(' / ')} ms; ` : '') +
       `resident set listening ${mb(r.rssMb.listening)}, after the first write ${mb(r.rssMb.afterFirstWrite)}, end ${mb(r.rssMb.end)}, peak ${mb(r.rssMb.peak)}; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
   );
 }
@@ -198,6 +222,16 @@ const USAGE: ScriptSpec = {
     days: { type: 'string', value: 'N', description: "days the writes are spread over, from the day after the log's last (default 1)" },
     'database-url': { type: 'string', value: 'URL', description: 'PostgreSQL instead of PGlite (a schema of its own, dropped at the end)' },
     contexts: { type: 'string', value: 'N', description: "maps as context: each match on one of N (the map variances of load.js's --contexts; default 0)" },
+    'at-freeze': {
+      type: 'boolean',
+      description: 'the writes start on the day before the ladder reaches its next freeze point (with --days 3: that day, the freeze point, the day after)',
+    },
+    rate: { type: 'string', value: 'N', description: 'writes a second at most (default: as fast as --concurrency allows); a day of the ladder then lasts writes/days/N seconds' },
+    'freeze-lag': {
+      type: 'string',
+      value: 'N',
+      description: "the ladder's freezeLag (default the system's, 1: a freeze is rebuilt beside the history for a day; 0: in the reaching match)",
+    },
   },
   notes: 'LADDER_BENCH_CLI=<another build>/dist/cli/main.js runs that build\'s server; LADDER_BENCH_NODE_ARGS adds node flags to it (e.g. "--max-old-space-size=160").',
 };
@@ -206,7 +240,11 @@ if (isEntry(import.meta.url)) {
   const args = scriptArgs(USAGE);
   const get = (name: string) => numberOption(USAGE, args, name);
   const url = typeof args.values['database-url'] === 'string' ? args.values['database-url'] : undefined;
-  const options: WhrInstanceOptions = { ...(args.values.atp === true ? { atp: true } : {}), ...(url !== undefined ? { databaseUrl: url } : {}) };
+  const options: WhrInstanceOptions = {
+    ...(args.values.atp === true ? { atp: true } : {}),
+    ...(args.values['at-freeze'] === true ? { atFreeze: true } : {}),
+    ...(url !== undefined ? { databaseUrl: url } : {}),
+  };
   for (const [name, key] of [
     ['matches', 'matches'],
     ['players', 'players'],
@@ -216,6 +254,8 @@ if (isEntry(import.meta.url)) {
     ['concurrency', 'concurrency'],
     ['days', 'days'],
     ['contexts', 'contexts'],
+    ['rate', 'rate'],
+    ['freeze-lag', 'freezeLag'],
   ] as const) {
     const value = get(name);
     if (value !== undefined) options[key] = value;

@@ -95,6 +95,8 @@ export interface Prepared {
   playerIds: string[];
   lastAt: number;
   liveMatches: number;
+  /** The stored freeze's day. */
+  frozenDay: number;
 }
 
 /**
@@ -173,7 +175,7 @@ export async function prepare(store: Store, source: LogSource, horizon: number, 
     console.log(
       `prepared: ${seq} matches (${Math.round((lastAt - firstAt) / 86_400_000) + 1} days), ${players.size} players, horizon ${horizon} days; last freeze at day ${freeze.past.day}, ${freeze.past.players.length} priors, live matches from seq ${freeze.fromSeq} (made by seq ${freeze.triggerSeq})`,
     );
-    return { playerIds: [...players], lastAt, liveMatches: seq - freeze.fromSeq + 1 };
+    return { playerIds: [...players], lastAt, liveMatches: seq - freeze.fromSeq + 1, frozenDay: freeze.past.day };
   } finally {
     await db.close();
   }

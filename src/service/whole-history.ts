@@ -77,6 +77,9 @@ export interface DerivationOptions {
 /** A freeze's slice of work between two turns of the event loop, in ms: see DerivationOptions.freezeSliceMs. */
 export const FREEZE_SLICE_MS = 5;
 
+/** Games of a pending freeze's rebuild between two checks of the slice's time (`rebuildFreeze`): well under a millisecond. */
+const REBUILD_SLICE_GAMES = 16;
+
 const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -121,6 +124,8 @@ export class LadderHistory {
   private restoredFrom: { day: number; triggerSeq: number } | undefined;
   /** The match a freeze ran ahead of before the lock (`freezeBeforeLock`): the next match taken in must be it. */
   private aheadOf: Match | undefined;
+  /** A `rebuildFreeze` is running. */
+  private rebuilding = false;
 
   /**
    * @param system the ladder's system name
@@ -295,6 +300,40 @@ export class LadderHistory {
     return this.freezeAhead(match, turns);
   }
 
+  /**
+   * Runs the rebuild of a freeze not in effect yet (the system's
+   * `freezeLag`: the match that reached a freeze point started it beside
+   * the history) a slice at a time, with a turn of the event loop between
+   * slices, until it has caught up with the matches taken in, the history
+   * breaks, or `keepGoing` says the history is no longer in use. The
+   * writer starts it after each batch it writes while a freeze is pending,
+   * so that the freeze's day of effect finds little left to do and the
+   * ladder's writes never wait for a whole window's replay. Changes no
+   * state the history reports; it may run between any two calls, `add`
+   * included. One at a time: a second call while one runs returns at once.
+   */
+  async rebuildFreeze(turns: Turns, keepGoing: () => boolean = () => true): Promise<void> {
+    const horizon = this.system.horizon;
+    if (horizon === undefined || this.rebuilding) return;
+    this.rebuilding = true;
+    try {
+      while (!this.broken && keepGoing() && horizon.freezePending()) {
+        if (horizon.advanceFreeze(REBUILD_SLICE_GAMES)) return;
+        await turns.pause();
+      }
+    } catch {
+      // A rebuild that failed half-way cannot take effect: derived again from the log on the next write.
+      this.broken = true;
+    } finally {
+      this.rebuilding = false;
+    }
+  }
+
+  /** Whether a freeze is being rebuilt beside the history (see `rebuildFreeze`). */
+  get freezeRebuilding(): boolean {
+    return this.system.horizon?.freezePending() === true;
+  }
+
   /** A freeze ran before the lock and its match has not been taken in yet. */
   get freezeAheadPending(): boolean {
     return this.aheadOf !== undefined;
@@ -334,8 +373,9 @@ export class LadderHistory {
    */
   refuseFrozen(match: Match): void {
     const horizon = this.system.horizon;
-    // The day alone: `frozen()` would build a prior per player, for every match written.
-    const day = horizon?.frozenDay();
+    // The day alone (`frozen()` would build a prior per player, for every match written), a freeze still being
+    // rebuilt included: its rebuild leaves out what is dated on or before it, as a restart from it does.
+    const day = horizon?.refusedThrough();
     if (day === undefined || !horizon!.onOrBefore(match.at, day)) return;
     const after = new Date(horizon!.timeOf(day + 1)).toISOString();
     throw new InvalidInputError(`this ladder's past before ${after} is frozen (its horizon): a match must be dated at or after that time`, { field: 'at' });

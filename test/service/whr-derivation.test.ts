@@ -87,7 +87,7 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     shared.push(settings);
     const first = await serverOn(settings);
     // 60 matches a day over 8 days; horizon 2: a freeze point every day, the first freeze on day 2.
-    const options = { window: 8, horizon: 2 };
+    const options = { window: 8, horizon: 2, freezeLag: 0 };
     expect((await first.api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     for (let i = 0; i < MATCHES; i += 60) {
       const replies = await Promise.all(Array.from({ length: 60 }, (_, k) => first.api.post('/v1/ladders/w/matches', matchBody(i + k))));

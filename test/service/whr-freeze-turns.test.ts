@@ -33,7 +33,7 @@ function log(): Match[] {
 describe('a whr freeze run ahead, in slices', () => {
   for (const inference of ['ep', 'map'] as const) {
     it(`${inference}: the event loop turns during each freeze, and the states are those of the matches added alone`, async () => {
-      const options = { horizon: 12, inference };
+      const options = { horizon: 12, freezeLag: 0, inference };
       const alone = new LadderHistory('whr', options, 0);
       const ahead = new LadderHistory('whr', options, 0);
       const matches = log();
@@ -192,5 +192,82 @@ describe("a derivation's freezes run in slices (freezeBefore)", () => {
     expect(ahead.freezes).toBe(freezesOf(restored));
     expect(restored.freeze()).toEqual(alone.freeze());
     expect(new Map(restored.states)).toEqual(new Map(alone.states));
+  });
+});
+
+describe('a whr freeze rebuilt beside the history (the default freezeLag)', () => {
+  /** Turns that count the pauses asked of them. */
+  class CountingTurns extends Turns {
+    pauses = 0;
+    override async pause(): Promise<void> {
+      this.pauses++;
+      await super.pause();
+    }
+  }
+
+  for (const inference of ['ep', 'map'] as const) {
+    it(`${inference}: the rebuild runs in slices between matches, so the day of effect finds nothing left; the states are those of the matches added alone`, async () => {
+      const options = { horizon: 12, inference };
+      const alone = new LadderHistory('whr', options, 0);
+      const beside = new LadderHistory('whr', options, 0);
+      // The same log without a rebuild between matches: its days of effect replay the whole window then.
+      const unaided = new LadderHistory('whr', options, 0);
+      const matches = log();
+      const stepsAtEffect: number[] = [];
+      const unaidedSteps: number[] = [];
+      let rebuildSlices = 0;
+      let rebuilding: Promise<void> = Promise.resolve();
+      for (let seq = 1; seq <= matches.length; seq++) {
+        const match = matches[seq - 1]!;
+        alone.add(seq, match);
+        const before = beside.freeze()?.past.day;
+        const turns = new CountingTurns(0);
+        await beside.freezeBeforeLock(match, turns);
+        const unaidedTurns = new CountingTurns(0);
+        await unaided.freezeBeforeLock(match, unaidedTurns);
+        beside.add(seq, match);
+        unaided.add(seq, match);
+        if (beside.freeze()?.past.day !== before) {
+          stepsAtEffect.push(turns.pauses);
+          unaidedSteps.push(unaidedTurns.pauses);
+        }
+        // As the writer does after each batch: the rebuild goes on between requests, a slice a turn.
+        if (beside.freezeRebuilding) {
+          const slices = new CountingTurns(0);
+          rebuilding = beside.rebuildFreeze(slices).then(() => {
+            rebuildSlices += slices.pauses;
+          });
+          // A second call while one runs returns at once.
+          await beside.rebuildFreeze(new Turns(0));
+          await rebuilding;
+        }
+      }
+      await rebuilding;
+      // Freeze points every 3 days from day 12 on, each in effect a day after: the rebuild had caught up each time.
+      expect(stepsAtEffect.length).toBeGreaterThan(5);
+      expect(stepsAtEffect.every((steps) => steps === 0)).toBe(true);
+      expect(unaidedSteps.every((steps) => steps > 3)).toBe(true);
+      expect(rebuildSlices).toBeGreaterThan(stepsAtEffect.length);
+      expect(beside.freeze()).toEqual(alone.freeze());
+      expect(unaided.freeze()).toEqual(alone.freeze());
+      expect(new Map(beside.states)).toEqual(new Map(alone.states));
+      expect(new Map(unaided.states)).toEqual(new Map(alone.states));
+    });
+  }
+
+  it('a rebuild stops when its history is no longer in use, and a failed one breaks the history (derived again)', async () => {
+    const matches = log();
+    const history = new LadderHistory('whr', { horizon: 12 }, 0);
+    let seq = 0;
+    while (!history.freezeRebuilding) history.add(++seq, matches[seq - 1]!);
+    const turns = new CountingTurns(0);
+    await history.rebuildFreeze(turns, () => false);
+    expect(turns.pauses).toBe(0);
+    const horizon = (history as unknown as { system: { horizon: { advanceFreeze(games?: number): boolean } } }).system.horizon;
+    horizon.advanceFreeze = () => {
+      throw new Error('a rebuild that fails');
+    };
+    await history.rebuildFreeze(new Turns(0));
+    expect(history.broken).toBe(true);
   });
 });

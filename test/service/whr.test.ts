@@ -250,7 +250,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
 
   it('a horizon ladder freezes its past at the same points as the core, across a restart; rebuild agrees', async () => {
     // horizon 2: a freeze point every day, the past more than two days old frozen into priors.
-    const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+    const options: WhrOptions = { ...OPTIONS, horizon: 2, freezeLag: 0 };
     const { server, api, settings } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log = await postInOrder(api, 'w', [...dayOf(0, 6, 31), ...dayOf(1, 6, 32), ...dayOf(3, 6, 33)]);
@@ -299,9 +299,56 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect(report.frozenPriors).toBe('same');
   });
 
+  it('with a horizon at the default freezeLag, a freeze is rebuilt beside the history for a day: restarts inside that day, refusals and rebuild agree with the core', async () => {
+    // horizon 5: points every 2 days. Day 5 reaches point 0 (the first day is 0) and starts its rebuild; the first
+    // match of day 6 puts it in effect. Day 7 reaches point 2; day 8 puts it in effect; day 9 reaches point 4.
+    const options: WhrOptions = { ...OPTIONS, horizon: 5 };
+    const { server, api, settings } = await serverOn();
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let log: Posted[] = [];
+    for (let day = 0; day <= 5; day++) log = [...log, ...(await postInOrder(api, 'w', dayOf(day, 4, 70 + day)))];
+    // Day 5 reached point 0: nothing stored yet, and a match of day 0 is refused already (the rebuild leaves it out).
+    expect(await readFreeze(server.db, 'w')).toBeUndefined();
+    const early = await api.post('/v1/ladders/w/matches', body(dayOf(0, 1, 90, PLAYERS, 'early')[0]!));
+    expect(early.status, JSON.stringify(early.body)).toBe(400);
+    expect(early.body.error.field).toBe('at');
+    // A restart inside the day: the new instance derives the same pending freeze from the log.
+    const { server: again, api: api2 } = await restart(server, settings);
+    log = [...log, ...(await postInOrder(api2, 'w', dayOf(6, 4, 76)))];
+    const afterDay6 = new WhrHistory(options);
+    for (const match of log) afterDay6.addMatch(coreMatch(match));
+    const first = (await readFreeze(again.db, 'w'))!;
+    expect(first.past.day).toBe(Math.floor(START / DAY));
+    expect(first.past).toEqual(afterDay6.frozen());
+    // The freeze took effect with day 6's first match: that is its trigger; its live matches start with day 1's.
+    const seqOf = (match: Posted) => log.indexOf(match) + 1;
+    expect(first.triggerSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d6-'))!));
+    expect(first.fromSeq).toBe(seqOf(log.find((m) => m.id.startsWith('d1-'))!));
+    // Day 7 reaches point 2; a restart inside day 7 starts from the stored freeze of day 0.
+    log = [...log, ...(await postInOrder(api2, 'w', dayOf(7, 4, 77)))];
+    const { server: third, api: api3 } = await restart(again, settings);
+    const refused = await api3.post('/v1/ladders/w/matches', body(dayOf(2, 1, 91, PLAYERS, 'late')[0]!));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.message).toContain(new Date(START + 3 * DAY).toISOString());
+    for (const day of [8, 9]) log = [...log, ...(await postInOrder(api3, 'w', dayOf(day, 4, 70 + day)))];
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    expect(core.freezes).toBe(2);
+    expect(core.freezePending).toBe(true);
+    const want = expected(log, options);
+    await expectStored(api3, 'w', want);
+    const last = (await readFreeze(third.db, 'w'))!;
+    expect(last.past.day).toBe(Math.floor(START / DAY) + 2);
+    expect(last.past).toEqual(core.frozen());
+    const report = await rebuildLadder(third.db, await third.ladders.get('w'));
+    expect(report.matches).toBe(log.length);
+    expect(report.differences).toEqual([]);
+    expect(report.frozenPriors).toBe('same');
+  });
+
   it('with a horizon, a freeze runs before the write’s transaction; a trigger match refused sends the batch again on a history derived afresh', async () => {
     // horizon 4: a freeze point every day; 30 matches a day make the live games of a freeze (3 days) more than one step of 64.
-    const options: WhrOptions = { ...OPTIONS, horizon: 4 };
+    const options: WhrOptions = { ...OPTIONS, horizon: 4, freezeLag: 0 };
     // Slices of 0 ms: a turn of the loop after every step of a freeze.
     const { server, api } = await serverOn(undefined, { writer: { derivation: { sliceMs: 0, freezeSliceMs: 0 } } });
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
@@ -359,7 +406,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
   });
 
   it('with a horizon, a void and a correction store the corrected log’s priors under its new epoch; a restart continues from them', async () => {
-    const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+    const options: WhrOptions = { ...OPTIONS, horizon: 2, freezeLag: 0 };
     const { server, api, settings } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log = await postInOrder(api, 'w', [...dayOf(0, 6, 41), ...dayOf(1, 6, 42), ...dayOf(3, 6, 43), ...dayOf(4, 6, 44)]);
@@ -399,7 +446,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
   });
 
   it('a horizon ladder with context deviations stores its freeze with the context priors; restarts restore it to the core’s states, bit for bit; rebuild agrees', async () => {
-    const options: WhrOptions = { ...OPTIONS, horizon: 2, contextPriorVariance: 0.2, contextDailyVariance: 0.002 };
+    const options: WhrOptions = { ...OPTIONS, horizon: 2, freezeLag: 0, contextPriorVariance: 0.2, contextDailyVariance: 0.002 };
     const { server, api, settings } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log = await postInOrder(api, 'w', inContexts([...dayOf(0, 6, 61), ...dayOf(1, 6, 62), ...dayOf(3, 6, 63)], 1));
@@ -450,7 +497,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
   });
 
   it('a horizon ladder with the newcomer options stores each first day and the frozen entrants; restarts restore it to the core’s states, bit for bit; rebuild agrees', async () => {
-    const options: WhrOptions = { ...OPTIONS, horizon: 2, newcomerTrend: 0.01, newcomerTrendPeriods: 30, newcomerMean: 'context' };
+    const options: WhrOptions = { ...OPTIONS, horizon: 2, freezeLag: 0, newcomerTrend: 0.01, newcomerTrendPeriods: 30, newcomerMean: 'context' };
     const { server, api, settings } = await serverOn();
     expect((await api.post('/v1/ladders', { id: 'n', system: 'whr', options })).status).toBe(201);
     // Players keep arriving: four at first, two more on day 4, two more on day 7; the entry groups are the contexts of first matches.
@@ -553,7 +600,7 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     });
 
     it('with a horizon, the instance whose match made a freeze stores it; the other meets it in the log and does not store it again', async () => {
-      const options: WhrOptions = { ...OPTIONS, horizon: 2 };
+      const options: WhrOptions = { ...OPTIONS, horizon: 2, freezeLag: 0 };
       const { server: first, api: one, settings } = await serverOn();
       const { server: second, api: two } = await serverOn(settings);
       expect((await one.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);

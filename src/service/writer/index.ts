@@ -308,8 +308,25 @@ export class MatchWriter {
     if (locked.ladder) this.learn(locked.ladder);
     // Only once committed does what the transaction saw and wrote become the cache.
     this.caches.set(ladder.id, locked.cache);
-    if (locked.history) this.histories.set(ladder.id, locked.history);
+    if (locked.history) {
+      this.histories.set(ladder.id, locked.history);
+      this.rebuildFreeze(ladder.id, locked.history);
+    }
     return locked;
+  }
+
+  /**
+   * While a freeze of the ladder's whole history is rebuilt beside it (a
+   * horizon's `freezeLag`), runs that rebuild in slices between requests,
+   * so that the match which puts it in effect finds it done and the
+   * ladder's writes never wait for a replay of its whole window. Stops
+   * once it has caught up (the next batch starts it again) or the history
+   * is no longer this writer's.
+   */
+  private rebuildFreeze(ladder: string, history: LadderHistory): void {
+    if (!history.freezeRebuilding) return;
+    const turns = new Turns(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS);
+    void history.rebuildFreeze(turns, () => this.histories.get(ladder) === history || this.running.has(ladder));
   }
 
   /**

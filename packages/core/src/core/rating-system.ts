@@ -204,6 +204,25 @@ export interface HistoryHorizon {
    * Until the steps end the system is half rebuilt and must not be used.
    */
   freezeAhead(at: number): Iterable<void> | undefined;
+  /**
+   * The latest freeze day, the freeze in effect or one still being rebuilt
+   * (undefined before the first): a new match dated on or before it cannot
+   * be rated as the whole history would rate it.
+   */
+  refusedThrough(): number | undefined;
+  /**
+   * Whether a freeze is being rebuilt beside the history, not in effect yet
+   * (a lag between the match that reaches a freeze point and the freeze's
+   * effect): `advanceFreeze` does its work a slice at a time meanwhile.
+   */
+  freezePending(): boolean;
+  /**
+   * Does up to `games` games of a pending freeze's rebuild; says whether it
+   * has caught up with every match rated so far. Optional (the freeze's
+   * effect does what is left), changes no number, and may run between any
+   * two other calls.
+   */
+  advanceFreeze(games?: number): boolean;
 }
 
 /**

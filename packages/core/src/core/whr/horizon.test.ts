@@ -305,7 +305,7 @@ describe('WhrHistory: horizon', () => {
 
   it('a late match dated on or before the freeze day is frozen with the past, though its players folded it into later nodes', () => {
     // Horizon 8, step 2. a and b play days 0–9; on day 9, a late match of a and c dated day 1 folds into a's node of day 9.
-    const history = new WhrHistory({ horizon: 8 });
+    const history = new WhrHistory({ horizon: 8, freezeLag: 0 });
     for (let day = 0; day < 10; day++) history.addMatch(duel('a', 'b', day));
     history.addMatch(duel('a', 'c', 1));
     // Day 10 reaches point 2 + 8: frozen at 2. Live: the games of days 3–9 (a–b), not the late one of day 1.
@@ -367,9 +367,10 @@ describe('WhrHistory: horizon', () => {
       expect(reserved.frozen()).toEqual(plain.frozen());
       expect(estimates(reserved)).toEqual(estimates(plain));
     }
-    // Duels only: room for them all, made once.
+    // Duels only: room for them all, made once (a freeze in place keeps it; a freeze rebuilt beside the history,
+    // freezeLag, takes the rebuilt history's arrays).
     const duels = randomLog(6, 50, 6, 14, false);
-    const history = new WhrHistory({ horizon: 20 });
+    const history = new WhrHistory({ horizon: 20, freezeLag: 0 });
     history.reserve(duels.length);
     const columns = ['nodeR', 'nodeP', 'entryGame', 'gameStart', 'gameDay', 'gameNodes', 'siteTau'];
     const arrays = () => columns.map((name) => (history as unknown as Record<string, unknown>)[name]);
@@ -523,6 +524,7 @@ describe('WhrHistory: horizon with context deviations', () => {
       contextPriorVariance: vc,
       contextDailyVariance: wc2,
       horizon: 8,
+      freezeLag: 0,
       contextInference: 'factorised',
     });
     history.addMatch({ ...duel('a', 'b', 0), context: 'x' });
@@ -575,7 +577,7 @@ describe('WhrHistory: horizon with context deviations', () => {
     // Joint inference: one game's marginals are the same numbers, and the freeze keeps the covariance of g and c too,
     // −v0·vc·λ²/(1 + v), as the deviation's `covariance`: the frozen skill in x has the whole history's variance,
     // smaller by 2·v0·vc·λ²/(1 + v) than the factorised one above.
-    const joint = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
+    const joint = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8, freezeLag: 0 });
     joint.addMatch({ ...duel('a', 'b', 0), context: 'x' });
     joint.prepare(next);
     const jointA = joint.frozen()!.players[0]!;
@@ -598,7 +600,7 @@ describe('WhrHistory: horizon with context deviations', () => {
     wholeJoint.prepare(next);
     expect(joint.predictMatch(next)).toBeCloseTo(wholeJoint.predictMatch(next), 12);
     // A restore from the freeze reads the covariance back: the same prediction.
-    const restored = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8 });
+    const restored = new WhrHistory({ link: 'probit', priorVariance: v0, dailyVariance: w2, contextPriorVariance: vc, contextDailyVariance: wc2, horizon: 8, freezeLag: 0 });
     restored.restoreFrozen(JSON.parse(JSON.stringify(joint.frozen())));
     expect(restored.predictMatch(next)).toBe(joint.predictMatch(next));
   });
@@ -632,7 +634,7 @@ describe('WhrHistory: horizon with context deviations', () => {
       }
     }
     log.push({ ...duel('a', 'b', 10), context: 'x' });
-    const options = { ...CONTEXTS, horizon: 8 };
+    const options = { ...CONTEXTS, horizon: 8, freezeLag: 0 };
     const history = online(log, options);
     expect(history.freezes).toBe(2);
     expect(history.frozen()!.day).toBe(2);
@@ -864,7 +866,16 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
     // λ(0)/√3 = √(2/π)/√3 and Var[a] = 1 − 2/(3π). Horizon 8 (step 2): a game on day 13 freezes at day 4,
     // where a's skill is the filter at day 0 risen by a·τ·(1 − e^(−4/τ)) (t0 = 0) and drifted by 4w².
     const [a, tau, w2] = [0.01, 50, 0.002];
-    const options = { inference: 'ep' as const, link: 'probit' as const, priorVariance: 1, dailyVariance: w2, newcomerTrend: a, newcomerTrendPeriods: tau, horizon: 8 };
+    const options = {
+      inference: 'ep' as const,
+      link: 'probit' as const,
+      priorVariance: 1,
+      dailyVariance: w2,
+      newcomerTrend: a,
+      newcomerTrendPeriods: tau,
+      horizon: 8,
+      freezeLag: 0,
+    };
     const history = new WhrHistory(options);
     history.addMatch(duel('a', 'b', 0));
     // The posterior after the game (to the precision of the inverse Mills ratio's evaluation).
@@ -895,7 +906,7 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
 
   it('newcomerMean: the entrants frozen with the past keep their first skills in the group’s mean, worked from the estimates', () => {
     // Horizon 8 (step 2). a, b and c enter on day 0 (a beats b, c beats a); a game of d and e on day 13 freezes at day 4.
-    const options = { inference: 'ep' as const, newcomerMean: 'entrants' as const, horizon: 8 };
+    const options = { inference: 'ep' as const, newcomerMean: 'entrants' as const, horizon: 8, freezeLag: 0 };
     const history = new WhrHistory(options);
     history.addMatch(duel('a', 'b', 0));
     history.addMatch(duel('c', 'a', 0));
@@ -967,5 +978,147 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
       }),
       { numRuns: 36 },
     );
+  });
+});
+
+describe('WhrHistory: a freeze rebuilt beside the history (freezeLag)', () => {
+  it('worked on a small log: the reaching match starts the rebuild, the first match a period later finds the freeze in effect', () => {
+    // Horizon 8 (step 2): a and b play days 2–9 (the first day is 2, so point 0 has no past); a match of day 10
+    // reaches point 2 + 8.
+    const log = Array.from({ length: 8 }, (_, k) => duel('a', 'b', k + 2, k % 3 === 0 ? 0 : 1));
+    const lagged = online(log, { horizon: 8 });
+    const inPlace = online(log, { horizon: 8, freezeLag: 0 });
+    const whole = online(log, {});
+    expect(lagged.options.freezeLag).toBe(1);
+    const reaching = duel('a', 'c', 10);
+    // Predicted before it is taken in: the rebuild starts in `prepare`, and the prediction is still the whole history's.
+    for (const history of [lagged, inPlace, whole]) history.prepare(reaching);
+    expect(lagged.freezePending).toBe(true);
+    expect(inPlace.freezes).toBe(1);
+    expect(lagged.predictMatch(reaching)).toBe(whole.predictMatch(reaching));
+    expect(inPlace.predictMatch(reaching)).not.toBe(whole.predictMatch(reaching));
+    for (const history of [lagged, inPlace, whole]) history.addMatch(reaching, 0.1);
+    // Not in effect yet: no freeze counted or stored, every game still held; a match dated on or before day 2 is refused already.
+    expect(lagged.freezes).toBe(0);
+    expect(lagged.frozen()).toBeUndefined();
+    expect(lagged.lastFrozenDay()).toBeUndefined();
+    expect(lagged.refusedThrough()).toBe(2);
+    expect(inPlace.refusedThrough()).toBe(2);
+    expect(lagged.gamesCount).toBe(9);
+    expect(estimates(lagged)).toEqual(estimates(whole));
+    // A slice of the rebuild at a time (7 live games, then the reaching match); then two more matches of day 10,
+    // which the rebuild takes in as they come, one a slice.
+    expect(lagged.advanceFreeze(3)).toBe(false);
+    expect(lagged.advanceFreeze(1000)).toBe(true);
+    for (const history of [lagged, inPlace, whole]) history.addMatch(duel('b', 'c', 10), 0.1);
+    for (const history of [lagged, inPlace, whole]) history.addMatch(duel('c', 'a', 10), 0.1);
+    expect(lagged.advanceFreeze(1)).toBe(false);
+    expect(lagged.advanceFreeze(1)).toBe(true);
+    // Day 11: in effect. The games of days 3–11 only, and every number the freeze in place gave.
+    for (const history of [lagged, inPlace]) history.addMatch(duel('a', 'b', 11), 0.1);
+    expect(lagged.freezePending).toBe(false);
+    expect(lagged.freezes).toBe(1);
+    expect(lagged.gamesCount).toBe(7 + 3 + 1);
+    expect(lagged.frozen()).toEqual(inPlace.frozen());
+    expect(lagged.frozen()!.day).toBe(2);
+    expect(estimates(lagged)).toEqual(estimates(inPlace));
+    expect(lagged.advanceFreeze()).toBe(true);
+  });
+
+  it('freezeAhead makes no steps at a freeze point, and at the day of effect the steps that bring the rebuild up to date', () => {
+    const log = randomLog(41, 120, 6, 14);
+    const alone = online(log, { horizon: 40 });
+    const stepped = new WhrHistory({ horizon: 40 });
+    let withSteps = 0;
+    for (const match of log) {
+      const day = stepped.dayOf(match.at);
+      const pendingBefore = stepped.freezePending;
+      const freeze = stepped.freezeAhead(day);
+      if (freeze !== undefined) {
+        // Only a pending freeze's day of effect: between its steps the history reads as before them (it is not half rebuilt).
+        expect(pendingBefore).toBe(true);
+        const before = estimates(stepped);
+        for (const _ of freeze) expect(stepped.estimate('p0')).toEqual(before.get('p0'));
+        expect(estimates(stepped)).toEqual(before);
+        expect(stepped.advanceFreeze(1)).toBe(true);
+        withSteps++;
+      }
+      stepped.addMatch(match, 0.1);
+    }
+    expect(withSteps).toBeGreaterThan(5);
+    expect(withSteps).toBe(stepped.freezes);
+    expect(stepped.frozen()).toEqual(alone.frozen());
+    expect(estimates(stepped)).toEqual(estimates(alone));
+  });
+
+  it('property: whenever no freeze is pending the states are those of freezes in place, whatever slices ran, and every state that moved is reported', () => {
+    const variants = [
+      {},
+      { ...WHR_MAP_OPTIONS },
+      { contextPriorVariance: 0.2, contextDailyVariance: 0.002 },
+      { contextPriorVariance: 0.2, contextDailyVariance: 0.002, contextInference: 'factorised' as const },
+      { newcomerTrend: 0.005, newcomerTrendPeriods: 60, newcomerMean: 'context' as const },
+    ];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        fc.integer({ min: 10, max: 30 }),
+        fc.constantFrom(1, 2, 3, 50),
+        fc.constantFrom(...variants),
+        fc.integer({ min: 0, max: 40 }),
+        (seed, horizon, lag, variant, slice) => {
+          const log = withContexts(lateOnes(randomLog(seed, 80, 4, 9)), ['x', 'y'], seed ^ 0x5bd1e995);
+          const options = { ...variant, horizon, window: 6, cycle: 3 };
+          const inPlace = new WhrHistory({ ...options, freezeLag: 0 });
+          const lagged = new WhrHistory({ ...options, freezeLag: lag });
+          let pending = 0;
+          let compared = 0;
+          for (const match of log) {
+            const before = estimates(lagged);
+            inPlace.addMatch(match, 0.1);
+            lagged.addMatch(match, 0.1);
+            // Every player whose estimate moved is among those the history reports (a writer stores those only).
+            const moved = new Set(lagged.takeMoved());
+            for (const [id, estimate] of estimates(lagged)) if (!moved.has(id)) expect(estimate, id).toEqual(before.get(id));
+            if (lagged.freezePending) {
+              pending++;
+              if (slice > 0) lagged.advanceFreeze(slice);
+            } else if (inPlace.freezes > 0) {
+              compared++;
+              expect(lagged.freezes).toBe(inPlace.freezes);
+              expect(estimates(lagged)).toEqual(estimates(inPlace));
+            }
+          }
+          expect(pending).toBeGreaterThan(0);
+          // A lag as long as the step puts each freeze in effect at the next point, which starts the next one.
+          if (lag < Math.ceil(horizon / 4)) expect(compared).toBeGreaterThan(0);
+          // Put in effect now (addMatches settles a pending freeze first): the state of the freeze in place.
+          lagged.addMatches([]);
+          expect(lagged.freezes).toBe(inPlace.freezes);
+          expect(lagged.frozen()).toEqual(inPlace.frozen());
+          expect(contextStates(lagged)).toEqual(contextStates(inPlace));
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('a rebuild never freezes itself: with a lag longer than the step, a freeze takes effect at the next freeze point', () => {
+    // Horizon 20 (step 5), lag 50: each freeze takes effect when the next point is reached, which starts the next one.
+    const log = randomLog(43, 100, 4, 10, false);
+    const lagged = new WhrHistory({ horizon: 20, freezeLag: 50 });
+    const inPlace = new WhrHistory({ horizon: 20, freezeLag: 0 });
+    const frozenDays: number[] = [];
+    for (const match of log) {
+      const freezes = lagged.freezes;
+      lagged.addMatch(match);
+      inPlace.addMatch(match);
+      if (lagged.freezes !== freezes) frozenDays.push(lagged.frozen()!.day);
+      expect(lagged.freezes).toBeGreaterThanOrEqual(inPlace.freezes - 1);
+    }
+    // Points 0, 5, …, 75 (day 95 reaches 75): each in effect one step later, the last still pending.
+    expect(frozenDays).toEqual(Array.from({ length: 15 }, (_, k) => 5 * k));
+    expect(lagged.freezePending).toBe(true);
+    expect(lagged.refusedThrough()).toBe(75);
   });
 });

@@ -30,10 +30,33 @@
  * freeze together: the joint filter on F gives the marginals and each
  * deviation's covariances (with the skill, then with each earlier context),
  * and the rebuilt player's state starts from that whole Gaussian.
+ *
+ * A rebuild replays the whole live window: seconds on a large history (22 s
+ * at 447,000 live games), during which a writer's next match must wait.
+ * With `freezeLag` L > 0 (the default, 1) the match that reaches a freeze
+ * point takes the priors as above, from the history as it stands, but
+ * builds the frozen history beside this one (`startFreeze`): a new history
+ * restored from the priors replays the live games, then every later match
+ * of a day after F as the history takes it in (`advanceFreeze` does a slice
+ * of that work at a time, whenever its owner chooses). Meanwhile this
+ * history goes on unfrozen and rates as the whole history does. The first
+ * match of a day at least L periods after the reaching one (or of the next
+ * freeze point's day, if sooner, so a rebuild never freezes itself) puts
+ * the rebuilt history in place of this one (`settleFreeze`), before it is
+ * rated: from then on every number is the one a freeze in the reaching
+ * match gives, since the rebuilt history was given exactly what that freeze
+ * would have been given, in the same order. Only the matches in between
+ * are rated differently (by the unfrozen history). A match of a day on or
+ * before F taken in meanwhile stays out of the rebuilt history, as a
+ * restart from the stored freeze (whose trigger is the match of effect)
+ * skips it; a writer refuses such matches from the reaching match on
+ * (`refusedThrough`). For that day both histories are held, so memory
+ * peaks at about twice the live window's.
  */
 import type { Match, MatchTeam } from '../match.js';
 import { WhrJoint } from './joint.js';
 import type { WhrConvergeOptions } from './history.js';
+import type { ResolvedWhrOptions } from './options.js';
 
 /** Games a freeze replays between two of its steps (freezeAhead): a few milliseconds of work. */
 const FREEZE_SLICE = 64;
@@ -117,6 +140,40 @@ interface LiveGames {
   context: (string | undefined)[];
 }
 
+/** What a freeze takes from the history before it is rebuilt: the frozen pasts, the live games, and what the replay puts back. */
+interface FreezePlan {
+  day: number;
+  frozen: Array<{ id: string; past: FrozenTimeline; contexts: Map<string, FrozenTimeline> }>;
+  entrants: WhrFrozenEntrants[];
+  live: LiveGames;
+  /** The history's timelines before the rebuild: ids, last match times, each deviation's player and context. */
+  ids: string[];
+  lastAt: (number | undefined)[];
+  owner: number[];
+  contextOf: (string | undefined)[];
+}
+
+/** A match the history took in while a freeze was being rebuilt beside it, for the rebuild to take in too. */
+interface QueuedMatch {
+  match: Match;
+  homeOffset: number;
+  day: number;
+}
+
+/** A freeze started and not in effect yet (`freezeLag`): the rebuilt history beside this one, and the work it has left. */
+interface PendingFreeze {
+  /** The freeze day. */
+  day: number;
+  /** The first day whose match puts the rebuilt history in effect. */
+  effectDay: number;
+  rebuilt: WhrHorizon;
+  /** The replay of the live games into `rebuilt`, a game a step; then the queue. */
+  replay: Iterator<void>;
+  replayed: boolean;
+  queue: (QueuedMatch | undefined)[];
+  next: number;
+}
+
 /** The history with a horizon (see the module's comment); WhrHistory extends it. */
 export abstract class WhrHorizon extends WhrJoint {
   /** The day of the last freeze (−∞: none yet). */
@@ -147,10 +204,114 @@ export abstract class WhrHorizon extends WhrJoint {
     return point;
   }
 
-  /** Called by `prepare` for a match of a later day: freezes the history first when a freeze point is passed. */
+  /** Adds matches without smoothing (WhrHistoryBase.addMatches), a pending freeze put in effect first. */
+  override addMatches(matches: Iterable<Match>, homeOffset = 0): void {
+    this.settleFreeze();
+    super.addMatches(matches, homeOffset);
+  }
+
+  /** A freeze being rebuilt beside the history (`freezeLag`), not in effect yet. */
+  private pending: PendingFreeze | undefined;
+
+  /**
+   * Called by `prepare` for a match of a later day: a pending freeze whose
+   * day of effect this is takes effect first; a freeze point passed freezes
+   * the history, at once (`freezeLag` 0) or by starting the rebuild beside it.
+   */
   protected override beforeDay(day: number): void {
+    if (this.pending !== undefined) {
+      if (day < this.pending.effectDay) return;
+      this.settleFreeze();
+    }
     const point = this.freezeDue(day);
-    if (point !== undefined) this.freezeAt(point);
+    if (point === undefined) return;
+    if (this.options.freezeLag > 0) this.startFreeze(point, day);
+    else this.freezeAt(point);
+  }
+
+  /**
+   * Adds a match (WhrHistoryBase.addMatch); while a freeze is being rebuilt,
+   * the rebuild takes it in too (a match of a day on or before the freeze's
+   * is in no rebuilt history: the priors hold that past, as a restart skips it).
+   */
+  override addMatch(match: Match, homeOffset = 0, day = this.dayOf(match.at)): void {
+    super.addMatch(match, homeOffset, day);
+    const pending = this.pending;
+    if (pending !== undefined && day > pending.day) pending.queue.push({ match, homeOffset, day });
+  }
+
+  /**
+   * Starts the freeze at `point` that a match of `day` reaches, beside the
+   * history: the priors taken now, as a freeze in this match takes them; the
+   * live games and every later match replayed into a new history from them.
+   * It takes effect at the first match `freezeLag` periods later, and no
+   * later than the next freeze point, so the rebuild itself never freezes.
+   */
+  private startFreeze(point: number, day: number): void {
+    const plan = this.planFreeze(point);
+    const rebuilt = new (this.constructor as new (options: ResolvedWhrOptions) => WhrHorizon)(this.options);
+    rebuilt.firstDay = this.firstDay;
+    rebuilt.freezes = this.freezes + 1;
+    // Room for the live games and a quarter more at once, as a derivation reserves it (WhrHistoryBase.reserve).
+    rebuilt.reserve(Math.ceil(plan.live.count * 1.25));
+    rebuilt.installFrozen(point, plan.frozen, plan.entrants);
+    const effectDay = Math.min(day + this.options.freezeLag, point + this.options.horizon + this.freezeStep);
+    this.pending = { day: point, effectDay, rebuilt, replay: rebuilt.rebuild(plan, 1), replayed: false, queue: [], next: 0 };
+  }
+
+  /** Whether a freeze is being rebuilt beside the history (`freezeLag`). */
+  get freezePending(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /**
+   * Does up to `games` games of a pending freeze's rebuild (the live games,
+   * then the matches taken in since); says whether it has caught up with
+   * every match taken in so far (true without a pending freeze). Optional:
+   * the freeze's day of effect does what is left. Reads and adds nothing of
+   * the history's own, so it may run between any two of its calls.
+   */
+  advanceFreeze(games = FREEZE_SLICE): boolean {
+    const pending = this.pending;
+    if (pending === undefined) return true;
+    for (let done = 0; done < games; done++) {
+      if (!pending.replayed) {
+        if (pending.replay.next().done) pending.replayed = true;
+        continue;
+      }
+      if (pending.next >= pending.queue.length) break;
+      const queued = pending.queue[pending.next]!;
+      pending.queue[pending.next++] = undefined;
+      pending.rebuilt.addMatch(queued.match, queued.homeOffset, queued.day);
+    }
+    if (!pending.replayed || pending.next < pending.queue.length) return false;
+    pending.queue = [];
+    pending.next = 0;
+    return true;
+  }
+
+  /**
+   * Puts a pending freeze in effect now: the rest of its rebuild, then the
+   * rebuilt history in place of this one (the players this one moved since
+   * the last `takeMoved` stay moved).
+   */
+  protected settleFreeze(): void {
+    const pending = this.pending;
+    if (pending === undefined) return;
+    while (!this.advanceFreeze(1 << 20));
+    const moved = this.takeMoved();
+    this.pending = undefined;
+    // Every field of the history, the rebuilt one's: as if it had frozen in place.
+    Object.assign(this, pending.rebuilt);
+    for (const id of moved) {
+      const p = this.index.get(id);
+      if (p !== undefined) this.noteMoved(p);
+    }
+  }
+
+  /** The latest freeze day, pending or in effect (undefined before the first): a new match on or before it is not taken. */
+  refusedThrough(): number | undefined {
+    return this.pending?.day ?? this.lastFrozenDay();
   }
 
   /**
@@ -165,6 +326,7 @@ export abstract class WhrHorizon extends WhrJoint {
    * fixed point.
    */
   addLog(matches: readonly Match[], homeOffset = 0): void {
+    this.settleFreeze();
     if (!(this.options.horizon > 0)) {
       this.addMatches(matches, homeOffset);
       return;
@@ -363,16 +525,34 @@ export abstract class WhrHorizon extends WhrJoint {
    * the history is the one `addMatch` alone reaches, to the last bit (the
    * freeze is the first thing a match of a new day does). Between steps the
    * history is half rebuilt: nothing else may read or add to it until the
-   * steps end.
+   * steps end. With `freezeLag`, a freeze point makes no steps (the rebuild
+   * starts beside the history); a pending freeze's day of effect makes the
+   * steps that bring its rebuild up to date, between which the history may
+   * be read but not added to.
    */
   freezeAhead(day: number): Iterable<void> | undefined {
     if (this.deferred || !(day > this.day)) return undefined;
+    if (this.pending !== undefined) return day >= this.pending.effectDay ? this.catchingUp() : undefined;
     const point = this.freezeDue(day);
-    return point === undefined ? undefined : this.freezing(point);
+    return point === undefined || this.options.freezeLag > 0 ? undefined : this.freezing(point);
+  }
+
+  /** A pending freeze's rebuild brought up to date, a slice a step (`freezeAhead` before its day of effect). */
+  private *catchingUp(): Generator<void> {
+    while (!this.advanceFreeze(FREEZE_SLICE)) yield;
   }
 
   /** freezeAt's work, pausing (a yield) after every FREEZE_SLICE replayed games. */
   private *freezing(day: number): Generator<void> {
+    const plan = this.planFreeze(day);
+    this.clearHistory();
+    this.installFrozen(day, plan.frozen, plan.entrants);
+    this.freezes++;
+    yield* this.rebuild(plan, FREEZE_SLICE);
+  }
+
+  /** What a freeze at `day` takes from the history as it stands (which it leaves untouched): the frozen pasts, and the live games to replay. */
+  private planFreeze(day: number): FreezePlan {
     const { nodeDay, nodeMF, nodeR, nodeF } = this;
     const timelines = this.players.length;
     // Each timeline's live matches (a player's general skill and each of their deviations).
@@ -464,13 +644,19 @@ export abstract class WhrHorizon extends WhrJoint {
     const lastAt = this.players.map((timeline) => timeline.lastAt);
     const owner = this.players.map((timeline) => timeline.owner);
     const contextOf = this.players.map((timeline) => timeline.context);
-    const ids = this.ids.slice();
-    this.clearHistory();
-    this.installFrozen(day, frozen, entrants);
-    this.freezes++;
+    return { day, frozen, entrants, live, ids: this.ids.slice(), lastAt, owner, contextOf };
+  }
+
+  /**
+   * Replays a freeze's live games into this history, which holds the frozen
+   * pasts (`installFrozen`) and nothing else yet, pausing (a yield) after
+   * every `every` games; then puts back the timelines' last match times.
+   */
+  private *rebuild(plan: FreezePlan, every: number): Generator<void> {
+    const { live, ids, lastAt, owner, contextOf } = plan;
     let replayed = 0;
     for (const { match, homeOffset, day: matchDay } of this.replay(live, ids)) {
-      if (++replayed % FREEZE_SLICE === 0) yield;
+      if (++replayed % every === 0) yield;
       this.addMatch(match, homeOffset, matchDay);
     }
     // The replayed matches carry no time: the timelines' last match times are those before the rebuild.

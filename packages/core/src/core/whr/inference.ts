@@ -25,6 +25,7 @@ export class WhrHistory extends WhrHorizon {
    * skill moves more than `tolerance`, or `maxSweeps`. Returns the sweeps taken.
    */
   converge(tolerance = 1e-4, maxSweeps = 500, options: WhrConvergeOptions = {}): number {
+    this.settleFreeze();
     this.touched = [];
     this.noteAllMoved();
     return this.ep ? this.epConverge(tolerance, maxSweeps, options) : this.modeConverge(tolerance, maxSweeps, options);
@@ -32,6 +33,7 @@ export class WhrHistory extends WhrHorizon {
 
   /** One Newton step on every player's whole timeline (relaxed by `relax`; with `inference: 'ep'`, one pass of messages and smoothing, unrelaxed); returns [largest step, its player]. */
   sweepOnce(relax = 1): [number, number] {
+    this.settleFreeze();
     this.noteAllMoved();
     return this.ep ? this.epSweepOnce() : this.modeSweepOnce(relax);
   }

@@ -105,6 +105,25 @@ export const WHR_OPTIONS = {
    * matches (see horizon.ts). @default 0
    */
   horizon: numberOption({ default: 0, min: 0, description: "periods after which a player's past freezes into a prior, every horizon/4 periods (0: never)" }),
+  /**
+   * With a horizon: periods a freeze is rebuilt beside the history before it
+   * takes effect. The match that reaches a freeze point takes the frozen
+   * priors and starts the rebuild; the history goes on rating matches as the
+   * whole history does, and the rebuild takes them in too, a slice at a time
+   * when its owner runs one (`advanceFreeze`) and the rest at the first match
+   * this many periods later (or at the next freeze point, if sooner), which
+   * then finds the history the rebuild reached. From then on every state is
+   * the one a freeze in the reaching match (0) gives, to the last bit; only
+   * the ratings in between differ (they come from the whole history). A
+   * writer thus never waits for a freeze that replays a large window
+   * (horizon.ts). @default 1
+   */
+  freezeLag: numberOption({
+    default: 1,
+    min: 0,
+    integer: true,
+    description: 'with a horizon, periods a freeze is rebuilt beside the history before it takes effect (0: at once, in the match that reaches the freeze point)',
+  }),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
   refresh: numberOption({ default: 0, min: 0, integer: true, description: "Newton passes over a player's last window nodes before their first match of a day (0: none)" }),
   /**

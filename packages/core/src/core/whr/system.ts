@@ -136,6 +136,9 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
             dayOf: (at) => history.dayOf(at),
             timeOf: (day) => day * o.periodMs,
             freezeAhead: (at) => history.freezeAhead(history.dayOf(at)),
+            refusedThrough: () => history.refusedThrough(),
+            freezePending: () => history.freezePending,
+            advanceFreeze: (games) => history.advanceFreeze(games),
           },
         }
       : {}),
