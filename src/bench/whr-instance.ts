@@ -238,7 +238,8 @@ const USAGE: ScriptSpec = {
 
 if (isEntry(import.meta.url)) {
   const args = scriptArgs(USAGE);
-  const get = (name: string) => numberOption(USAGE, args, name);
+  // freezeLag 0 is a value of its own (a freeze in the reaching match); every other number is positive.
+  const get = (name: string) => numberOption(USAGE, args, name, name === 'freeze-lag' ? 'any' : 'positive');
   const url = typeof args.values['database-url'] === 'string' ? args.values['database-url'] : undefined;
   const options: WhrInstanceOptions = {
     ...(args.values.atp === true ? { atp: true } : {}),

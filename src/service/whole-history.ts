@@ -305,19 +305,29 @@ export class LadderHistory {
    * `freezeLag`: the match that reached a freeze point started it beside
    * the history) a slice at a time, with a turn of the event loop between
    * slices, until it has caught up with the matches taken in, the history
-   * breaks, or `keepGoing` says the history is no longer in use. The
-   * writer starts it after each batch it writes while a freeze is pending,
-   * so that the freeze's day of effect finds little left to do and the
-   * ladder's writes never wait for a whole window's replay. Changes no
-   * state the history reports; it may run between any two calls, `add`
+   * breaks, or `when` says stop (the history is no longer in use); while
+   * `when` says wait (the ladder's own writes are running) it runs nothing
+   * and looks again a millisecond later, so the rebuild takes the time
+   * between the ladder's writes and never delays them by more than a
+   * slice. The writer starts it after each batch it writes while a freeze
+   * is pending, so that the freeze's day of effect finds little left to do
+   * and the ladder's writes never wait for a whole window's replay. Changes
+   * no state the history reports; it may run between any two calls, `add`
    * included. One at a time: a second call while one runs returns at once.
    */
-  async rebuildFreeze(turns: Turns, keepGoing: () => boolean = () => true): Promise<void> {
+  async rebuildFreeze(turns: Turns, when: () => 'run' | 'wait' | 'stop' = () => 'run'): Promise<void> {
     const horizon = this.system.horizon;
     if (horizon === undefined || this.rebuilding) return;
     this.rebuilding = true;
     try {
-      while (!this.broken && keepGoing() && horizon.freezePending()) {
+      for (;;) {
+        if (this.broken || !horizon.freezePending()) return;
+        const now = when();
+        if (now === 'stop') return;
+        if (now === 'wait') {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          continue;
+        }
         if (horizon.advanceFreeze(REBUILD_SLICE_GAMES)) return;
         await turns.pause();
       }

@@ -319,14 +319,18 @@ export class MatchWriter {
    * While a freeze of the ladder's whole history is rebuilt beside it (a
    * horizon's `freezeLag`), runs that rebuild in slices between requests,
    * so that the match which puts it in effect finds it done and the
-   * ladder's writes never wait for a replay of its whole window. Stops
-   * once it has caught up (the next batch starts it again) or the history
-   * is no longer this writer's.
+   * ladder's writes never wait for a replay of its whole window. It gives
+   * way to the ladder's own writes (it waits while a batch of the ladder
+   * is queued or running), and stops once it has caught up (the next
+   * batch starts it again) or the history is no longer this writer's.
    */
   private rebuildFreeze(ladder: string, history: LadderHistory): void {
     if (!history.freezeRebuilding) return;
     const turns = new Turns(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS);
-    void history.rebuildFreeze(turns, () => this.histories.get(ladder) === history || this.running.has(ladder));
+    void history.rebuildFreeze(turns, () => {
+      if (this.running.has(ladder)) return 'wait';
+      return this.histories.get(ladder) === history ? 'run' : 'stop';
+    });
   }
 
   /**

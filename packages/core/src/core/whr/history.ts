@@ -911,6 +911,11 @@ export abstract class WhrHistoryBase {
    * as they come.
    */
   reserve(count: number): void {
+    for (const _ of this.reserving(count));
+  }
+
+  /** `reserve` as steps, a pause (a yield) after each group of arrays: a few milliseconds each at hundreds of thousands of matches. */
+  *reserving(count: number): Generator<void> {
     if (!(count > 0)) return;
     const nodes = this.nodeCount + 2 * count;
     if (nodes > this.nodeR.length) {
@@ -919,6 +924,7 @@ export abstract class WhrHistoryBase {
       this.nodeF = grow(this.nodeF, nodes);
       this.nodeHead = grow(this.nodeHead, nodes);
       this.growEpNodes(nodes);
+      yield;
     }
     const entries = this.entryCount + 2 * count;
     if (entries > this.entryGame.length) {
@@ -928,6 +934,7 @@ export abstract class WhrHistoryBase {
       this.entryOpp = grow(this.entryOpp, entries);
       this.entryScore = grow(this.entryScore, entries);
       this.entrySlot = grow(this.entrySlot, entries);
+      yield;
     }
     const games = this.gameCount + count;
     if (games > this.gameStart.length) {
@@ -938,9 +945,11 @@ export abstract class WhrHistoryBase {
       if (this.offsets) this.gameOffset = grow(this.gameOffset, games);
       this.gameRank = grow(this.gameRank, games);
       this.gamePerPlayer = grow(this.gamePerPlayer, games);
+      yield;
     }
     if (this.options.horizon > 0) this.gameDay = grow(this.gameDay, this.gameStart.length);
     this.gameNodes = grow(this.gameNodes, this.gameNodeCount + 2 * count);
+    yield;
     this.growSites();
   }
 

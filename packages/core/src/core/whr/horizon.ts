@@ -35,7 +35,7 @@
  * at 447,000 live games), during which a writer's next match must wait.
  * With `freezeLag` L > 0 (the default, 1) the match that reaches a freeze
  * point takes the priors as above, from the history as it stands, but
- * builds the frozen history beside this one (`startFreeze`): a new history
+ * builds the frozen history beside this one (`startingFreeze`): a new history
  * restored from the priors replays the live games, then every later match
  * of a day after F as the history takes it in (`advanceFreeze` does a slice
  * of that work at a time, whenever its owner chooses). Meanwhile this
@@ -60,6 +60,10 @@ import type { ResolvedWhrOptions } from './options.js';
 
 /** Games a freeze replays between two of its steps (freezeAhead): a few milliseconds of work. */
 const FREEZE_SLICE = 64;
+/** Timelines or players a freeze's plan (or a rebuild's install) reads between two of its steps: well under a millisecond. */
+const PLAN_SLICE = 1024;
+/** Games a freeze's plan reads between two of its steps. */
+const GAME_SLICE = 16_384;
 /** A player's deviation in a context, frozen: N(mean, variance) on the freeze day, and its matches and last match time up to the freeze. */
 export interface WhrFrozenContext {
   context: string;
@@ -225,7 +229,7 @@ export abstract class WhrHorizon extends WhrJoint {
     }
     const point = this.freezeDue(day);
     if (point === undefined) return;
-    if (this.options.freezeLag > 0) this.startFreeze(point, day);
+    if (this.options.freezeLag > 0) for (const _ of this.startingFreeze(point, day));
     else this.freezeAt(point);
   }
 
@@ -247,14 +251,14 @@ export abstract class WhrHorizon extends WhrJoint {
    * It takes effect at the first match `freezeLag` periods later, and no
    * later than the next freeze point, so the rebuild itself never freezes.
    */
-  private startFreeze(point: number, day: number): void {
-    const plan = this.planFreeze(point);
+  private *startingFreeze(point: number, day: number): Generator<void> {
+    const plan = yield* this.planning(point);
     const rebuilt = new (this.constructor as new (options: ResolvedWhrOptions) => WhrHorizon)(this.options);
     rebuilt.firstDay = this.firstDay;
     rebuilt.freezes = this.freezes + 1;
     // Room for the live games and a quarter more at once, as a derivation reserves it (WhrHistoryBase.reserve).
-    rebuilt.reserve(Math.ceil(plan.live.count * 1.25));
-    rebuilt.installFrozen(point, plan.frozen, plan.entrants);
+    yield* rebuilt.reserving(Math.ceil(plan.live.count * 1.25));
+    yield* rebuilt.installing(point, plan.frozen, plan.entrants);
     const effectDay = Math.min(day + this.options.freezeLag, point + this.options.horizon + this.freezeStep);
     this.pending = { day: point, effectDay, rebuilt, replay: rebuilt.rebuild(plan, 1), replayed: false, queue: [], next: 0 };
   }
@@ -464,6 +468,15 @@ export abstract class WhrHorizon extends WhrJoint {
     frozen: ReadonlyArray<{ id: string; past: FrozenTimeline; contexts: ReadonlyMap<string, FrozenTimeline> }>,
     entrants: readonly WhrFrozenEntrants[],
   ): void {
+    for (const _ of this.installing(day, frozen, entrants));
+  }
+
+  /** `installFrozen` as steps, a pause (a yield) after every PLAN_SLICE players. */
+  private *installing(
+    day: number,
+    frozen: ReadonlyArray<{ id: string; past: FrozenTimeline; contexts: ReadonlyMap<string, FrozenTimeline> }>,
+    entrants: readonly WhrFrozenEntrants[],
+  ): Generator<void> {
     // newcomerMean: the entry groups start from their frozen entrants, in the order they were made.
     this.frozenEntrants = entrants.map((group) => ({ ...group }));
     for (const group of entrants) {
@@ -486,7 +499,9 @@ export abstract class WhrHorizon extends WhrJoint {
       this.frozenMatches[p] = f.matches;
       this.frozenLastAt[p] = f.lastAt;
     };
+    let installed = 0;
     for (const player of frozen) {
+      if (++installed % PLAN_SLICE === 0) yield;
       const p = this.playerIndex(player.id);
       install(p, player.past);
       const deviations: number[] = [];
@@ -525,16 +540,17 @@ export abstract class WhrHorizon extends WhrJoint {
    * the history is the one `addMatch` alone reaches, to the last bit (the
    * freeze is the first thing a match of a new day does). Between steps the
    * history is half rebuilt: nothing else may read or add to it until the
-   * steps end. With `freezeLag`, a freeze point makes no steps (the rebuild
-   * starts beside the history); a pending freeze's day of effect makes the
-   * steps that bring its rebuild up to date, between which the history may
-   * be read but not added to.
+   * steps end. With `freezeLag`, a freeze point's steps take the priors and
+   * start the rebuild beside the history (which they leave as it was), and a
+   * pending freeze's day of effect makes the steps that bring its rebuild up
+   * to date; between either's steps the history may be read but not added to.
    */
   freezeAhead(day: number): Iterable<void> | undefined {
     if (this.deferred || !(day > this.day)) return undefined;
     if (this.pending !== undefined) return day >= this.pending.effectDay ? this.catchingUp() : undefined;
     const point = this.freezeDue(day);
-    return point === undefined || this.options.freezeLag > 0 ? undefined : this.freezing(point);
+    if (point === undefined) return undefined;
+    return this.options.freezeLag > 0 ? this.startingFreeze(point, day) : this.freezing(point);
   }
 
   /** A pending freeze's rebuild brought up to date, a slice a step (`freezeAhead` before its day of effect). */
@@ -544,7 +560,7 @@ export abstract class WhrHorizon extends WhrJoint {
 
   /** freezeAt's work, pausing (a yield) after every FREEZE_SLICE replayed games. */
   private *freezing(day: number): Generator<void> {
-    const plan = this.planFreeze(day);
+    const plan = yield* this.planning(day);
     this.clearHistory();
     this.installFrozen(day, plan.frozen, plan.entrants);
     this.freezes++;
@@ -552,7 +568,7 @@ export abstract class WhrHorizon extends WhrJoint {
   }
 
   /** What a freeze at `day` takes from the history as it stands (which it leaves untouched): the frozen pasts, and the live games to replay. */
-  private planFreeze(day: number): FreezePlan {
+  private *planning(day: number): Generator<void, FreezePlan> {
     const { nodeDay, nodeMF, nodeR, nodeF } = this;
     const timelines = this.players.length;
     // Each timeline's live matches (a player's general skill and each of their deviations).
@@ -560,9 +576,10 @@ export abstract class WhrHorizon extends WhrJoint {
     for (let p = 0; p < timelines; p++) {
       const timeline = this.players[p]!;
       for (let j = 0; j < timeline.nodeLength; j++) nodePlayer[this.nodeAt(timeline, j)] = p;
+      if (p % PLAN_SLICE === PLAN_SLICE - 1) yield;
     }
     const liveMatches = new Int32Array(timelines);
-    const live = this.liveGames(day, nodePlayer, liveMatches);
+    const live = yield* this.liveGames(day, nodePlayer, liveMatches);
     // Each timeline's skill on `day`: the filter at its last node on or before it, drifted by the timeline's own w².
     const pastOf = (p: number): FrozenTimeline | undefined => {
       const timeline = this.players[p]!;
@@ -586,7 +603,9 @@ export abstract class WhrHorizon extends WhrJoint {
     // The players with a past, in order, each with the deviations that have one (a deviation whose player has none is
     // dropped with the games on or before `day`, as the player's own are).
     const frozen: Array<{ id: string; past: FrozenTimeline; contexts: Map<string, FrozenTimeline> }> = [];
+    let planned = 0;
     for (const p of this.generalTimelines) {
+      if (++planned % PLAN_SLICE === 0) yield;
       const past = pastOf(p);
       if (past === undefined) continue;
       const contexts = new Map<string, FrozenTimeline>();
@@ -705,12 +724,13 @@ export abstract class WhrHorizon extends WhrJoint {
    * timelines; a game in a context keeps the context). A restart can then tell them from the log: the
    * matches of days after `day`. Counts each timeline's live games into `liveMatches`.
    */
-  private liveGames(day: number, nodePlayer: Int32Array, liveMatches: Int32Array): LiveGames {
+  private *liveGames(day: number, nodePlayer: Int32Array, liveMatches: Int32Array): Generator<void, LiveGames> {
     const { gameStart, gameSplit, gameEnd, gameNodes, gameRank, gameDay, gamePerPlayer } = this;
     let count = 0;
     let slots = 0;
     let ranks = 0;
     for (let g = 0; g < this.gameCount; g++) {
+      if (g % GAME_SLICE === GAME_SLICE - 1) yield;
       if (!(gameDay[g]! > day)) continue;
       count++;
       for (let i = gameStart[g]!; i < gameEnd[g]!; i++) liveMatches[nodePlayer[gameNodes[i]!]!]!++;
@@ -734,6 +754,7 @@ export abstract class WhrHorizon extends WhrJoint {
     let s = 0;
     let r = 0;
     for (let g = 0; g < this.gameCount; g++) {
+      if (g % GAME_SLICE === GAME_SLICE - 1) yield;
       const first = gameStart[g]!;
       if (!(gameDay[g]! > day)) continue;
       // In a context, each player's slots are their general node, then their deviation node.
