@@ -322,12 +322,15 @@ export class MatchWriter {
    * ladder's writes never wait for a replay of its whole window. It gives
    * way to the ladder's own writes (it waits while a batch of the ladder
    * is queued or running), and stops once it has caught up (the next
-   * batch starts it again) or the history is no longer this writer's.
+   * batch starts it again), the history is no longer this writer's, or the
+   * writer closes.
    */
   private rebuildFreeze(ladder: string, history: LadderHistory): void {
     if (!history.freezeRebuilding) return;
     const turns = new Turns(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS);
     void history.rebuildFreeze(turns, () => {
+      // A writer shutting down leaves the rebuild (the next instance derives the freeze from the log).
+      if (this.closed) return 'stop';
       if (this.running.has(ladder)) return 'wait';
       return this.histories.get(ladder) === history ? 'run' : 'stop';
     });
