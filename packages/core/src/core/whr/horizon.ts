@@ -146,7 +146,6 @@ interface LiveGames {
 
 /** What a freeze takes from the history before it is rebuilt: the frozen pasts, the live games, and what the replay puts back. */
 interface FreezePlan {
-  day: number;
   frozen: Array<{ id: string; past: FrozenTimeline; contexts: Map<string, FrozenTimeline> }>;
   entrants: WhrFrozenEntrants[];
   live: LiveGames;
@@ -663,7 +662,7 @@ export abstract class WhrHorizon extends WhrJoint {
     const lastAt = this.players.map((timeline) => timeline.lastAt);
     const owner = this.players.map((timeline) => timeline.owner);
     const contextOf = this.players.map((timeline) => timeline.context);
-    return { day, frozen, entrants, live, ids: this.ids.slice(), lastAt, owner, contextOf };
+    return { frozen, entrants, live, ids: this.ids.slice(), lastAt, owner, contextOf };
   }
 
   /**
