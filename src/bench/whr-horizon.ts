@@ -10,7 +10,10 @@
  * process holds the history alone.
  *
  * For each horizon (0: none), every match is added with `addMatch` (the
- * ladder's incremental path, default options but the horizon): CPU time,
+ * ladder's incremental path, default options but the horizon and, if given,
+ * `freezeLag`; nothing runs a lagged freeze's rebuild between matches, so
+ * the match of its day of effect does it all, as a freeze in place would):
+ * CPU time,
  * and the heap + array buffers after a full collection at several points of
  * the log and at its end, the wall time of the matches that froze the
  * history (each replays the live window) and the process's maximum resident
@@ -78,6 +81,8 @@ export interface WhrHorizonBenchOptions {
   horizons?: number[];
   /** Matches of the run without a horizon (its memory grows with the log: a prefix says how fast). @default 1,000,000 */
   wholeMatches?: number;
+  /** The history's `freezeLag` (periods; 0: a freeze in place). Nothing runs its rebuild between matches, so the day of effect does it all. @default the history's (1) */
+  freezeLag?: number;
 }
 
 /** Each horizon runs in a process of its own (`--only`), so that no run's garbage is counted in another's memory. */
@@ -87,20 +92,23 @@ export async function benchWhrHorizon(options: WhrHorizonBenchOptions = {}): Pro
   const perDay = options.perDay ?? 1_500;
   const horizons = options.horizons ?? [365, 730];
   const wholeMatches = Math.min(matches, options.wholeMatches ?? 1_000_000);
-  console.log(`synthetic one-on-one log: ${matches} matches, ${players} players, ${perDay} a day (${Math.ceil(matches / perDay)} days); default options but the horizon`);
+  const lag = options.freezeLag === undefined ? '' : ` and freezeLag ${options.freezeLag}`;
+  console.log(`synthetic one-on-one log: ${matches} matches, ${players} players, ${perDay} a day (${Math.ceil(matches / perDay)} days); default options but the horizon${lag}`);
   for (const horizon of [0, ...horizons]) {
     const args = ['--expose-gc', fileURLToPath(import.meta.url), '--matches', String(horizon === 0 ? wholeMatches : matches)];
     args.push('--players', String(players), '--per-day', String(perDay), '--only', String(horizon));
+    if (options.freezeLag !== undefined) args.push('--freeze-lag', String(options.freezeLag));
     const child = spawnSync(process.execPath, args, { stdio: 'inherit' });
     if (child.status !== 0) console.log(`horizon ${horizon}: exit ${child.status}`);
   }
 }
 
 /** One run: the log added with the horizon `horizon` (0: none), then, with a horizon, a restart's derivation. */
-function runOne(count: number, players: number, perDay: number, horizon: number): void {
+function runOne(count: number, players: number, perDay: number, horizon: number, freezeLag: number | undefined): void {
   {
     const base = retained();
-    const live = new WhrHistory({ horizon });
+    const options = { horizon, ...(freezeLag !== undefined ? { freezeLag } : {}) };
+    const live = new WhrHistory(options);
     const readings: string[] = [];
     const every = Math.ceil(count / 5);
     let i = 0;
@@ -137,7 +145,7 @@ function runOne(count: number, players: number, perDay: number, horizon: number)
     if (frozen !== undefined) {
       // A restart: the priors, then the matches after the freeze day.
       const first = (frozen.day + 1) * perDay;
-      const restored = new WhrHistory({ horizon });
+      const restored = new WhrHistory(options);
       const restart = cpuSeconds(() => {
         restored.restoreFrozen(frozen);
         for (const match of syntheticLog(count, players, perDay, first)) restored.addMatch(match);
@@ -166,6 +174,7 @@ const USAGE: ScriptSpec = {
     horizons: { type: 'string', value: 'DAYS,...', description: 'horizons to run, in days (default 365,730)' },
     whole: { type: 'string', value: 'N', description: 'matches of the run without a horizon (default 1000000)' },
     only: { type: 'string', value: 'DAYS', description: 'one run in this process, with this horizon (0: none) over --matches matches' },
+    'freeze-lag': { type: 'string', value: 'PERIODS', description: "the history's freezeLag (default 1; 0: each freeze in place)" },
   },
 };
 
@@ -177,7 +186,8 @@ if (isEntry(import.meta.url)) {
   const wholeMatches = numberOption(USAGE, args, 'whole');
   const horizons = numberListOption(USAGE, args, 'horizons');
   const only = numberOption(USAGE, args, 'only', 'any');
-  if (only !== undefined) runOne(matches ?? 10_000_000, players ?? 20_000, perDay ?? 1_500, only);
+  const freezeLag = numberOption(USAGE, args, 'freeze-lag', 'any');
+  if (only !== undefined) runOne(matches ?? 10_000_000, players ?? 20_000, perDay ?? 1_500, only, freezeLag);
   else
     await benchWhrHorizon({
       ...(matches !== undefined ? { matches } : {}),
@@ -185,5 +195,6 @@ if (isEntry(import.meta.url)) {
       ...(perDay !== undefined ? { perDay } : {}),
       ...(wholeMatches !== undefined ? { wholeMatches } : {}),
       ...(horizons !== undefined ? { horizons } : {}),
+      ...(freezeLag !== undefined ? { freezeLag } : {}),
     });
 }

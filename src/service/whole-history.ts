@@ -126,6 +126,8 @@ export class LadderHistory {
   private aheadOf: Match | undefined;
   /** A `rebuildFreeze` is running. */
   private rebuilding = false;
+  /** The rebuild ran between the ladder's writes since the last `shareFreeze`. */
+  private rebuiltBetween = false;
 
   /**
    * @param system the ladder's system name
@@ -328,6 +330,7 @@ export class LadderHistory {
           await new Promise((resolve) => setTimeout(resolve, 1));
           continue;
         }
+        this.rebuiltBetween = true;
         if (horizon.advanceFreeze(REBUILD_SLICE_GAMES)) return;
         await turns.pause();
       }
@@ -337,6 +340,34 @@ export class LadderHistory {
     } finally {
       this.rebuilding = false;
     }
+  }
+
+  /**
+   * A write's share of a pending freeze's rebuild: runs it for one slice of
+   * about `ms` (at least a few games), at once, unless `rebuildFreeze` ran
+   * since the last share. `rebuildFreeze` takes only the time between the
+   * ladder's writes, and a ladder written without a pause (its queue never
+   * empties) leaves it none: without a share its rebuild would wait for the
+   * day of effect, whose writes would then wait for the rest of the replay.
+   * With it, each write of a ladder under such a load gives the rebuild one
+   * slice, a few milliseconds, and the rebuild finishes within the lag at
+   * any rate the writes leave it that much. Returns whether it ran; a
+   * rebuild that fails breaks the history, as in `rebuildFreeze`.
+   */
+  shareFreeze(ms: number): boolean {
+    const horizon = this.system.horizon;
+    if (horizon === undefined || this.broken || !horizon.freezePending()) return false;
+    if (this.rebuiltBetween) {
+      this.rebuiltBetween = false;
+      return false;
+    }
+    const end = performance.now() + ms;
+    try {
+      while (!horizon.advanceFreeze(REBUILD_SLICE_GAMES) && performance.now() < end);
+    } catch {
+      this.broken = true;
+    }
+    return true;
   }
 
   /** Whether a freeze is being rebuilt beside the history (see `rebuildFreeze`). */

@@ -263,6 +263,54 @@ describe('a whr freeze rebuilt beside the history (the default freezeLag)', () =
     });
   }
 
+  for (const inference of ['ep', 'map'] as const) {
+    it(`${inference}: a ladder written without a pause gives the rebuild a share of each write (shareFreeze), enough to finish it within the lag`, async () => {
+      const options = { horizon: 12, inference };
+      const alone = new LadderHistory('whr', options, 0);
+      const shared = new LadderHistory('whr', options, 0);
+      const matches = log();
+      const stepsAtEffect: number[] = [];
+      let shares = 0;
+      for (let seq = 1; seq <= matches.length; seq++) {
+        const match = matches[seq - 1]!;
+        alone.add(seq, match);
+        const before = shared.freeze()?.past.day;
+        // As the writer does before each batch; no rebuildFreeze between writes (the queue never empties).
+        // A slice of 0 ms is one group of games: about 480 a day here, against a live window of about 360 games.
+        if (shared.shareFreeze(0)) shares++;
+        const turns = new CountingTurns(0);
+        await shared.freezeBeforeLock(match, turns);
+        shared.add(seq, match);
+        if (shared.freeze()?.past.day !== before) stepsAtEffect.push(turns.pauses);
+      }
+      expect(stepsAtEffect.length).toBeGreaterThan(5);
+      expect(stepsAtEffect.every((steps) => steps === 0)).toBe(true);
+      expect(shares).toBeGreaterThan(5 * 20);
+      expect(shared.freeze()).toEqual(alone.freeze());
+      expect(new Map(shared.states)).toEqual(new Map(alone.states));
+    });
+  }
+
+  it('a write gives no share when the rebuild ran between writes, and none without a pending freeze', async () => {
+    const matches = log();
+    const history = new LadderHistory('whr', { horizon: 12 }, 0);
+    let seq = 0;
+    while (!history.freezeRebuilding) {
+      expect(history.shareFreeze(0)).toBe(false);
+      history.add(++seq, matches[seq - 1]!);
+    }
+    // One slice between writes, then the writes' turn.
+    let slices = 0;
+    await history.rebuildFreeze(new Turns(0), () => (slices++ === 0 ? 'run' : 'stop'));
+    expect(history.shareFreeze(0)).toBe(false);
+    expect(history.shareFreeze(0)).toBe(true);
+    while (history.freezeRebuilding) {
+      history.shareFreeze(1000);
+      history.add(++seq, matches[seq - 1]!);
+    }
+    expect(history.shareFreeze(0)).toBe(false);
+  });
+
   it('a rebuild stops when its history is no longer in use, and a failed one breaks the history (derived again)', async () => {
     const matches = log();
     const history = new LadderHistory('whr', { horizon: 12 }, 0);

@@ -346,6 +346,33 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
     expect(report.frozenPriors).toBe('same');
   });
 
+  it('at the default freezeLag, writes queued without a pause give the pending rebuild a share each; the ratings stay the core’s', async () => {
+    // horizon 5: day 5's first match reaches point 0; day 6's first puts the freeze in effect.
+    const options: WhrOptions = { ...OPTIONS, horizon: 5 };
+    // One match a batch: matches posted together queue behind each other, so the ladder's queue never empties meanwhile.
+    const { server, api } = await serverOn(undefined, { writer: { maxBatch: 1 } });
+    expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
+    let log: Posted[] = [];
+    for (let day = 0; day <= 4; day++) log = [...log, ...(await postInOrder(api, 'w', dayOf(day, 4, 80 + day)))];
+    const day5 = dayOf(5, 13, 85);
+    log = [...log, ...(await postInOrder(api, 'w', day5.slice(0, 1)))];
+    const shares = vi.spyOn(LadderHistory.prototype, 'shareFreeze');
+    try {
+      log = [...log, ...(await postTogether([api], 'w', day5.slice(1)))];
+      expect(shares.mock.results.filter((result) => result.value === true).length).toBeGreaterThan(0);
+    } finally {
+      shares.mockRestore();
+    }
+    log = [...log, ...(await postInOrder(api, 'w', dayOf(6, 4, 86)))];
+    const core = new WhrHistory(options);
+    for (const match of log) core.addMatch(coreMatch(match));
+    expect(core.freezes).toBe(1);
+    await expectStored(api, 'w', expected(log, options));
+    expect((await readFreeze(server.db, 'w'))!.past).toEqual(core.frozen());
+    const report = await rebuildLadder(server.db, await server.ladders.get('w'));
+    expect(report.differences).toEqual([]);
+  });
+
   it('with a horizon, a freeze runs before the write’s transaction; a trigger match refused sends the batch again on a history derived afresh', async () => {
     // horizon 4: a freeze point every day; 30 matches a day make the live games of a freeze (3 days) more than one step of 64.
     const options: WhrOptions = { ...OPTIONS, horizon: 4, freezeLag: 0 };

@@ -293,6 +293,8 @@ export class MatchWriter {
     this.histories.delete(ladder.id);
     if (keepsWholeHistory(ladder.system)) {
       history = await this.historyBeforeLock(ladder, history);
+      // A ladder whose writes come without a pause leaves its pending freeze's rebuild no time between them: each gives it a slice.
+      history?.shareFreeze(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS);
       await this.freezeBeforeLock(history, batch);
     }
     let locked: Awaited<ReturnType<MatchWriter['writeLocked']>>;
@@ -323,7 +325,9 @@ export class MatchWriter {
    * way to the ladder's own writes (it waits while a batch of the ladder
    * is queued or running), and stops once it has caught up (the next
    * batch starts it again), the history is no longer this writer's, or the
-   * writer closes.
+   * writer closes. A ladder whose queue never empties leaves it no such
+   * time; its writes then give the rebuild a slice each
+   * (`LadderHistory.shareFreeze`, in `writeLockedAndCache`).
    */
   private rebuildFreeze(ladder: string, history: LadderHistory): void {
     if (!history.freezeRebuilding) return;
