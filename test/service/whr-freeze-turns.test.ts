@@ -276,8 +276,8 @@ describe('a whr freeze rebuilt beside the history (the default freezeLag)', () =
         alone.add(seq, match);
         const before = shared.freeze()?.past.day;
         // As the writer does before each batch; no rebuildFreeze between writes (the queue never empties).
-        // A slice of 0 ms is one group of games: about 480 a day here, against a live window of about 360 games.
-        if (shared.shareFreeze(0)) shares++;
+        // A slice of 0 ms, every time: one group of games, about 480 a day here, against a live window of about 360.
+        if (shared.shareFreeze(0, 0)) shares++;
         const turns = new CountingTurns(0);
         await shared.freezeBeforeLock(match, turns);
         shared.add(seq, match);
@@ -291,24 +291,26 @@ describe('a whr freeze rebuilt beside the history (the default freezeLag)', () =
     });
   }
 
-  it('a write gives no share when the rebuild ran between writes, and none without a pending freeze', async () => {
+  it('a write gives no share when the rebuild ran within the interval, and none without a pending freeze', async () => {
     const matches = log();
     const history = new LadderHistory('whr', { horizon: 12 }, 0);
     let seq = 0;
     while (!history.freezeRebuilding) {
-      expect(history.shareFreeze(0)).toBe(false);
+      expect(history.shareFreeze(0, 0)).toBe(false);
       history.add(++seq, matches[seq - 1]!);
     }
-    // One slice between writes, then the writes' turn.
+    // One slice between writes: a share within the next minute gives way; one with no interval runs.
     let slices = 0;
     await history.rebuildFreeze(new Turns(0), () => (slices++ === 0 ? 'run' : 'stop'));
-    expect(history.shareFreeze(0)).toBe(false);
-    expect(history.shareFreeze(0)).toBe(true);
+    expect(history.shareFreeze(0, 60_000)).toBe(false);
+    expect(history.shareFreeze(0, 0)).toBe(true);
+    // A share counts as the rebuild having run.
+    expect(history.shareFreeze(0, 60_000)).toBe(false);
     while (history.freezeRebuilding) {
-      history.shareFreeze(1000);
+      history.shareFreeze(1000, 0);
       history.add(++seq, matches[seq - 1]!);
     }
-    expect(history.shareFreeze(0)).toBe(false);
+    expect(history.shareFreeze(0, 0)).toBe(false);
   });
 
   it('a rebuild stops when its history is no longer in use, and a failed one breaks the history (derived again)', async () => {

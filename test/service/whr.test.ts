@@ -349,8 +349,9 @@ describe.each(BACKENDS)('whr ladders on %s', (backend: Backend) => {
   it('at the default freezeLag, writes queued without a pause give the pending rebuild a share each; the ratings stay the core’s', async () => {
     // horizon 5: day 5's first match reaches point 0; day 6's first puts the freeze in effect.
     const options: WhrOptions = { ...OPTIONS, horizon: 5 };
-    // One match a batch: matches posted together queue behind each other, so the ladder's queue never empties meanwhile.
-    const { server, api } = await serverOn(undefined, { writer: { maxBatch: 1 } });
+    // One match a batch: matches posted together queue behind each other, so the ladder's queue never empties meanwhile;
+    // a share whenever the rebuild has not run since the write before (at the defaults, after 50 ms).
+    const { server, api } = await serverOn(undefined, { writer: { maxBatch: 1, derivation: { freezeShareMs: 0 } } });
     expect((await api.post('/v1/ladders', { id: 'w', system: 'whr', options })).status).toBe(201);
     let log: Posted[] = [];
     for (let day = 0; day <= 4; day++) log = [...log, ...(await postInOrder(api, 'w', dayOf(day, 4, 80 + day)))];

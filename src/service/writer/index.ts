@@ -58,7 +58,7 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { NotFoundError, UnavailableError } from '../errors/index.js';
 import { type Ladder, ladderFromRow } from '../ladders.js';
 import { storedFreezeMark, writeFreeze } from '../../store/frozen.js';
-import { type DerivationOptions, FREEZE_SLICE_MS, FreezeAheadMismatchError, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
+import { type DerivationOptions, FREEZE_SHARE_MS, FREEZE_SLICE_MS, FreezeAheadMismatchError, keepsWholeHistory, type LadderHistory, startHistory } from '../whole-history.js';
 import { Turns } from '../turns.js';
 import type { LadderHead } from '../../store/ladders.js';
 import { type CommittedPlayer, type Idempotency, type Job, planBatch, type Written } from './plan.js';
@@ -293,8 +293,8 @@ export class MatchWriter {
     this.histories.delete(ladder.id);
     if (keepsWholeHistory(ladder.system)) {
       history = await this.historyBeforeLock(ladder, history);
-      // A ladder whose writes come without a pause leaves its pending freeze's rebuild no time between them: each gives it a slice.
-      history?.shareFreeze(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS);
+      // A ladder whose writes come without a pause leaves its pending freeze's rebuild no time between them: it gets a share.
+      history?.shareFreeze(this.derivation.freezeSliceMs ?? FREEZE_SLICE_MS, this.derivation.freezeShareMs ?? FREEZE_SHARE_MS);
       await this.freezeBeforeLock(history, batch);
     }
     let locked: Awaited<ReturnType<MatchWriter['writeLocked']>>;
@@ -326,7 +326,7 @@ export class MatchWriter {
    * is queued or running), and stops once it has caught up (the next
    * batch starts it again), the history is no longer this writer's, or the
    * writer closes. A ladder whose queue never empties leaves it no such
-   * time; its writes then give the rebuild a slice each
+   * time; its writes then give the rebuild a slice of 5 ms in every 50
    * (`LadderHistory.shareFreeze`, in `writeLockedAndCache`).
    */
   private rebuildFreeze(ladder: string, history: LadderHistory): void {
