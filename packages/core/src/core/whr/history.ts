@@ -11,6 +11,9 @@ import { type Match, pairScore, teamPlacements } from '../match.js';
 import { whrWinProbability } from './link.js';
 import { type ResolvedWhrOptions, resolveWhrOptions, type WhrOptions } from './options.js';
 
+/** Timelines a stepped close of a day (`closingDay`) smooths between two of its steps: a fraction of a millisecond. */
+const CLOSE_SLICE = 16;
+
 export interface WhrConvergeOptions {
   /** ω, the over-relaxation of the sweeps after the first (1 is plain Gauss–Seidel; keep below 2). @default 1.7 */
   relaxation?: number;
@@ -826,12 +829,26 @@ export abstract class WhrHistoryBase {
    * played more than `cycleHorizon` periods ago.
    */
   closeDay(): void {
+    for (const _ of this.closingDay());
+  }
+
+  /**
+   * `closeDay` as steps, a pause (a yield) after every CLOSE_SLICE timelines
+   * smoothed: the same smoothing in the same order. On a large history the
+   * close is tens of milliseconds in one piece (the cycle's slice alone is
+   * 1,250 whole timelines at 20,000 players); a freeze's replay closes each
+   * of its days this way (horizon.ts). Nothing else may change the history
+   * until the steps are done.
+   */
+  protected *closingDay(): Generator<void> {
     if (this.touched.length === 0) return;
     const { window, sweeps, cycle, cycleHorizon } = this.options;
+    let smoothed = 0;
     for (let s = 0; s < sweeps; s++) {
       for (const p of this.touched) {
         const count = this.players[p]!.nodeLength;
         this.smooth(p, Math.max(0, count - window));
+        if (++smoothed % CLOSE_SLICE === 0) yield;
       }
     }
     this.touched = [];
@@ -849,6 +866,7 @@ export abstract class WhrHistoryBase {
           if (player.contexts !== undefined) for (const d of player.contexts.values()) this.smooth(d, 0);
         }
         this.cursor++;
+        if (++smoothed % CLOSE_SLICE === 0) yield;
       }
     }
   }

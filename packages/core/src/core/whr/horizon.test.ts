@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Match } from '../match.js';
 import { createWhrSystem, normalCdf, resolveWhrOptions, WHR, WHR_MAP_OPTIONS, WhrHistory } from './index.js';
 
@@ -1024,6 +1024,50 @@ describe('WhrHistory: a freeze rebuilt beside the history (freezeLag)', () => {
     expect(lagged.frozen()!.day).toBe(2);
     expect(estimates(lagged)).toEqual(estimates(inPlace));
     expect(lagged.advanceFreeze()).toBe(true);
+  });
+
+  it('a rebuild closes each day it replays or takes in in steps of a few timelines, where addMatch closes a day in one piece; the result is the freeze in place', () => {
+    // 40 matches a day among 120 players: a day's close smooths each of its ~70 players' windows, and a slice of the cycle.
+    const log = randomLog(7, 40, 40, 120);
+    const options = { horizon: 12, cycle: 4 };
+    const lagged = new WhrHistory(options);
+    const inPlace = new WhrHistory({ ...options, freezeLag: 0 });
+    const smooth = vi.spyOn(WhrHistory.prototype as unknown as { smooth(p: number, from: number): number }, 'smooth');
+    try {
+      let mostInAStep = 0;
+      let mostInAMatch = 0;
+      let steps = 0;
+      let compared = 0;
+      for (const match of log) {
+        const before = lagged.freezes;
+        smooth.mockClear();
+        const pending = lagged.freezePending;
+        lagged.addMatch(match, 0.1);
+        // Outside a day of effect (which puts the rest of the rebuild in place at once), a match of a new day closes the day before in one piece.
+        if (lagged.freezes === before && !pending) mostInAMatch = Math.max(mostInAMatch, smooth.mock.calls.length);
+        inPlace.addMatch(match, 0.1);
+        for (let done = false; !done && lagged.freezePending; steps++) {
+          smooth.mockClear();
+          done = lagged.advanceFreeze(1);
+          mostInAStep = Math.max(mostInAStep, smooth.mock.calls.length);
+        }
+        // Whenever no freeze is pending, every number is the freeze in place's.
+        if (!lagged.freezePending && lagged.freezes > 0) {
+          expect(lagged.frozen()).toEqual(inPlace.frozen());
+          expect(estimates(lagged)).toEqual(estimates(inPlace));
+          compared++;
+        }
+      }
+      expect(lagged.freezes).toBeGreaterThan(5);
+      expect(steps).toBeGreaterThan(1000);
+      // A close step smooths at most 16 timelines; the step that ends a close also adds the next game, which smooths
+      // its players' last nodes (two rounds) after refreshing them: at most 4 players here.
+      expect(mostInAMatch).toBeGreaterThan(80);
+      expect(mostInAStep).toBeLessThanOrEqual(15 + 4 * 4);
+      expect(compared).toBeGreaterThan(100);
+    } finally {
+      smooth.mockRestore();
+    }
   });
 
   it('freezeAhead: at a freeze point, steps that start the rebuild; at the day of effect, steps that bring it up to date; the history reads the same between them', () => {
