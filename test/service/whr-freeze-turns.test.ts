@@ -120,6 +120,85 @@ describe('a whr freeze run before the lock (freezeBeforeLock)', () => {
   });
 });
 
+describe("a whr day's close run before the lock (freezeBeforeLock without a freeze)", () => {
+  /** Turns that count the pauses asked of them. */
+  class CountingTurns extends Turns {
+    pauses = 0;
+    override async pause(): Promise<void> {
+      this.pauses++;
+      await super.pause();
+    }
+  }
+
+  // Index 150 is the first match of day 5 (30 a day): it closes day 4, whose 24 players and a slice of the cycle are
+  // re-smoothed, more than one step of 16 timelines; no freeze point is near.
+  const FIRST_OF_DAY = 150;
+
+  function fedUpTo(options: Record<string, unknown>, count: number): LadderHistory {
+    const history = new LadderHistory('whr', options, 0);
+    const matches = log();
+    for (let i = 0; i < count; i++) history.add(i + 1, matches[i]!);
+    return history;
+  }
+
+  for (const options of [{}, { horizon: 12 }]) {
+    it(`${JSON.stringify(options)}: in steps; that match, another of a later day or a voided one may come next, each reaching the states of adding alone`, async () => {
+      const matches = log();
+      const first = matches[FIRST_OF_DAY]!;
+      const next = matches[FIRST_OF_DAY + 1]!;
+      expect(Math.floor(first.at! / DAY)).toBe(5);
+      expect(Math.floor(next.at! / DAY)).toBe(5);
+      expect(Math.floor(matches[FIRST_OF_DAY - 1]!.at! / DAY)).toBe(4);
+      // The match itself next.
+      const ahead = fedUpTo(options, FIRST_OF_DAY);
+      const turns = new CountingTurns(0);
+      expect(await ahead.freezeBeforeLock(first, turns)).toBe(false);
+      expect(turns.pauses).toBeGreaterThan(0);
+      expect(ahead.freezeAheadPending).toBe(true);
+      const step = ahead.add(FIRST_OF_DAY + 1, first)!;
+      expect(ahead.freezeAheadPending).toBe(false);
+      const alone = fedUpTo(options, FIRST_OF_DAY);
+      const aloneStep = alone.add(FIRST_OF_DAY + 1, first)!;
+      expect(new Map(ahead.states)).toEqual(new Map(alone.states));
+      // The players the close moved are reported with the match's own, as when the match closes the day itself.
+      expect(new Map(step.changed)).toEqual(new Map(aloneStep.changed));
+      expect(step.changed.size).toBeGreaterThan(2);
+      // Another instance's match of the same later day first, after a voided one.
+      const raced = fedUpTo(options, FIRST_OF_DAY);
+      await raced.freezeBeforeLock(first, new Turns(0));
+      expect(raced.add(FIRST_OF_DAY + 1, { ...next, id: 'voided' }, true)).toBeNull();
+      expect(raced.freezeAheadPending).toBe(true);
+      raced.add(FIRST_OF_DAY + 2, next);
+      raced.add(FIRST_OF_DAY + 3, first);
+      const reference = fedUpTo(options, FIRST_OF_DAY);
+      reference.add(FIRST_OF_DAY + 1, next);
+      reference.add(FIRST_OF_DAY + 2, first);
+      expect(new Map(raced.states)).toEqual(new Map(reference.states));
+    });
+  }
+
+  it('breaks the history when a match of the closed day comes first (it would have come before the close)', async () => {
+    const matches = log();
+    const history = fedUpTo({}, FIRST_OF_DAY);
+    await history.freezeBeforeLock(matches[FIRST_OF_DAY]!, new Turns(0));
+    expect(() => history.add(FIRST_OF_DAY + 1, { ...matches[FIRST_OF_DAY]!, id: 'late', at: 4 * DAY })).toThrow(FreezeAheadMismatchError);
+    expect(history.broken).toBe(true);
+  });
+
+  it('a derivation closes its days in steps too: the states of adding alone', async () => {
+    // Without a horizon, a derivation's only steps are the closes of its days.
+    const matches = log();
+    const derived = new LadderHistory('whr', {}, 0);
+    const turns = new CountingTurns(0);
+    for (let i = 0; i < matches.length; i++) {
+      await derived.freezeBefore(i + 1, matches[i]!, false, turns);
+      derived.add(i + 1, matches[i]!);
+    }
+    expect(turns.pauses).toBeGreaterThan(30);
+    expect(new Map(derived.states)).toEqual(new Map(fedUpTo({}, matches.length).states));
+  });
+});
+
 describe("a derivation's freezes run in slices (freezeBefore)", () => {
   /** Every thirteenth match of the log voided. */
   const voidedAt = (seq: number): boolean => seq % 13 === 0;

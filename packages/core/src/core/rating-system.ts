@@ -129,6 +129,19 @@ export interface WholeHistorySystem extends RatingSystem {
    * its arrays as it goes, and the allocator may keep the old copies.
    */
   reserve?(matches: number): void;
+  /**
+   * The close of the latest day that a match at `at` would run first (a
+   * history re-smooths the day's players when the first match of a later
+   * day comes: tens of milliseconds in one piece on a large history), as
+   * steps a caller runs with other work between them; undefined when the
+   * match closes nothing or a freeze comes first (`horizon.freezeAhead`).
+   * Until the steps end the system must not be used; after them, the next
+   * match rated must be one for which `closeHolds` says yes, and it reaches
+   * what rating it alone reaches.
+   */
+  closeAhead?(at: number): Iterable<void> | undefined;
+  /** After `closeAhead`, whether a match at `at` may be the next one rated (of a later day, and making no freeze first). */
+  closeHolds?(at: number): boolean;
   /** Present when the history freezes its past (a horizon): what a restart needs to start from the last freeze. */
   readonly horizon?: HistoryHorizon;
 }

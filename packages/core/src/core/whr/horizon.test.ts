@@ -982,6 +982,56 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
   });
 });
 
+describe('WhrHistory: the close of a day run ahead of its match (closeAhead)', () => {
+  for (const options of [{}, { horizon: 12 }, { horizon: 12, freezeLag: 0 }, { inference: 'map' as const, cycle: 4 }]) {
+    it(`${JSON.stringify(options)}: steps of a few timelines; then the match, or any of a later day, reaches what adding it alone reaches`, () => {
+      const log = randomLog(13, 40, 40, 120);
+      const ahead = new WhrHistory(options);
+      const alone = new WhrHistory(options);
+      const other = new WhrHistory(options);
+      let closes = 0;
+      let mostSteps = 0;
+      let freezesInstead = 0;
+      for (let i = 0; i < log.length; i++) {
+        const match = log[i]!;
+        const day = ahead.dayOf(match.at);
+        const steps = ahead.closeAhead(day);
+        if (steps === undefined) {
+          // Nothing to close, or a freeze comes first (freezeAhead's work).
+          if (day > ahead.dayOf(log[i - 1]?.at) && (ahead.freezeAhead(day) !== undefined || ahead.freezePending)) freezesInstead++;
+        } else {
+          expect(ahead.closeHolds(day)).toBe(true);
+          // A match of the latest day may not follow the close: it would have come before it.
+          expect(ahead.closeHolds(day - 1)).toBe(false);
+          const count = [...steps].length;
+          mostSteps = Math.max(mostSteps, count);
+          closes++;
+          // Another history closed ahead of the same day takes a different match of a later day first.
+          if (i + 1 < log.length && other.dayOf(log[i + 1]!.at) === day) {
+            const swapped = new WhrHistory(options);
+            for (const m of log.slice(0, i)) swapped.addMatch(m, 0.1);
+            for (const _ of swapped.closeAhead(day)!);
+            swapped.addMatch(log[i + 1]!, 0.1);
+            swapped.addMatch(match, 0.1);
+            const reference = new WhrHistory(options);
+            for (const m of [...log.slice(0, i), log[i + 1]!, match]) reference.addMatch(m, 0.1);
+            if (closes <= 3) expect(estimates(swapped)).toEqual(estimates(reference));
+          }
+        }
+        ahead.addMatch(match, 0.1);
+        alone.addMatch(match, 0.1);
+        other.addMatch(match, 0.1);
+      }
+      expect(closes).toBeGreaterThan(15);
+      // A day's close: its ~70 players' windows and a slice of the cycle, 16 timelines a step.
+      expect(mostSteps).toBeGreaterThan(3);
+      if ('horizon' in options) expect(freezesInstead).toBeGreaterThan(0);
+      expect(estimates(ahead)).toEqual(estimates(alone));
+      expect(ahead.frozen()).toEqual(alone.frozen());
+    });
+  }
+});
+
 describe('WhrHistory: a freeze rebuilt beside the history (freezeLag)', () => {
   it('worked on a small log: the reaching match starts the rebuild, the first match a period later finds the freeze in effect', () => {
     // Horizon 8 (step 2): a and b play days 2–9 (the first day is 2, so point 0 has no past); a match of day 10

@@ -700,16 +700,23 @@ export abstract class WhrHorizon extends WhrJoint {
   }
 
   /**
-   * Whether a match of `day`, added next, would first close the latest day,
-   * and that close may run beforehand (`closingDay`, in steps): addMatch
-   * closes the day in one piece, tens of milliseconds on a large history.
-   * It may when the day reaches no freeze point, since beforeDay, which
-   * addMatch runs before the close, then does nothing; addMatch then finds
-   * nothing left to close, and the work and its order are the same. A
-   * rebuild's replay and its queued matches never reach a freeze point.
+   * The close may run ahead only when the match's day puts no freeze in
+   * effect and reaches no freeze point, since beforeDay, which addMatch runs
+   * before the close, then does nothing; addMatch then finds nothing left to
+   * close, and the work and its order are the same. A rebuild's replay and
+   * its queued matches never reach a freeze point.
    */
-  protected closesBefore(day: number): boolean {
-    return day > this.day && this.touched.length > 0 && this.pending === undefined && this.freezeDue(day) === undefined;
+  protected override closesBefore(day: number): boolean {
+    return super.closesBefore(day) && this.freezesNothing(day);
+  }
+
+  override closeHolds(day: number): boolean {
+    return super.closeHolds(day) && this.freezesNothing(day);
+  }
+
+  /** Whether a first match of `day` would neither put a pending freeze in effect nor reach a freeze point (beforeDay would do nothing). */
+  private freezesNothing(day: number): boolean {
+    return this.pending !== undefined ? day < this.pending.effectDay : this.freezeDue(day) === undefined;
   }
 
   /** Empties the history (players, nodes, games, messages) as a new one, its arrays kept for reuse. */

@@ -125,6 +125,8 @@ export function createWhrSystem(options: WhrOptions = {}): WhrSystem {
       for (const id of history.takeMoved()) out.set(id, stateOf(id)!);
       return out;
     },
+    closeAhead: (at) => history.closeAhead(history.dayOf(at)),
+    closeHolds: (at) => history.closeHolds(history.dayOf(at)),
     ...(o.horizon > 0
       ? {
           horizon: {
