@@ -13,6 +13,15 @@ import { FreezeAheadMismatchError, LadderHistory } from '../../src/service/whole
 
 const DAY = 86_400_000;
 
+/** Turns that count the pauses asked of them. */
+class CountingTurns extends Turns {
+  pauses = 0;
+  override async pause(): Promise<void> {
+    this.pauses++;
+    await super.pause();
+  }
+}
+
 /** 40 days of 30 one-on-one matches among 24 players; every seventh reported two days late. */
 function log(): Match[] {
   const out: Match[] = [];
@@ -121,15 +130,6 @@ describe('a whr freeze run before the lock (freezeBeforeLock)', () => {
 });
 
 describe("a whr day's close run before the lock (freezeBeforeLock without a freeze)", () => {
-  /** Turns that count the pauses asked of them. */
-  class CountingTurns extends Turns {
-    pauses = 0;
-    override async pause(): Promise<void> {
-      this.pauses++;
-      await super.pause();
-    }
-  }
-
   // Index 150 is the first match of day 5 (30 a day): it closes day 4, whose 24 players and a slice of the cycle are
   // re-smoothed, more than one step of 16 timelines; no freeze point is near.
   const FIRST_OF_DAY = 150;
@@ -283,15 +283,6 @@ describe("a derivation's freezes run in slices (freezeBefore)", () => {
 });
 
 describe('a whr freeze rebuilt beside the history (the default freezeLag)', () => {
-  /** Turns that count the pauses asked of them. */
-  class CountingTurns extends Turns {
-    pauses = 0;
-    override async pause(): Promise<void> {
-      this.pauses++;
-      await super.pause();
-    }
-  }
-
   for (const inference of ['ep', 'map'] as const) {
     it(`${inference}: the rebuild runs in slices between matches, so the day of effect finds nothing left; the states are those of the matches added alone`, async () => {
       const options = { horizon: 12, inference };
