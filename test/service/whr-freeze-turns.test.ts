@@ -323,8 +323,10 @@ describe('a whr freeze rebuilt beside the history (the default freezeLag)', () =
       await rebuilding;
       // Freeze points every 3 days from day 12 on, each in effect a day after: the rebuild had caught up each time.
       expect(stepsAtEffect.length).toBeGreaterThan(5);
-      expect(stepsAtEffect.every((steps) => steps === 0)).toBe(true);
-      expect(unaidedSteps.every((steps) => steps > 3)).toBe(true);
+      // Left for the day of effect: the close of the rebuilt history's latest day, which only a match of a later day
+      // may start (here a step of 16 timelines or two), against the replay's steps and that close without the rebuild.
+      expect(stepsAtEffect.every((steps) => steps <= 2)).toBe(true);
+      expect(unaidedSteps.every((steps) => steps > 4)).toBe(true);
       expect(rebuildSlices).toBeGreaterThan(stepsAtEffect.length);
       expect(beside.freeze()).toEqual(alone.freeze());
       expect(unaided.freeze()).toEqual(alone.freeze());
@@ -354,7 +356,8 @@ describe('a whr freeze rebuilt beside the history (the default freezeLag)', () =
         if (shared.freeze()?.past.day !== before) stepsAtEffect.push(turns.pauses);
       }
       expect(stepsAtEffect.length).toBeGreaterThan(5);
-      expect(stepsAtEffect.every((steps) => steps === 0)).toBe(true);
+      // Left for the day of effect: the close of the rebuilt history's latest day (a step or two here).
+      expect(stepsAtEffect.every((steps) => steps <= 2)).toBe(true);
       expect(shares).toBeGreaterThan(5 * 20);
       expect(shared.freeze()).toEqual(alone.freeze());
       expect(new Map(shared.states)).toEqual(new Map(alone.states));
