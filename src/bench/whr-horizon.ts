@@ -103,6 +103,55 @@ export async function benchWhrHorizon(options: WhrHorizonBenchOptions = {}): Pro
   }
 }
 
+/** Milliseconds at a quantile of sorted durations. */
+const at = (sorted: readonly number[], q: number): string => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2);
+
+/**
+ * The work a writer runs in steps, timed step by step: each day's close run
+ * ahead of its first match (`closeAhead`, 16 timelines a step), and each
+ * pending freeze's rebuild in calls of `advanceFreeze(16)` (what a writer's
+ * slice runs between two looks at the clock), run to the end after the match
+ * that starts it. The log up to `count` matches, with the horizon (and
+ * `freezeLag`, default 1); no memory or restart figures.
+ */
+function runSteps(count: number, players: number, perDay: number, horizon: number, freezeLag: number | undefined): void {
+  const live = new WhrHistory({ horizon, ...(freezeLag !== undefined ? { freezeLag } : {}) });
+  const closes: number[] = [];
+  const closeSteps: number[] = [];
+  const advances: number[] = [];
+  for (const match of syntheticLog(count, players, perDay)) {
+    const ahead = live.closeAhead(live.dayOf(match.at));
+    if (ahead !== undefined) {
+      let total = 0;
+      for (let it = ahead[Symbol.iterator](), start = performance.now(); ; start = performance.now()) {
+        const done = it.next().done;
+        const ms = performance.now() - start;
+        total += ms;
+        if (done) break;
+        closeSteps.push(ms);
+      }
+      closes.push(total);
+    }
+    live.addMatch(match);
+    while (live.freezePending) {
+      const start = performance.now();
+      const done = live.advanceFreeze(16);
+      advances.push(performance.now() - start);
+      if (done) break;
+    }
+  }
+  for (const list of [closes, closeSteps, advances]) list.sort((a, b) => a - b);
+  console.log(`horizon ${horizon} days, ${count} matches: ${live.gamesCount} games held, ${live.freezes} freezes`);
+  if (closes.length > 0)
+    console.log(
+      `${''.padEnd(34)} a day's close (${closes.length}): ${at(closes, 0.5)} ms in all (median), ${at(closes, 1)} ms (most); its steps (${closeSteps.length}): p99 ${at(closeSteps, 0.99)} ms, longest ${at(closeSteps, 1)} ms`,
+    );
+  if (advances.length > 0)
+    console.log(
+      `${''.padEnd(34)} a rebuild's calls of advanceFreeze(16) (${advances.length}): p50 ${at(advances, 0.5)}, p99 ${at(advances, 0.99)}, p99.9 ${at(advances, 0.999)} ms, longest ${at(advances, 1)} ms; ${advances.filter((ms) => ms > 20).length} over 20 ms`,
+    );
+}
+
 /** One run: the log added with the horizon `horizon` (0: none), then, with a horizon, a restart's derivation. */
 function runOne(count: number, players: number, perDay: number, horizon: number, freezeLag: number | undefined): void {
   {
@@ -175,6 +224,7 @@ const USAGE: ScriptSpec = {
     whole: { type: 'string', value: 'N', description: 'matches of the run without a horizon (default 1000000)' },
     only: { type: 'string', value: 'DAYS', description: 'one run in this process, with this horizon (0: none) over --matches matches' },
     'freeze-lag': { type: 'string', value: 'PERIODS', description: "the history's freezeLag (default 1; 0: each freeze in place)" },
+    steps: { type: 'boolean', description: "with --only: time the steps a writer runs instead (each day's close ahead of its first match, a rebuild's slices)" },
   },
 };
 
@@ -187,7 +237,8 @@ if (isEntry(import.meta.url)) {
   const horizons = numberListOption(USAGE, args, 'horizons');
   const only = numberOption(USAGE, args, 'only', 'any');
   const freezeLag = numberOption(USAGE, args, 'freeze-lag', 'any');
-  if (only !== undefined) runOne(matches ?? 10_000_000, players ?? 20_000, perDay ?? 1_500, only, freezeLag);
+  if (only !== undefined && args.values.steps === true) runSteps(matches ?? 10_000_000, players ?? 20_000, perDay ?? 1_500, only, freezeLag);
+  else if (only !== undefined) runOne(matches ?? 10_000_000, players ?? 20_000, perDay ?? 1_500, only, freezeLag);
   else
     await benchWhrHorizon({
       ...(matches !== undefined ? { matches } : {}),
