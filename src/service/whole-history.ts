@@ -76,7 +76,8 @@ export interface DerivationOptions {
    * A pending freeze's rebuild that has not run for this many ms takes a slice of `freezeSliceMs` before
    * the ladder's next write (`LadderHistory.shareFreeze`): at most a tenth of the ladder's time at the
    * defaults, and only while its writes leave the rebuild no time between them. @default 50 (a slice
-   * before every write, the first form, made writes at 200 a second wait: p50 56 ms against 9.6)
+   * before every write, the first form, made writes at 200 a second wait: p50 56 ms against 9.6, one run
+   * each, docs/BENCHMARKS.md "A freeze rebuilt beside the history")
    */
   freezeShareMs?: number;
 }
@@ -291,7 +292,7 @@ export class LadderHistory {
   /**
    * Runs the close of the latest day that the match would run first (the
    * system's `closeAhead`: the day's players re-smoothed, and a slice of the
-   * cycle; 100–115 ms in one piece at 20,000 players), in slices as
+   * cycle; up to 156 ms in one piece at 20,000 players), in slices as
    * `freezeAhead` does; nothing when it closes none or makes a freeze
    * first. Says whether it ran. Left half-way, the history is broken.
    */

@@ -835,7 +835,7 @@ export abstract class WhrHistoryBase {
   /**
    * The close of the latest day that a match of `day` would run first
    * (`addMatch` closes it in one piece: tens of milliseconds on a large
-   * history, 100–115 ms at 20,000 players), as steps to run before the
+   * history, up to 156 ms at 20,000 players), as steps to run before the
    * match, with other work between them; undefined when the match closes
    * nothing, or when that close may not run ahead (a freeze comes first:
    * horizon.ts). After the steps, a match of a later day (`closeHolds`)
