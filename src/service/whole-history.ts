@@ -281,12 +281,7 @@ export class LadderHistory {
    * broken (derived again).
    */
   async freezeAhead(match: Match, turns: Turns): Promise<boolean> {
-    const steps = match.at === undefined ? undefined : this.system.horizon?.freezeAhead(match.at);
-    if (steps === undefined) return false;
-    this.broken = true;
-    for (const _ of steps) await turns.pause();
-    this.broken = false;
-    return true;
+    return this.runAhead(match.at === undefined ? undefined : this.system.horizon?.freezeAhead(match.at), turns);
   }
 
   /**
@@ -297,7 +292,11 @@ export class LadderHistory {
    * first. Says whether it ran. Left half-way, the history is broken.
    */
   async closeAhead(match: Match, turns: Turns): Promise<boolean> {
-    const steps = match.at === undefined ? undefined : this.system.closeAhead?.(match.at);
+    return this.runAhead(match.at === undefined ? undefined : this.system.closeAhead?.(match.at), turns);
+  }
+
+  /** Runs steps the system gave (none: false) with a turn of the loop between them; the history is broken until they end. */
+  private async runAhead(steps: Iterable<void> | undefined, turns: Turns): Promise<boolean> {
     if (steps === undefined) return false;
     this.broken = true;
     for (const _ of steps) await turns.pause();

@@ -175,7 +175,7 @@ interface PendingFreeze {
   replayed: boolean;
   queue: (QueuedMatch | undefined)[];
   next: number;
-  /** The close of `rebuilt`'s latest day, in steps, before the queued match of a later day (`closingBefore`). */
+  /** The close of `rebuilt`'s latest day, in steps, before the queued match of a later day (`closeAhead`). */
   closing?: Iterator<void>;
 }
 
@@ -290,8 +290,9 @@ export abstract class WhrHorizon extends WhrJoint {
       }
       if (pending.next >= pending.queue.length) break;
       const queued = pending.queue[pending.next]!;
-      if (pending.rebuilt.closesBefore(queued.day)) {
-        pending.closing = pending.rebuilt.closingDay();
+      const closing = pending.rebuilt.closeAhead(queued.day);
+      if (closing !== undefined) {
+        pending.closing = closing[Symbol.iterator]();
         continue;
       }
       pending.queue[pending.next++] = undefined;
@@ -559,7 +560,7 @@ export abstract class WhrHorizon extends WhrJoint {
     if (this.pending !== undefined) return day >= this.pending.effectDay ? this.catchingUp(day) : undefined;
     const point = this.freezeDue(day);
     if (point === undefined) return undefined;
-    return this.options.freezeLag > 0 ? this.startingFreeze(point, day) : this.closingAfter(this.freezing(point), this, day);
+    return this.options.freezeLag > 0 ? this.startingFreeze(point, day) : this.freezingBefore(point, day);
   }
 
   /**
@@ -568,19 +569,14 @@ export abstract class WhrHorizon extends WhrJoint {
    */
   private *catchingUp(day: number): Generator<void> {
     while (!this.advanceFreeze(FREEZE_SLICE)) yield;
-    yield* this.closingAfter([], this.pending!.rebuilt, day);
+    // Once the rebuild is in place the match's next work is that close: tens of milliseconds in one piece.
+    yield* this.pending!.rebuilt.closeAhead(day) ?? [];
   }
 
-  /**
-   * `work`'s steps, then, in steps too, the close of `history`'s latest day
-   * that a match of `day` would run first once a freeze is in place: after a
-   * freeze's replay that close is the next thing the match does (its freeze
-   * done), tens of milliseconds in one piece on a large history. Left to
-   * the match when it may not run ahead (`closesBefore`).
-   */
-  private *closingAfter(work: Iterable<void>, history: WhrHorizon, day: number): Generator<void> {
-    yield* work;
-    if (history.closesBefore(day)) yield* history.closingDay();
+  /** An in-place freeze at `point` in steps (`freezing`), then the close of the rebuilt latest day that the match of `day` runs next. */
+  private *freezingBefore(point: number, day: number): Generator<void> {
+    yield* this.freezing(point);
+    yield* this.closeAhead(day) ?? [];
   }
 
   /** freezeAt's work, pausing (a yield) after every FREEZE_SLICE replayed games. */
@@ -702,7 +698,7 @@ export abstract class WhrHorizon extends WhrJoint {
     for (const { match, homeOffset, day: matchDay } of this.replay(live, ids)) {
       if (++replayed % every === 0) yield;
       // A step of the close is 16 timelines, a fraction of a millisecond: a pause after each.
-      if (this.closesBefore(matchDay)) yield* this.closingDay();
+      yield* this.closeAhead(matchDay) ?? [];
       this.addMatch(match, homeOffset, matchDay);
     }
     // The replayed matches carry no time: the timelines' last match times are those before the rebuild.
