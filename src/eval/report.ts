@@ -31,8 +31,8 @@ function parametersText(row: PresetRow): string {
       .filter(([key, value]) => !(value === 0 && CONTEXT_OPTIONS.includes(key)))
       // How deviations are smoothed means nothing without them.
       .filter(([key]) => !(key === 'contextInference' && !shown.contextPriorVariance))
-      // A freeze's lag means nothing without a horizon.
-      .filter(([key]) => !(key === 'freezeLag' && !shown.horizon))
+      // A freeze's lag and passes mean nothing without a horizon.
+      .filter(([key]) => !((key === 'freezeLag' || key === 'freezeSweeps') && !shown.horizon))
       // Whole-History Rating's newcomer options, off: a learning curve's τ is read only with a trend.
       .filter(
         ([key, value]) => !(key === 'newcomerMean' && value === 'zero') && !(key === 'newcomerTrend' && value === 0) && !(key === 'newcomerTrendPeriods' && !shown.newcomerTrend),

@@ -58,8 +58,8 @@ describe('docs/EVALUATION.md tables', () => {
       for (const [option, off] of Object.entries(OFF_UNLESS_SET)) if (!(option in ladder[i]!.parameters) && today[option] === off) delete today[option];
       // How context deviations are smoothed is no option of a run without them.
       if (!(Number(today.contextPriorVariance) > 0) && !('contextInference' in ladder[i]!.parameters)) delete today.contextInference;
-      // Nor is when a freeze takes effect an option of a run without a horizon.
-      if (!(Number(today.horizon) > 0) && !('freezeLag' in ladder[i]!.parameters)) delete today.freezeLag;
+      // Nor are when a freeze takes effect and how it is replayed options of a run without a horizon.
+      for (const option of ['freezeLag', 'freezeSweeps']) if (!(Number(today.horizon) > 0) && !(option in ladder[i]!.parameters)) delete today[option];
       expect(ladder[i]!.parameters, `row ${i + 1}, ${run.label}`).toEqual(today);
     });
     const { openSkillContender, trueSkillContender } = await loadPeers();

@@ -712,7 +712,7 @@ export abstract class WhrHistoryBase {
   addMatch(match: Match, homeOffset = 0, day = this.dayOf(match.at)): void {
     if (!this.deferred) this.prepare(match, day);
     if (day > this.day) {
-      if (!this.deferred) this.closeDay();
+      if (!this.deferred) this.closeDay(day);
       this.day = day;
     }
     const placements = teamPlacements(match);
@@ -793,7 +793,7 @@ export abstract class WhrHistoryBase {
     if (this.deferred) return;
     if (day > this.day) {
       this.beforeDay(day);
-      this.closeDay();
+      this.closeDay(day);
     }
     const { window, refresh } = this.options;
     if (refresh === 0) return;
@@ -826,10 +826,12 @@ export abstract class WhrHistoryBase {
    * Re-smooths the last `window` nodes of the players who played in the
    * latest day, `sweeps` times; then, with `cycle`, the whole timelines of
    * the next slice of all players (round robin), but for those who last
-   * played more than `cycleHorizon` periods ago.
+   * played more than `cycleHorizon` periods ago. `day` is the day of the
+   * match that closes it (a horizon's first close after a freeze's replay
+   * differs: `cycleSlice`); left out, a later day than the latest.
    */
-  closeDay(): void {
-    for (const _ of this.closingDay());
+  closeDay(day = this.day + 1): void {
+    for (const _ of this.closingDay(day));
   }
 
   /**
@@ -844,7 +846,7 @@ export abstract class WhrHistoryBase {
    * history.
    */
   closeAhead(day: number): Iterable<void> | undefined {
-    return this.closesBefore(day) ? this.closingDay() : undefined;
+    return this.closesBefore(day) ? this.closingDay(day) : undefined;
   }
 
   /**
@@ -869,7 +871,7 @@ export abstract class WhrHistoryBase {
    * of its days this way (horizon.ts). Nothing else may change the history
    * until the steps are done.
    */
-  protected *closingDay(): Generator<void> {
+  protected *closingDay(day: number): Generator<void> {
     if (this.touched.length === 0) return;
     const { window, sweeps, cycle, cycleHorizon } = this.options;
     let smoothed = 0;
@@ -884,7 +886,7 @@ export abstract class WhrHistoryBase {
     if (cycle > 0) {
       // A slice of the players, each with their context deviations.
       const players = this.generalTimelines.length;
-      const slice = Math.ceil(players / cycle);
+      const slice = this.cycleSlice(day);
       for (let i = 0; i < slice; i++) {
         if (this.cursor >= players) this.cursor = 0;
         const p = this.generalTimelines[this.cursor]!;
@@ -902,6 +904,16 @@ export abstract class WhrHistoryBase {
 
   /** The next player of the round robin of `cycle` (an index into generalTimelines). */
   protected cursor = 0;
+
+  /**
+   * How many players' whole timelines the cycle smooths in the close that a
+   * match of `day` runs: a `cycle`-th of them (horizon.ts skips the cycle
+   * in a freeze's replay and sweeps every timeline after it). It may move
+   * the round robin's `cursor`.
+   */
+  protected cycleSlice(_day: number): number {
+    return Math.ceil(this.generalTimelines.length / this.options.cycle);
+  }
 
   /**
    * Adds matches without any smoothing (then call `converge`): the batch

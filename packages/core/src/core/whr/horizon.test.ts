@@ -982,6 +982,80 @@ describe('WhrHistory: horizon with the newcomer options (newcomerTrend, newcomer
   });
 });
 
+describe('WhrHistory: a freeze replays without the cycle, then sweeps every timeline (freezeSweeps)', () => {
+  interface Inside {
+    players: { nodeLength: number }[];
+    generalTimelines: number[];
+    gameCount: number;
+  }
+  /** Each freeze's whole-timeline smooths of timelines of two nodes or more (with window 1, only the cycle makes them): the player, and the games held then. */
+  function wholeSmoothsAtFreezes(
+    log: readonly Match[],
+    options: Parameters<typeof online>[1],
+  ): { freezes: number; smooths: Array<Array<[number, number]>>; timelines: number[][] } {
+    const proto = WhrHistory.prototype as unknown as { smooth(this: Inside, p: number, from: number): number };
+    const original = proto.smooth;
+    let recorded: Array<[number, number]> = [];
+    const spy = vi.spyOn(proto, 'smooth').mockImplementation(function (this: Inside, p: number, from: number) {
+      if (from === 0 && this.players[p]!.nodeLength > 1) recorded.push([p, this.gameCount]);
+      return original.call(this, p, from);
+    });
+    const history = new WhrHistory(options);
+    const smooths: Array<Array<[number, number]>> = [];
+    const timelines: number[][] = [];
+    try {
+      for (const match of log) {
+        recorded = [];
+        const before = history.freezes;
+        history.addMatch(match);
+        if (history.freezes === before) continue;
+        smooths.push(recorded);
+        const inside = history as unknown as Inside;
+        timelines.push(inside.generalTimelines.filter((p) => inside.players[p]!.nodeLength > 1));
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    return { freezes: history.freezes, smooths, timelines };
+  }
+
+  it('the replay runs no cycle; the first close after it smooths every timeline freezeSweeps times, from the first player, before the reaching match', () => {
+    // 40 matches a day among 60 players over 40 days, a horizon of 12: freezes every 3 days from day 12 on.
+    const log = randomLog(5, 40, 40, 60, false);
+    for (const passes of [1, 2, 3]) {
+      const { freezes, smooths, timelines } = wholeSmoothsAtFreezes(log, { horizon: 12, cycle: 4, window: 1, freezeLag: 0, freezeSweeps: passes });
+      expect(freezes).toBeGreaterThan(5);
+      smooths.forEach((inFreeze, k) => {
+        // Every one after the replay: the games held are the replayed ones, the same for all (the reaching match comes after).
+        expect(new Set(inFreeze.map(([, games]) => games)).size).toBe(1);
+        // `passes` rounds over the players in order.
+        const order = inFreeze.map(([p]) => p);
+        expect(order).toEqual(Array.from({ length: passes }, () => timelines[k]!).flat());
+      });
+    }
+  });
+
+  it('freezeSweeps 0 replays with the cycle at each day it closes, as the history did; the states then differ', () => {
+    const log = randomLog(5, 40, 40, 60, false);
+    const { smooths } = wholeSmoothsAtFreezes(log, { horizon: 12, cycle: 4, window: 1, freezeLag: 0, freezeSweeps: 0 });
+    expect(smooths.length).toBeGreaterThan(5);
+    // A slice of the cycle at each replayed day's close: spread over the replay.
+    for (const inFreeze of smooths) expect(new Set(inFreeze.map(([, games]) => games)).size).toBeGreaterThan(5);
+    const swept = online(log, { horizon: 12, cycle: 4 });
+    const cycled = online(log, { horizon: 12, cycle: 4, freezeSweeps: 0 });
+    expect(swept.freezes).toBe(cycled.freezes);
+    expect(estimates(swept)).not.toEqual(estimates(cycled));
+    // Before the first freeze nothing differs.
+    const early = log.filter((m) => (m.at ?? 0) < 12 * DAY);
+    expect(estimates(online(early, { horizon: 12, cycle: 4 }))).toEqual(estimates(online(early, { horizon: 12, cycle: 4, freezeSweeps: 0 })));
+  });
+
+  it('without the cycle freezeSweeps changes nothing', () => {
+    const log = randomLog(9, 30, 20, 40);
+    expect(estimates(online(log, { horizon: 8, cycle: 0 }))).toEqual(estimates(online(log, { horizon: 8, cycle: 0, freezeSweeps: 0 })));
+  });
+});
+
 describe('WhrHistory: the close of a day run ahead of its match (closeAhead)', () => {
   for (const options of [{}, { horizon: 12 }, { horizon: 12, freezeLag: 0 }, { inference: 'map' as const, cycle: 4 }]) {
     it(`${JSON.stringify(options)}: steps of a few timelines; then the match, or any of a later day, reaches what adding it alone reaches`, () => {

@@ -264,6 +264,27 @@ export abstract class WhrHorizon extends WhrJoint {
     this.pending = { day: point, effectDay, rebuilt, replay: rebuilt.rebuild(plan, 1), replayed: false, queue: [], next: 0 };
   }
 
+  /**
+   * With `freezeSweeps`, the cycle skips the days a freeze replays and then
+   * sweeps every timeline, that many passes from the first player, in the
+   * first close past them. A history with a frozen past on F replays (or, a
+   * restart restored from F, takes in) the games of days before F + horizon
+   * first and then, in the match that reached the freeze point, the first
+   * of a day on or after it: the days alone say which close is which, so
+   * the freeze in place, the rebuild beside the history and a restart from
+   * the priors make the same closes.
+   */
+  protected override cycleSlice(day: number): number {
+    const passes = this.options.freezeSweeps;
+    if (passes > 0 && Number.isFinite(this.frozenDay)) {
+      const replayed = this.frozenDay + this.options.horizon;
+      if (day < replayed) return 0;
+      // The round robin is still at the first player: the history was emptied (or restored) and the replay moved it not.
+      if (this.day < replayed) return this.generalTimelines.length * passes;
+    }
+    return super.cycleSlice(day);
+  }
+
   /** Whether a freeze is being rebuilt beside the history (`freezeLag`). */
   get freezePending(): boolean {
     return this.pending !== undefined;

@@ -124,6 +124,21 @@ export const WHR_OPTIONS = {
     integer: true,
     description: 'with a horizon, periods a freeze is rebuilt beside the history before it takes effect (0: at once, in the match that reaches the freeze point)',
   }),
+  /**
+   * With a horizon and the cycle: passes over every player's whole timeline
+   * in the first close after a freeze's replay, which then replays its days
+   * without the cycle (0: the replay runs the cycle at each day it closes,
+   * as the history did). The cycle is about half the cost of each replayed
+   * match; three passes at the end are the fewest that do as well as the
+   * cycle in the replay on the ATP file's validation part, at horizons of
+   * 730 and 365 days (docs/RATING.md, "Horizon"). @default 3
+   */
+  freezeSweeps: numberOption({
+    default: 3,
+    min: 0,
+    integer: true,
+    description: "with a horizon and the cycle, passes over every player's whole timeline after a freeze's replay, which skips the cycle (0: the replay runs the cycle)",
+  }),
   /** Newton passes over a player's last `window` nodes before their first match of a day (see `WhrHistory.prepare`; 0: none). @default 0 */
   refresh: numberOption({ default: 0, min: 0, integer: true, description: "Newton passes over a player's last window nodes before their first match of a day (0: none)" }),
   /**
