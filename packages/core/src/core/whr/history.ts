@@ -908,8 +908,7 @@ export abstract class WhrHistoryBase {
   /**
    * How many players' whole timelines the cycle smooths in the close that a
    * match of `day` runs: a `cycle`-th of them (horizon.ts skips the cycle
-   * in a freeze's replay and sweeps every timeline after it). It may move
-   * the round robin's `cursor`.
+   * in a freeze's replay and sweeps every timeline after it).
    */
   protected cycleSlice(_day: number): number {
     return Math.ceil(this.generalTimelines.length / this.options.cycle);
