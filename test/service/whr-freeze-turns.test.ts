@@ -280,6 +280,23 @@ describe("a derivation's freezes run in slices (freezeBefore)", () => {
     expect(restored.freeze()).toEqual(alone.freeze());
     expect(new Map(restored.states)).toEqual(new Map(alone.states));
   });
+
+  it('a freeze stored under other options (one made before freezeSweeps, or with another value of it) does not fit: the history stays empty, to derive the whole log', () => {
+    const matches = log();
+    const alone = new LadderHistory('whr', { horizon: 12 }, 0);
+    for (let seq = 1; seq <= 900; seq++) alone.add(seq, matches[seq - 1]!, voidedAt(seq));
+    const stored = alone.freeze()!;
+    expect(stored.options).toMatchObject({ freezeSweeps: 3 });
+    const { freezeSweeps: _, ...before } = stored.options as Record<string, unknown>;
+    for (const options of [before, { ...stored.options, freezeSweeps: 0 }]) {
+      const fresh = new LadderHistory('whr', { horizon: 12 }, 0);
+      expect(fresh.restore({ ...stored, options })).toBe(false);
+      expect(fresh.states.size).toBe(0);
+      expect(fresh.freeze()).toBeUndefined();
+    }
+    // The same options, as stored, fit.
+    expect(new LadderHistory('whr', { horizon: 12 }, 0).restore(stored)).toBe(true);
+  });
 });
 
 describe('a whr freeze rebuilt beside the history (the default freezeLag)', () => {
