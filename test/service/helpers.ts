@@ -20,6 +20,13 @@ export const DATABASE_URL = testDatabaseUrl();
 export const REDIS_URL = testRedisUrl();
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 
+/**
+ * The first day (epoch ms) of the whole-history ladders' test logs: ten or more days ago, so their matches are inside
+ * the leaderboard window and never in the future, on a day number that is a multiple of 12. Freeze points are multiples
+ * of ⌈horizon/4⌉ day numbers, so the tests' days (counted from it) meet them the same way whatever today's date is.
+ */
+export const WHR_LOG_START = Math.floor((Math.floor(Date.now() / 86_400_000) - 10) / 12) * 12 * 86_400_000;
+
 export type Backend = 'pglite' | 'postgres+redis';
 export const BACKENDS: Backend[] = ['pglite', 'postgres+redis'];
 

@@ -11,12 +11,10 @@ import { rebuildLadder } from '../../src/service/rebuild.js';
 import { LadderHistory, startHistory } from '../../src/service/whole-history.js';
 import { readFreeze, writeFreeze } from '../../src/store/frozen.js';
 import { logHead } from '../../src/store/ladders.js';
-import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
+import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName, WHR_LOG_START } from './helpers.js';
 
 const DAY = 86_400_000;
-// Ten or more days ago, on a day number that is a multiple of 12: freeze points are multiples of ⌈horizon/4⌉ day
-// numbers, so the days of the tests below (days from START) meet them the same way whatever today's date is.
-const START = Math.floor((Math.floor(Date.now() / DAY) - 10) / 12) * 12 * DAY;
+const START = WHR_LOG_START;
 const MATCHES = 480;
 const SLICE = 6;
 

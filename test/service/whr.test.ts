@@ -19,7 +19,7 @@ import { Turns } from '../../src/service/turns.js';
 import { LadderHistory, startHistory } from '../../src/service/whole-history.js';
 import { readFreeze } from '../../src/store/frozen.js';
 import { logHead } from '../../src/store/ladders.js';
-import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName } from './helpers.js';
+import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName, WHR_LOG_START } from './helpers.js';
 
 const DAY = 86_400_000;
 const OPTIONS: WhrOptions = { dailyVariance: 0.02, window: 8, sweeps: 2 };
@@ -35,10 +35,7 @@ interface Posted {
   context?: string;
 }
 
-/** The first day boundary ten days ago: matches are inside the leaderboard window and never in the future. */
-// Ten or more days ago, on a day number that is a multiple of 12: freeze points are multiples of ⌈horizon/4⌉ day
-// numbers, so the days of the tests below (days from START) meet them the same way whatever today's date is.
-const START = Math.floor((Math.floor(Date.now() / DAY) - 10) / 12) * 12 * DAY;
+const START = WHR_LOG_START;
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
