@@ -291,7 +291,9 @@ export async function benchIntake(redis: Redis, instances: number, seconds: numb
       bases[0]!,
       'POST',
       '/v1/ladders',
-      JSON.stringify({ id: 'intake', system: 'teamrank', ...(ruleSet ? { matchmaking: { ruleSet: SIX_V_SIX_RULES } } : {}) }),
+      // One key sends every ticket: at 9,000 tickets/s, creation alone passes the default cap of 100,000 waiting tickets
+      // a key (answered 429) within the run, so the queue's own cap, a million, is the key's too.
+      JSON.stringify({ id: 'intake', system: 'teamrank', matchmaking: { maxWaitingPerKey: 1_000_000, ...(ruleSet ? { ruleSet: SIX_V_SIX_RULES } : {}) } }),
     );
     if (created.status !== 201) throw new Error(`creating the ladder answered ${created.status}: ${created.text}`);
     const next = intakeTickets(1, !matching, ruleSet);
@@ -717,7 +719,10 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
     let server = await deployment.start();
     let base = new URL(server.url);
     let agent = new Agent({ keepAlive: true });
-    await call(agent, base, 'POST', '/v1/ladders', JSON.stringify({ id: 'held', system: 'teamrank', public: true }));
+    // Room past the held tickets for the trickle below: at the default caps (a million waiting, 100,000 a key) a queue
+    // held at a million refuses every arrival with 429, and no turn would have events to run a pass for.
+    const room = { maxWaiting: 2 * count + 1000, maxWaitingPerKey: 2 * count + 1000 };
+    await call(agent, base, 'POST', '/v1/ladders', JSON.stringify({ id: 'held', system: 'teamrank', public: true, matchmaking: room }));
     await deployment.stopAll();
     const now = Date.now();
     const redisBefore = await redisUsedMemory(redis);
@@ -739,7 +744,8 @@ export async function benchHeld(redis: Redis, count: number, options: { idleSeco
     const trickle = heldTickets(trickleSeconds * 5, 2, Date.now());
     const before = server.turns.length;
     for (let i = 0; i < trickle.length; i++) {
-      await call(agent, base, 'POST', '/v1/ladders/held/tickets', body(trickle[i]!));
+      const reply = await call(agent, base, 'POST', '/v1/ladders/held/tickets', body(trickle[i]!));
+      if (reply.status !== 201) throw new Error(`a trickle ticket was answered ${reply.status}: ${reply.text}`);
       await sleep(200);
     }
     const turns = server.turns.slice(before).filter((t) => t.ladder === 'held' && !t.skipped && !t.rebuilt);
