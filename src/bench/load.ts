@@ -436,6 +436,9 @@ export interface MemoryResult {
   rssMiB: number;
   /** Seconds until the first leaderboard answer (loading the in-process leaderboard). */
   firstLeaderboardSeconds: number;
+  /** The server's event loop from listening through those reads: its longest delay and the longest stretch its own work held it (ms; null where the metric is absent). */
+  loopMaxMs: number | null;
+  loopOwnMaxMs: number | null;
 }
 
 /**
@@ -486,7 +489,19 @@ export async function runMemory(options: { backend: 'pglite' | 'postgres'; playe
       await new Promise((r) => setTimeout(r, 1000));
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-      return { backend: options.backend, players, rssMiB: rssKiB / 1024, firstLeaderboardSeconds };
+      const metrics = await get(`${url}/metrics`);
+      const gauge = (pattern: RegExp) => {
+        const m = pattern.exec(metrics);
+        return m ? Number(m[1]) * 1000 : null;
+      };
+      return {
+        backend: options.backend,
+        players,
+        rssMiB: rssKiB / 1024,
+        firstLeaderboardSeconds,
+        loopMaxMs: gauge(/^ladder_event_loop_delay_seconds\{quantile="1"\} (\S+)$/m),
+        loopOwnMaxMs: gauge(/^ladder_event_loop_own_stall_seconds (\S+)$/m),
+      };
     } finally {
       await stop(child);
     }
@@ -574,8 +589,10 @@ function format(result: Awaited<ReturnType<typeof runServiceLoadBenchmarks>>): s
     }
   }
   if (result.memory.length > 0) {
-    lines.push('', '| backend | players | server RSS MiB | first leaderboard s |', '|---|---|---|---|');
-    for (const m of result.memory) lines.push(`| ${m.backend} | ${m.players} | ${m.rssMiB.toFixed(0)} | ${m.firstLeaderboardSeconds.toFixed(1)} |`);
+    lines.push('', '| backend | players | server RSS MiB | first leaderboard s | event loop late at most, ms (own work) |', '|---|---|---|---|---|');
+    const ms = (v: number | null) => (v === null ? '—' : v.toFixed(0));
+    for (const m of result.memory)
+      lines.push(`| ${m.backend} | ${m.players} | ${m.rssMiB.toFixed(0)} | ${m.firstLeaderboardSeconds.toFixed(1)} | ${ms(m.loopMaxMs)} (${ms(m.loopOwnMaxMs)}) |`);
   }
   return lines.join('\n');
 }

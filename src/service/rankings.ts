@@ -9,7 +9,8 @@ import type { Redis } from 'ioredis';
 import { divisionOf, Leaderboard, percentileOf } from 'ladder-core/standings';
 import type { Database } from '../store/database.js';
 import { syncPoint } from '../store/ladders.js';
-import { allPlayers, playersChangedSince } from '../store/players.js';
+import { playerPages, playersChangedSince } from '../store/players.js';
+import type { PlayerRow } from '../store/rows.js';
 import { UnavailableError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import { redisCall } from './redis.js';
@@ -62,9 +63,12 @@ export class MemoryRankings implements Rankings {
     if (!board) {
       board = (async () => {
         const lb = new Leaderboard(ladder.standings);
-        const rows = await allPlayers(this.db, ladder.id);
-        // Only players who have played in the current season count.
-        for (const row of rows) if ((row.last_at ?? 0) >= ladder.seasonStartedAt) lb.upsert(row.id, row.rating, row.last_at ?? 0, row.matches);
+        // A page at a time, so that a large ladder's load leaves the loop to other requests between pages. A state
+        // committed meanwhile reaches the board through `update`, which waits for this load and applies it after.
+        for await (const rows of playerPages(this.db, ladder.id)) {
+          // Only players who have played in the current season count.
+          for (const row of rows) if ((row.last_at ?? 0) >= ladder.seasonStartedAt) lb.upsert(row.id, row.rating, row.last_at ?? 0, row.matches);
+        }
         return lb;
       })();
       board.catch(() => this.boards.delete(ladder.id));
@@ -267,13 +271,14 @@ export class RedisRankings implements Rankings {
     // Players a correction removed are in no row: only dropping the sets forgets them.
     if (corrected) await redisCall(this.redis.del(...keys));
     // A whole-history ladder's match also moves players outside it, who have no history entry in it: reload them all.
-    const rows = corrected || synced === null || keepsWholeHistory(ladder.system) ? await allPlayers(this.db, ladder.id) : await playersChangedSince(this.db, ladder.id, from);
-    await this.apply(
-      ladder,
-      rows.map((r) => ({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last })),
-      last,
-      true,
-    );
+    const entries: Array<{ id: string; rating: number; matches: number; lastAt: number; seq: number }> = [];
+    const add = (rows: readonly PlayerRow[]) => {
+      for (const r of rows) entries.push({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last });
+    };
+    // A full load reads a page at a time (the loop turns between pages); `apply` then writes it in chunks.
+    if (corrected || synced === null || keepsWholeHistory(ladder.system)) for await (const rows of playerPages(this.db, ladder.id)) add(rows);
+    else add(await playersChangedSince(this.db, ladder.id, from));
+    await this.apply(ladder, entries, last, true);
     // The count was read before the players: a correction committed since makes the next check load again.
     if (corrected) await redisCall(this.redis.set(this.correctionsKey(ladder.id), String(point.corrections)));
   }
