@@ -22,7 +22,7 @@ import { InvalidInputError } from 'ladder-core/core/errors.js';
 import { Leaderboard, softReset } from 'ladder-core/standings';
 import type { Database } from '../store/database.js';
 import { adjustLadder, countCorrection, lockLadder, updateLadder } from '../store/ladders.js';
-import { allPlayers, upsertPlayers } from '../store/players.js';
+import { playerPages, upsertPlayers } from '../store/players.js';
 import { rowToState } from '../store/rows.js';
 import { closeSeason, type FrozenStanding, insertSeason, insertStandings, listSeasons, type SeasonRow, standingOf, standingsPage } from '../store/seasons.js';
 import { randomInt } from 'node:crypto';
@@ -30,6 +30,8 @@ import { ConflictError, NotFoundError } from './errors/index.js';
 import type { Ladder } from './ladders.js';
 import { beingCorrected } from './correction-state.js';
 import type { seasonSchema } from './schemas.js';
+import { sortInSlices } from './sort-in-slices.js';
+import { Turns } from './turns.js';
 import { refuseSeasons } from './whole-history.js';
 
 export interface SeasonReset {
@@ -91,26 +93,46 @@ export async function findSeason(db: Database, ladder: Ladder, name: string): Pr
   return season;
 }
 
-/** Final standings of every player, ranked ones first in rank order, then the rest by rating. */
-function freeze(ladder: Ladder, players: ReadonlyArray<{ id: string; state: PlayerState }>, now: number, seasonStart: number): FrozenStanding[] {
+/** Items handled between two checks of `Turns.pause()` in a season's close: a few milliseconds of work. */
+const CLOSE_SLICE = 1024;
+
+/**
+ * Final standings of every player, ranked ones first in rank order, then the rest by rating. Every step over the
+ * players runs in slices with turns of the loop between them (`turns`): at a million players each was a second or
+ * more in one piece.
+ */
+async function freeze(ladder: Ladder, players: ReadonlyArray<{ id: string; state: PlayerState }>, now: number, seasonStart: number, turns: Turns): Promise<FrozenStanding[]> {
   const board = new Leaderboard(ladder.standings);
   const inSeason = players.filter((p) => (p.state.lastAt ?? 0) >= seasonStart);
-  for (const p of inSeason) board.upsert(p.id, p.state.rating, p.state.lastAt ?? 0, p.state.matches);
-  const rows = inSeason.map((p) => {
+  for (let i = 0; i < inSeason.length; i++) {
+    const p = inSeason[i]!;
+    board.upsert(p.id, p.state.rating, p.state.lastAt ?? 0, p.state.matches);
+    if (i % CLOSE_SLICE === CLOSE_SLICE - 1) await turns.pause();
+  }
+  const rows = new Array<{ id: string; state: PlayerState; rank: number | null; percentile: number | null; division: string | null }>(inSeason.length);
+  for (let i = 0; i < inSeason.length; i++) {
+    const p = inSeason[i]!;
     const s = board.standing(p.id, now);
-    return { id: p.id, state: p.state, rank: s?.rank ?? null, percentile: s?.percentile ?? null, division: s?.division ?? null };
-  });
-  rows.sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.state.rating - a.state.rating || (a.id < b.id ? -1 : 1));
-  return rows.map((r, i) => ({
-    position: i + 1,
-    id: r.id,
-    rank: r.rank,
-    rating: r.state.rating,
-    rd: r.state.rd ?? null,
-    percentile: r.percentile,
-    division: r.division,
-    matches: r.state.matches,
-  }));
+    rows[i] = { id: p.id, state: p.state, rank: s?.rank ?? null, percentile: s?.percentile ?? null, division: s?.division ?? null };
+    if (i % CLOSE_SLICE === CLOSE_SLICE - 1) await turns.pause();
+  }
+  const sorted = await sortInSlices(rows, (a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.state.rating - a.state.rating || (a.id < b.id ? -1 : 1), turns);
+  const standings = new Array<FrozenStanding>(sorted.length);
+  for (let i = 0; i < sorted.length; i++) {
+    const r = sorted[i]!;
+    standings[i] = {
+      position: i + 1,
+      id: r.id,
+      rank: r.rank,
+      rating: r.state.rating,
+      rd: r.state.rd ?? null,
+      percentile: r.percentile,
+      division: r.division,
+      matches: r.state.matches,
+    };
+    if (i % CLOSE_SLICE === CLOSE_SLICE - 1) await turns.pause();
+  }
+  return standings;
 }
 
 /**
@@ -133,8 +155,11 @@ export async function openSeason(
     if (stored.length === 0) await insertSeason(tx, ladder.id, seasons[0]!);
     const current = seasons[seasons.length - 1]!;
     if (seasons.some((s) => s.name === input.name)) throw new ConflictError(`season ${JSON.stringify(input.name)} already exists in ladder ${ladder.id}`, 'name');
-    const players = (await allPlayers(tx, ladder.id)).map((row) => ({ id: row.id, state: rowToState(row) }));
-    await insertStandings(tx, ladder.id, current.number, freeze(ladder, players, now, ladder.seasonStartedAt));
+    // The ladder's lock keeps its players as they are while they are read a page at a time, each page a turn of the loop.
+    const turns = new Turns(20);
+    const players: Array<{ id: string; state: PlayerState }> = [];
+    for await (const rows of playerPages(tx, ladder.id)) for (const row of rows) players.push({ id: row.id, state: rowToState(row) });
+    await insertStandings(tx, ladder.id, current.number, await freeze(ladder, players, now, ladder.seasonStartedAt, turns));
     await closeSeason(tx, ladder.id, current.number, now);
     const reset: SeasonReset = {
       keep: input.reset.keep,
@@ -145,11 +170,15 @@ export async function openSeason(
     checkReset(ladder.rating, reset);
     const opened: SeasonRow = { number: current.number + 1, name: input.name, startedAt: now, firstSeq: head.nextSeq, closedAt: null, reset };
     await insertSeason(tx, ladder.id, opened);
-    await upsertPlayers(
-      tx,
-      ladder.id,
-      players.map((p) => ({ id: p.id, state: applyReset(ladder.rating, reset, p.state) })),
-    );
+    // In statements of 5,000 players, each built between turns of the loop.
+    for (let start = 0; start < players.length; start += 5000) {
+      const chunk = players.slice(start, start + 5000);
+      await upsertPlayers(
+        tx,
+        ladder.id,
+        chunk.map((p) => ({ id: p.id, state: applyReset(ladder.rating, reset, p.state) })),
+      );
+    }
     await updateLadder(tx, ladder.id, {
       options: ladder.options,
       settings: { ...ladder.settings, currentSeason: { number: opened.number, name: opened.name, startedAt: now } },
