@@ -228,7 +228,14 @@ export class RedisRankings implements Rankings {
     return ladder.resolvedStandings.countPlacementPlayers || matches >= ladder.resolvedStandings.placementMatches;
   }
 
-  private async apply(ladder: Ladder, players: ReadonlyArray<{ id: string; rating: number; matches: number; lastAt: number; seq: number }>, batchSeq: number, load: boolean) {
+  /** `final`: this batch ends a load (a load in several batches writes the synced key with its final one's last chunk only). */
+  private async apply(
+    ladder: Ladder,
+    players: ReadonlyArray<{ id: string; rating: number; matches: number; lastAt: number; seq: number }>,
+    batchSeq: number,
+    load: boolean,
+    final = true,
+  ) {
     const keys = this.keys(ladder.id);
     // Only players who have played in the current season count.
     const cutoff = Math.max(Date.now() - ladder.resolvedStandings.windowMs, ladder.seasonStartedAt);
@@ -236,7 +243,7 @@ export class RedisRankings implements Rankings {
     const chunks = Math.max(1, Math.ceil(players.length / 2000));
     for (let c = 0; c < chunks; c++) {
       const chunk = players.slice(c * 2000, (c + 1) * 2000);
-      const last = c === chunks - 1;
+      const last = c === chunks - 1 && final;
       const args: (string | number)[] = [chunk.length, cutoff];
       for (const p of chunk)
         args.push(p.id, -p.rating, p.lastAt, this.placed(ladder, p.matches) ? '1' : '0', p.seq, p.matches >= ladder.resolvedStandings.placementMatches ? '1' : '0');
@@ -271,14 +278,20 @@ export class RedisRankings implements Rankings {
     // Players a correction removed are in no row: only dropping the sets forgets them.
     if (corrected) await redisCall(this.redis.del(...keys));
     // A whole-history ladder's match also moves players outside it, who have no history entry in it: reload them all.
-    const entries: Array<{ id: string; rating: number; matches: number; lastAt: number; seq: number }> = [];
-    const add = (rows: readonly PlayerRow[]) => {
-      for (const r of rows) entries.push({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last });
-    };
-    // A full load reads a page at a time (the loop turns between pages); `apply` then writes it in chunks.
-    if (corrected || synced === null || keepsWholeHistory(ladder.system)) for await (const rows of playerPages(this.db, ladder.id)) add(rows);
-    else add(await playersChangedSince(this.db, ladder.id, from));
-    await this.apply(ladder, entries, last, true);
+    const entries = (rows: readonly PlayerRow[]) => rows.map((r) => ({ id: r.id, rating: r.rating, matches: r.matches, lastAt: r.last_at ?? 0, seq: last }));
+    if (corrected || synced === null || keepsWholeHistory(ladder.system)) {
+      // A full load, a page at a time: each page is written before the next is read, so neither the loop nor the
+      // memory holds the whole ladder. The page after is read first, so that the last page's last chunk is known: it
+      // writes the synced key, and no read trusts the sets before it.
+      const pages = playerPages(this.db, ladder.id);
+      let page = await pages.next();
+      if (page.done) await this.apply(ladder, [], last, true);
+      while (!page.done) {
+        const next = await pages.next();
+        await this.apply(ladder, entries(page.value), last, true, next.done === true);
+        page = next;
+      }
+    } else await this.apply(ladder, entries(await playersChangedSince(this.db, ladder.id, from)), last, true);
     // The count was read before the players: a correction committed since makes the next check load again.
     if (corrected) await redisCall(this.redis.set(this.correctionsKey(ladder.id), String(point.corrections)));
   }
