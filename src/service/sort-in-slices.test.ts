@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sortInSlices } from './sort-in-slices.js';
 import { Turns } from './turns.js';
+import { countLoopTurns } from '../../test/support/loop-turns.js';
 
 describe('sortInSlices', () => {
   it('sorts as Array.prototype.sort does, stably, for any runs and lengths', async () => {
@@ -21,16 +22,9 @@ describe('sortInSlices', () => {
   it('leaves its input as it was and gives the loop turns as it goes', async () => {
     const items = Array.from({ length: 5000 }, (_, i) => (i * 7919) % 5000);
     const before = items.slice();
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
+    const counter = countLoopTurns();
     const sorted = await sortInSlices(items, (a, b) => a - b, new Turns(0), 64);
-    counting = false;
+    const turns = counter.stop();
     expect(items).toEqual(before);
     expect(sorted).toEqual(Array.from({ length: 5000 }, (_, i) => i));
     // 79 runs, then seven merge levels of 5,000 moves in slices of 64: far more turns than one.

@@ -17,28 +17,10 @@ import { PLACE_CHUNK_TICKETS } from '../../src/service/placement-chunks.js';
 import { MemoryTicketStore } from '../../src/service/tickets/memory.js';
 import type { Placement } from '../../src/service/tickets/store.js';
 import { client, startTestServer, type TestServer } from './helpers.js';
+import { countLoopTurns } from '../support/loop-turns.js';
 
 /** Tickets queued: over two of the in-process store's snapshot batches (10,000) and many chunks of placed matches (PLACE_CHUNK_TICKETS tickets each). */
 const TICKETS = 24_000;
-
-/** Counts the turns of the event loop (one a check phase) while it runs. */
-function loopTurns() {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    turns++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    get now() {
-      return turns;
-    },
-    stop() {
-      running = false;
-    },
-  };
-}
 
 /** The in-process store, noting the loop's turn count at each placing of a chunk of matches. */
 class WatchedStore extends MemoryTicketStore {
@@ -89,8 +71,8 @@ describe('a matchmaking turn over a big queue', () => {
 
   /** One turn over TICKETS 1v1 tickets that all pair up; the loop's turn counts at each rebuild batch and each chunk placed. */
   async function turnOver(sliceMs: number) {
-    const turns = loopTurns();
-    const store = new WatchedStore(() => turns.now);
+    const turns = countLoopTurns();
+    const store = new WatchedStore(turns.turns);
     const createdAt = Date.now() - 1000;
     for (let i = 0; i < TICKETS; i++) {
       const id = `t${i}`;
@@ -110,7 +92,7 @@ describe('a matchmaking turn over a big queue', () => {
         onError: (error) => {
           throw error;
         },
-        host: watchedHost(() => turns.now, appliedAt),
+        host: watchedHost(turns.turns, appliedAt),
         sliceMs,
       },
     );

@@ -12,6 +12,7 @@ import { LadderHistory, startHistory } from '../../src/service/whole-history.js'
 import { readFreeze, writeFreeze } from '../../src/store/frozen.js';
 import { logHead } from '../../src/store/ladders.js';
 import { BACKENDS, type Backend, cleanupShared, client, freshDataDir, startTestServer, type TestServer, uniqueName, WHR_LOG_START } from './helpers.js';
+import { countLoopTurns } from '../support/loop-turns.js';
 
 const DAY = 86_400_000;
 const START = WHR_LOG_START;
@@ -63,16 +64,9 @@ describe.each(BACKENDS)('whr derivation after a start on %s', (backend: Backend)
     servers.splice(0);
 
     const { server, api } = await serverOn(settings);
-    let turns = 0;
-    let counting = true;
-    const tick = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counter = countLoopTurns();
     const reply = await api.post('/v1/ladders/w/matches', matchBody(MATCHES));
-    counting = false;
+    const turns = counter.stop();
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     expect(reply.body.match.seq).toBe(MATCHES + 1);
     // One turn at least per slice of SLICE matches (one write without slices takes a few dozen at most).

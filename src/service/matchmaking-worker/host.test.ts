@@ -11,6 +11,7 @@ import { syntheticQueue } from 'ladder-core/matchmaking/synthetic-queue.js';
 import { inProcessMatchmakers, type MatchmakerHost, type RemoteMatchmaker, workerMatchmakers } from './host.js';
 import { MATCHES_PER_PART, type MatchmakerOp } from './protocol.js';
 import { MatchmakingWorkerStoppedError } from './worker-stopped-error.js';
+import { countLoopTurns } from '../../../test/support/loop-turns.js';
 
 const hosts: MatchmakerHost[] = [];
 afterEach(async () => {
@@ -22,22 +23,9 @@ function open(kind: 'worker' | 'in process'): MatchmakerHost {
   return host;
 }
 
-/** Counts turns of the main thread's event loop (setImmediate callbacks) from now until `stop`. */
-function countTurns(): { turns: () => number; stop: () => void } {
-  let turns = 0;
-  let running = true;
-  const spin = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(spin);
-  };
-  setImmediate(spin);
-  return { turns: () => turns, stop: () => (running = false) };
-}
-
 /** Turns of the main thread's event loop while `work` is pending. */
 async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  const counter = countTurns();
+  const counter = countLoopTurns();
   // The first turn may fall before the work starts; only turns after the call count.
   await new Promise((resolve) => setImmediate(resolve));
   const before = counter.turns();
@@ -105,7 +93,7 @@ describe('matchmakers in a worker thread', () => {
 
   it("hand a pass's matches over a part at a time, with a turn of the event loop before each part after the first", async () => {
     const matchmaker = await filled(open('worker'), 30_000);
-    const counter = countTurns();
+    const counter = countLoopTurns();
     const streamed = await matchmaker.passInParts(300);
     // Each part after the first comes after a turn of the loop (the turn the main thread gives before asking for it).
     const turnsAtPart: number[] = [];
