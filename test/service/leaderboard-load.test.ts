@@ -9,7 +9,7 @@
  * PGlite: one result to decode and one loop over it); a match committed
  * while the board loads is in the board afterwards; and closing a season of
  * those 200,000 players (their frozen standings ranked and sorted, every
- * rating reset) holds the loop under 100 ms too (in one piece: 630–740 ms).
+ * rating reset) holds the loop under 100 ms too (in one piece: 500–740 ms).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watchLoop } from '../../src/service/loop-stall.js';

@@ -105,7 +105,9 @@ export function glicko2Game(mu: number, muJ: number, phiJ: number, score: number
  * One game's term of v's inverse (step 3), g^2 E (1 - E). This and the
  * helpers below return one number each, so that the fast path
  * (`glicko2RatePairwise`) keeps every intermediate in a local: written
- * through a scratch array, the same arithmetic ran 12 % slower there.
+ * through a scratch array, the same arithmetic ran 10 % slower in the
+ * rating benchmark's three passes and 2–3 % slower once fully warm
+ * (docs/BENCHMARKS.md, "Method").
  */
 export function glicko2VInverseTerm(g: number, e: number): number {
   return g * g * e * (1 - e);
