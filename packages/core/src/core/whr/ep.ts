@@ -60,7 +60,7 @@ export abstract class WhrEp extends WhrMode {
     nuB: Float64Array,
     perPlayer: number,
   ): void {
-    const { gameNodes, nodeR, nodeV, nodeCov } = this;
+    const { gameNodes, nodeR, nodeP, nodeCov } = this;
     // Each player's nodes (one, or general and deviation in a context) weigh 1/side size.
     const ca = perPlayer / (split - start);
     const cb = -perPlayer / (end - split);
@@ -79,18 +79,18 @@ export abstract class WhrEp extends WhrMode {
       const siteNu = j < split ? nuA : nuB;
       // The posterior of what the game sees: the node, or the pair's sum (mean R_g + R_c, variance V_g + V_c + 2 cov).
       let postMean = nodeR[n]!;
-      let postVariance = nodeV[n]!;
+      let postPrecision = nodeP[n]!;
       if (pairs) {
         const dn = gameNodes[j + 1]!;
         postMean += nodeR[dn]!;
-        postVariance += nodeV[dn]! + 2 * nodeCov[dn]!;
+        postPrecision = 1 / (1 / nodeP[n]! + 1 / nodeP[dn]! + 2 * nodeCov[dn]!);
       }
       // The cavity: that posterior without this game's message.
-      let precision = 1 / postVariance - siteTau[j]!;
+      let precision = postPrecision - siteTau[j]!;
       let mean: number;
-      if (precision > 1e-12) mean = (postMean / postVariance - siteNu[j]!) / precision;
+      if (precision > 1e-12) mean = (postMean * postPrecision - siteNu[j]!) / precision;
       else {
-        precision = 1 / postVariance;
+        precision = postPrecision;
         mean = postMean;
       }
       m += c * mean;
@@ -189,7 +189,7 @@ export abstract class WhrEp extends WhrMode {
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
     const w2 = timeline.w2;
     const trended = this.options.newcomerTrend > 0 && timeline.owner < 0;
-    const { nodeR, nodeP, nodeH, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryScore, entryNext, nodeHead } = this;
+    const { nodeR, nodeP, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryGame, gameScore, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
@@ -200,13 +200,14 @@ export abstract class WhrEp extends WhrMode {
       const n = nodes[at + j]!;
       let tau = 0;
       let nu = 0;
+      // The posterior as precision and precision × mean (the latter computed, not kept: history.ts, nodeP).
       const pn = nodeP[n]!;
-      const hn = nodeH[n]!;
+      const hn = nodeR[n]! * pn;
       for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
         const slot = entrySlot[e]!;
         const o = entryOpp[e]!;
         if (o >= 0 && !probit) {
-          // One against one, logistic: epSite written out, the cavities from the stored precisions.
+          // One against one, logistic: epSite written out, the cavities from the posteriors, as precisions.
           const other = entrySide[e] === 0 ? slot + 1 : slot - 1;
           let pi = pn - siteTau[slot]!;
           let hi = hn - siteNu[slot]!;
@@ -214,11 +215,13 @@ export abstract class WhrEp extends WhrMode {
             pi = pn;
             hi = hn;
           }
-          let po = nodeP[o]! - siteTau[other]!;
-          let ho = nodeH[o]! - siteNu[other]!;
+          const po0 = nodeP[o]!;
+          const ho0 = nodeR[o]! * po0;
+          let po = po0 - siteTau[other]!;
+          let ho = ho0 - siteNu[other]!;
           if (!(po > 1e-12)) {
-            po = nodeP[o]!;
-            ho = nodeH[o]!;
+            po = po0;
+            ho = ho0;
           }
           const vi = 1 / pi;
           const vo = 1 / po;
@@ -230,10 +233,11 @@ export abstract class WhrEp extends WhrMode {
           if (shrink > 1e-9) {
             const inverse = 1 / shrink;
             siteTau[slot] = beta * inverse;
-            siteNu[slot] = (kappa * (entryScore[e]! - q) + beta * mi) * inverse;
+            const score = entrySide[e] === 0 ? gameScore[entryGame[e]!]! : 1 - gameScore[entryGame[e]!]!;
+            siteNu[slot] = (kappa * (score - q) + beta * mi) * inverse;
           }
         } else {
-          const g = this.entryGame[e]!;
+          const g = entryGame[e]!;
           if (this.gameRank[g]! >= 0) {
             this.epRanked(g, entrySide[e]!, slot, this.terms);
             tau += this.terms[0]!;
@@ -297,13 +301,11 @@ export abstract class WhrEp extends WhrMode {
     return largest;
   }
 
-  /** Sets node n's posterior N(mean, variance) (with its precision and precision × mean, which the cavities read); returns how far its mean moved. */
+  /** Sets node n's posterior N(mean, variance); returns how far its mean moved. */
   protected setPosterior(n: number, mean: number, variance: number): number {
     const moved = Math.abs(mean - this.nodeR[n]!);
     this.nodeR[n] = mean;
-    this.nodeV[n] = variance;
     this.nodeP[n] = 1 / variance;
-    this.nodeH[n] = mean / variance;
     return moved;
   }
 

@@ -139,13 +139,14 @@ export abstract class WhrHistoryBase {
   /**
    * Expectation propagation only (empty under `map`, where they would be a
    * third of a node's memory): the filter's mean, and the smoothed
-   * (posterior) variance; nodeR is then the posterior mean.
+   * (posterior) precision 1/v; nodeR is then the posterior mean. The
+   * cavities read the precision and precision × mean, and estimates the
+   * variance: precision × mean is computed where it is read (a product),
+   * and so is the variance (a division, outside the hot loops), since
+   * keeping all three was 16 bytes more a node.
    */
   protected nodeMF = new Float64Array(1024);
-  protected nodeV = new Float64Array(1024);
-  /** The posterior as precision 1/v and precision × mean m/v (kept beside nodeR and nodeV: the cavities need them). */
   protected nodeP = new Float64Array(1024);
-  protected nodeH = new Float64Array(1024);
   /**
    * `contextInference: 'joint'` only (empty otherwise): a deviation node's posterior covariance with its player's
    * general node of the same day, so that a game's cavity of the skill in its context, general + deviation, has the
@@ -164,7 +165,6 @@ export abstract class WhrHistoryBase {
    * most histories have none.
    */
   protected entryOpp = new Int32Array(4096);
-  protected entryScore = new Float64Array(4096);
   /** Whether any game has a home offset (until then every game's is 0, gameOffset is empty and the hot loops read none). */
   protected offsets = false;
   /** The entry's place in gameNodes (its player's slot in the game). */
@@ -266,11 +266,9 @@ export abstract class WhrHistoryBase {
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
     if (!this.ep) {
-      // Only expectation propagation reads these: without them a node costs 28 bytes, not 60.
+      // Only expectation propagation reads these: without them a node costs 28 bytes, not 44.
       this.nodeMF = new Float64Array(0);
-      this.nodeV = new Float64Array(0);
       this.nodeP = new Float64Array(0);
-      this.nodeH = new Float64Array(0);
       this.siteTau = new Float64Array(0);
       this.siteNu = new Float64Array(0);
     }
@@ -462,9 +460,7 @@ export abstract class WhrHistoryBase {
     if (this.ep) {
       // With no message of its own yet, the node's filter and posterior are the past's message.
       this.nodeMF[n] = previous >= 0 ? this.nodeMF[previous]! + rise : this.prior[0]!;
-      this.nodeV[n] = 1 / this.nodeF[n]!;
       this.nodeP[n] = this.nodeF[n]!;
-      this.nodeH[n] = this.nodeR[n]! * this.nodeF[n]!;
       // A deviation's covariance with the general skill carries over from the general timeline's last node.
       if (this.joint) this.nodeCov[n] = player.lastCov ?? 0;
     }
@@ -532,10 +528,17 @@ export abstract class WhrHistoryBase {
   protected growEpNodes(size: number): void {
     if (!this.ep) return;
     this.nodeMF = grow(this.nodeMF, size);
-    this.nodeV = grow(this.nodeV, size);
     this.nodeP = grow(this.nodeP, size);
-    this.nodeH = grow(this.nodeH, size);
     if (this.joint) this.nodeCov = grow(this.nodeCov, size);
+  }
+
+  /**
+   * Entry e's score in a game of two sides: its game's for side A, 1 − that for side B. Read from the game, not kept per
+   * entry: 16 bytes a one-on-one match.
+   */
+  protected entryScore(e: number): number {
+    const score = this.gameScore[this.entryGame[e]!]!;
+    return this.entrySide[e] === 0 ? score : 1 - score;
   }
 
   /** Entry e's home offset: its game's for side A, its negation for side B. */
@@ -553,14 +556,12 @@ export abstract class WhrHistoryBase {
       this.entrySide = grow(this.entrySide, size);
       this.entryNext = grow(this.entryNext, size);
       this.entryOpp = grow(this.entryOpp, size);
-      this.entryScore = grow(this.entryScore, size);
       this.entrySlot = grow(this.entrySlot, size);
     }
     this.entryGame[e] = game;
     this.entrySide[e] = side;
     const oneOnOne = this.gameSplit[game]! - this.gameStart[game]! === 1 && this.gameEnd[game]! - this.gameSplit[game]! === 1;
     this.entryOpp[e] = oneOnOne ? this.gameNodes[side === 0 ? this.gameSplit[game]! : this.gameStart[game]!]! : -1;
-    this.entryScore[e] = side === 0 ? this.gameScore[game]! : 1 - this.gameScore[game]!;
     this.entrySlot[e] = slot;
     this.entryNext[e] = this.nodeHead[node]!;
     this.nodeHead[node] = e;
@@ -990,7 +991,6 @@ export abstract class WhrHistoryBase {
       this.entrySide = grow(this.entrySide, entries);
       this.entryNext = grow(this.entryNext, entries);
       this.entryOpp = grow(this.entryOpp, entries);
-      this.entryScore = grow(this.entryScore, entries);
       this.entrySlot = grow(this.entrySlot, entries);
       yield;
     }
@@ -1053,7 +1053,7 @@ export abstract class WhrHistoryBase {
       const prior = timeline.lastState ?? timeline.prior!;
       out = { mean: prior.mean, variance: prior.variance, day: prior.day, matches: timeline.matches };
     } else {
-      out = { mean: this.nodeR[last]!, variance: this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!, day: this.nodeDay[last]!, matches: timeline.matches };
+      out = { mean: this.nodeR[last]!, variance: 1 / (this.ep ? this.nodeP[last]! : this.nodeF[last]!), day: this.nodeDay[last]!, matches: timeline.matches };
     }
     if (timeline.lastAt !== undefined) out.lastAt = timeline.lastAt;
     return out;
@@ -1117,7 +1117,7 @@ export abstract class WhrHistoryBase {
     }
     const gap = day - this.nodeDay[last]!;
     out[0] = this.nodeR[last]! + (gap > 0 ? this.trend(p, this.nodeDay[last]!, day) : 0);
-    out[1] = (this.ep ? this.nodeV[last]! : 1 / this.nodeF[last]!) + (gap > 0 ? player.w2 * gap : 0);
+    out[1] = 1 / (this.ep ? this.nodeP[last]! : this.nodeF[last]!) + (gap > 0 ? player.w2 * gap : 0);
   }
 
   protected readonly skill = new Float64Array(2);

@@ -20,7 +20,7 @@
  * stays at its prior (no drift), as the factorised timeline's first node
  * starts from its prior. Its node days are its player's general node days
  * (history.ts folds a late match's deviation node into the general node's
- * day). The deviation nodes keep the marginals (nodeR, nodeV, the filter in
+ * day). The deviation nodes keep the marginals (nodeR, the precision nodeP, the filter in
  * nodeMF and nodeF, which a freeze reads) and their covariance with the
  * general node (nodeCov), which a game's cavity needs.
  *

@@ -199,7 +199,7 @@ export abstract class WhrMode extends WhrHistoryBase {
         const o = this.entryOpp[x]!;
         // A general or ranked game is −1 − its entry (which names the game and the side or team).
         opp[e] = o >= 0 ? pos[o]! : -1 - x;
-        score[e] = this.entryScore[x]!;
+        score[e] = this.entryScore(x);
         offset[e] = this.entryOffset(x);
         e++;
       }
@@ -387,12 +387,12 @@ export abstract class WhrMode extends WhrHistoryBase {
         if (opp >= 0 && !this.probit) {
           // One against one, logistic: the common case, inline.
           const q = 1 / (1 + Math.exp(nodeR[opp]! - nodeR[n]! - this.entryOffset(e)));
-          grad += this.entryScore[e]! - q;
+          grad += this.entryScore(e) - q;
           curv += q * (1 - q);
           continue;
         }
         if (opp >= 0) {
-          probitTerms(nodeR[n]! - nodeR[opp]! + this.entryOffset(e), this.entryScore[e]!, terms);
+          probitTerms(nodeR[n]! - nodeR[opp]! + this.entryOffset(e), this.entryScore(e), terms);
           grad += terms[0]!;
           curv += terms[1]!;
           continue;
