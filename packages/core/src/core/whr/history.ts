@@ -132,7 +132,8 @@ export abstract class WhrHistoryBase {
   protected timelineNodesEnd = 0;
   protected timelineNodesUnused = 0;
   protected nodeR = new Float64Array(1024);
-  protected nodeDay = new Float64Array(1024);
+  /** The node's period (an integer, within 32 bits: `dayOf` refuses any other). */
+  protected nodeDay = new Int32Array(1024);
   /** Forward (filter) precision: the node's games plus the message from the player's past. */
   protected nodeF = new Float64Array(1024);
   protected nodeHead = new Int32Array(1024);
@@ -193,7 +194,7 @@ export abstract class WhrHistoryBase {
    * given, which a late match's folded nodes may not show): a freeze keeps the games of days after
    * it and replays them on these days (horizon.ts).
    */
-  protected gameDay = new Float64Array(0);
+  protected gameDay = new Int32Array(0);
   /**
    * With a horizon and `newcomerMean: 'context'` but no context deviations (whose games keep their context in
    * their deviation nodes): each game's match context, so that a freeze replays its newcomers into the same entry groups.
@@ -296,8 +297,15 @@ export abstract class WhrHistoryBase {
 
   /** The period a match falls in: from `at`, else the period after the latest one. */
   dayOf(at: number | undefined): number {
-    if (at !== undefined) return Math.floor(at / this.options.periodMs);
-    return Number.isFinite(this.day) ? this.day + 1 : 0;
+    if (at === undefined) return Number.isFinite(this.day) ? this.day + 1 : 0;
+    const day = Math.floor(at / this.options.periodMs);
+    // Periods are kept in 32 bits (4 bytes a node and a game less than a double): 2^31 days, or seconds to 2038.
+    if (!(day >= -0x80000000 && day <= 0x7fffffff)) {
+      throw new InvalidInputError(`whr: a match's time ${at} is period ${day} of ${this.options.periodMs} ms, beyond the ±2^31 periods a history keeps; use a longer periodMs`, {
+        field: 'at',
+      });
+    }
+    return day;
   }
 
   protected playerIndex(id: string): number {

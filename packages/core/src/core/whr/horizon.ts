@@ -124,7 +124,7 @@ export interface WhrFrozen {
 /** The games of the live window, copied out of the history before it is rebuilt (one entry per game, in the order added). */
 interface LiveGames {
   count: number;
-  day: Float64Array;
+  day: Int32Array;
   /** The game's players (history indices before the rebuild) in slots [start[g], start[g + 1]). */
   start: Int32Array;
   slots: Int32Array;
@@ -803,7 +803,7 @@ export abstract class WhrHorizon extends WhrJoint {
     }
     const live: LiveGames = {
       count,
-      day: new Float64Array(count),
+      day: new Int32Array(count),
       start: new Int32Array(count + 1),
       slots: new Int32Array(slots),
       split: new Int32Array(count),

@@ -517,6 +517,31 @@ describe('whr as a RatingSystem', () => {
     expect(() => createSystem('whr', { link: 'cauchy' } as never)).toThrow(/link/);
   });
 
+  it('periods are kept in 32 bits: a time beyond ±2^31 periods is refused, naming the field, and the history is left as it was', () => {
+    // A period of one second holds today's times (about 1.76e9 s in 2026) and every one up to 2038.
+    const seconds = new WhrHistory({ periodMs: 1000 });
+    const now = Date.UTC(2026, 10, 30);
+    seconds.addMatch({ ...game('a', 'b'), at: now });
+    expect(seconds.timeline('a').map((n) => n.day)).toEqual([now / 1000]);
+    // A period of a millisecond does not: 1.76e12 periods.
+    const millis = new WhrHistory({ periodMs: 1 });
+    millis.addMatch({ ...game('a', 'b'), at: 1000 });
+    const refused = (() => {
+      try {
+        millis.addMatch({ ...game('a', 'c'), at: now });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect((refused as InvalidInputError).field).toBe('at');
+    expect((refused as InvalidInputError).message).toMatch(/periodMs/);
+    expect(millis.playerCount).toBe(2);
+    expect(millis.timeline('a').map((n) => n.day)).toEqual([1000]);
+    expect(() => millis.dayOf(-(2 ** 31) - 1)).toThrow(InvalidInputError);
+    expect(millis.dayOf(-(2 ** 31))).toBe(-(2 ** 31));
+  });
+
   it('untimed matches: each rating period is one day', () => {
     const system = createSystem('whr');
     system.ratePeriod([game('a', 'b'), game('a', 'c')], new Map());
