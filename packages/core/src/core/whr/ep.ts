@@ -189,7 +189,7 @@ export abstract class WhrEp extends WhrMode {
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
     const w2 = timeline.w2;
     const trended = this.options.newcomerTrend > 0 && timeline.owner < 0;
-    const { nodeR, nodeP, nodeF, nodeMF, nodeDay, siteTau, siteNu, entrySlot, entryOpp, entrySide, entryGame, gameScore, entryNext, nodeHead } = this;
+    const { nodeR, nodeP, nodeF, nodeMF, nodeDay, siteTau, siteNu, entryOpp, entrySide, entryGame, gameScore, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
@@ -204,7 +204,7 @@ export abstract class WhrEp extends WhrMode {
       const pn = nodeP[n]!;
       const hn = nodeR[n]! * pn;
       for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
-        const slot = entrySlot[e]!;
+        const slot = e;
         const o = entryOpp[e]!;
         if (o >= 0 && !probit) {
           // One against one, logistic: epSite written out, the cavities from the posteriors, as precisions.

@@ -154,22 +154,19 @@ export abstract class WhrHistoryBase {
    * variance of the sum.
    */
   protected nodeCov = new Float64Array(0);
-  // Adjacency entries: node → (game, side), a linked list.
+  // Adjacency entries: node → (game, side), a linked list. Entry e is game slot e (gameNodes[e]): `addEntry` keeps them in step.
   protected entryCount = 0;
   protected entryGame = new Int32Array(4096);
   protected entrySide = new Int32Array(4096);
   protected entryNext = new Int32Array(4096);
   /**
-   * One-against-one games: the opponent's node (else −1), and this side's
-   * score. Its home offset is its game's, turned for side B (`entryOffset`):
-   * kept per entry it was 8 of the 36 bytes of an entry's own arrays, and
-   * most histories have none.
+   * One-against-one games: the opponent's node (else −1). The side's score
+   * and home offset are its game's, turned for side B (`entryScore`,
+   * `entryOffset`), not kept per entry: an entry is 16 bytes.
    */
   protected entryOpp = new Int32Array(4096);
   /** Whether any game has a home offset (until then every game's is 0, gameOffset is empty and the hot loops read none). */
   protected offsets = false;
-  /** The entry's place in gameNodes (its player's slot in the game). */
-  protected entrySlot = new Int32Array(4096);
   // Games: side A = gameNodes[start, split), side B = gameNodes[split, end).
   // A ranked game (a match of three or more teams, see addRankedGame) holds
   // its teams in rank order in gameNodes[start, end); its entries' side is
@@ -564,13 +561,13 @@ export abstract class WhrHistoryBase {
       this.entrySide = grow(this.entrySide, size);
       this.entryNext = grow(this.entryNext, size);
       this.entryOpp = grow(this.entryOpp, size);
-      this.entrySlot = grow(this.entrySlot, size);
     }
     this.entryGame[e] = game;
     this.entrySide[e] = side;
     const oneOnOne = this.gameSplit[game]! - this.gameStart[game]! === 1 && this.gameEnd[game]! - this.gameSplit[game]! === 1;
     this.entryOpp[e] = oneOnOne ? this.gameNodes[side === 0 ? this.gameSplit[game]! : this.gameStart[game]!]! : -1;
-    this.entrySlot[e] = slot;
+    // An entry is its slot: every game adds one entry per slot, in slot order, and a freeze empties both lists together.
+    if (slot !== e) throw new Error(`whr: entry ${e} added for slot ${slot}`);
     this.entryNext[e] = this.nodeHead[node]!;
     this.nodeHead[node] = e;
   }
@@ -999,7 +996,6 @@ export abstract class WhrHistoryBase {
       this.entrySide = grow(this.entrySide, entries);
       this.entryNext = grow(this.entryNext, entries);
       this.entryOpp = grow(this.entryOpp, entries);
-      this.entrySlot = grow(this.entrySlot, entries);
       yield;
     }
     const games = this.gameCount + count;

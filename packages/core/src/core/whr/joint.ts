@@ -209,7 +209,7 @@ export abstract class WhrJoint extends WhrEp {
     // The timeline's nodes are nodes[listAt …) (no node is added meanwhile), a deviation's nodes[its nodeStart …).
     const nodes = this.timelineNodes;
     const listAt = timeline.nodeStart;
-    const { nodeF, nodeMF, nodeDay, siteTau, siteNu, siteTauUp, siteNuUp, entryGame, entrySlot, entryNext, nodeHead, gameNodes, gamePerPlayer, gameRank } = this;
+    const { nodeF, nodeMF, nodeDay, siteTau, siteNu, siteTauUp, siteNuUp, entryGame, entryNext, nodeHead, gameNodes, gamePerPlayer, gameRank } = this;
     const K = components.length;
     const D = K + 1;
     const stride = D + D * D;
@@ -268,7 +268,7 @@ export abstract class WhrJoint extends WhrEp {
       }
       for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
         const g = entryGame[e]!;
-        const slot = entrySlot[e]!;
+        const slot = e;
         let tau: number;
         let nu: number;
         if (gameRank[g]! >= 0) {
