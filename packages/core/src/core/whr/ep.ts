@@ -204,7 +204,7 @@ export abstract class WhrEp extends WhrMode {
       const pn = nodeP[n]!;
       const hn = nodeR[n]! * pn;
       for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
-        const slot = e;
+        const slot = e; // an entry is its game slot (history.ts)
         const o = entryOpp[e]!;
         if (o >= 0 && !probit) {
           // One against one, logistic: epSite written out, the cavities from the posteriors, as precisions.

@@ -138,13 +138,13 @@ export abstract class WhrHistoryBase {
   protected nodeF = new Float64Array(1024);
   protected nodeHead = new Int32Array(1024);
   /**
-   * Expectation propagation only (empty under `map`, where they would be a
-   * third of a node's memory): the filter's mean, and the smoothed
+   * Expectation propagation only (empty under `map`, where they would be
+   * two fifths of a node's memory): the filter's mean, and the smoothed
    * (posterior) precision 1/v; nodeR is then the posterior mean. The
    * cavities read the precision and precision × mean, and estimates the
    * variance: precision × mean is computed where it is read (a product),
-   * and so is the variance (a division, outside the hot loops), since
-   * keeping all three was 16 bytes more a node.
+   * and so is the variance (a division: estimates, and a game's pair of
+   * nodes in a context), since keeping all three was 16 bytes more a node.
    */
   protected nodeMF = new Float64Array(1024);
   protected nodeP = new Float64Array(1024);
@@ -264,7 +264,7 @@ export abstract class WhrHistoryBase {
     this.priorPrecision = 1 / this.options.priorVariance;
     this.w2 = this.options.dailyVariance;
     if (!this.ep) {
-      // Only expectation propagation reads these: without them a node costs 28 bytes, not 44.
+      // Only expectation propagation reads these: without them a node costs 24 bytes, not 40.
       this.nodeMF = new Float64Array(0);
       this.nodeP = new Float64Array(0);
       this.siteTau = new Float64Array(0);

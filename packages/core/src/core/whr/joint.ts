@@ -268,7 +268,7 @@ export abstract class WhrJoint extends WhrEp {
       }
       for (let e = nodeHead[n]!; e !== -1; e = entryNext[e]!) {
         const g = entryGame[e]!;
-        const slot = e;
+        const slot = e; // an entry is its game slot (history.ts)
         let tau: number;
         let nu: number;
         if (gameRank[g]! >= 0) {
