@@ -189,7 +189,7 @@ export abstract class WhrEp extends WhrMode {
     // The timeline's own drift and prior: the general skill's, or a context deviation's.
     const w2 = timeline.w2;
     const trended = this.options.newcomerTrend > 0 && timeline.owner < 0;
-    const { nodeR, nodeP, nodeF, nodeMF, nodeDay, siteTau, siteNu, entryOpp, entrySide, entryGame, gameScore, entryNext, nodeHead } = this;
+    const { nodeR, nodeP, nodeF, nodeMF, nodeDay, siteTau, siteNu, entryOpp, entrySide, entryGame, entryNext, nodeHead } = this;
     this.ensureScratch(count - from);
     const sumTau = this.a;
     const sumNu = this.b;
@@ -233,8 +233,7 @@ export abstract class WhrEp extends WhrMode {
           if (shrink > 1e-9) {
             const inverse = 1 / shrink;
             siteTau[slot] = beta * inverse;
-            const score = entrySide[e] === 0 ? gameScore[entryGame[e]!]! : 1 - gameScore[entryGame[e]!]!;
-            siteNu[slot] = (kappa * (score - q) + beta * mi) * inverse;
+            siteNu[slot] = (kappa * (this.entryScore(e) - q) + beta * mi) * inverse;
           }
         } else {
           const g = entryGame[e]!;
